@@ -1,0 +1,223 @@
+"""Input coercion shared by both backends: anything array-like becomes a
+contiguous 1-D numpy array of a dtype the kernels read.
+
+Labels become ``int32``/``int64`` (zero-copy when they already are) or a
+fixed-width unicode array; weights become ``float64``. Every other dtype is
+cast once, here. pandas, polars and pyarrow objects are recognised without
+importing those libraries and converted with their own ``to_numpy``; nulls
+raise instead of turning silently into NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from cmetrics.exceptions import (
+    LabelError,
+    LengthMismatchError,
+    NonFiniteError,
+    ShapeError,
+    UnsupportedDtypeError,
+)
+
+LabelKind = Literal["int", "str"]
+_INT32 = np.iinfo(np.int32)
+_INT64 = np.iinfo(np.int64)
+
+
+def _module_of(obj: Any) -> str:
+    return type(obj).__module__.split(".", 1)[0]
+
+
+def _null_count(obj: Any, lib: str) -> int:
+    if lib == "pandas":
+        return int(obj.isna().sum())
+    if lib in ("polars", "pyarrow"):
+        return int(obj.null_count)
+    return 0
+
+
+def to_numpy(x: Any, name: str) -> np.ndarray:
+    """``x`` as a numpy array; dataframe-library columns are checked for nulls."""
+    lib = _module_of(x)
+    if lib in ("pandas", "polars", "pyarrow") and hasattr(x, "to_numpy"):
+        nulls = _null_count(x, lib)
+        if nulls:
+            msg = f"{name} has {nulls} missing value(s); drop or fill them before scoring"
+            raise LabelError(msg) if name != "sample_weight" else NonFiniteError(msg)
+        if lib == "pyarrow":
+            return np.asarray(x.to_numpy(zero_copy_only=False))
+        return np.asarray(x.to_numpy())
+    if isinstance(x, np.ndarray):
+        return x
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        msg = f"{name} could not be read as an array ({exc}); pass a 1-D sequence or numpy array"
+        raise ShapeError(msg) from None
+
+
+def as_1d(x: Any, name: str) -> np.ndarray:
+    """A 1-D, non-empty array; an (n, 1) column is accepted and flattened."""
+    a = to_numpy(x, name)
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim != 1:
+        msg = f"{name} must be 1-D, got shape {a.shape}; pass one label per sample"
+        raise ShapeError(msg)
+    if a.shape[0] == 0:
+        msg = f"{name} is empty; at least one sample is required"
+        raise ShapeError(msg)
+    return a
+
+
+@dataclass(frozen=True)
+class Labels:
+    """A pair of label arrays ready for a kernel."""
+
+    kind: LabelKind
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    #: dtype of the label values reported back to the user
+    out_dtype: np.dtype[Any]
+
+
+def _numeric(a: np.ndarray, name: str) -> np.ndarray:
+    """Integer/bool/integral-float labels as int32 or int64 (no copy for those two)."""
+    kind = a.dtype.kind
+    if kind == "b":
+        return a.astype(np.int32)
+    if kind in "iu":
+        if a.dtype in (np.dtype(np.int32), np.dtype(np.int64)):
+            return a
+        if a.dtype.itemsize < 4 or a.dtype == np.dtype(np.int32):
+            return a.astype(np.int32)
+        if kind == "u" and a.dtype.itemsize == 8 and a.size and int(a.max()) > _INT64.max:
+            msg = f"{name} has labels above {_INT64.max}; such uint64 labels are not supported"
+            raise LabelError(msg)
+        return a.astype(np.int64)
+    if kind == "f":
+        finite = np.isfinite(a)
+        if not finite.all():
+            bad = int(np.flatnonzero(~finite)[0])
+            msg = f"{name}[{bad}] = {a[bad]!r}: labels must be finite ({int((~finite).sum())} non-finite)"
+            raise NonFiniteError(msg)
+        if not np.array_equal(a, np.floor(a)):
+            bad = int(np.flatnonzero(a != np.floor(a))[0])
+            msg = f"{name}[{bad}] = {a[bad]!r}: float labels must be integral; labels must be integers or strings"
+            raise LabelError(msg)
+        if a.size and (a.min() < _INT64.min or a.max() > _INT64.max):
+            msg = f"{name} has float labels outside the int64 range"
+            raise LabelError(msg)
+        return a.astype(np.int64)
+    msg = f"{name} has dtype {a.dtype}, which is not a label type"
+    raise UnsupportedDtypeError(msg)
+
+
+def _strings(a: np.ndarray, name: str) -> np.ndarray:
+    """``<U`` arrays pass through; object arrays must hold only ``str``."""
+    if a.dtype.kind == "U":
+        return a
+    for i, v in enumerate(a.tolist()):
+        if not isinstance(v, str):
+            if v is None or (isinstance(v, float) and v != v):
+                msg = f"{name}[{i}] is missing ({v!r}); every sample needs a label"
+                raise LabelError(msg)
+            msg = f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type"
+            raise LabelError(msg)
+    return a.astype(np.str_)
+
+
+def _kind_of(a: np.ndarray, name: str) -> LabelKind:
+    k = a.dtype.kind
+    if k in "biuf":
+        return "int"
+    if k == "U":
+        return "str"
+    if k == "O":
+        sample = a[: min(len(a), 1)].tolist()
+        return "str" if sample and isinstance(sample[0], str) else "int"
+    if k == "S":
+        msg = f"{name} holds bytes; labels represented as bytes are not supported, decode them to str"
+        raise UnsupportedDtypeError(msg)
+    msg = f"{name} has dtype {a.dtype}, which is not a label type; use integers, booleans or strings"
+    raise UnsupportedDtypeError(msg)
+
+
+def _object_numeric(a: np.ndarray, name: str) -> np.ndarray:
+    """An object array that should hold numbers only."""
+    values = a.tolist()
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            msg = f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type"
+            raise LabelError(msg)
+        if v is None:
+            msg = f"{name}[{i}] is missing (None); every sample needs a label"
+            raise LabelError(msg)
+    try:
+        return np.asarray(values, dtype=np.float64) if any(isinstance(v, float) for v in values) else np.asarray(values)
+    except (TypeError, ValueError, OverflowError):
+        msg = f"{name} holds objects that are neither numbers nor strings"
+        raise UnsupportedDtypeError(msg) from None
+
+
+def label_pair(y_true: Any, y_pred: Any, names: tuple[str, str] = ("y_true", "y_pred")) -> Labels:
+    """Validate and normalise two label arrays for counting."""
+    t = as_1d(y_true, names[0])
+    p = as_1d(y_pred, names[1])
+    if t.shape[0] != p.shape[0]:
+        msg = f"{names[0]} has {t.shape[0]} rows but {names[1]} has {p.shape[0]}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    kt, kp = _kind_of(t, names[0]), _kind_of(p, names[1])
+    if kt != kp:
+        msg = f"mix of string and number labels: {names[0]} holds {kt} labels, {names[1]} {kp} labels"
+        raise LabelError(msg)
+    if kt == "str":
+        ts, ps = _strings(t, names[0]), _strings(p, names[1])
+        return Labels("str", ts, ps, np.dtype(np.str_))
+    if t.dtype.kind == "O":
+        t = _object_numeric(t, names[0])
+    if p.dtype.kind == "O":
+        p = _object_numeric(p, names[1])
+    out_dtype = np.result_type(t.dtype, p.dtype)
+    ti, pi = _numeric(t, names[0]), _numeric(p, names[1])
+    if ti.dtype != pi.dtype:
+        ti, pi = ti.astype(np.int64), pi.astype(np.int64)
+    ti = np.ascontiguousarray(ti).astype(ti.dtype.newbyteorder("="), copy=False)
+    pi = np.ascontiguousarray(pi).astype(pi.dtype.newbyteorder("="), copy=False)
+    return Labels("int", ti, pi, out_dtype)
+
+
+def weights(sample_weight: Any, n: int) -> npt.NDArray[np.float64] | None:
+    """``sample_weight`` as contiguous native float64 of length ``n`` (values are
+    checked inside the kernels, where the check fuses with counting)."""
+    if sample_weight is None:
+        return None
+    w = to_numpy(sample_weight, "sample_weight")
+    if w.ndim == 2 and w.shape[1] == 1:
+        w = w[:, 0]
+    if w.ndim != 1:
+        msg = f"sample_weight must be 1-D, got shape {w.shape}"
+        raise ShapeError(msg)
+    if w.dtype.kind not in "biuf":
+        msg = f"sample_weight has dtype {w.dtype}; pass real numbers"
+        raise UnsupportedDtypeError(msg)
+    if w.shape[0] != n:
+        msg = f"sample_weight has {w.shape[0]} rows but y_true has {n}; pass one weight per sample"
+        raise LengthMismatchError(msg)
+    return np.ascontiguousarray(w, dtype=np.float64)
+
+
+def ucs4_view(a: np.ndarray) -> npt.NDArray[np.uint32]:
+    """A ``<U`` array as an (n, width) uint32 view of its code points (no copy)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("="))
+    width = max(a.dtype.itemsize // 4, 1)
+    if a.dtype.itemsize == 0:
+        return np.zeros((a.shape[0], 1), dtype=np.uint32)
+    return a.view(np.uint32).reshape(a.shape[0], width)

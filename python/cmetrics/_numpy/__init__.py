@@ -1,0 +1,50 @@
+"""The numpy backend: the same functions, signatures, results and errors as
+the Rust extension ``cmetrics._core``, written independently with numpy.
+
+It is the fallback when the extension is unavailable and the oracle the Rust
+kernels are tested against. Counting uses integer ``bincount`` and float64
+weighted ``bincount`` (sequential f64 sums), so it agrees with the Rust
+backend exactly on counts and to rounding on weighted sums.
+"""
+
+from cmetrics._numpy.classification import (
+    accuracy,
+    balanced_accuracy,
+    cohen_kappa,
+    entropy_modulated_accuracy,
+    informedness,
+    marginals,
+    markedness,
+    markedness_per_class,
+    matthews_corrcoef,
+    mutual_information_bits,
+    normalized_information_transfer,
+    precision_recall_fbeta,
+    youden_j_per_class,
+)
+from cmetrics._numpy.confusion import (
+    confusion_matrix,
+    confusion_matrix_codes,
+    encode_strings,
+    read_probe,
+)
+
+__all__ = [
+    "accuracy",
+    "balanced_accuracy",
+    "cohen_kappa",
+    "confusion_matrix",
+    "confusion_matrix_codes",
+    "encode_strings",
+    "entropy_modulated_accuracy",
+    "informedness",
+    "marginals",
+    "markedness",
+    "markedness_per_class",
+    "matthews_corrcoef",
+    "mutual_information_bits",
+    "normalized_information_transfer",
+    "precision_recall_fbeta",
+    "read_probe",
+    "youden_j_per_class",
+]

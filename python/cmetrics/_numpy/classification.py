@@ -1,0 +1,189 @@
+"""Metrics from a confusion matrix with numpy (mirror of
+``rust/core/src/classification.rs``; NaN marks 0/0 entries)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from cmetrics.exceptions import ShapeError, ValidationError
+
+F64 = npt.NDArray[np.float64]
+
+
+def _square(c: np.ndarray) -> np.ndarray:
+    c = np.asarray(c, dtype=np.float64)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] == 0:
+        msg = f"confusion matrix has the wrong shape: {c.shape} is not a non-empty square"
+        raise ShapeError(msg)
+    return c
+
+
+def _div(num: np.ndarray, den: np.ndarray) -> F64:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def marginals(c: np.ndarray) -> tuple[F64, F64, F64, float]:
+    """``(tp, true_sum, pred_sum, total)``."""
+    c = _square(c)
+    true_sum = c.sum(axis=1)
+    return np.diag(c).copy(), true_sum, c.sum(axis=0), float(true_sum.sum())
+
+
+def precision_recall_fbeta(tp: np.ndarray, true_sum: np.ndarray, pred_sum: np.ndarray, beta: float) -> tuple[F64, F64, F64]:
+    """Per-class precision, recall and F-beta from counts, NaN where 0/0."""
+    precision = _div(tp, pred_sum)
+    recall = _div(tp, true_sum)
+    if np.isinf(beta):
+        return precision, recall, recall.copy()
+    if beta == 0:
+        return precision, recall, precision.copy()
+    b2 = beta * beta
+    return precision, recall, _div((1 + b2) * np.asarray(tp), b2 * np.asarray(true_sum) + pred_sum)
+
+
+def accuracy(c: np.ndarray) -> float:
+    """``trace / N``."""
+    c = _square(c)
+    return float(np.trace(c) / c.sum())
+
+
+def balanced_accuracy(c: np.ndarray, adjusted: bool) -> tuple[float, int]:
+    """Mean recall over classes present in the truth, and how many there are."""
+    tp, n, _, _ = marginals(c)
+    keep = n > 0
+    kept = int(keep.sum())
+    score = float(np.mean(tp[keep] / n[keep]))
+    if not adjusted:
+        return score, kept
+    if kept < 2:
+        return float("nan"), kept
+    chance = 1.0 / kept
+    return (score - chance) / (1 - chance), kept
+
+
+def matthews_corrcoef(c: np.ndarray) -> float:
+    """Gorodkin's R_K; 0.0 when the denominator vanishes."""
+    c = _square(c)
+    t, p = c.sum(axis=1), c.sum(axis=0)
+    s = c.sum()
+    cov_ytyp = np.trace(c) * s - t @ p
+    cov_ypyp = s * s - p @ p
+    cov_ytyt = s * s - t @ t
+    if cov_ypyp * cov_ytyt == 0:
+        return 0.0
+    return float(cov_ytyp / np.sqrt(cov_ytyt * cov_ypyp))
+
+
+def cohen_kappa(c: np.ndarray, weights: str | None = None) -> float:
+    """Cohen's kappa as scikit-learn computes it; NaN when expected disagreement is 0."""
+    c = _square(c)
+    k = c.shape[0]
+    expected = np.outer(c.sum(axis=0), c.sum(axis=1)) / c.sum()
+    idx = np.arange(k)
+    diff = np.abs(idx[:, None] - idx[None, :]).astype(np.float64)
+    if weights is None:
+        w = (diff != 0).astype(np.float64)
+    elif weights == "linear":
+        w = diff
+    elif weights == "quadratic":
+        w = diff**2
+    else:
+        msg = f"weights={weights!r} is invalid; use None, 'linear' or 'quadratic'"
+        raise ValidationError(msg)
+    den = float((w * expected).sum())
+    if den == 0:
+        return float("nan")
+    return 1.0 - float((w * c).sum()) / den
+
+
+def _ovr_j(tp: np.ndarray, r: np.ndarray, q: np.ndarray, total: float) -> F64:
+    ok = (r > 0) & (r < total)
+    out = np.full(len(tp), np.nan)
+    out[ok] = tp[ok] / r[ok] - (q[ok] - tp[ok]) / (total - r[ok])
+    return out
+
+
+def youden_j_per_class(c: np.ndarray) -> F64:
+    """Per-class Youden J, NaN unless ``0 < n_c < N``."""
+    tp, n, m, total = marginals(c)
+    return _ovr_j(tp, n, m, total)
+
+
+def markedness_per_class(c: np.ndarray) -> F64:
+    """Per-class markedness, NaN unless ``0 < m_c < N``."""
+    tp, n, m, total = marginals(c)
+    return _ovr_j(tp, m, n, total)
+
+
+def _bookmaker(tp: np.ndarray, r: np.ndarray, q: np.ndarray, total: float, prior: np.ndarray | None) -> float:
+    bias = q / total
+    bet = q > 0
+    if prior is None:
+        if int((r > 0).sum()) < 2:
+            return float("nan")
+        tpr = np.where(r > 0, tp / np.where(r > 0, r, 1), 0.0)
+        fpr = (q - tp) / np.where(total - r > 0, total - r, 1)
+        return float(np.sum(np.where(bet, bias * (tpr - fpr), 0.0)))
+    prior = np.asarray(prior, dtype=np.float64)
+    if prior.shape != tp.shape:
+        msg = f"prior has the wrong shape: {prior.size} entries for {tp.size} classes"
+        raise ShapeError(msg)
+    bad = bet & ~((prior > 0) & (prior < 1))
+    if bad.any():
+        msg = (
+            f"prior is invalid: a predicted class has prior {prior[bad][0]}; "
+            "each must lie strictly between 0 and 1"
+        )
+        raise ValidationError(msg)
+    pi = np.where(bet, prior, 0.5)
+    gain = tp / (total * pi) - (q - tp) / (total * (1 - pi))
+    return float(np.sum(np.where(bet, bias * gain, 0.0)))
+
+
+def informedness(c: np.ndarray, prior: np.ndarray | None = None) -> float:
+    """Powers' bookmaker informedness; NaN with fewer than two true classes."""
+    tp, n, m, total = marginals(c)
+    return _bookmaker(tp, n, m, total, prior)
+
+
+def markedness(c: np.ndarray) -> float:
+    """Informedness of the transposed problem; NaN with fewer than two predicted classes."""
+    tp, n, m, total = marginals(c)
+    return _bookmaker(tp, m, n, total, None)
+
+
+def mutual_information_bits(c: np.ndarray) -> float:
+    """Plug-in mutual information in bits, clamped at 0."""
+    c = _square(c)
+    p = c / c.sum()
+    outer = np.outer(p.sum(axis=1), p.sum(axis=0))
+    nz = p > 0
+    return max(float(np.sum(p[nz] * np.log2(p[nz] / outer[nz]))), 0.0)
+
+
+def normalized_information_transfer(c: np.ndarray, n_classes: int | None = None) -> float:
+    """``2^MI / k``, k = classes present in the truth unless given."""
+    c = _square(c)
+    if n_classes is None:
+        k = int((c.sum(axis=1) > 0).sum())
+    else:
+        if n_classes <= 0:
+            msg = "n_classes is invalid: must be a positive integer"
+            raise ValidationError(msg)
+        k = n_classes
+    return float(2.0 ** mutual_information_bits(c) / k)
+
+
+def entropy_modulated_accuracy(c: np.ndarray) -> float:
+    """``2^-H(X|Y)``."""
+    c = _square(c)
+    total = c.sum()
+    col = np.broadcast_to(c.sum(axis=0), c.shape)
+    nz = c > 0
+    h = -float(np.sum(c[nz] / total * np.log2(c[nz] / col[nz])))
+    return float(2.0 ** -max(h, 0.0))

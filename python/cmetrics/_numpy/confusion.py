@@ -1,0 +1,139 @@
+"""Confusion counting with numpy (mirror of ``rust/core/src/confusion.rs``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from cmetrics.exceptions import LengthMismatchError, LimitExceededError, ShapeError, ValidationError, WeightError
+
+_ALWAYS_DENSE = 64
+_MAX_DENSE_CELLS = 1 << 24
+
+Counted = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], "npt.NDArray[np.float64] | None"]
+
+
+def _check(y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None) -> None:
+    if len(y_true) != len(y_pred):
+        msg = f"y_true has {len(y_true)} rows but y_pred has {len(y_pred)}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if len(y_true) == 0:
+        msg = "y_true is empty; at least one sample is required"
+        raise ValidationError(msg)
+    if w is not None:
+        if len(w) != len(y_true):
+            msg = f"sample_weight has {len(w)} rows but y_true has {len(y_true)}; pass arrays of the same length"
+            raise LengthMismatchError(msg)
+        bad = ~((w >= 0) & np.isfinite(w))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            msg = (
+                f"sample_weight[{i}] = {w[i]} is invalid; weights must be finite and >= 0 "
+                f"({int(bad.sum())} invalid in total)"
+            )
+            raise WeightError(msg)
+
+
+def _dense_ok(d: int, n: int) -> bool:
+    cells = (d + 1) * (d + 1)
+    return cells <= _MAX_DENSE_CELLS and (d <= _ALWAYS_DENSE or cells // 4 <= n)
+
+
+def _limit(k: int, max_classes: int) -> None:
+    if k > max_classes:
+        msg = (
+            f"the number of distinct labels would be {k}, above the limit of {max_classes}; the data has more "
+            "distinct labels than max_classes allows; raise max_classes if that is intended"
+        )
+        raise LimitExceededError(msg)
+
+
+def _finish(
+    codes: np.ndarray, d: int, w: np.ndarray | None, keep: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    counts = np.bincount(codes, minlength=d * d).reshape(d, d).astype(np.uint64)
+    if keep is None:
+        keep = np.flatnonzero((counts.sum(axis=0) > 0) | (counts.sum(axis=1) > 0))
+    counts = counts[np.ix_(keep, keep)]
+    weighted = None
+    if w is not None:
+        weighted = np.bincount(codes, weights=w, minlength=d * d).reshape(d, d)[np.ix_(keep, keep)]
+        if not weighted.sum() > 0:
+            msg = "sample_weight sums to 0; at least one sample needs a positive weight"
+            raise WeightError(msg)
+    return keep, np.ascontiguousarray(counts), None if weighted is None else np.ascontiguousarray(weighted)
+
+
+def confusion_matrix(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    max_classes: int = 16384,
+    n_threads: int = 0,
+) -> Counted:
+    """Count the confusion matrix over the labels that occur."""
+    del n_threads  # numpy is single-threaded here
+    _check(y_true, y_pred, sample_weight)
+    n = len(y_true)
+    lo = min(int(y_true.min()), int(y_pred.min()))
+    hi = max(int(y_true.max()), int(y_pred.max()))
+    if lo >= 0 and _dense_ok(hi + 1, n):
+        d = hi + 1
+        codes = y_true.astype(np.int64) * d + y_pred
+        keep, counts, weighted = _finish(codes, d, sample_weight, None)
+        _limit(len(keep), max_classes)
+        return keep.astype(np.int64), counts, weighted
+    values, inverse = np.unique(np.concatenate([y_true.astype(np.int64), y_pred.astype(np.int64)]), return_inverse=True)
+    k = len(values)
+    _limit(k, max_classes)
+    codes = inverse[:n].astype(np.int64) * k + inverse[n:]
+    _, counts, weighted = _finish(codes, k, sample_weight, np.arange(k))
+    return values.astype(np.int64), counts, weighted
+
+
+def confusion_matrix_codes(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    n_classes: int,
+    sample_weight: np.ndarray | None = None,
+    *,
+    n_threads: int = 0,
+) -> Counted:
+    """Count codes known to lie in ``0..n_classes``; every class keeps its row."""
+    del n_threads
+    _check(y_true, y_pred, sample_weight)
+    if not 0 < n_classes < 4096:
+        msg = f"n_classes is invalid: {n_classes} classes; expected 1 to 4095"
+        raise ValidationError(msg)
+    if min(y_true.min(), y_pred.min()) < 0 or max(y_true.max(), y_pred.max()) >= n_classes:
+        msg = f"y_true/y_pred is invalid: a code lies outside 0..{n_classes}; encode the labels first"
+        raise ValidationError(msg)
+    codes = y_true.astype(np.int64) * n_classes + y_pred
+    keep, counts, weighted = _finish(codes, n_classes, sample_weight, np.arange(n_classes))
+    return keep.astype(np.int64), counts, weighted
+
+
+def encode_strings(
+    a: np.ndarray, b: np.ndarray, *, max_classes: int = 16384
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Encode two (n, width) uint32 code-point arrays to shared sorted codes."""
+    if a.ndim != 2 or b.ndim != 2:
+        msg = "encode_strings takes (n, width) uint32 arrays"
+        raise ShapeError(msg)
+    sa = np.ascontiguousarray(a).view(f"<U{a.shape[1]}").reshape(-1)
+    sb = np.ascontiguousarray(b).view(f"<U{b.shape[1]}").reshape(-1)
+    both = np.concatenate([sa.astype(np.str_), sb.astype(np.str_)])
+    _, first, inverse = np.unique(both, return_index=True, return_inverse=True)
+    _limit(len(first), max_classes)
+    n = len(sa)
+    which = (first >= n).astype(np.uint8)
+    rows = np.where(first >= n, first - n, first).astype(np.uint64)
+    inverse = inverse.reshape(-1).astype(np.int32)
+    return which, rows, inverse[:n], inverse[n:]
+
+
+def read_probe(words: np.ndarray, *, n_threads: int = 0) -> int:
+    """Sum of u64 words (wrapping), the read-bandwidth probe."""
+    del n_threads
+    return int(np.add.reduce(words, dtype=np.uint64))

@@ -1,0 +1,63 @@
+"""Exception and warning classes of cmetrics.
+
+Every data error derives from :class:`ValidationError`, itself a
+:class:`ValueError`, so code written for scikit-learn (``except ValueError``)
+keeps working. Wrong types derive from :class:`TypeError` as well. Both
+backends raise the same class for the same input; the Rust extension imports
+these classes from here.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "InternalError",
+    "LabelError",
+    "LengthMismatchError",
+    "LimitExceededError",
+    "NonFiniteError",
+    "ShapeError",
+    "UndefinedMetricWarning",
+    "UnsupportedDtypeError",
+    "ValidationError",
+    "WeightError",
+]
+
+
+class ValidationError(ValueError):
+    """An input cannot be scored; the message names the argument and the fix."""
+
+
+class LengthMismatchError(ValidationError):
+    """Per-sample arguments have different lengths."""
+
+
+class ShapeError(ValidationError):
+    """An argument has the wrong number of dimensions or is empty."""
+
+
+class NonFiniteError(ValidationError):
+    """NaN or infinity where a finite number is required."""
+
+
+class LabelError(ValidationError):
+    """Labels of the wrong kind, a ``labels=`` problem or an unknown ``pos_label``."""
+
+
+class WeightError(ValidationError):
+    """``sample_weight`` has a NaN, infinite or negative entry, or sums to 0."""
+
+
+class LimitExceededError(ValidationError):
+    """The input needs more memory than a documented limit allows (e.g. too many classes)."""
+
+
+class UnsupportedDtypeError(ValidationError, TypeError):
+    """An array dtype cmetrics does not score (bytes, complex, datetime, ...)."""
+
+
+class InternalError(RuntimeError):
+    """A bug inside cmetrics (a caught Rust panic). Please report it."""
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is 0/0 for some class or for the whole table; see ``zero_division``."""

@@ -1,0 +1,62 @@
+//! The one error type of the core crate.
+//!
+//! Every variant names the argument at fault and says what to do about it; the
+//! binding crate maps each variant to the matching Python exception class of
+//! `cmetrics.exceptions`.
+
+use thiserror::Error;
+
+/// Everything a kernel can reject.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum MetricError {
+    /// Two per-sample arguments have different lengths.
+    #[error("{a} has {a_len} rows but {b} has {b_len}; pass arrays of the same length")]
+    LengthMismatch {
+        a: &'static str,
+        a_len: usize,
+        b: &'static str,
+        b_len: usize,
+    },
+    /// No rows at all.
+    #[error("{arg} is empty; at least one sample is required")]
+    Empty { arg: &'static str },
+    /// A weight that is NaN, infinite or negative.
+    #[error("sample_weight[{index}] = {value} is invalid; weights must be finite and >= 0 ({count} invalid in total)")]
+    InvalidWeight {
+        index: usize,
+        value: f64,
+        count: usize,
+    },
+    /// All weights are zero.
+    #[error("sample_weight sums to 0; at least one sample needs a positive weight")]
+    ZeroWeightSum,
+    /// The number of distinct labels needs more memory than allowed.
+    #[error("{what} would be {needed}, above the limit of {limit}; {hint}")]
+    LimitExceeded {
+        what: &'static str,
+        needed: u128,
+        limit: u128,
+        hint: &'static str,
+    },
+    /// A matrix or vector argument of the wrong shape.
+    #[error("{arg} has the wrong shape: {detail}")]
+    Shape { arg: &'static str, detail: String },
+    /// A value outside the range an option allows.
+    #[error("{arg} is invalid: {detail}")]
+    InvalidValue { arg: &'static str, detail: String },
+}
+
+/// Shorthand used across the crate.
+pub type Result<T> = std::result::Result<T, MetricError>;
+
+/// Return early with an error unless `cond` holds (the core's `ensure!`).
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $err:expr) => {
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        let failed = !$cond;
+        if failed {
+            return Err($err);
+        }
+    };
+}

@@ -1,0 +1,16 @@
+//! `cmetrics-core`: the pure-Rust kernels behind the `cmetrics` Python package.
+//!
+//! No Python types appear here; the crate is tested with `cargo test` alone.
+//! Module layout mirrors the Python package: [`confusion`] counts the one
+//! table every hard-label metric needs, [`classification`] derives the metrics
+//! from it, [`labels`] encodes labels, [`parallel`] owns the thread pools.
+
+pub mod classification;
+pub mod confusion;
+pub mod error;
+pub mod labels;
+pub mod parallel;
+
+pub use confusion::{confusion_matrix, confusion_matrix_codes, Confusion, CountOptions};
+pub use error::{MetricError, Result};
+pub use parallel::Pool;

@@ -1,0 +1,137 @@
+//! Thread pools owned by the crate and the chunking policy shared by every kernel.
+//!
+//! Kernels never use rayon's global pool: callers pass a thread count and the
+//! work runs on a pool this module builds once per count and caches. A process
+//! forked after a pool was built must not reuse it (the worker threads do not
+//! exist in the child), so pools are keyed by process id as well and a child
+//! builds fresh ones.
+//!
+//! Determinism: every reduction splits the input into chunks whose size depends
+//! only on the input (never on the thread count) and combines the per-chunk
+//! results in chunk order, so floating-point results are bit-identical at any
+//! thread count. Integer counts are exact in any order.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rayon::{ThreadPool, ThreadPoolBuilder};
+
+/// Below this many rows a kernel runs on the calling thread.
+///
+/// Calibrated with `benches/crossover.py` on the 2-core reference machine: the
+/// confusion-matrix kernel on int32 labels with K = 10 breaks even between one
+/// and two threads at about 2^17 rows (waking the second vCPU costs tens of
+/// microseconds on this VM), so work below 2^18 rows stays sequential.
+pub const SEQUENTIAL_BELOW: usize = 1 << 18;
+
+/// Rows per chunk of the parallel reductions (before any size adjustment a
+/// kernel documents). 2^16 rows of two int32 arrays is 512 KiB: one chunk's
+/// inputs stay in L2 while it is processed.
+pub const BASE_CHUNK: usize = 1 << 16;
+
+type PoolMap = HashMap<(u32, usize), Arc<ThreadPool>>;
+
+fn pools() -> &'static Mutex<PoolMap> {
+    static POOLS: OnceLock<Mutex<PoolMap>> = OnceLock::new();
+    POOLS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The number of threads used when a caller asks for 0 ("all cores").
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// A handle on the crate-owned pool for one thread count.
+#[derive(Clone)]
+pub struct Pool {
+    threads: usize,
+    inner: Option<Arc<ThreadPool>>,
+}
+
+impl Pool {
+    /// The pool for `threads` threads (0 means all available cores). One thread
+    /// means no pool at all: everything runs on the caller's thread.
+    pub fn new(threads: usize) -> Self {
+        let threads = if threads == 0 {
+            available_threads()
+        } else {
+            threads
+        };
+        if threads <= 1 {
+            return Self {
+                threads: 1,
+                inner: None,
+            };
+        }
+        let key = (std::process::id(), threads);
+        let mut map = match pools().lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(pool) = map.get(&key) {
+            return Self {
+                threads,
+                inner: Some(Arc::clone(pool)),
+            };
+        }
+        // Pools of a parent process are unusable in a forked child: forget them
+        // (without joining their threads, which do not exist here).
+        let pid = std::process::id();
+        map.retain(|(owner, _), pool| {
+            if *owner == pid {
+                true
+            } else {
+                std::mem::forget(Arc::clone(pool));
+                false
+            }
+        });
+        let built = ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("cmetrics-{i}"))
+            .build()
+            .ok()
+            .map(Arc::new);
+        if let Some(pool) = &built {
+            map.insert(key, Arc::clone(pool));
+        }
+        let threads = if built.is_some() { threads } else { 1 };
+        Self {
+            threads,
+            inner: built,
+        }
+    }
+
+    /// A pool that runs everything on the calling thread.
+    pub fn sequential() -> Self {
+        Self {
+            threads: 1,
+            inner: None,
+        }
+    }
+
+    /// Threads this pool runs on.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Whether work of `n` rows should be spread over the pool.
+    pub fn parallel_for(&self, n: usize) -> bool {
+        self.inner.is_some() && n >= SEQUENTIAL_BELOW
+    }
+
+    /// Run `f` inside the pool (or on this thread when there is none).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.inner {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("threads", &self.threads)
+            .finish()
+    }
+}

@@ -1,0 +1,159 @@
+//! Bindings of `cmetrics_core::confusion` and `labels`.
+
+use cmetrics_core::labels::{encode_strings as core_encode_strings, Ucs4};
+use cmetrics_core::{Confusion, CountOptions, Pool};
+use numpy::ndarray::Array2;
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
+use pyo3::prelude::*;
+
+use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
+use crate::error::{run, ValidationError};
+
+type Counted<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray2<u64>>,
+    Option<Bound<'py, PyArray2<f64>>>,
+);
+
+fn square<T: numpy::Element>(
+    py: Python<'_>,
+    v: Vec<T>,
+    k: usize,
+) -> PyResult<Bound<'_, PyArray2<T>>> {
+    Array2::from_shape_vec((k, k), v)
+        .map(|a| a.into_pyarray(py))
+        .map_err(|e| ValidationError::new_err(e.to_string()))
+}
+
+fn to_py(py: Python<'_>, c: Confusion) -> PyResult<Counted<'_>> {
+    let k = c.k();
+    let weighted = match c.weighted {
+        Some(w) => Some(square(py, w, k)?),
+        None => None,
+    };
+    Ok((
+        PyArray1::from_vec(py, c.labels),
+        square(py, c.counts, k)?,
+        weighted,
+    ))
+}
+
+/// Count the confusion matrix over the labels that occur.
+#[pyfunction]
+#[pyo3(signature = (y_true, y_pred, sample_weight=None, *, max_classes=16384, n_threads=0))]
+pub fn confusion_matrix<'py>(
+    py: Python<'py>,
+    y_true: LabelArray<'py>,
+    y_pred: LabelArray<'py>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    max_classes: usize,
+    n_threads: usize,
+) -> PyResult<Counted<'py>> {
+    let w = match &sample_weight {
+        Some(w) => Some(slice(w, "sample_weight")?),
+        None => None,
+    };
+    let opts = CountOptions { max_classes };
+    let pool = Pool::new(n_threads);
+    let counted = match (&y_true, &y_pred) {
+        (LabelArray::I32(t), LabelArray::I32(p)) => {
+            let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);
+            run(py, || {
+                cmetrics_core::confusion_matrix(t, p, w, &opts, &pool)
+            })?
+        }
+        (LabelArray::I64(t), LabelArray::I64(p)) => {
+            let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);
+            run(py, || {
+                cmetrics_core::confusion_matrix(t, p, w, &opts, &pool)
+            })?
+        }
+        _ => return Err(mismatched_dtypes()),
+    };
+    to_py(py, counted)
+}
+
+/// Count codes known to lie in `0..n_classes`; every class keeps its row.
+#[pyfunction]
+#[pyo3(signature = (y_true, y_pred, n_classes, sample_weight=None, *, n_threads=0))]
+pub fn confusion_matrix_codes<'py>(
+    py: Python<'py>,
+    y_true: LabelArray<'py>,
+    y_pred: LabelArray<'py>,
+    n_classes: usize,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Counted<'py>> {
+    let w = match &sample_weight {
+        Some(w) => Some(slice(w, "sample_weight")?),
+        None => None,
+    };
+    let pool = Pool::new(n_threads);
+    let counted = match (&y_true, &y_pred) {
+        (LabelArray::I32(t), LabelArray::I32(p)) => {
+            let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);
+            run(py, || {
+                cmetrics_core::confusion_matrix_codes(t, p, w, n_classes, &pool)
+            })?
+        }
+        (LabelArray::I64(t), LabelArray::I64(p)) => {
+            let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);
+            run(py, || {
+                cmetrics_core::confusion_matrix_codes(t, p, w, n_classes, &pool)
+            })?
+        }
+        _ => return Err(mismatched_dtypes()),
+    };
+    to_py(py, counted)
+}
+
+type EncodedPy<'py> = (
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<i32>>,
+    Bound<'py, PyArray1<i32>>,
+);
+
+/// Encode two fixed-width UCS-4 string arrays (viewed as `(n, width)` uint32)
+/// to shared codes sorted by code point.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, max_classes=16384))]
+pub fn encode_strings<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, u32>,
+    b: PyReadonlyArray2<'py, u32>,
+    max_classes: usize,
+) -> PyResult<EncodedPy<'py>> {
+    let ua = Ucs4 {
+        data: slice2(&a, "y_true")?,
+        width: a.shape().get(1).copied().unwrap_or(0),
+    };
+    let ub = Ucs4 {
+        data: slice2(&b, "y_pred")?,
+        width: b.shape().get(1).copied().unwrap_or(0),
+    };
+    let enc = run(py, || core_encode_strings(ua, ub, max_classes))?;
+    let which: Vec<u8> = enc.first.iter().map(|f| f.0).collect();
+    let rows: Vec<u64> = enc.first.iter().map(|f| f.1 as u64).collect();
+    Ok((
+        PyArray1::from_vec(py, which),
+        PyArray1::from_vec(py, rows),
+        PyArray1::from_vec(py, enc.a),
+        PyArray1::from_vec(py, enc.b),
+    ))
+}
+
+/// Sum of u64 words: the benchmarks' read-bandwidth probe.
+#[pyfunction]
+#[pyo3(signature = (words, *, n_threads=0))]
+pub fn read_probe(
+    py: Python<'_>,
+    words: PyReadonlyArray1<'_, u64>,
+    n_threads: usize,
+) -> PyResult<u64> {
+    let w = slice(&words, "words")?;
+    let pool = Pool::new(n_threads);
+    run(py, || Ok(cmetrics_core::confusion::read_probe(w, &pool)))
+}
