@@ -104,11 +104,11 @@ def _numeric(a: np.ndarray, name: str) -> np.ndarray:
         finite = np.isfinite(a)
         if not finite.all():
             bad = int(np.flatnonzero(~finite)[0])
-            msg = f"{name}[{bad}] = {a[bad]!r}: labels must be finite ({int((~finite).sum())} non-finite)"
+            msg = f"{name}[{bad}] = {float(a[bad])!r}: labels must be finite ({int((~finite).sum())} non-finite)"
             raise NonFiniteError(msg)
         if not np.array_equal(a, np.floor(a)):
             bad = int(np.flatnonzero(a != np.floor(a))[0])
-            msg = f"{name}[{bad}] = {a[bad]!r}: float labels must be integral; labels must be integers or strings"
+            msg = f"{name}[{bad}] = {float(a[bad])!r}: float labels must be integral; labels must be integers or strings"
             raise LabelError(msg)
         if a.size and (a.min() < _INT64.min or a.max() > _INT64.max):
             msg = f"{name} has float labels outside the int64 range"

@@ -28,7 +28,7 @@ def _check(y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None) -> None
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             msg = (
-                f"sample_weight[{i}] = {w[i]} is invalid; weights must be finite and >= 0 "
+                f"sample_weight[{i}] = {float(w[i])!r} is invalid; weights must be finite and >= 0 "
                 f"({int(bad.sum())} invalid in total)"
             )
             raise WeightError(msg)

@@ -291,7 +291,13 @@ fn bookmaker(tp: &[f64], r: &[f64], q: &[f64], total: f64, prior: Option<&[f64]>
                     continue;
                 }
                 let tpr = if n > 0.0 { t / n } else { 0.0 };
-                let fpr = (mm - t) / (total - n);
+                // total - n can round to 0 when the other classes carry
+                // negligible weight; every bet on c then hits c, so FPR = 0.
+                let fpr = if total - n > 0.0 {
+                    (mm - t) / (total - n)
+                } else {
+                    0.0
+                };
                 acc += mm / total * (tpr - fpr);
             }
             Ok(acc)

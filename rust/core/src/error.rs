@@ -21,7 +21,7 @@ pub enum MetricError {
     #[error("{arg} is empty; at least one sample is required")]
     Empty { arg: &'static str },
     /// A weight that is NaN, infinite or negative.
-    #[error("sample_weight[{index}] = {value} is invalid; weights must be finite and >= 0 ({count} invalid in total)")]
+    #[error("sample_weight[{index}] = {} is invalid; weights must be finite and >= 0 ({count} invalid in total)", py_float(*.value))]
     InvalidWeight {
         index: usize,
         value: f64,
@@ -59,4 +59,20 @@ macro_rules! ensure {
             return Err($err);
         }
     };
+}
+
+/// A float as Python's `repr` writes it (`nan`, `inf`, `-2.0`), so that both
+/// backends word their messages identically.
+fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        format!("{x:?}")
+    }
 }

@@ -1,4 +1,5 @@
 //! Metrics from a matrix against hand-checked values and naive per-sample oracles.
+#![allow(clippy::unwrap_used)]
 
 use cmetrics_core::classification::*;
 use proptest::prelude::*;
@@ -25,8 +26,12 @@ fn rows(c: &[u32], k: usize) -> Vec<(usize, usize)> {
 /// Bookmaker sum of spec 3.2, evaluated per sample.
 fn informedness_by_samples(s: &[(usize, usize)], k: usize) -> f64 {
     let n = s.len() as f64;
-    let prev: Vec<f64> = (0..k).map(|c| s.iter().filter(|r| r.0 == c).count() as f64 / n).collect();
-    let bias: Vec<f64> = (0..k).map(|c| s.iter().filter(|r| r.1 == c).count() as f64 / n).collect();
+    let prev: Vec<f64> = (0..k)
+        .map(|c| s.iter().filter(|r| r.0 == c).count() as f64 / n)
+        .collect();
+    let bias: Vec<f64> = (0..k)
+        .map(|c| s.iter().filter(|r| r.1 == c).count() as f64 / n)
+        .collect();
     s.iter()
         .map(|&(t, p)| {
             if t == p {
@@ -121,17 +126,24 @@ fn constant_predictor_has_zero_informedness_and_nan_markedness() {
 fn nit_and_ema_known_values() {
     // Perfect on prevalence (1/2, 1/4, 1/4): NIT = 2^1.5 / 3, EMA = 1.
     let c = [2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-    assert!(close(normalized_information_transfer(&c, None).unwrap(), 2f64.powf(1.5) / 3.0));
+    assert!(close(
+        normalized_information_transfer(&c, None).unwrap(),
+        2f64.powf(1.5) / 3.0
+    ));
     assert!(close(entropy_modulated_accuracy(&c).unwrap(), 1.0));
     // Independent prediction: MI = 0, NIT = 1/k.
     let ind = [1.0, 1.0, 1.0, 1.0];
-    assert!(close(normalized_information_transfer(&ind, None).unwrap(), 0.5));
+    assert!(close(
+        normalized_information_transfer(&ind, None).unwrap(),
+        0.5
+    ));
     assert!(close(mutual_information_bits(&ind).unwrap(), 0.0));
 }
 
 #[test]
 fn prf_from_counts_and_zero_division_marks() {
-    let (p, r, f) = precision_recall_fbeta(&[0.0, 2.0, 0.0], &[1.0, 3.0, 0.0], &[0.0, 3.0, 1.0], 1.0);
+    let (p, r, f) =
+        precision_recall_fbeta(&[0.0, 2.0, 0.0], &[1.0, 3.0, 0.0], &[0.0, 3.0, 1.0], 1.0);
     assert!(p[0].is_nan() && close(p[1], 2.0 / 3.0) && close(p[2], 0.0));
     assert!(close(r[0], 0.0) && r[2].is_nan());
     // F is 0 (not NaN) when only precision is 0/0; NaN only for n = m = 0.

@@ -1,4 +1,5 @@
 //! Counting kernels against a naive oracle (a BTreeMap of label pairs).
+#![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,7 +9,13 @@ use proptest::prelude::*;
 
 /// Sorted union of labels and the k x k (count, weight sum) table, computed the obvious way.
 fn naive(t: &[i64], p: &[i64], w: Option<&[f64]>) -> (Vec<i64>, Vec<u64>, Vec<f64>) {
-    let labels: Vec<i64> = t.iter().chain(p).copied().collect::<BTreeSet<_>>().into_iter().collect();
+    let labels: Vec<i64> = t
+        .iter()
+        .chain(p)
+        .copied()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let mut cells: BTreeMap<(i64, i64), (u64, f64)> = BTreeMap::new();
     for i in 0..t.len() {
         let e = cells.entry((t[i], p[i])).or_insert((0, 0.0));
@@ -28,7 +35,10 @@ fn naive(t: &[i64], p: &[i64], w: Option<&[f64]>) -> (Vec<i64>, Vec<u64>, Vec<f6
 }
 
 fn close(a: &[f64], b: &[f64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-9 * x.abs().max(1.0))
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= 1e-9 * x.abs().max(1.0))
 }
 
 proptest! {
@@ -87,14 +97,30 @@ fn thread_count_gives_bit_identical_results() {
     let n = 1_500_000;
     let t = splitmix(1, n, 10);
     let p = splitmix(2, n, 10);
-    let w: Vec<f64> = splitmix(3, n, 1000).iter().map(|&x| f64::from(x) * 0.001 + 0.1).collect();
-    let base = confusion_matrix(&t, &p, Some(&w), &CountOptions::default(), &Pool::sequential()).unwrap();
+    let w: Vec<f64> = splitmix(3, n, 1000)
+        .iter()
+        .map(|&x| f64::from(x) * 0.001 + 0.1)
+        .collect();
+    let base = confusion_matrix(
+        &t,
+        &p,
+        Some(&w),
+        &CountOptions::default(),
+        &Pool::sequential(),
+    )
+    .unwrap();
     for threads in [2, 3, 4, 8] {
         let pool = Pool::new(threads);
         let got = confusion_matrix(&t, &p, Some(&w), &CountOptions::default(), &pool).unwrap();
         assert_eq!(got.counts, base.counts);
         let a: Vec<u64> = got.weighted.unwrap().iter().map(|x| x.to_bits()).collect();
-        let b: Vec<u64> = base.weighted.clone().unwrap().iter().map(|x| x.to_bits()).collect();
+        let b: Vec<u64> = base
+            .weighted
+            .clone()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
         assert_eq!(a, b, "weighted sums differ at {threads} threads");
         let unweighted = confusion_matrix(&t, &p, None, &CountOptions::default(), &pool).unwrap();
         assert_eq!(unweighted.counts, base.counts);
@@ -125,7 +151,13 @@ fn invalid_weights_name_the_first_bad_row() {
     for (bad, value) in [(2, f64::NAN), (1, -1.0), (3, f64::INFINITY)] {
         let mut w = vec![1.0; 4];
         w[bad] = value;
-        match confusion_matrix(&t, &p, Some(&w), &CountOptions::default(), &Pool::sequential()) {
+        match confusion_matrix(
+            &t,
+            &p,
+            Some(&w),
+            &CountOptions::default(),
+            &Pool::sequential(),
+        ) {
             Err(MetricError::InvalidWeight { index, count, .. }) => {
                 assert_eq!(index, bad);
                 assert_eq!(count, 1);
@@ -133,7 +165,13 @@ fn invalid_weights_name_the_first_bad_row() {
             other => panic!("expected InvalidWeight, got {other:?}"),
         }
     }
-    let zero = confusion_matrix(&t, &p, Some(&[0.0; 4]), &CountOptions::default(), &Pool::sequential());
+    let zero = confusion_matrix(
+        &t,
+        &p,
+        Some(&[0.0; 4]),
+        &CountOptions::default(),
+        &Pool::sequential(),
+    );
     assert_eq!(zero.unwrap_err(), MetricError::ZeroWeightSum);
 }
 
@@ -174,7 +212,12 @@ fn strings_sort_by_code_point_and_share_codes() {
     // "b", "a", "ab", "é" (width 2, zero-padded) against "a", "a", "é", "b".
     let a = [98, 0, 97, 0, 97, 98, 233, 0];
     let b = [97, 97, 233, 98];
-    let enc = encode_strings(Ucs4 { data: &a, width: 2 }, Ucs4 { data: &b, width: 1 }, 100).unwrap();
+    let enc = encode_strings(
+        Ucs4 { data: &a, width: 2 },
+        Ucs4 { data: &b, width: 1 },
+        100,
+    )
+    .unwrap();
     // sorted: "a" < "ab" < "b" < "é"
     assert_eq!(enc.a, vec![2, 0, 1, 3]);
     assert_eq!(enc.b, vec![0, 0, 3, 2]);
