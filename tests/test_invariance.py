@@ -123,7 +123,7 @@ def test_backends_agree(rows: list[tuple[int, int, float]]) -> None:
 @pytest.mark.skipif(not cmetrics.rust_available(), reason="threads only matter for the Rust backend")
 def test_thread_count_is_bit_identical() -> None:
     rng = np.random.default_rng(0)
-    n = 600_000  # above the sequential threshold
+    n = 1_200_000  # above the sequential threshold (2^19)
     y = rng.integers(0, 10, n).astype(np.int32)
     p = rng.integers(0, 10, n).astype(np.int32)
     w = rng.random(n)
@@ -143,7 +143,7 @@ def test_thread_count_is_bit_identical() -> None:
 def test_fork_after_pool_use_does_not_hang() -> None:
     code = """
 import multiprocessing as mp, numpy as np, cmetrics
-y = np.arange(400_000) % 7
+y = np.arange(1_200_000) % 7
 def work(_):
     return int(cmetrics.confusion_matrix(y, y).trace())
 with cmetrics.thread_limit(2):
@@ -152,4 +152,4 @@ with cmetrics.thread_limit(2):
         print(pool.map(work, range(2)))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.strip() == "[400000, 400000]"
+    assert out.stdout.strip() == "[1200000, 1200000]"

@@ -71,9 +71,10 @@ def confusion_matrix(
     *,
     max_classes: int = 16384,
     n_threads: int = 0,
+    min_parallel: int | None = None,
 ) -> Counted:
     """Count the confusion matrix over the labels that occur."""
-    del n_threads  # numpy is single-threaded here
+    del n_threads, min_parallel  # numpy is single-threaded here
     _check(y_true, y_pred, sample_weight)
     n = len(y_true)
     lo = min(int(y_true.min()), int(y_pred.min()))

@@ -18,11 +18,12 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 
 /// Below this many rows a kernel runs on the calling thread.
 ///
-/// Calibrated with `benches/crossover.py` on the 2-core reference machine: the
-/// confusion-matrix kernel on int32 labels with K = 10 breaks even between one
-/// and two threads at about 2^17 rows (waking the second vCPU costs tens of
-/// microseconds on this VM), so work below 2^18 rows stays sequential.
-pub const SEQUENTIAL_BELOW: usize = 1 << 18;
+/// Calibrated with `benches/crossover.py` on the 2-core reference machine
+/// (figures in `benches/README.md`): the confusion-matrix kernel on int32
+/// labels with K = 10 is no faster on two threads than on one up to 2^18 rows
+/// (0.95x; waking the second vCPU costs tens of microseconds on this VM) and
+/// 1.65x faster at 2^19, so work below 2^19 rows stays sequential.
+pub const SEQUENTIAL_BELOW: usize = 1 << 19;
 
 /// Rows per chunk of the parallel reductions (before any size adjustment a
 /// kernel documents). 2^16 rows of two int32 arrays is 512 KiB: one chunk's
@@ -46,6 +47,7 @@ pub fn available_threads() -> usize {
 pub struct Pool {
     threads: usize,
     inner: Option<Arc<ThreadPool>>,
+    min_parallel: usize,
 }
 
 impl Pool {
@@ -58,10 +60,7 @@ impl Pool {
             threads
         };
         if threads <= 1 {
-            return Self {
-                threads: 1,
-                inner: None,
-            };
+            return Self::sequential();
         }
         let key = (std::process::id(), threads);
         let mut map = match pools().lock() {
@@ -72,6 +71,7 @@ impl Pool {
             return Self {
                 threads,
                 inner: Some(Arc::clone(pool)),
+                min_parallel: SEQUENTIAL_BELOW,
             };
         }
         // Pools of a parent process are unusable in a forked child: forget them
@@ -98,7 +98,16 @@ impl Pool {
         Self {
             threads,
             inner: built,
+            min_parallel: SEQUENTIAL_BELOW,
         }
+    }
+
+    /// The same pool with another sequential threshold (used by
+    /// `benches/crossover.py` to calibrate [`SEQUENTIAL_BELOW`]).
+    #[must_use]
+    pub fn with_min_parallel(mut self, rows: usize) -> Self {
+        self.min_parallel = rows;
+        self
     }
 
     /// A pool that runs everything on the calling thread.
@@ -106,6 +115,7 @@ impl Pool {
         Self {
             threads: 1,
             inner: None,
+            min_parallel: SEQUENTIAL_BELOW,
         }
     }
 
@@ -116,7 +126,7 @@ impl Pool {
 
     /// Whether work of `n` rows should be spread over the pool.
     pub fn parallel_for(&self, n: usize) -> bool {
-        self.inner.is_some() && n >= SEQUENTIAL_BELOW
+        self.inner.is_some() && n >= self.min_parallel
     }
 
     /// Run `f` inside the pool (or on this thread when there is none).

@@ -42,7 +42,7 @@ fn to_py(py: Python<'_>, c: Confusion) -> PyResult<Counted<'_>> {
 
 /// Count the confusion matrix over the labels that occur.
 #[pyfunction]
-#[pyo3(signature = (y_true, y_pred, sample_weight=None, *, max_classes=16384, n_threads=0))]
+#[pyo3(signature = (y_true, y_pred, sample_weight=None, *, max_classes=16384, n_threads=0, min_parallel=None))]
 pub fn confusion_matrix<'py>(
     py: Python<'py>,
     y_true: LabelArray<'py>,
@@ -50,13 +50,17 @@ pub fn confusion_matrix<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     max_classes: usize,
     n_threads: usize,
+    min_parallel: Option<usize>,
 ) -> PyResult<Counted<'py>> {
     let w = match &sample_weight {
         Some(w) => Some(slice(w, "sample_weight")?),
         None => None,
     };
     let opts = CountOptions { max_classes };
-    let pool = Pool::new(n_threads);
+    let mut pool = Pool::new(n_threads);
+    if let Some(rows) = min_parallel {
+        pool = pool.with_min_parallel(rows);
+    }
     let counted = match (&y_true, &y_pred) {
         (LabelArray::I32(t), LabelArray::I32(p)) => {
             let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);

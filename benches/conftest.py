@@ -1,0 +1,86 @@
+"""Benchmark fixtures: seeded data, the machine record, and the ratio table.
+
+Every benchmark registers its best time under a name; at the end of the run
+the ratios of the acceptance criteria are computed from timings of this same
+run, printed, and written to ``benches/results.json`` with the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+N = int(os.environ.get("CMETRICS_BENCH_ROWS", 10_000_000))
+K = 10
+TIMINGS: dict[str, float] = {}
+EXTRA: dict[str, Any] = {}
+
+
+def record(name: str, benchmark: Any) -> None:
+    """Keep the best time of a finished benchmark for the ratio table."""
+    TIMINGS[name] = float(benchmark.stats.stats.min)
+
+
+@pytest.fixture(scope="session")
+def labels_1e7() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, K, N, dtype=np.int32)
+    wrong = (y + rng.integers(1, K, N, dtype=np.int32)) % K
+    p = np.where(rng.random(N) < 0.7, y, wrong).astype(np.int32)
+    return y, p
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        cpu = next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), cpu)
+    except OSError:
+        pass
+    import numpy
+    import sklearn
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scikit-learn": sklearn.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def _ratio(a: str, b: str) -> float | None:
+    if a in TIMINGS and b in TIMINGS:
+        return TIMINGS[a] / TIMINGS[b]
+    return None
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not TIMINGS:
+        return
+    floor = EXTRA.get("floor_seconds")
+    ratios = {
+        "confusion: numpy bincount / cmetrics": _ratio("numpy_bincount", "cmetrics_confusion"),
+        "confusion: sklearn / cmetrics": _ratio("sklearn_confusion", "cmetrics_confusion"),
+        "confusion: cmetrics / bandwidth floor": (TIMINGS["cmetrics_confusion"] / floor)
+        if floor and "cmetrics_confusion" in TIMINGS else None,
+        "report: sklearn set / cmetrics": _ratio("sklearn_report", "cmetrics_report"),
+        "report: numpy backend / cmetrics": _ratio("numpy_backend_report", "cmetrics_report"),
+    }
+    result = {"rows": N, "classes": K, "machine": machine(), "best_seconds": TIMINGS, "extra": EXTRA, "ratios": ratios}
+    path = Path(__file__).with_name("results.json")
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    lines = ["", f"cmetrics benchmark ratios (n = {N:,}, K = {K}):"]
+    for k, v in ratios.items():
+        lines.append(f"  {k:<42} {'n/a' if v is None else f'{v:8.2f}x'}")
+    lines.append(f"  written to {path}")
+    print("\n".join(lines))

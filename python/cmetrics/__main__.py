@@ -1,0 +1,7 @@
+"""``python -m cmetrics`` runs the command line."""
+
+import sys
+
+from cmetrics.cli import main
+
+sys.exit(main())
