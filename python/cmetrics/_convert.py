@@ -118,18 +118,17 @@ def _numeric(a: np.ndarray, name: str) -> np.ndarray:
     raise UnsupportedDtypeError(msg)
 
 
-def _strings(a: np.ndarray, name: str) -> np.ndarray:
-    """``<U`` arrays pass through; object arrays must hold only ``str``."""
-    if a.dtype.kind == "U":
-        return a
-    for i, v in enumerate(a.tolist()):
-        if not isinstance(v, str):
-            if v is None or (isinstance(v, float) and v != v):
-                msg = f"{name}[{i}] is missing ({v!r}); every sample needs a label"
-                raise LabelError(msg)
-            msg = f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type"
-            raise LabelError(msg)
-    return a.astype(np.str_)
+def _bad_object(a: np.ndarray, i: int, name: str) -> LabelError:
+    v = a[i]
+    if v is None or (isinstance(v, float) and v != v):
+        return LabelError(f"{name}[{i}] is missing ({v!r}); every sample needs a label")
+    return LabelError(f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type")
+
+
+def _strings(a: np.ndarray) -> np.ndarray:
+    """``<U`` arrays pass through; so do object arrays, whose elements the
+    encoding kernel checks (every one must be a ``str``) while it hashes them."""
+    return a
 
 
 def _kind_of(a: np.ndarray, name: str) -> LabelKind:
@@ -149,20 +148,25 @@ def _kind_of(a: np.ndarray, name: str) -> LabelKind:
 
 
 def _object_numeric(a: np.ndarray, name: str) -> np.ndarray:
-    """An object array that should hold numbers only."""
-    values = a.tolist()
-    for i, v in enumerate(values):
-        if isinstance(v, str):
-            msg = f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type"
-            raise LabelError(msg)
-        if v is None:
-            msg = f"{name}[{i}] is missing (None); every sample needs a label"
-            raise LabelError(msg)
+    """An object array that should hold numbers only (converted by numpy in C)."""
     try:
-        return np.asarray(values, dtype=np.float64) if any(isinstance(v, float) for v in values) else np.asarray(values)
+        values = np.array(a.tolist())
     except (TypeError, ValueError, OverflowError):
         msg = f"{name} holds objects that are neither numbers nor strings"
         raise UnsupportedDtypeError(msg) from None
+    if values.dtype.kind in "biuf":
+        return values
+    is_str = np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool) if values.dtype.kind == "O" else None
+    if values.dtype.kind == "U" or (is_str is not None and is_str.any()):
+        first = int(np.flatnonzero(is_str)[0]) if is_str is not None else int(
+            np.flatnonzero(np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool))[0]
+        )
+        raise _bad_object(a, first, name)
+    missing = np.frompyfunc(lambda v: v is None, 1, 1)(a).astype(bool)
+    if missing.any():
+        raise _bad_object(a, int(np.flatnonzero(missing)[0]), name)
+    msg = f"{name} holds objects that are neither numbers nor strings"
+    raise UnsupportedDtypeError(msg)
 
 
 def label_pair(y_true: Any, y_pred: Any, names: tuple[str, str] = ("y_true", "y_pred")) -> Labels:
@@ -177,7 +181,9 @@ def label_pair(y_true: Any, y_pred: Any, names: tuple[str, str] = ("y_true", "y_
         msg = f"mix of string and number labels: {names[0]} holds {kt} labels, {names[1]} {kp} labels"
         raise LabelError(msg)
     if kt == "str":
-        ts, ps = _strings(t, names[0]), _strings(p, names[1])
+        ts, ps = _strings(t), _strings(p)
+        if ts.dtype.kind != ps.dtype.kind:  # one <U, one object: share the object path
+            ts, ps = ts.astype(object), ps.astype(object)
         return Labels("str", ts, ps, np.dtype(np.str_))
     if t.dtype.kind == "O":
         t = _object_numeric(t, names[0])

@@ -31,6 +31,11 @@ def encode_strings(
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """Encode two (n, width) UCS-4 arrays to shared codes sorted by code point."""
 
+def encode_objects(
+    a: npt.NDArray[np.object_], b: npt.NDArray[np.object_], *, max_classes: int = 16384
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """Encode two object arrays of str to shared codes sorted by code point (keeps the GIL)."""
+
 def read_probe(words: npt.NDArray[np.uint64], *, n_threads: int = 0) -> int:
     """Sum of u64 words: the read-bandwidth probe."""
 

@@ -136,9 +136,12 @@ class ConfusionMatrix:
         w = _convert.weights(sample_weight, pair.y_true.shape[0])
         threads = get_num_threads()
         if pair.kind == "str":
-            a = _convert.ucs4_view(pair.y_true)
-            b = _convert.ucs4_view(pair.y_pred)
-            which, rows, ta, pb = be.encode_strings(a, b, max_classes=max_classes)
+            if pair.y_true.dtype.kind == "O":
+                which, rows, ta, pb = be.encode_objects(pair.y_true, pair.y_pred, max_classes=max_classes)
+            else:
+                a = _convert.ucs4_view(pair.y_true)
+                b = _convert.ucs4_view(pair.y_pred)
+                which, rows, ta, pb = be.encode_strings(a, b, max_classes=max_classes)
             which = np.asarray(which)
             rows = np.asarray(rows).astype(np.intp)
             values = np.where(which == 0, pair.y_true[np.minimum(rows, len(pair.y_true) - 1)],

@@ -25,6 +25,7 @@ from cmetrics._numpy.classification import (
 from cmetrics._numpy.confusion import (
     confusion_matrix,
     confusion_matrix_codes,
+    encode_objects,
     encode_strings,
     read_probe,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "cohen_kappa",
     "confusion_matrix",
     "confusion_matrix_codes",
+    "encode_objects",
     "encode_strings",
     "entropy_modulated_accuracy",
     "informedness",

@@ -158,12 +158,14 @@ def markedness(c: np.ndarray) -> float:
 
 
 def mutual_information_bits(c: np.ndarray) -> float:
-    """Plug-in mutual information in bits, clamped at 0."""
+    """Plug-in mutual information in bits, clamped at 0 (sum of logs of counts: no underflow)."""
     c = _square(c)
-    p = c / c.sum()
-    outer = np.outer(p.sum(axis=1), p.sum(axis=0))
-    nz = p > 0
-    return max(float(np.sum(p[nz] * np.log2(p[nz] / outer[nz]))), 0.0)
+    total = c.sum()
+    r = np.broadcast_to(c.sum(axis=1)[:, None], c.shape)
+    q = np.broadcast_to(c.sum(axis=0)[None, :], c.shape)
+    nz = c > 0
+    mi = float(np.sum(c[nz] / total * (np.log2(c[nz]) + np.log2(total) - np.log2(r[nz]) - np.log2(q[nz]))))
+    return mi if mi > 0 else 0.0
 
 
 def normalized_information_transfer(c: np.ndarray, n_classes: int | None = None) -> float:
@@ -185,5 +187,5 @@ def entropy_modulated_accuracy(c: np.ndarray) -> float:
     total = c.sum()
     col = np.broadcast_to(c.sum(axis=0), c.shape)
     nz = c > 0
-    h = -float(np.sum(c[nz] / total * np.log2(c[nz] / col[nz])))
-    return float(2.0 ** -max(h, 0.0))
+    h = -float(np.sum(c[nz] / total * (np.log2(c[nz]) - np.log2(col[nz]))))
+    return float(2.0 ** -(h if h > 0 else 0.0))

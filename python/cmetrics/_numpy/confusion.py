@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics.exceptions import LengthMismatchError, LimitExceededError, ShapeError, ValidationError, WeightError
+from cmetrics.exceptions import (
+    LabelError,
+    LengthMismatchError,
+    LimitExceededError,
+    ShapeError,
+    ValidationError,
+    WeightError,
+)
 
 _ALWAYS_DENSE = 64
 _MAX_DENSE_CELLS = 1 << 24
@@ -125,13 +132,36 @@ def encode_strings(
     sa = np.ascontiguousarray(a).view(f"<U{a.shape[1]}").reshape(-1)
     sb = np.ascontiguousarray(b).view(f"<U{b.shape[1]}").reshape(-1)
     both = np.concatenate([sa.astype(np.str_), sb.astype(np.str_)])
+    return _encode_sorted(both, len(sa), max_classes)
+
+
+def _encode_sorted(
+    both: np.ndarray, n: int, max_classes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     _, first, inverse = np.unique(both, return_index=True, return_inverse=True)
     _limit(len(first), max_classes)
-    n = len(sa)
     which = (first >= n).astype(np.uint8)
     rows = np.where(first >= n, first - n, first).astype(np.uint64)
     inverse = inverse.reshape(-1).astype(np.int32)
     return which, rows, inverse[:n], inverse[n:]
+
+
+def encode_objects(
+    a: np.ndarray, b: np.ndarray, *, max_classes: int = 16384
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Encode two object arrays of ``str`` to shared codes sorted by code point."""
+    for arr, name in ((a, "y_true"), (b, "y_pred")):
+        if set(map(type, arr.tolist())) != {str}:
+            is_str = np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(arr).astype(bool)
+            i = int(np.flatnonzero(~is_str)[0])
+            v = arr[i]
+            if v is None or (isinstance(v, float) and v != v):
+                msg = f"{name}[{i}] is missing ({v!r}); every sample needs a label"
+            else:
+                msg = f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type"
+            raise LabelError(msg)
+    both = np.concatenate([a.astype(np.str_), b.astype(np.str_)]).astype(np.str_)
+    return _encode_sorted(both, len(a), max_classes)
 
 
 def read_probe(words: np.ndarray, *, n_threads: int = 0) -> int:

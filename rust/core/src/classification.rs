@@ -338,18 +338,21 @@ fn bookmaker(tp: &[f64], r: &[f64], q: &[f64], total: f64, prior: Option<&[f64]>
 pub fn mutual_information_bits(c: &[f64]) -> Result<f64> {
     let k = side(c)?;
     let m = marginals(c)?;
+    let log_total = m.total.log2();
     let mut mi = 0.0;
     for i in 0..k {
         for j in 0..k {
-            let pij = at(c, k, i, j) / m.total;
-            if pij > 0.0 {
-                let pi = m.true_sum.get(i).copied().unwrap_or(0.0) / m.total;
-                let pj = m.pred_sum.get(j).copied().unwrap_or(0.0) / m.total;
-                mi += pij * (pij / (pi * pj)).log2();
+            let v = at(c, k, i, j);
+            if v > 0.0 {
+                // log2(p_ij / (p_i p_j)) from the counts, as a sum of logs:
+                // no intermediate product can underflow.
+                let r = m.true_sum.get(i).copied().unwrap_or(0.0);
+                let q = m.pred_sum.get(j).copied().unwrap_or(0.0);
+                mi += v / m.total * (v.log2() + log_total - r.log2() - q.log2());
             }
         }
     }
-    Ok(mi.max(0.0))
+    Ok(if mi > 0.0 { mi } else { 0.0 })
 }
 
 /// Normalized Information Transfer `2^MI / k` (spec 3.6); `k` defaults to the
@@ -390,9 +393,10 @@ pub fn entropy_modulated_accuracy(c: &[f64]) -> Result<f64> {
             let v = at(c, k, i, j);
             let col = m.pred_sum.get(j).copied().unwrap_or(0.0);
             if v > 0.0 {
-                h -= v / m.total * (v / col).log2();
+                h -= v / m.total * (v.log2() - col.log2());
             }
         }
     }
-    Ok((-h.max(0.0)).exp2())
+    // Clamp rounding below 0 (f64::max would also swallow a NaN; none can occur).
+    Ok((-(if h > 0.0 { h } else { 0.0 })).exp2())
 }

@@ -181,33 +181,44 @@ pub struct EncodedStrings {
 /// # Errors
 /// `LimitExceeded` when more than `max_classes` distinct strings occur.
 pub fn encode_strings(a: Ucs4<'_>, b: Ucs4<'_>, max_classes: usize) -> Result<EncodedStrings> {
-    let mut ids: FxHashMap<&[u32], i32> = FxHashMap::default();
+    let ka: Vec<&[u32]> = (0..a.len()).map(|i| a.get(i)).collect();
+    let kb: Vec<&[u32]> = (0..b.len()).map(|i| b.get(i)).collect();
+    encode_keys(&ka, &kb, max_classes)
+}
+
+/// Encode two arrays of hashable, ordered keys (string slices, code-point
+/// slices) to shared codes `0..K-1` in ascending key order: one hash pass over
+/// the rows, a sort of the K distinct keys, one pass to rewrite the codes.
+///
+/// # Errors
+/// `LimitExceeded` when more than `max_classes` distinct keys occur.
+pub fn encode_keys<K: Copy + Eq + Ord + std::hash::Hash>(
+    a: &[K],
+    b: &[K],
+    max_classes: usize,
+) -> Result<EncodedStrings> {
+    let mut ids: FxHashMap<K, i32> = FxHashMap::default();
     let mut first: Vec<(u8, usize)> = Vec::new();
+    let mut keys: Vec<K> = Vec::new();
     let mut codes = [Vec::with_capacity(a.len()), Vec::with_capacity(b.len())];
-    for (which, arr) in [a, b].iter().enumerate() {
-        for i in 0..arr.len() {
-            let key = arr.get(i);
+    for (which, arr) in [a, b].into_iter().enumerate() {
+        for (i, &key) in arr.iter().enumerate() {
             let next = i32::try_from(first.len()).unwrap_or(i32::MAX);
             let code = *ids.entry(key).or_insert_with(|| {
                 #[allow(clippy::cast_possible_truncation)]
                 first.push((which as u8, i));
+                keys.push(key);
                 next
             });
             if let Some(v) = codes.get_mut(which) {
                 v.push(code);
             }
         }
+        check_classes(first.len(), max_classes)?;
     }
-    check_classes(first.len(), max_classes)?;
-    // Sort the distinct strings; code points compare as Python compares str.
-    let key_of = |&(w, i): &(u8, usize)| if w == 0 { a.get(i) } else { b.get(i) };
-    let mut order: Vec<usize> = (0..first.len()).collect();
-    order.sort_unstable_by(|&x, &y| {
-        let kx = first.get(x).map(key_of).unwrap_or(&[]);
-        let ky = first.get(y).map(key_of).unwrap_or(&[]);
-        kx.cmp(ky)
-    });
-    let mut rank = vec![0_i32; first.len()];
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_unstable_by(|&x, &y| keys.get(x).cmp(&keys.get(y)));
+    let mut rank = vec![0_i32; keys.len()];
     for (r, &old) in (0_i32..).zip(order.iter()) {
         if let Some(slot) = rank.get_mut(old) {
             *slot = r;

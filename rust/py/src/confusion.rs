@@ -1,6 +1,6 @@
 //! Bindings of `cmetrics_core::confusion` and `labels`.
 
-use cmetrics_core::labels::{encode_strings as core_encode_strings, Ucs4};
+use cmetrics_core::labels::{encode_keys, encode_strings as core_encode_strings, Ucs4};
 use cmetrics_core::{Confusion, CountOptions, Pool};
 use numpy::ndarray::Array2;
 use numpy::{
@@ -9,7 +9,8 @@ use numpy::{
 use pyo3::prelude::*;
 
 use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
-use crate::error::{run, ValidationError};
+use crate::error::{run, run_attached, LabelError, ValidationError};
+use pyo3::types::{PyFloat, PyString};
 
 type Counted<'py> = (
     Bound<'py, PyArray1<i64>>,
@@ -139,6 +140,13 @@ pub fn encode_strings<'py>(
         width: b.shape().get(1).copied().unwrap_or(0),
     };
     let enc = run(py, || core_encode_strings(ua, ub, max_classes))?;
+    encoded_to_py(py, enc)
+}
+
+fn encoded_to_py(
+    py: Python<'_>,
+    enc: cmetrics_core::labels::EncodedStrings,
+) -> PyResult<EncodedPy<'_>> {
     let which: Vec<u8> = enc.first.iter().map(|f| f.0).collect();
     let rows: Vec<u64> = enc.first.iter().map(|f| f.1 as u64).collect();
     Ok((
@@ -147,6 +155,65 @@ pub fn encode_strings<'py>(
         PyArray1::from_vec(py, enc.a),
         PyArray1::from_vec(py, enc.b),
     ))
+}
+
+/// The string of each element of an object array, or the `LabelError` naming
+/// the first element that is not a string (missing: None/NaN; else mixed).
+fn object_strs<'a>(objs: &'a [Py<PyAny>], py: Python<'_>, name: &str) -> PyResult<Vec<&'a str>> {
+    let mut out = Vec::with_capacity(objs.len());
+    for (i, o) in objs.iter().enumerate() {
+        let b = o.bind_borrowed(py);
+        if let Ok(s) = b.cast::<PyString>() {
+            let mut size: pyo3::ffi::Py_ssize_t = 0;
+            // SAFETY: `s` is a live str; PyUnicode_AsUTF8AndSize returns its
+            // cached UTF-8 buffer (or NULL with an exception set).
+            let data = unsafe { pyo3::ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &raw mut size) };
+            if data.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            let len = usize::try_from(size).unwrap_or(0);
+            // SAFETY: the buffer is valid UTF-8 of `len` bytes and lives as long
+            // as the str object, which the array (borrowed for 'a) references;
+            // the caller keeps the GIL, so no other thread can replace it.
+            let text = unsafe {
+                std::str::from_utf8_unchecked(std::slice::from_raw_parts(data.cast::<u8>(), len))
+            };
+            out.push(text);
+            continue;
+        }
+        let missing = b.is_none() || b.cast::<PyFloat>().is_ok_and(|f| f.value().is_nan());
+        let repr = b.repr().map(|r| r.to_string()).unwrap_or_default();
+        return Err(if missing {
+            LabelError::new_err(format!(
+                "{name}[{i}] is missing ({repr}); every sample needs a label"
+            ))
+        } else {
+            LabelError::new_err(format!(
+                "{name} mixes string and number labels ({name}[{i}] = {repr}); use one label type"
+            ))
+        });
+    }
+    Ok(out)
+}
+
+/// Encode two object arrays of Python `str` to shared codes sorted by code
+/// point (UTF-8 byte order), without converting them to fixed-width arrays.
+///
+/// This one kernel keeps the GIL: the `&str` it hashes point into the string
+/// objects, which another Python thread could release by overwriting the
+/// array while the GIL is free.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, max_classes=16384))]
+pub fn encode_objects<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray1<'py, Py<PyAny>>,
+    b: PyReadonlyArray1<'py, Py<PyAny>>,
+    max_classes: usize,
+) -> PyResult<EncodedPy<'py>> {
+    let sa = object_strs(slice(&a, "y_true")?, py, "y_true")?;
+    let sb = object_strs(slice(&b, "y_pred")?, py, "y_pred")?;
+    let enc = run_attached(|| encode_keys(&sa, &sb, max_classes))?;
+    encoded_to_py(py, enc)
 }
 
 /// Sum of u64 words: the benchmarks' read-bandwidth probe.

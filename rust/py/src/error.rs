@@ -10,6 +10,7 @@ pyo3::import_exception!(cmetrics.exceptions, LengthMismatchError);
 pyo3::import_exception!(cmetrics.exceptions, WeightError);
 pyo3::import_exception!(cmetrics.exceptions, LimitExceededError);
 pyo3::import_exception!(cmetrics.exceptions, InternalError);
+pyo3::import_exception!(cmetrics.exceptions, LabelError);
 
 /// Newtype for the orphan rule: `From<PyMetricError> for PyErr`.
 pub struct PyMetricError(pub MetricError);
@@ -37,7 +38,16 @@ pub fn run<T: Send>(
     py: Python<'_>,
     f: impl FnOnce() -> cmetrics_core::Result<T> + Send,
 ) -> PyResult<T> {
-    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+    finish(py.detach(|| catch_unwind(AssertUnwindSafe(f))))
+}
+
+/// As [`run`], but keeping the GIL (for kernels that read Python objects).
+pub fn run_attached<T>(f: impl FnOnce() -> cmetrics_core::Result<T>) -> PyResult<T> {
+    finish(catch_unwind(AssertUnwindSafe(f)))
+}
+
+fn finish<T>(caught: std::thread::Result<cmetrics_core::Result<T>>) -> PyResult<T> {
+    match caught {
         Ok(result) => result.map_err(|e| PyMetricError(e).into()),
         Err(payload) => {
             let what = payload

@@ -36,6 +36,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(confusion::confusion_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(confusion::confusion_matrix_codes, m)?)?;
     m.add_function(wrap_pyfunction!(confusion::encode_strings, m)?)?;
+    m.add_function(wrap_pyfunction!(confusion::encode_objects, m)?)?;
     m.add_function(wrap_pyfunction!(confusion::read_probe, m)?)?;
     m.add_function(wrap_pyfunction!(classification::marginals, m)?)?;
     m.add_function(wrap_pyfunction!(classification::precision_recall_fbeta, m)?)?;
