@@ -70,11 +70,12 @@ def matthews_corrcoef(c: np.ndarray) -> float:
     """Gorodkin's R_K; 0.0 when the denominator vanishes."""
     c = _square(c)
     t, p = c.sum(axis=1), c.sum(axis=0)
-    s = c.sum()
+    s = t.sum()
     cov_ytyp = np.trace(c) * s - t @ p
-    cov_ypyp = s * s - p @ p
-    cov_ytyt = s * s - t @ t
-    if cov_ypyp * cov_ytyt == 0:
+    # s^2 - x.x as sum x (s - x): exact 0 for a single class, never negative
+    cov_ypyp = float(np.sum(p * (s - p)))
+    cov_ytyt = float(np.sum(t * (s - t)))
+    if cov_ypyp == 0 or cov_ytyt == 0:
         return 0.0
     return float(cov_ytyp / np.sqrt(cov_ytyt * cov_ypyp))
 

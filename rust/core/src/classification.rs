@@ -161,12 +161,13 @@ pub fn matthews_corrcoef(c: &[f64]) -> Result<f64> {
     let s = m.total;
     let trace: f64 = m.tp.iter().sum();
     let tp_dot: f64 = m.true_sum.iter().zip(&m.pred_sum).map(|(a, b)| a * b).sum();
-    let pp: f64 = m.pred_sum.iter().map(|a| a * a).sum();
-    let tt: f64 = m.true_sum.iter().map(|a| a * a).sum();
+    // s^2 - sum x_i^2 written as sum x_i (s - x_i): no cancellation, never
+    // negative, and exactly 0 when a single class holds all the mass.
+    let spread = |x: &[f64]| -> f64 { x.iter().map(|&v| v * (s - v)).sum() };
     let cov_ytyp = trace * s - tp_dot;
-    let cov_ypyp = s * s - pp;
-    let cov_ytyt = s * s - tt;
-    if cov_ypyp * cov_ytyt == 0.0 {
+    let cov_ypyp = spread(&m.pred_sum);
+    let cov_ytyt = spread(&m.true_sum);
+    if cov_ypyp == 0.0 || cov_ytyt == 0.0 {
         return Ok(0.0);
     }
     Ok(cov_ytyp / (cov_ytyt * cov_ypyp).sqrt())
