@@ -28,12 +28,47 @@ from cmetrics.classification import (
     youden_j_per_class,
 )
 from cmetrics.confusion import ConfusionMatrix, confusion_matrix
+from cmetrics.probabilistic import (
+    CalibrationBins,
+    brier_score,
+    calibration_bins,
+    cf1_score,
+    cfbeta_score,
+    cprecision_recall_fscore_support,
+    cprecision_score,
+    crecall_score,
+    entropy_score,
+    expected_calibration_error,
+    log_loss,
+    max_calibration_error,
+    prob_confusion_matrix,
+    purity,
+    purity_from_matrix,
+)
+from cmetrics.report import Report, evaluate
 from cmetrics.exceptions import UndefinedMetricWarning
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CalibrationBins",
     "ConfusionMatrix",
+    "Report",
+    "brier_score",
+    "calibration_bins",
+    "cf1_score",
+    "cfbeta_score",
+    "cprecision_recall_fscore_support",
+    "cprecision_score",
+    "crecall_score",
+    "entropy_score",
+    "evaluate",
+    "expected_calibration_error",
+    "log_loss",
+    "max_calibration_error",
+    "prob_confusion_matrix",
+    "purity",
+    "purity_from_matrix",
     "UndefinedMetricWarning",
     "__version__",
     "accuracy_score",

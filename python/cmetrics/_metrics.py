@@ -53,8 +53,13 @@ def prfs(
     average: Any = None,
     warn_for: tuple[str, ...] = ("precision", "recall", "f-score"),
     zero_division: Any = "warn",
+    prefix: str = "",
 ) -> tuple[Any, Any, Any, Any]:
-    """Precision, recall, F-beta and support with scikit-learn's semantics (spec 2.3)."""
+    """Precision, recall, F-beta and support with scikit-learn's semantics (spec 2.3).
+
+    The confidence versions (spec 4) run through here too, on a table whose
+    diagonal and column sums come from the probabilistic confusion matrix
+    (``prefix="c"`` names them in warnings)."""
     v.check_average(average)
     b = v.check_beta(beta)
     v.zero_division_value(zero_division)
@@ -79,6 +84,7 @@ def prfs(
     out = []
     for name, values in (("precision", p), ("recall", r), ("f-score", f)):
         what, reason = _PRF_REASONS[name]
+        what = prefix + what if prefix else what
         out.append(v.apply_zero_division(values, zero_division, what, reason, warn=name in warn_for))
     p, r, f = out
     if average is None:

@@ -106,6 +106,15 @@ class ConfusionMatrix:
         self._total = float(total)
 
     @classmethod
+    def _from_parts(
+        cls, c: np.ndarray, labels: np.ndarray, counts: np.ndarray | None, backend: Backend, *, weighted: bool
+    ) -> ConfusionMatrix:
+        """An already counted table (internal: no validation)."""
+        self = cls.__new__(cls)
+        self._init(np.ascontiguousarray(c, dtype=np.float64), labels, counts, backend, weighted=weighted)
+        return self
+
+    @classmethod
     def from_predictions(
         cls,
         y_true: Any,

@@ -15,6 +15,7 @@ __all__ = [
     "LengthMismatchError",
     "LimitExceededError",
     "NonFiniteError",
+    "ProbabilityError",
     "ShapeError",
     "UndefinedMetricWarning",
     "UnsupportedDtypeError",
@@ -41,6 +42,10 @@ class NonFiniteError(ValidationError):
 
 class LabelError(ValidationError):
     """Labels of the wrong kind, a ``labels=`` problem or an unknown ``pos_label``."""
+
+
+class ProbabilityError(ValidationError):
+    """``y_proba`` has an entry outside [0, 1], a NaN/inf, a row not summing to 1, or the wrong shape."""
 
 
 class WeightError(ValidationError):

@@ -22,6 +22,7 @@ from cmetrics._numpy.classification import (
     precision_recall_fbeta,
     youden_j_per_class,
 )
+from cmetrics._numpy.probabilistic import evaluate_proba
 from cmetrics._numpy.confusion import (
     confusion_matrix,
     confusion_matrix_codes,
@@ -39,6 +40,7 @@ __all__ = [
     "encode_objects",
     "encode_strings",
     "entropy_modulated_accuracy",
+    "evaluate_proba",
     "informedness",
     "marginals",
     "markedness",

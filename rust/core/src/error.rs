@@ -41,6 +41,20 @@ pub enum MetricError {
     /// A matrix or vector argument of the wrong shape.
     #[error("{arg} has the wrong shape: {detail}")]
     Shape { arg: &'static str, detail: String },
+    /// A probability that is NaN, infinite or outside [0, 1].
+    #[error("y_proba[{row}, {col}] = {} is not a probability; entries must lie in [0, 1] (no NaN or inf)", py_float(*.value))]
+    InvalidProbability { row: usize, col: usize, value: f64 },
+    /// A probability row that does not sum to 1.
+    #[error("y_proba row {row} sums to {}, not 1 (tolerance {}); pass normalised probabilities (softmax output) or validate=False", py_float(*.sum), py_float(*.atol))]
+    RowSum { row: usize, sum: f64, atol: f64 },
+    /// A label code outside the label set.
+    #[error("{arg}[{row}] = {value} is not one of the {k} labels; pass labels= listing every class (one per y_proba column)")]
+    LabelOutOfRange {
+        arg: &'static str,
+        row: usize,
+        value: i64,
+        k: usize,
+    },
     /// A value outside the range an option allows.
     #[error("{arg} is invalid: {detail}")]
     InvalidValue { arg: &'static str, detail: String },

@@ -8,8 +8,10 @@
 pub mod classification;
 pub mod confusion;
 pub mod error;
+pub mod fastmath;
 pub mod labels;
 pub mod parallel;
+pub mod probabilistic;
 
 pub use confusion::{confusion_matrix, confusion_matrix_codes, Confusion, CountOptions};
 pub use error::{MetricError, Result};

@@ -11,6 +11,7 @@ pyo3::import_exception!(cmetrics.exceptions, WeightError);
 pyo3::import_exception!(cmetrics.exceptions, LimitExceededError);
 pyo3::import_exception!(cmetrics.exceptions, InternalError);
 pyo3::import_exception!(cmetrics.exceptions, LabelError);
+pyo3::import_exception!(cmetrics.exceptions, ProbabilityError);
 
 /// Newtype for the orphan rule: `From<PyMetricError> for PyErr`.
 pub struct PyMetricError(pub MetricError);
@@ -24,6 +25,10 @@ impl From<PyMetricError> for PyErr {
                 WeightError::new_err(msg)
             }
             MetricError::LimitExceeded { .. } => LimitExceededError::new_err(msg),
+            MetricError::InvalidProbability { .. } | MetricError::RowSum { .. } => {
+                ProbabilityError::new_err(msg)
+            }
+            MetricError::LabelOutOfRange { .. } => LabelError::new_err(msg),
             MetricError::Empty { .. }
             | MetricError::Shape { .. }
             | MetricError::InvalidValue { .. } => ValidationError::new_err(msg),

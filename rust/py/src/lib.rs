@@ -8,6 +8,7 @@ mod arrays;
 mod classification;
 mod confusion;
 mod error;
+mod probabilistic;
 
 use pyo3::prelude::*;
 
@@ -60,6 +61,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         classification::entropy_modulated_accuracy,
         m
     )?)?;
+    m.add_function(wrap_pyfunction!(probabilistic::evaluate_proba, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     Ok(())

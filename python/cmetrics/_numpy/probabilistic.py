@@ -1,0 +1,158 @@
+"""The one pass over ``y_proba`` with numpy (mirror of
+``rust/core/src/probabilistic.rs``): same accumulators, same checks, same
+messages. Works through the rows in chunks so that its extra memory stays
+bounded by the chunk, not by the matrix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, ShapeError, ValidationError, WeightError
+
+LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
+_CHUNK = 1 << 15
+
+
+def _py(x: float) -> str:
+    return repr(float(x))
+
+
+def calibration_bin(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """0-based bin of each confidence: bin m (1-based) holds ((m-1)/M, m/M], bin 1 also 0."""
+    m = np.clip(np.ceil(conf * n_bins), 1, n_bins).astype(np.int64)
+    lower = (m - 1) / n_bins
+    upper = m / n_bins
+    m = np.where((m > 1) & (conf <= lower), m - 1, m)
+    m = np.where((m < n_bins) & (conf > upper), m + 1, m)
+    return m - 1
+
+
+def evaluate_proba(
+    y_true: np.ndarray,
+    y_proba: np.ndarray,
+    y_pred: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    *,
+    validate: bool = True,
+    atol: float | None = None,
+    entropy: bool = True,
+    scores: bool = True,
+    n_bins: int = 15,
+    keep_confidence: bool = False,
+    n_threads: int = 0,
+) -> dict[str, Any]:
+    """Every accumulator of the probabilistic pass (see the Rust docs)."""
+    del n_threads
+    n = len(y_true)
+    if n == 0:
+        msg = "y_true is empty; at least one sample is required"
+        raise ValidationError(msg)
+    if y_proba.ndim != 2 or y_proba.shape[0] != n or y_proba.shape[1] == 0:
+        msg = f"y_proba has the wrong shape: {y_proba.size} values for {n} rows of {y_proba.shape[-1]} columns"
+        raise ShapeError(msg)
+    k = y_proba.shape[1]
+    if y_pred is not None and len(y_pred) != n:
+        msg = f"y_pred has {len(y_pred)} rows but y_true has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if sample_weight is not None and len(sample_weight) != n:
+        msg = f"sample_weight has {len(sample_weight)} rows but y_true has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if sample_weight is not None:
+        badw = ~((sample_weight >= 0) & np.isfinite(sample_weight))
+        if badw.any():
+            i = int(np.flatnonzero(badw)[0])
+            msg = (f"sample_weight[{i}] = {_py(sample_weight[i])} is invalid; weights must be finite and >= 0 "
+                   f"({int(badw.sum())} invalid in total)")
+            raise WeightError(msg)
+    tol = 1e-6 * k if atol is None else atol
+    out: dict[str, Any] = {
+        "hard_counts": np.zeros((k, k), dtype=np.uint64),
+        "hard_weighted": None if sample_weight is None else np.zeros((k, k)),
+        "pcm": np.zeros((k, k)),
+        "entropy_sum": 0.0,
+        "brier_sum": 0.0,
+        "log_loss_sum": 0.0,
+        "weight_sum": 0.0,
+        "bin_weight": np.zeros(n_bins),
+        "bin_confidence": np.zeros(n_bins),
+        "bin_correct": np.zeros(n_bins),
+        "bin_count": np.zeros(n_bins, dtype=np.uint64),
+        "confidence": np.zeros(n) if keep_confidence else None,
+        "correct": np.zeros(n, dtype=bool) if keep_confidence else None,
+    }
+    for lo in range(0, n, _CHUNK):
+        hi = min(lo + _CHUNK, n)
+        _chunk(out, lo, y_true[lo:hi], y_proba[lo:hi], None if y_pred is None else y_pred[lo:hi],
+               None if sample_weight is None else sample_weight[lo:hi], k, tol, validate, entropy, scores, n_bins)
+    if not out["weight_sum"] > 0:
+        msg = "sample_weight sums to 0; at least one sample needs a positive weight"
+        raise WeightError(msg)
+    return out
+
+
+def _chunk(
+    out: dict[str, Any], lo: int, y: np.ndarray, p: np.ndarray, yp: np.ndarray | None, w: np.ndarray | None,
+    k: int, tol: float, validate: bool, entropy: bool, scores: bool, n_bins: int,
+) -> None:
+    m = len(y)
+    yi = y.astype(np.int64)
+    outside = (yi < 0) | (yi >= k)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        msg = f"y_true[{lo + i}] = {int(y[i])} is not one of the {k} labels; pass labels= listing every class (one per y_proba column)"
+        raise LabelError(msg)
+    pd = p.astype(np.float64, copy=False)
+    invalid = ~((pd >= 0) & (pd <= 1))
+    if invalid.any():
+        r, c = np.argwhere(invalid)[0]
+        msg = f"y_proba[{lo + int(r)}, {int(c)}] = {_py(pd[r, c])} is not a probability; entries must lie in [0, 1] (no NaN or inf)"
+        raise ProbabilityError(msg)
+    sums = pd.sum(axis=1)
+    if validate:
+        off = np.abs(sums - 1.0) > tol
+        if off.any():
+            r = int(np.flatnonzero(off)[0])
+            msg = (f"y_proba row {lo + r} sums to {_py(sums[r])}, not 1 (tolerance {_py(tol)}); "
+                   "pass normalised probabilities (softmax output) or validate=False")
+            raise ProbabilityError(msg)
+    top = pd.argmax(axis=1)
+    best = pd[np.arange(m), top]
+    if yp is None:
+        pred = top
+    else:
+        pred = yp.astype(np.int64)
+        bad = (pred < 0) | (pred >= k)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            msg = f"y_pred[{lo + i}] = {int(yp[i])} is not one of the {k} labels; pass labels= listing every class (one per y_proba column)"
+            raise LabelError(msg)
+    ww = np.ones(m) if w is None else w
+    cells = yi * k + pred
+    out["hard_counts"] += np.bincount(cells, minlength=k * k).reshape(k, k).astype(np.uint64)
+    if w is not None:
+        out["hard_weighted"] += np.bincount(cells, weights=w, minlength=k * k).reshape(k, k)
+    onehot = np.zeros((m, k))
+    onehot[np.arange(m), yi] = ww
+    out["pcm"] += onehot.T @ pd
+    out["weight_sum"] += float(ww.sum())
+    pt = pd[np.arange(m), yi]
+    if scores:
+        sumsq = np.einsum("ij,ij->i", pd, pd)
+        out["brier_sum"] += float(np.sum(ww * (sumsq - pt * pt + (1 - pt) ** 2)))
+        out["log_loss_sum"] -= float(np.sum(ww * np.log(np.clip(pt, LOG_LOSS_EPS, 1 - LOG_LOSS_EPS))))
+    correct = top == yi
+    if n_bins > 0:
+        b = calibration_bin(best, n_bins)
+        out["bin_weight"] += np.bincount(b, weights=ww, minlength=n_bins)
+        out["bin_confidence"] += np.bincount(b, weights=ww * best, minlength=n_bins)
+        out["bin_correct"] += np.bincount(b, weights=ww * correct, minlength=n_bins)
+        out["bin_count"] += np.bincount(b, minlength=n_bins).astype(np.uint64)
+    if out["confidence"] is not None:
+        out["confidence"][lo:lo + m] = best
+        out["correct"][lo:lo + m] = correct
+    if entropy:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(pd > 0, -pd * np.log(np.where(pd > 0, pd, 1.0)), 0.0)
+        out["entropy_sum"] += float(np.sum(ww * terms.sum(axis=1)))

@@ -1,0 +1,267 @@
+"""Probability inputs and the metrics derived from the one-pass accumulators
+(spec sections 4, 6 and 7), shared by both backends."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from cmetrics import _convert
+from cmetrics import _validation as v
+from cmetrics._config import Backend, get_num_threads, resolve_backend
+from cmetrics.confusion import ConfusionMatrix, _check_labels_arg
+from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, UnsupportedDtypeError, ValidationError
+
+MAX_BINS = 1 << 20
+
+
+def proba_array(y_proba: Any, n: int | None = None) -> np.ndarray:
+    """``y_proba`` as a C-contiguous (n, K) float32/float64 array (borrowed when it
+    already is one; other layouts and dtypes are copied once)."""
+    p = _convert.to_numpy(y_proba, "y_proba")
+    if p.ndim != 2:
+        msg = (
+            f"y_proba must be 2-D (n_samples, n_classes), got shape {p.shape}; "
+            "for a binary score pass np.column_stack([1 - p, p])"
+        )
+        raise ProbabilityError(msg)
+    if p.shape[1] == 0 or p.shape[0] == 0:
+        msg = f"y_proba is empty (shape {p.shape}); at least one sample and one class are required"
+        raise ProbabilityError(msg)
+    if n is not None and p.shape[0] != n:
+        msg = f"y_proba has {p.shape[0]} rows but y_true has {n}; pass one probability row per sample"
+        raise LengthMismatchError(msg)
+    kind = p.dtype.kind
+    if kind == "f":
+        if p.dtype.itemsize < 4:
+            p = p.astype(np.float32)
+    elif kind in "biu":
+        p = p.astype(np.float64)
+    else:
+        msg = f"y_proba has dtype {p.dtype}; pass float32 or float64 probabilities"
+        raise UnsupportedDtypeError(msg)
+    if p.dtype.byteorder not in ("=", "|"):
+        p = p.astype(p.dtype.newbyteorder("="))
+    return np.ascontiguousarray(p)
+
+
+def _codes(values: np.ndarray, labels: np.ndarray, name: str, kind: str) -> np.ndarray:
+    """Position of each value in ``labels`` (LabelError for values not listed)."""
+    if kind == "int" and np.array_equal(labels, np.arange(labels.size)) and values.dtype in (np.int32, np.int64):
+        return values  # already codes; the kernel checks the range
+    lab = labels.astype(np.str_) if kind == "str" else labels
+    vals = values.astype(np.str_) if kind == "str" and values.dtype.kind == "O" else values
+    order = np.argsort(lab, kind="stable")
+    sorted_lab = lab[order]
+    pos = np.minimum(np.searchsorted(sorted_lab, vals), lab.size - 1)
+    found = sorted_lab[pos] == vals
+    if not found.all():
+        missing = np.unique(vals[~found])[:10].tolist()
+        msg = f"{name} contains values {missing} not belonging to the passed labels {lab.tolist()[:20]}"
+        raise LabelError(msg)
+    return order[pos].astype(np.int32)
+
+
+@dataclass(frozen=True)
+class ProbInputs:
+    """Validated inputs of a probabilistic metric."""
+
+    y_true: np.ndarray
+    y_proba: np.ndarray
+    y_pred: np.ndarray | None
+    sample_weight: np.ndarray | None
+    labels: np.ndarray
+    kind: str
+
+
+def prob_inputs(
+    y_true: Any, y_proba: Any, *, labels: Any = None, y_pred: Any = None, sample_weight: Any = None,
+    backend: Backend = "auto",
+) -> ProbInputs:
+    """Validate and encode the inputs of a probabilistic metric."""
+    t = _convert.as_1d(y_true, "y_true")
+    p = proba_array(y_proba, t.shape[0])
+    k = p.shape[1]
+    pair = _convert.label_pair(t, t if y_pred is None else y_pred)
+    w = _convert.weights(sample_weight, t.shape[0])
+    if labels is None:
+        be = resolve_backend(backend)
+        union = ConfusionMatrix.from_predictions(pair.y_true, pair.y_true, backend=backend).labels
+        del be
+        if union.size != k:
+            msg = (
+                f"y_true has {union.size} classes but y_proba has {k} columns; pass labels= naming the class "
+                "of each column"
+            )
+            raise ProbabilityError(msg)
+        lab = union if pair.kind == "str" else union.astype(np.int64)
+        if pair.kind == "int":
+            lab_out = union.astype(pair.out_dtype)
+        else:
+            lab_out = union
+    else:
+        lab_out = _check_labels_arg(labels, pair.kind)
+        if lab_out.size != k:
+            msg = f"labels has {lab_out.size} entries but y_proba has {k} columns; give one label per column"
+            raise ProbabilityError(msg)
+        lab = lab_out.astype(np.str_) if pair.kind == "str" else lab_out.astype(np.int64)
+    yt = _codes(pair.y_true, lab, "y_true", pair.kind)
+    yp = None if y_pred is None else _codes(pair.y_pred, lab, "y_pred", pair.kind)
+    if yp is not None and yp.dtype != yt.dtype:
+        yt, yp = yt.astype(np.int64), yp.astype(np.int64)
+    return ProbInputs(yt, p, yp, w, np.asarray(lab_out), pair.kind)
+
+
+def check_n_bins(n_bins: Any) -> int:
+    """``n_bins`` must be an integer in [1, 2^20]."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or not 1 <= n_bins <= MAX_BINS:
+        msg = f"n_bins={n_bins!r} is invalid; pass an integer from 1 to {MAX_BINS}"
+        raise ValidationError(msg)
+    return int(n_bins)
+
+
+def accumulate(inp: ProbInputs, *, backend: Backend, n_bins: int = 15, validate: bool = True,
+               entropy: bool = True, scores: bool = True, keep_confidence: bool = False) -> dict[str, Any]:
+    """Run the one pass of the selected backend."""
+    be = resolve_backend(backend)
+    return dict(be.evaluate_proba(
+        inp.y_true, inp.y_proba, inp.y_pred, inp.sample_weight, validate=bool(validate), entropy=entropy,
+        scores=scores, n_bins=n_bins, keep_confidence=keep_confidence, n_threads=get_num_threads(),
+    ))
+
+
+@dataclass(frozen=True)
+class CalibrationBins:
+    """Per-bin statistics of a reliability diagram (spec 7.3).
+
+    Bin ``m`` (0-based) holds top-label confidences in ``(edges[m], edges[m+1]]``;
+    the first bin also holds 0. ``mean_confidence`` and ``accuracy`` are NaN
+    for empty bins.
+    """
+
+    edges: npt.NDArray[np.float64]
+    count: npt.NDArray[np.int64]
+    weight: npt.NDArray[np.float64]
+    mean_confidence: npt.NDArray[np.float64]
+    accuracy: npt.NDArray[np.float64]
+
+    def ece(self) -> float:
+        """Expected calibration error: sum_m (W_m / W) |acc_m - conf_m|."""
+        keep = self.weight > 0
+        total = float(self.weight.sum())
+        gap = np.abs(self.accuracy[keep] - self.mean_confidence[keep])
+        return float(np.sum(self.weight[keep] / total * gap))
+
+    def mce(self) -> float:
+        """Maximum calibration error over non-empty bins."""
+        keep = self.weight > 0
+        return float(np.max(np.abs(self.accuracy[keep] - self.mean_confidence[keep])))
+
+    def to_dict(self) -> dict[str, list[Any]]:
+        """JSON-safe lists (empty bins give None)."""
+        def clean(a: np.ndarray) -> list[Any]:
+            return [None if isinstance(x, float) and math.isnan(x) else x for x in a.tolist()]
+
+        return {
+            "edges": self.edges.tolist(),
+            "count": self.count.tolist(),
+            "weight": self.weight.tolist(),
+            "mean_confidence": clean(self.mean_confidence),
+            "accuracy": clean(self.accuracy),
+        }
+
+
+class ProbResult:
+    """The accumulators of one pass and every metric derived from them."""
+
+    def __init__(self, acc: dict[str, Any], labels: np.ndarray, kind: str, backend: Backend) -> None:
+        self.k = int(np.asarray(acc["pcm"]).shape[0])
+        self.labels = labels
+        weighted = acc["hard_weighted"] is not None
+        hard = np.asarray(acc["hard_weighted"]) if weighted else np.asarray(acc["hard_counts"]).astype(np.float64)
+        self.hard = ConfusionMatrix._from_parts(hard, labels, np.asarray(acc["hard_counts"]).astype(np.int64),
+                                                 backend, weighted=weighted)
+        self.pcm = np.ascontiguousarray(np.asarray(acc["pcm"], dtype=np.float64))
+        # cTP = diag(pCM), cTP + cFP = column sums of pCM, cRecall's denominator = hard true counts (spec 4).
+        self.cmatrix = ConfusionMatrix._from_parts(self.pcm, labels, None, backend, weighted=True)
+        self.cmatrix._true_sum = self.hard._true_sum.copy()
+        self.cmatrix._weighted = weighted  # support comes back as int64 when unweighted
+        self.weight = float(acc["weight_sum"])
+        self.entropy_sum = float(acc["entropy_sum"])
+        self.brier_sum = float(acc["brier_sum"])
+        self.log_loss_sum = float(acc["log_loss_sum"])
+        n_bins = len(acc["bin_weight"])
+        self.n_bins = n_bins
+        w = np.asarray(acc["bin_weight"], dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            conf = np.where(w > 0, np.asarray(acc["bin_confidence"]) / w, np.nan)
+            accy = np.where(w > 0, np.asarray(acc["bin_correct"]) / w, np.nan)
+        self.bins = CalibrationBins(
+            edges=np.arange(n_bins + 1, dtype=np.float64) / n_bins if n_bins else np.zeros(1),
+            count=np.asarray(acc["bin_count"]).astype(np.int64),
+            weight=w,
+            mean_confidence=conf,
+            accuracy=accy,
+        )
+        self.confidence = acc.get("confidence")
+        self.correct = acc.get("correct")
+
+    def prob_matrix(self, normalize: Any = None) -> np.ndarray:
+        """The probabilistic confusion matrix, optionally normalised like confusion_matrix."""
+        if normalize not in (None, "true", "pred", "all"):
+            msg = f"normalize={normalize!r} is invalid; use None, 'true', 'pred' or 'all'"
+            raise ValidationError(msg)
+        c = self.pcm.copy()
+        if normalize is None:
+            return c
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if normalize == "true":
+                c = c / self.hard._true_sum[:, None]
+            elif normalize == "pred":
+                c = c / c.sum(axis=0, keepdims=True)
+            else:
+                c = c / c.sum()
+        return np.nan_to_num(c)
+
+    def entropy_score(self) -> float:
+        """1 - mean normalised entropy of the rows (spec 6)."""
+        if self.k < 2:
+            v.warn_undefined("Entropy score is undefined with a single column (log K = 0); returning NaN")
+            return float("nan")
+        return 1.0 - (self.entropy_sum / math.log(self.k)) / self.weight
+
+    def purity(self) -> float:
+        """Purity of the row-normalised probabilistic confusion matrix (spec 6)."""
+        n = self.hard._true_sum
+        if (n == 0).any():
+            absent = self.labels[n == 0].tolist()[:10]
+            v.warn_undefined(f"Purity is undefined: classes {absent} have no true samples; returning NaN")
+            return float("nan")
+        return purity_value(self.pcm / n[:, None])
+
+    def brier(self, scale_by_half: bool = False) -> float:
+        """Mean squared distance to the one-hot truth (seed 000's form, range [0, 2])."""
+        value = self.brier_sum / self.weight
+        return value / 2 if scale_by_half else value
+
+    def log_loss(self) -> float:
+        """Mean negative log-likelihood of the true class (clipped at eps)."""
+        return self.log_loss_sum / self.weight
+
+    def ece(self) -> float:
+        """Expected calibration error (top label)."""
+        return self.bins.ece()
+
+    def mce(self) -> float:
+        """Maximum calibration error (top label)."""
+        return self.bins.mce()
+
+
+def purity_value(p: np.ndarray) -> float:
+    """``1 - ||P - I||_F / sqrt(2K)``."""
+    k = p.shape[0]
+    return float(1.0 - np.sqrt(np.sum((p - np.eye(k)) ** 2)) / math.sqrt(2 * k))

@@ -1,0 +1,269 @@
+"""Probabilistic metrics: the whole predicted distribution is scored, not only
+its top label (spec sections 4, 6 and 7).
+
+Each function reads ``y_proba`` once, in the Rust kernel, with validation fused
+into the same pass: entries must lie in [0, 1] with no NaN/inf, and rows must
+sum to 1 within ``1e-6 * K`` unless ``validate=False``. Column ``j`` belongs to
+``labels[j]``; by default ``labels`` is the sorted set of ``y_true``, which must
+then have exactly ``K`` classes. All sums are float64, whatever the input dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cmetrics import _metrics as _m
+from cmetrics import _probabilistic as _p
+from cmetrics._config import Backend
+from cmetrics._probabilistic import CalibrationBins
+from cmetrics.exceptions import ShapeError, ValidationError
+
+__all__ = [
+    "CalibrationBins",
+    "brier_score",
+    "calibration_bins",
+    "cf1_score",
+    "cfbeta_score",
+    "cprecision_recall_fscore_support",
+    "cprecision_score",
+    "crecall_score",
+    "entropy_score",
+    "expected_calibration_error",
+    "log_loss",
+    "max_calibration_error",
+    "prob_confusion_matrix",
+    "purity",
+    "purity_from_matrix",
+]
+
+
+def _result(
+    y_true: Any, y_proba: Any, labels: Any, sample_weight: Any, backend: Backend, *,
+    validate: bool = True, n_bins: int = 0, entropy: bool = False, scores: bool = False,
+) -> _p.ProbResult:
+    inp = _p.prob_inputs(y_true, y_proba, labels=labels, sample_weight=sample_weight, backend=backend)
+    acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, entropy=entropy, scores=scores)
+    return _p.ProbResult(acc, inp.labels, inp.kind, backend)
+
+
+def prob_confusion_matrix(
+    y_true: Any,
+    y_proba: Any,
+    *,
+    labels: Any = None,
+    sample_weight: Any = None,
+    normalize: Any = None,
+    validate: bool = True,
+    backend: Backend = "auto",
+) -> np.ndarray:
+    """Probabilistic confusion matrix ``pCM[r, h] = sum_{i: y_i = r} w_i p_ih``.
+
+    Rows are true classes, columns hypothesised classes (seed 000). With one-hot
+    probabilities it equals :func:`cmetrics.confusion_matrix`. ``normalize="true"``
+    divides each row by the true count: the row-mean matrix of seed 004.
+
+    Examples
+    --------
+    >>> prob_confusion_matrix([0, 1], [[0.8, 0.2], [0.4, 0.6]]).tolist()
+    [[0.8, 0.2], [0.4, 0.6]]
+    """
+    return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate).prob_matrix(normalize)
+
+
+def cprecision_recall_fscore_support(
+    y_true: Any,
+    y_proba: Any,
+    *,
+    beta: float = 1.0,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: Any = None,
+    warn_for: tuple[str, ...] = ("precision", "recall", "f-score"),
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
+    validate: bool = True,
+    backend: Backend = "auto",
+) -> tuple[Any, Any, Any, Any]:
+    """Confidence precision, recall and F-beta (seed 000) and support.
+
+    ``cPrecision_c = pCM[c, c] / colsum_c``, ``cRecall_c = pCM[c, c] / n_c`` (the hard
+    true count), ``cF_c = (1 + b^2) pCM[c, c] / (b^2 n_c + colsum_c)``, computed from
+    sums, so a class scored but never true gets cF = 0 (decision O4). ``labels``
+    names the columns of ``y_proba`` (every class, in column order); ``average``,
+    ``pos_label`` and ``zero_division`` work as in
+    :func:`cmetrics.precision_recall_fscore_support`. cPrecision is 0/0 only for a
+    class that receives no probability mass at all (seed 000's "Benefit A").
+    Higher is better.
+
+    Examples
+    --------
+    >>> p, r, f, s = cprecision_recall_fscore_support([0, 1], [[0.8, 0.2], [0.4, 0.6]])
+    >>> [round(x, 4) for x in p], [round(x, 4) for x in r]
+    ([0.6667, 0.75], [0.8, 0.6])
+    """
+    res = _result(y_true, y_proba, labels, sample_weight, backend, validate=validate)
+    return _m.prfs(
+        res.cmatrix, beta=beta, pos_label=pos_label, average=average,
+        warn_for=warn_for, zero_division=zero_division, prefix="c",
+    )
+
+
+def cfbeta_score(
+    y_true: Any, y_proba: Any, *, beta: float, labels: Any = None, pos_label: Any = 1, average: Any = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn", validate: bool = True, backend: Backend = "auto",
+) -> Any:
+    """Confidence F-beta (see :func:`cprecision_recall_fscore_support`)."""
+    return cprecision_recall_fscore_support(
+        y_true, y_proba, beta=beta, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
+        sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
+    )[2]
+
+
+def cf1_score(
+    y_true: Any, y_proba: Any, *, labels: Any = None, pos_label: Any = 1, average: Any = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn", validate: bool = True, backend: Backend = "auto",
+) -> Any:
+    """Confidence F1 (see :func:`cprecision_recall_fscore_support`)."""
+    return cfbeta_score(
+        y_true, y_proba, beta=1.0, labels=labels, pos_label=pos_label, average=average,
+        sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
+    )
+
+
+def cprecision_score(
+    y_true: Any, y_proba: Any, *, labels: Any = None, pos_label: Any = 1, average: Any = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn", validate: bool = True, backend: Backend = "auto",
+) -> Any:
+    """Confidence precision ``pCM[c, c] / colsum_c``."""
+    return cprecision_recall_fscore_support(
+        y_true, y_proba, labels=labels, pos_label=pos_label, average=average, warn_for=("precision",),
+        sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
+    )[0]
+
+
+def crecall_score(
+    y_true: Any, y_proba: Any, *, labels: Any = None, pos_label: Any = 1, average: Any = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn", validate: bool = True, backend: Backend = "auto",
+) -> Any:
+    """Confidence recall ``pCM[c, c] / n_c``."""
+    return cprecision_recall_fscore_support(
+        y_true, y_proba, labels=labels, pos_label=pos_label, average=average, warn_for=("recall",),
+        sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
+    )[1]
+
+
+def entropy_score(
+    y_proba: Any, *, sample_weight: Any = None, validate: bool = True, backend: Backend = "auto"
+) -> float:
+    """Entropy score ``1 - mean_i H(p_i) / log K`` (seed 004), in [0, 1].
+
+    1 iff every row is one-hot (a fully confident model); 0 for uniform rows.
+    Measures confidence, not correctness. NaN with a warning for K = 1.
+
+    Examples
+    --------
+    >>> entropy_score([[1.0, 0.0], [0.5, 0.5]])
+    0.5
+    """
+    p = _p.proba_array(y_proba)
+    zeros = np.zeros(p.shape[0], dtype=np.int32)
+    inp = _p.ProbInputs(zeros, p, None, _weights(sample_weight, p.shape[0]), np.arange(p.shape[1]), "int")
+    acc = _p.accumulate(inp, backend=backend, n_bins=0, validate=validate, entropy=True, scores=False)
+    return _p.ProbResult(acc, inp.labels, "int", backend).entropy_score()
+
+
+def _weights(sample_weight: Any, n: int) -> Any:
+    from cmetrics import _convert
+
+    return _convert.weights(sample_weight, n)
+
+
+def purity(
+    y_true: Any, y_proba: Any, *, labels: Any = None, sample_weight: Any = None, validate: bool = True,
+    backend: Backend = "auto",
+) -> float:
+    """Purity ``1 - ||P - I||_F / sqrt(2K)`` of the row-normalised probabilistic
+    confusion matrix P (seed 004), in [0, 1]; 1 iff P = I. NaN with a warning when
+    a class has no true samples."""
+    return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate).purity()
+
+
+def purity_from_matrix(matrix: Any) -> float:
+    """Purity of a given K x K matrix P (rows normally sum to 1).
+
+    Examples
+    --------
+    >>> purity_from_matrix([[0.5, 0.5], [0.5, 0.5]])
+    0.5
+    """
+    p = np.asarray(matrix, dtype=np.float64)
+    if p.ndim != 2 or p.shape[0] != p.shape[1] or p.shape[0] == 0:
+        msg = f"matrix must be a non-empty square (K, K) array, got shape {p.shape}"
+        raise ShapeError(msg)
+    if not np.isfinite(p).all():
+        msg = "matrix must be finite"
+        raise ValidationError(msg)
+    return _p.purity_value(p)
+
+
+def brier_score(
+    y_true: Any, y_proba: Any, *, labels: Any = None, sample_weight: Any = None, scale_by_half: bool = False,
+    validate: bool = True, backend: Backend = "auto",
+) -> float:
+    """Brier score ``mean_i sum_j (p_ij - 1[y_i = j])^2`` (seed 000), range [0, 2].
+
+    Equals ``sklearn.metrics.brier_score_loss(..., scale_by_half=False)``;
+    ``scale_by_half=True`` halves it (sklearn's default for binary input). Lower is better.
+    """
+    res = _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, scores=True)
+    return res.brier(bool(scale_by_half))
+
+
+def log_loss(
+    y_true: Any, y_proba: Any, *, labels: Any = None, sample_weight: Any = None, validate: bool = True,
+    backend: Backend = "auto",
+) -> float:
+    """Log loss ``-mean_i log clip(p_{i, y_i}, eps, 1 - eps)``, eps = float64 machine
+    epsilon, as scikit-learn. Rows not summing to 1 raise (scikit-learn only warns).
+    Lower is better.
+
+    Examples
+    --------
+    >>> round(log_loss([0, 1], [[0.9, 0.1], [0.2, 0.8]]), 6)
+    0.164252
+    """
+    return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, scores=True).log_loss()
+
+
+def calibration_bins(
+    y_true: Any, y_proba: Any, *, n_bins: int = 15, labels: Any = None, sample_weight: Any = None,
+    validate: bool = True, backend: Backend = "auto",
+) -> CalibrationBins:
+    """Per-bin count, weight, mean top-label confidence and accuracy: what a
+    reliability diagram plots. Equal-width bins ``((m-1)/M, m/M]`` with edges
+    computed as ``m / M`` (spec 7.3); the first bin also holds 0."""
+    n_bins = _p.check_n_bins(n_bins)
+    return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, n_bins=n_bins).bins
+
+
+def expected_calibration_error(
+    y_true: Any, y_proba: Any, *, n_bins: int = 15, labels: Any = None, sample_weight: Any = None,
+    validate: bool = True, backend: Backend = "auto",
+) -> float:
+    """Top-label expected calibration error ``sum_m (W_m / W) |acc_m - conf_m|``
+    (Guo et al. 2017), in [0, 1]. Lower is better."""
+    return calibration_bins(
+        y_true, y_proba, n_bins=n_bins, labels=labels, sample_weight=sample_weight, validate=validate, backend=backend
+    ).ece()
+
+
+def max_calibration_error(
+    y_true: Any, y_proba: Any, *, n_bins: int = 15, labels: Any = None, sample_weight: Any = None,
+    validate: bool = True, backend: Backend = "auto",
+) -> float:
+    """Maximum calibration error over non-empty bins. Lower is better."""
+    return calibration_bins(
+        y_true, y_proba, n_bins=n_bins, labels=labels, sample_weight=sample_weight, validate=validate, backend=backend
+    ).mce()

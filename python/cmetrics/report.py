@@ -1,0 +1,269 @@
+"""``evaluate``: one pass over the rows, every metric, one :class:`Report`."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from cmetrics import _convert
+from cmetrics import _metrics as _m
+from cmetrics import _probabilistic as _p
+from cmetrics._config import Backend
+from cmetrics.confusion import ConfusionMatrix
+from cmetrics.exceptions import UndefinedMetricWarning, ValidationError
+
+#: Scalar metrics of every report, in display order.
+HARD_METRICS = (
+    "accuracy", "balanced_accuracy", "balanced_accuracy_adjusted",
+    "precision_macro", "recall_macro", "f1_macro",
+    "precision_weighted", "recall_weighted", "f1_weighted",
+    "precision_micro", "recall_micro", "f1_micro",
+    "matthews_corrcoef", "cohen_kappa", "informedness", "markedness",
+    "normalized_information_transfer", "entropy_modulated_accuracy", "mutual_information_bits",
+)
+PROBA_METRICS = (
+    "cprecision_macro", "crecall_macro", "cf1_macro",
+    "cprecision_weighted", "crecall_weighted", "cf1_weighted",
+    "cprecision_micro", "crecall_micro", "cf1_micro",
+    "entropy_score", "purity", "brier_score", "log_loss",
+    "expected_calibration_error", "max_calibration_error",
+)
+
+
+class Report:
+    """Every metric of one evaluation, computed from the accumulators of one pass.
+
+    Scalars are attributes (``report.accuracy``, ``report.log_loss``, ...);
+    ``report.per_class`` maps each label to its per-class values;
+    ``report.confusion_matrix`` (and ``report.prob_confusion_matrix`` with
+    probabilities) are the tables; ``report.calibration`` the reliability bins.
+    Values that are undefined are NaN here, ``None`` in :meth:`to_dict`, and the
+    reason is in ``report.undefined``.
+    """
+
+    def __init__(self, values: dict[str, Any], per_class: dict[str, dict[str, float]], tables: dict[str, Any],
+                 undefined: dict[str, str], calibration: _p.CalibrationBins | None, meta: dict[str, Any]) -> None:
+        self._values = values
+        self.per_class = per_class
+        self.undefined = undefined
+        self.calibration = calibration
+        self.labels: list[Any] = meta["labels"]
+        self.n_samples: float = meta["n_samples"]
+        self.n_classes: int = meta["n_classes"]
+        self.has_proba: bool = meta["has_proba"]
+        self.confusion_matrix: np.ndarray = tables["confusion_matrix"]
+        self.prob_confusion_matrix: np.ndarray | None = tables.get("prob_confusion_matrix")
+        self.confidence: np.ndarray | None = tables.get("confidence")
+        self.correct: np.ndarray | None = tables.get("correct")
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        msg = f"Report has no metric {name!r}; available: {sorted(values)}"
+        raise AttributeError(msg)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._values))
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """The scalar metrics as a dict (NaN where undefined)."""
+        return dict(self._values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict: plain floats and lists; NaN becomes None with its reason
+        under ``"undefined"``."""
+        def clean(x: Any) -> Any:
+            if isinstance(x, float) and not math.isfinite(x):
+                return None
+            return x
+
+        out: dict[str, Any] = {
+            "n_samples": self.n_samples,
+            "n_classes": self.n_classes,
+            "labels": [str(lab) if not isinstance(lab, (int, float, bool)) else lab for lab in self.labels],
+            "metrics": {k: clean(v) for k, v in self._values.items()},
+            "per_class": {lab: {k: clean(v) for k, v in row.items()} for lab, row in self.per_class.items()},
+            "confusion_matrix": self.confusion_matrix.tolist(),
+            "undefined": dict(self.undefined),
+        }
+        if self.prob_confusion_matrix is not None:
+            out["prob_confusion_matrix"] = self.prob_confusion_matrix.tolist()
+        if self.calibration is not None:
+            out["calibration"] = self.calibration.to_dict()
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`)."""
+        kwargs.setdefault("indent", 2)
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    def to_markdown(self) -> str:
+        """The metrics and the per-class table as GitHub-flavoured Markdown."""
+        lines = [f"**{self.n_samples:,.0f} samples, {self.n_classes} classes**", "", "| metric | value |", "|---|---|"]
+        lines += [f"| {k} | {_fmt(v)} |" for k, v in self._values.items()]
+        if self.per_class:
+            cols = list(next(iter(self.per_class.values())))
+            lines += ["", "| class | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+            for lab, row in self.per_class.items():
+                lines.append(f"| {_md(lab)} | " + " | ".join(_fmt(row[c]) for c in cols) + " |")
+        if self.undefined:
+            lines += ["", "Undefined: " + "; ".join(f"{k}: {v}" for k, v in self.undefined.items())]
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        head = f"Report(n_samples={self.n_samples:,.0f}, n_classes={self.n_classes}, proba={self.has_proba})"
+        width = max(len(k) for k in self._values)
+        body = "\n".join(f"  {k:<{width}}  {_fmt(v)}" for k, v in self._values.items())
+        return f"{head}\n{body}"
+
+
+_WARN = ("precision", "recall", "f-score")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.6g}"
+    return str(v)
+
+
+def _md(label: Any) -> str:
+    return str(label).replace("|", "\\|")
+
+
+def _collect(values: dict[str, Any], undefined: dict[str, str], name: str, fn: Any) -> None:
+    """Compute one metric, turning its UndefinedMetricWarning into a recorded reason."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values[name] = float(fn())
+    reasons = [str(w.message) for w in caught if issubclass(w.category, (UndefinedMetricWarning, UserWarning))]
+    if reasons:
+        undefined[name] = " ".join(dict.fromkeys(reasons))
+
+
+def evaluate(
+    y_true: Any,
+    *,
+    y_pred: Any = None,
+    y_proba: Any = None,
+    labels: Any = None,
+    sample_weight: Any = None,
+    n_bins: int = 15,
+    zero_division: Any = "warn",
+    validate: bool = True,
+    keep_confidence: bool = False,
+    backend: Backend = "auto",
+) -> Report:
+    """Score an evaluation dump in one pass and return a :class:`Report`.
+
+    With ``y_proba`` (N x K, column j = ``labels[j]``) the matrix is read once and
+    that single pass yields the hard confusion matrix of the top label (ties to the
+    lowest column; or of ``y_pred`` if given), the probabilistic confusion matrix,
+    the entropy, Brier and log-loss sums and the calibration bins; every hard-label
+    and probabilistic metric is derived from those. Without ``y_proba`` the report
+    holds the hard-label metrics of ``y_pred``. ``keep_confidence=True`` also keeps
+    each row's top-label confidence and correctness (``report.confidence``,
+    ``report.correct``; O(N) memory).
+
+    Undefined values (0/0) are NaN with the reason in ``report.undefined``;
+    ``zero_division`` applies to the per-class ratios as in scikit-learn.
+
+    Examples
+    --------
+    >>> r = evaluate([0, 1, 1], y_proba=[[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]])
+    >>> round(r.accuracy, 4), round(r.log_loss, 4)
+    (0.6667, 0.5108)
+    """
+    if y_pred is None and y_proba is None:
+        msg = "evaluate needs y_pred, y_proba or both"
+        raise ValidationError(msg)
+    n_bins = _p.check_n_bins(n_bins)
+    values: dict[str, Any] = {}
+    undefined: dict[str, str] = {}
+    tables: dict[str, Any] = {}
+    calibration = None
+    res = None
+    if y_proba is not None:
+        inp = _p.prob_inputs(y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight,
+                             backend=backend)
+        acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, keep_confidence=keep_confidence)
+        res = _p.ProbResult(acc, inp.labels, inp.kind, backend)
+        cm = res.hard
+        calibration = res.bins
+    else:
+        t = _convert.as_1d(y_true, "y_true")
+        cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
+    _hard(cm, values, undefined, zero_division)
+    per_class = _per_class(cm, zero_division)
+    tables["confusion_matrix"] = cm.table()
+    if res is not None:
+        _proba(res, values, undefined, zero_division, per_class)
+        tables["prob_confusion_matrix"] = res.prob_matrix()
+        if keep_confidence:
+            tables["confidence"] = np.asarray(res.confidence)
+            tables["correct"] = np.asarray(res.correct)
+    meta = {
+        "labels": cm.labels.tolist(),
+        "n_samples": cm.n_samples,
+        "n_classes": cm.n_classes,
+        "has_proba": res is not None,
+    }
+    return Report(values, per_class, tables, undefined, calibration, meta)
+
+
+def _hard(cm: ConfusionMatrix, values: dict[str, Any], undefined: dict[str, str], zd: Any) -> None:
+    _collect(values, undefined, "accuracy", cm.accuracy)
+    _collect(values, undefined, "balanced_accuracy", cm.balanced_accuracy)
+    _collect(values, undefined, "balanced_accuracy_adjusted", lambda: cm.balanced_accuracy(adjusted=True))
+    for avg in ("macro", "weighted", "micro"):
+        for i, name in enumerate(("precision", "recall", "f1")):
+            _collect(values, undefined, f"{name}_{avg}",
+                     lambda i=i, avg=avg: _m.prfs(cm, average=avg, zero_division=zd, warn_for=(_WARN[i],))[i])
+    _collect(values, undefined, "matthews_corrcoef", cm.matthews_corrcoef)
+    _collect(values, undefined, "cohen_kappa", cm.cohen_kappa)
+    _collect(values, undefined, "informedness", cm.informedness)
+    _collect(values, undefined, "markedness", cm.markedness)
+    _collect(values, undefined, "normalized_information_transfer", cm.normalized_information_transfer)
+    _collect(values, undefined, "entropy_modulated_accuracy", cm.entropy_modulated_accuracy)
+    _collect(values, undefined, "mutual_information_bits", cm.mutual_information_bits)
+
+
+def _per_class(cm: ConfusionMatrix, zd: Any) -> dict[str, dict[str, float]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p, r, f, s = cm.precision_recall_fscore_support(zero_division=zd)
+        j = cm.youden_j_per_class(zero_division=float("nan"))
+        mk = cm.markedness_per_class(zero_division=float("nan"))
+    prev, bias = cm.class_prevalence(), cm.class_bias()
+    return {
+        str(lab): {
+            "precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": float(s[i]),
+            "prevalence": float(prev[i]), "bias": float(bias[i]), "youden_j": float(j[i]), "markedness": float(mk[i]),
+        }
+        for i, lab in enumerate(cm.labels.tolist())
+    }
+
+
+def _proba(res: _p.ProbResult, values: dict[str, Any], undefined: dict[str, str], zd: Any,
+           per_class: dict[str, dict[str, float]]) -> None:
+    for avg in ("macro", "weighted", "micro"):
+        for i, name in enumerate(("cprecision", "crecall", "cf1")):
+            _collect(values, undefined, f"{name}_{avg}",
+                     lambda i=i, avg=avg: _m.prfs(res.cmatrix, average=avg, zero_division=zd, prefix="c",
+                                                  warn_for=(_WARN[i],))[i])
+    _collect(values, undefined, "entropy_score", res.entropy_score)
+    _collect(values, undefined, "purity", res.purity)
+    _collect(values, undefined, "brier_score", res.brier)
+    _collect(values, undefined, "log_loss", res.log_loss)
+    _collect(values, undefined, "expected_calibration_error", res.ece)
+    _collect(values, undefined, "max_calibration_error", res.mce)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cp, cr, cf, _ = _m.prfs(res.cmatrix, zero_division=zd, prefix="c")
+    for i, row in enumerate(per_class.values()):
+        row.update({"cprecision": float(cp[i]), "crecall": float(cr[i]), "cf1": float(cf[i])})

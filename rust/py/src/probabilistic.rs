@@ -1,0 +1,122 @@
+//! Bindings of `cmetrics_core::probabilistic`: the one pass over `y_proba`.
+
+use cmetrics_core::probabilistic::{
+    evaluate_proba as core_evaluate, ProbAccumulators, ProbOptions,
+};
+use cmetrics_core::Pool;
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
+use crate::error::{run, ValidationError};
+
+/// Probabilities as the kernel reads them.
+#[derive(FromPyObject)]
+pub enum ProbaArray<'py> {
+    /// float32 probabilities.
+    F32(PyReadonlyArray2<'py, f32>),
+    /// float64 probabilities.
+    F64(PyReadonlyArray2<'py, f64>),
+}
+
+fn to_dict<'py>(py: Python<'py>, a: ProbAccumulators) -> PyResult<Bound<'py, PyDict>> {
+    let k = a.k;
+    let sq = |v: Vec<f64>| -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
+        Array2::from_shape_vec((k, k), v)
+            .map(|x| x.into_pyarray(py))
+            .map_err(|e| ValidationError::new_err(e.to_string()))
+    };
+    let d = PyDict::new(py);
+    let counts = Array2::from_shape_vec((k, k), a.hard_counts)
+        .map_err(|e| ValidationError::new_err(e.to_string()))?;
+    d.set_item("hard_counts", counts.into_pyarray(py))?;
+    d.set_item("hard_weighted", a.hard_weighted.map(sq).transpose()?)?;
+    d.set_item("pcm", sq(a.pcm)?)?;
+    d.set_item("entropy_sum", a.entropy_sum)?;
+    d.set_item("brier_sum", a.brier_sum)?;
+    d.set_item("log_loss_sum", a.log_loss_sum)?;
+    d.set_item("weight_sum", a.weight_sum)?;
+    d.set_item("bin_weight", PyArray1::from_vec(py, a.bin_weight))?;
+    d.set_item("bin_confidence", PyArray1::from_vec(py, a.bin_confidence))?;
+    d.set_item("bin_correct", PyArray1::from_vec(py, a.bin_correct))?;
+    d.set_item("bin_count", PyArray1::from_vec(py, a.bin_count))?;
+    d.set_item(
+        "confidence",
+        a.confidence.map(|c| PyArray1::from_vec(py, c)),
+    )?;
+    d.set_item("correct", a.correct.map(|c| PyArray1::from_vec(py, c)))?;
+    Ok(d)
+}
+
+/// Read `y_proba` once and return every accumulator as a dict.
+#[pyfunction]
+#[pyo3(signature = (
+    y_true, y_proba, y_pred=None, sample_weight=None, *,
+    validate=true, atol=None, entropy=true, scores=true, n_bins=15, keep_confidence=false, n_threads=0
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_proba<'py>(
+    py: Python<'py>,
+    y_true: LabelArray<'py>,
+    y_proba: ProbaArray<'py>,
+    y_pred: Option<LabelArray<'py>>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    validate: bool,
+    atol: Option<f64>,
+    entropy: bool,
+    scores: bool,
+    n_bins: usize,
+    keep_confidence: bool,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let w = match &sample_weight {
+        Some(w) => Some(slice(w, "sample_weight")?),
+        None => None,
+    };
+    let opts = ProbOptions {
+        validate_rows: validate,
+        atol: atol.unwrap_or(f64::NAN),
+        entropy,
+        scores,
+        n_bins,
+        keep_confidence,
+    };
+    let pool = Pool::new(n_threads);
+    let k = match &y_proba {
+        ProbaArray::F32(p) => p.shape().get(1).copied().unwrap_or(0),
+        ProbaArray::F64(p) => p.shape().get(1).copied().unwrap_or(0),
+    };
+    macro_rules! go {
+        ($t:expr, $p:expr, $yp:expr) => {{
+            let t = slice($t, "y_true")?;
+            let p = slice2($p, "y_proba")?;
+            let yp = match $yp {
+                Some(v) => Some(slice(v, "y_pred")?),
+                None => None,
+            };
+            run(py, || core_evaluate(t, p, yp, w, k, &opts, &pool))?
+        }};
+    }
+    let acc = match (&y_true, &y_pred) {
+        (LabelArray::I32(t), None) => match &y_proba {
+            ProbaArray::F32(p) => go!(t, p, None::<&PyReadonlyArray1<'py, i32>>),
+            ProbaArray::F64(p) => go!(t, p, None::<&PyReadonlyArray1<'py, i32>>),
+        },
+        (LabelArray::I64(t), None) => match &y_proba {
+            ProbaArray::F32(p) => go!(t, p, None::<&PyReadonlyArray1<'py, i64>>),
+            ProbaArray::F64(p) => go!(t, p, None::<&PyReadonlyArray1<'py, i64>>),
+        },
+        (LabelArray::I32(t), Some(LabelArray::I32(yp))) => match &y_proba {
+            ProbaArray::F32(p) => go!(t, p, Some(yp)),
+            ProbaArray::F64(p) => go!(t, p, Some(yp)),
+        },
+        (LabelArray::I64(t), Some(LabelArray::I64(yp))) => match &y_proba {
+            ProbaArray::F32(p) => go!(t, p, Some(yp)),
+            ProbaArray::F64(p) => go!(t, p, Some(yp)),
+        },
+        _ => return Err(mismatched_dtypes()),
+    };
+    to_dict(py, acc)
+}
