@@ -1,0 +1,208 @@
+//! The one-pass probability kernel against a naive per-row oracle.
+#![allow(clippy::unwrap_used, clippy::cast_precision_loss)]
+
+use cmetrics_core::probabilistic::{calibration_bin, evaluate_proba, ProbOptions};
+use cmetrics_core::{MetricError, Pool};
+use proptest::prelude::*;
+
+struct Naive {
+    pcm: Vec<f64>,
+    counts: Vec<u64>,
+    entropy: f64,
+    brier: f64,
+    log_loss: f64,
+    bins: Vec<(f64, f64, f64)>,
+}
+
+fn naive(y: &[i32], p: &[f64], w: &[f64], k: usize, n_bins: usize) -> Naive {
+    let mut out = Naive {
+        pcm: vec![0.0; k * k],
+        counts: vec![0; k * k],
+        entropy: 0.0,
+        brier: 0.0,
+        log_loss: 0.0,
+        bins: vec![(0.0, 0.0, 0.0); n_bins],
+    };
+    for (i, &t) in y.iter().enumerate() {
+        let t = t as usize;
+        let row = &p[i * k..(i + 1) * k];
+        let mut top = 0;
+        for j in 0..k {
+            if row[j] > row[top] {
+                top = j;
+            }
+            out.pcm[t * k + j] += w[i] * row[j];
+            out.brier += w[i] * (row[j] - if j == t { 1.0 } else { 0.0 }).powi(2);
+            if row[j] > 0.0 {
+                out.entropy -= w[i] * row[j] * row[j].ln();
+            }
+        }
+        out.counts[t * k + top] += 1;
+        out.log_loss -= w[i] * row[t].clamp(f64::EPSILON, 1.0 - f64::EPSILON).ln();
+        // bin m (1-based) holds ((m-1)/M, m/M]
+        let conf = row[top];
+        let m = (1..=n_bins)
+            .find(|&m| conf <= m as f64 / n_bins as f64)
+            .unwrap_or(n_bins);
+        let b = &mut out.bins[m - 1];
+        b.0 += w[i];
+        b.1 += w[i] * conf;
+        b.2 += if top == t { w[i] } else { 0.0 };
+    }
+    out
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-10 * b.abs().max(1.0)
+}
+
+fn rows(raw: &[u32], k: usize) -> Vec<f64> {
+    raw.chunks(k)
+        .flat_map(|r| {
+            let s: u32 = r.iter().sum::<u32>().max(1);
+            let mut v: Vec<f64> = r.iter().map(|&x| f64::from(x) / f64::from(s)).collect();
+            if r.iter().all(|&x| x == 0) {
+                v[0] = 1.0;
+            }
+            v
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn accumulators_match_the_naive_oracle(
+        k in 1_usize..7,
+        n in 1_usize..80,
+        seed in prop::collection::vec(0_u32..5, 7 * 80),
+        labels in prop::collection::vec(0_i32..7, 80),
+        weights in prop::collection::vec(0.0_f64..3.0, 80),
+        n_bins in 1_usize..12,
+    ) {
+        let p = rows(&seed[..n * k], k);
+        let y: Vec<i32> = labels[..n].iter().map(|&l| l % k as i32).collect();
+        let w = &weights[..n];
+        prop_assume!(w.iter().sum::<f64>() > 0.0);
+        let opts = ProbOptions { n_bins, ..ProbOptions::default() };
+        let got = evaluate_proba(&y, &p, None, Some(w), k, &opts, &Pool::sequential()).unwrap();
+        let want = naive(&y, &p, w, k, n_bins);
+        prop_assert_eq!(&got.hard_counts, &want.counts);
+        for (a, b) in got.pcm.iter().zip(&want.pcm) {
+            prop_assert!(close(*a, *b));
+        }
+        prop_assert!(close(got.entropy_sum, want.entropy));
+        prop_assert!(close(got.brier_sum, want.brier));
+        prop_assert!(close(got.log_loss_sum, want.log_loss));
+        for (m, b) in want.bins.iter().enumerate() {
+            prop_assert!(close(got.bin_weight[m], b.0) && close(got.bin_confidence[m], b.1) && close(got.bin_correct[m], b.2));
+        }
+        // f32 input: the same values, accumulated in f64.
+        let p32: Vec<f32> = p.iter().map(|&x| x as f32).collect();
+        let got32 = evaluate_proba(&y, &p32, None, Some(w), k, &ProbOptions { validate_rows: false, ..opts }, &Pool::sequential()).unwrap();
+        prop_assert_eq!(&got32.hard_counts.iter().sum::<u64>(), &(n as u64));
+    }
+}
+
+#[test]
+fn bin_edges_follow_the_spec() {
+    // M = 10: edges m/10 close their bin; 0 is in the first bin; 1.0 in the last.
+    assert_eq!(calibration_bin(0.0, 10), 0);
+    assert_eq!(calibration_bin(0.1, 10), 0);
+    assert_eq!(calibration_bin(0.3, 10), 2);
+    assert_eq!(calibration_bin(0.5, 10), 4);
+    assert_eq!(calibration_bin(0.500_000_000_000_000_1, 10), 5);
+    assert_eq!(calibration_bin(1.0, 10), 9);
+    // 0.1 + 0.2 = 0.30000000000000004 > 3/10: bin 4 (spec 7.3).
+    assert_eq!(calibration_bin(0.1 + 0.2, 10), 3);
+    for m in 1..=15 {
+        let edge = m as f64 / 15.0;
+        assert_eq!(calibration_bin(edge, 15), m - 1);
+    }
+}
+
+#[test]
+fn threads_and_float32_give_identical_bits() {
+    let k = 5;
+    let n = 700_000;
+    let mut x: u64 = 7;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 40) as u32 % 100
+    };
+    let raw: Vec<u32> = (0..n * k).map(|_| next()).collect();
+    let p: Vec<f32> = rows(&raw, k).iter().map(|&v| v as f32).collect();
+    let y: Vec<i32> = (0..n).map(|_| (next() % 5) as i32).collect();
+    let w: Vec<f64> = (0..n).map(|_| f64::from(next()) / 7.0).collect();
+    let opts = ProbOptions {
+        keep_confidence: true,
+        ..ProbOptions::default()
+    };
+    let base = evaluate_proba(&y, &p, None, Some(&w), k, &opts, &Pool::sequential()).unwrap();
+    for threads in [2, 3, 8] {
+        let got = evaluate_proba(&y, &p, None, Some(&w), k, &opts, &Pool::new(threads)).unwrap();
+        assert_eq!(got, base, "{threads} threads");
+    }
+    // The same values as f64 give the same bits as f32 input (exact widening).
+    let p64: Vec<f64> = p.iter().map(|&v| f64::from(v)).collect();
+    let got = evaluate_proba(&y, &p64, None, Some(&w), k, &opts, &Pool::new(2)).unwrap();
+    assert_eq!(got, base);
+}
+
+#[test]
+fn invalid_inputs_are_reported_with_their_row() {
+    let opts = ProbOptions::default();
+    let pool = Pool::sequential();
+    let y = [0_i32, 1];
+    let bad = |p: &[f64]| evaluate_proba(&y, p, None, None, 2, &opts, &pool).unwrap_err();
+    assert!(matches!(
+        bad(&[0.5, 0.5, f64::NAN, 1.0]),
+        MetricError::InvalidProbability { row: 1, col: 0, .. }
+    ));
+    assert!(matches!(
+        bad(&[0.5, 0.5, -0.1, 1.1]),
+        MetricError::InvalidProbability { row: 1, col: 0, .. }
+    ));
+    assert!(matches!(
+        bad(&[0.5, 0.6, 0.5, 0.5]),
+        MetricError::RowSum { row: 0, .. }
+    ));
+    assert!(matches!(bad(&[0.5, 0.5, 0.5]), MetricError::Shape { .. }));
+    let e = evaluate_proba(
+        &[0_i32, 2],
+        &[0.5, 0.5, 0.5, 0.5],
+        None,
+        None,
+        2,
+        &opts,
+        &pool,
+    )
+    .unwrap_err();
+    assert!(matches!(
+        e,
+        MetricError::LabelOutOfRange {
+            row: 1,
+            value: 2,
+            ..
+        }
+    ));
+    let e = evaluate_proba(
+        &y,
+        &[0.5, 0.5, 0.5, 0.5],
+        None,
+        Some(&[1.0, -1.0]),
+        2,
+        &opts,
+        &pool,
+    )
+    .unwrap_err();
+    assert!(matches!(e, MetricError::InvalidWeight { index: 1, .. }));
+    let lenient = ProbOptions {
+        validate_rows: false,
+        ..opts
+    };
+    assert!(evaluate_proba(&y, &[0.5, 0.6, 0.5, 0.5], None, None, 2, &lenient, &pool).is_ok());
+}
