@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
 
 import cmetrics
-from cmetrics.cli import synthetic_dump
+from cmetrics.cli import synthetic_dump, synthetic_proba
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -23,22 +22,26 @@ def test_demo_json_equals_python_api() -> None:
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
     y, p = synthetic_dump(200_000, 7, seed=3)
+    proba = synthetic_proba(p, 7, seed=3)
     assert abs(np.mean(y == p) - 0.7) < 0.01
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = cmetrics.hard_label_report(y, p)
+    assert (proba.argmax(axis=1) == p).all()
+    want = cmetrics.evaluate(y, y_proba=proba)
     got = payload["report"]
     assert got["n_samples"] == 200_000
-    for key in ("accuracy", "matthews_corrcoef", "informedness", "f1_macro", "normalized_information_transfer"):
-        assert got[key] == pytest.approx(want[key], rel=1e-12)
-    assert got["per_class"]["3"]["support"] == want["per_class"]["3"]["support"]
+    for key in ("accuracy", "matthews_corrcoef", "informedness", "f1_macro", "cf1_macro", "log_loss",
+                "expected_calibration_error", "entropy_score"):
+        assert got["metrics"][key] == pytest.approx(getattr(want, key), rel=1e-12)
+    assert got["per_class"]["3"]["support"] == want.per_class["3"]["support"]
+    assert got["calibration"]["count"] == want.calibration.count.tolist()
 
 
-def test_demo_table_and_usage_errors() -> None:
+def test_demo_table_hard_only_and_usage_errors() -> None:
     out = run("demo", "--rows", "50000")
     assert out.returncode == 0, out.stderr
-    assert "hard-label report (50,000 rows" in out.stdout
-    assert "matthews_corrcoef" in out.stdout and "counted and derived in" in out.stdout
+    assert "probabilistic + hard-label report (50,000 rows" in out.stdout
+    assert "log_loss" in out.stdout and "scored in one pass in" in out.stdout
+    hard = run("demo", "--rows", "50000", "--hard-only")
+    assert hard.returncode == 0 and "hard-label report" in hard.stdout and "log_loss" not in hard.stdout
     bad = run("demo", "--rows", "0")
     assert bad.returncode == 2
     assert "--rows must be >= 1" in bad.stderr

@@ -58,3 +58,20 @@ def normalized_information_transfer(c: _F64, n_classes: int | None = None) -> fl
 def entropy_modulated_accuracy(c: _F64) -> float: ...
 def available_threads() -> int: ...
 def _panic_for_tests() -> None: ...
+
+def evaluate_proba(
+    y_true: _Labels,
+    y_proba: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    y_pred: _Labels | None = None,
+    sample_weight: _F64 | None = None,
+    *,
+    validate: bool = True,
+    atol: float | None = None,
+    entropy: bool = True,
+    scores: bool = True,
+    n_bins: int = 15,
+    keep_confidence: bool = False,
+    hard: bool = True,
+    n_threads: int = 0,
+) -> dict[str, object]:
+    """One pass over y_proba: every accumulator of the probabilistic metrics."""

@@ -125,13 +125,17 @@ def check_n_bins(n_bins: Any) -> int:
 
 
 def accumulate(inp: ProbInputs, *, backend: Backend, n_bins: int = 15, validate: bool = True,
-               entropy: bool = True, scores: bool = True, keep_confidence: bool = False) -> dict[str, Any]:
-    """Run the one pass of the selected backend."""
+               entropy: bool = True, scores: bool = True, keep_confidence: bool = False,
+               hard: bool = True) -> dict[str, Any]:
+    """Run the one pass of the selected backend (``hard=False`` skips the top-label
+    confusion matrix, which only :func:`cmetrics.evaluate` reports)."""
     be = resolve_backend(backend)
-    return dict(be.evaluate_proba(
+    acc = dict(be.evaluate_proba(
         inp.y_true, inp.y_proba, inp.y_pred, inp.sample_weight, validate=bool(validate), entropy=entropy,
-        scores=scores, n_bins=n_bins, keep_confidence=keep_confidence, n_threads=get_num_threads(),
+        scores=scores, n_bins=n_bins, keep_confidence=keep_confidence, hard=hard, n_threads=get_num_threads(),
     ))
+    acc["has_hard"] = hard
+    return acc
 
 
 @dataclass(frozen=True)
@@ -182,13 +186,16 @@ class ProbResult:
         self.k = int(np.asarray(acc["pcm"]).shape[0])
         self.labels = labels
         weighted = acc["hard_weighted"] is not None
-        hard = np.asarray(acc["hard_weighted"]) if weighted else np.asarray(acc["hard_counts"]).astype(np.float64)
-        self.hard = ConfusionMatrix._from_parts(hard, labels, np.asarray(acc["hard_counts"]).astype(np.int64),
-                                                 backend, weighted=weighted)
+        self.true_weight = np.asarray(acc["true_weight"], dtype=np.float64)
+        self.hard: ConfusionMatrix | None = None
+        if acc.get("has_hard", True):
+            hard = np.asarray(acc["hard_weighted"]) if weighted else np.asarray(acc["hard_counts"]).astype(np.float64)
+            self.hard = ConfusionMatrix._from_parts(hard, labels, np.asarray(acc["hard_counts"]).astype(np.int64),
+                                                     backend, weighted=weighted)
         self.pcm = np.ascontiguousarray(np.asarray(acc["pcm"], dtype=np.float64))
         # cTP = diag(pCM), cTP + cFP = column sums of pCM, cRecall's denominator = hard true counts (spec 4).
         self.cmatrix = ConfusionMatrix._from_parts(self.pcm, labels, None, backend, weighted=True)
-        self.cmatrix._true_sum = self.hard._true_sum.copy()
+        self.cmatrix._true_sum = self.true_weight.copy()
         self.cmatrix._weighted = weighted  # support comes back as int64 when unweighted
         self.weight = float(acc["weight_sum"])
         self.entropy_sum = float(acc["entropy_sum"])
@@ -220,7 +227,7 @@ class ProbResult:
             return c
         with np.errstate(invalid="ignore", divide="ignore"):
             if normalize == "true":
-                c = c / self.hard._true_sum[:, None]
+                c = c / self.true_weight[:, None]
             elif normalize == "pred":
                 c = c / c.sum(axis=0, keepdims=True)
             else:
@@ -236,7 +243,7 @@ class ProbResult:
 
     def purity(self) -> float:
         """Purity of the row-normalised probabilistic confusion matrix (spec 6)."""
-        n = self.hard._true_sum
+        n = self.true_weight
         if (n == 0).any():
             absent = self.labels[n == 0].tolist()[:10]
             v.warn_undefined(f"Purity is undefined: classes {absent} have no true samples; returning NaN")

@@ -1,8 +1,9 @@
 """The ``cmetrics`` command line.
 
 ``cmetrics demo`` generates a synthetic evaluation dump in memory (10^7 rows,
-10 classes by default), computes the full hard-label report from one counting
-pass and prints it with the time taken.
+10 classes, float32 probabilities by default), scores it with
+:func:`cmetrics.evaluate` (one pass over the probability matrix: every
+hard-label and probabilistic metric) and prints the report with the time taken.
 """
 
 from __future__ import annotations
@@ -12,14 +13,12 @@ import json
 import math
 import sys
 import time
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 import cmetrics
-from cmetrics.confusion import ConfusionMatrix
 
 
 def synthetic_dump(n_rows: int, n_classes: int, seed: int = 0, accuracy: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
@@ -33,6 +32,20 @@ def synthetic_dump(n_rows: int, n_classes: int, seed: int = 0, accuracy: float =
     return y, np.where(correct, y, wrong).astype(np.int32)
 
 
+def synthetic_proba(y_pred: np.ndarray, n_classes: int, seed: int = 0) -> np.ndarray:
+    """float32 softmax probabilities whose top label is ``y_pred`` (more confident
+    on some rows than others), rows summing to 1."""
+    rng = np.random.default_rng(seed + 1)
+    n = len(y_pred)
+    logits = rng.standard_normal((n, n_classes), dtype=np.float32)
+    rows = np.arange(n)
+    logits[rows, y_pred] = logits.max(axis=1) + rng.exponential(1.5, n).astype(np.float32)
+    logits -= logits[rows, y_pred][:, None]
+    np.exp(logits, out=logits)
+    logits /= logits.sum(axis=1, keepdims=True)
+    return logits
+
+
 def _fmt(x: Any) -> str:
     if isinstance(x, float):
         if math.isnan(x):
@@ -41,22 +54,25 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _print_report(report: dict[str, Any], seconds: float, n_rows: int, out: Any) -> None:
-    scalars = {k: v for k, v in report.items() if k != "per_class"}
+def _print_report(report: cmetrics.Report, seconds: float, n_rows: int, out: Any) -> None:
+    scalars = {"n_samples": report.n_samples, "n_classes": float(report.n_classes), **report.metrics}
     width = max(len(k) for k in scalars)
-    print(f"cmetrics {cmetrics.__version__} hard-label report ({n_rows:,} rows, backend: "
-          f"{'rust' if cmetrics.rust_available() else 'numpy'}, {cmetrics.get_num_threads()} threads)", file=out)
+    backend = "rust" if cmetrics.rust_available() else "numpy"
+    kind = "probabilistic + hard-label" if report.has_proba else "hard-label"
+    print(f"cmetrics {cmetrics.__version__} {kind} report ({n_rows:,} rows, backend: {backend}, "
+          f"{cmetrics.get_num_threads()} threads)", file=out)
     print("-" * (width + 16), file=out)
     for k, v in scalars.items():
         print(f"{k:<{width}}  {_fmt(v):>12}", file=out)
     print("-" * (width + 16), file=out)
-    cols = ["precision", "recall", "f1", "support", "youden_j", "markedness"]
-    print(f"{'class':>8} " + " ".join(f"{c:>11}" for c in cols), file=out)
-    for label, row in report["per_class"].items():
-        cells = " ".join(f"{(f'{row[c]:.0f}' if c == 'support' else _fmt(row[c])):>11}" for c in cols)
+    cols = ["precision", "recall", "f1", "support", "youden_j"]
+    if report.has_proba:
+        cols += ["cprecision", "crecall", "cf1"]
+    print(f"{'class':>8} " + " ".join(f"{c:>10}" for c in cols), file=out)
+    for label, row in report.per_class.items():
+        cells = " ".join(f"{(f'{row[c]:.0f}' if c == 'support' else _fmt(row[c])):>10}" for c in cols)
         print(f"{label:>8} {cells}", file=out)
-    print(f"\ncounted and derived in {seconds * 1e3:.1f} ms "
-          f"({n_rows / seconds / 1e6:,.0f} M rows/s)", file=out)
+    print(f"\nscored in one pass in {seconds * 1e3:.1f} ms ({n_rows / seconds / 1e6:,.0f} M rows/s)", file=out)
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -65,21 +81,22 @@ def demo(args: argparse.Namespace) -> int:
         cmetrics.set_num_threads(args.threads)
     t0 = time.perf_counter()
     y, p = synthetic_dump(args.rows, args.classes, args.seed)
+    proba = None if args.hard_only else synthetic_proba(p, args.classes, args.seed)
     generated = time.perf_counter() - t0
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", cmetrics.UndefinedMetricWarning)
-        cm = ConfusionMatrix.from_predictions(y, p, backend=args.backend)
-        report = cm.report()
+    if proba is None:
+        report = cmetrics.evaluate(y, y_pred=p, backend=args.backend)
+    else:
+        report = cmetrics.evaluate(y, y_proba=proba, backend=args.backend)
     seconds = time.perf_counter() - t0
     if args.json:
-        payload = {"rows": args.rows, "seconds": seconds, "generated_seconds": generated,
-                   "report": _json_safe(report)}
+        payload = {"rows": args.rows, "seconds": seconds, "generated_seconds": generated, "report": report.to_dict()}
         json.dump(payload, sys.stdout, indent=2)
         print()
-    else:
-        print(f"generated {args.rows:,} synthetic rows, {args.classes} classes, in {generated:.2f} s\n")
-        _print_report(report, seconds, args.rows, sys.stdout)
+        return 0
+    what = "labels" if proba is None else "labels and float32 probabilities"
+    print(f"generated {args.rows:,} synthetic rows ({what}, {args.classes} classes) in {generated:.2f} s\n")
+    _print_report(report, seconds, args.rows, sys.stdout)
     return 0
 
 
@@ -102,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--threads", type=int, default=0, help="kernel threads (default: CMETRICS_NUM_THREADS or all cores)")
     d.add_argument("--backend", choices=["auto", "rust", "numpy"], default="auto")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
+    d.add_argument("--hard-only", action="store_true", help="labels only, no probability matrix")
     args = parser.parse_args(argv)
     if args.command == "demo":
         if args.rows < 1 or args.classes < 2:

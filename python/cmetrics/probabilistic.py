@@ -44,7 +44,8 @@ def _result(
     validate: bool = True, n_bins: int = 0, entropy: bool = False, scores: bool = False,
 ) -> _p.ProbResult:
     inp = _p.prob_inputs(y_true, y_proba, labels=labels, sample_weight=sample_weight, backend=backend)
-    acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, entropy=entropy, scores=scores)
+    acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, entropy=entropy, scores=scores,
+                        hard=False)
     return _p.ProbResult(acc, inp.labels, inp.kind, backend)
 
 
@@ -170,7 +171,7 @@ def entropy_score(
     p = _p.proba_array(y_proba)
     zeros = np.zeros(p.shape[0], dtype=np.int32)
     inp = _p.ProbInputs(zeros, p, None, _weights(sample_weight, p.shape[0]), np.arange(p.shape[1]), "int")
-    acc = _p.accumulate(inp, backend=backend, n_bins=0, validate=validate, entropy=True, scores=False)
+    acc = _p.accumulate(inp, backend=backend, n_bins=0, validate=validate, entropy=True, scores=False, hard=False)
     return _p.ProbResult(acc, inp.labels, "int", backend).entropy_score()
 
 

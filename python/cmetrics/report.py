@@ -193,6 +193,7 @@ def evaluate(
                              backend=backend)
         acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, keep_confidence=keep_confidence)
         res = _p.ProbResult(acc, inp.labels, inp.kind, backend)
+        assert res.hard is not None
         cm = res.hard
         calibration = res.bins
     else:

@@ -41,6 +41,7 @@ def evaluate_proba(
     scores: bool = True,
     n_bins: int = 15,
     keep_confidence: bool = False,
+    hard: bool = True,
     n_threads: int = 0,
 ) -> dict[str, Any]:
     """Every accumulator of the probabilistic pass (see the Rust docs)."""
@@ -81,11 +82,13 @@ def evaluate_proba(
         "bin_count": np.zeros(n_bins, dtype=np.uint64),
         "confidence": np.zeros(n) if keep_confidence else None,
         "correct": np.zeros(n, dtype=bool) if keep_confidence else None,
+        "true_count": np.zeros(k, dtype=np.uint64),
+        "true_weight": np.zeros(k),
     }
     for lo in range(0, n, _CHUNK):
         hi = min(lo + _CHUNK, n)
         _chunk(out, lo, y_true[lo:hi], y_proba[lo:hi], None if y_pred is None else y_pred[lo:hi],
-               None if sample_weight is None else sample_weight[lo:hi], k, tol, validate, entropy, scores, n_bins)
+               None if sample_weight is None else sample_weight[lo:hi], k, tol, validate, entropy, scores, n_bins, hard)
     if not out["weight_sum"] > 0:
         msg = "sample_weight sums to 0; at least one sample needs a positive weight"
         raise WeightError(msg)
@@ -94,7 +97,7 @@ def evaluate_proba(
 
 def _chunk(
     out: dict[str, Any], lo: int, y: np.ndarray, p: np.ndarray, yp: np.ndarray | None, w: np.ndarray | None,
-    k: int, tol: float, validate: bool, entropy: bool, scores: bool, n_bins: int,
+    k: int, tol: float, validate: bool, entropy: bool, scores: bool, n_bins: int, hard: bool,
 ) -> None:
     m = len(y)
     yi = y.astype(np.int64)
@@ -129,10 +132,13 @@ def _chunk(
             msg = f"y_pred[{lo + i}] = {int(yp[i])} is not one of the {k} labels; pass labels= listing every class (one per y_proba column)"
             raise LabelError(msg)
     ww = np.ones(m) if w is None else w
-    cells = yi * k + pred
-    out["hard_counts"] += np.bincount(cells, minlength=k * k).reshape(k, k).astype(np.uint64)
-    if w is not None:
-        out["hard_weighted"] += np.bincount(cells, weights=w, minlength=k * k).reshape(k, k)
+    out["true_count"] += np.bincount(yi, minlength=k).astype(np.uint64)
+    out["true_weight"] += np.bincount(yi, weights=ww, minlength=k)
+    if hard:
+        cells = yi * k + pred
+        out["hard_counts"] += np.bincount(cells, minlength=k * k).reshape(k, k).astype(np.uint64)
+        if w is not None:
+            out["hard_weighted"] += np.bincount(cells, weights=w, minlength=k * k).reshape(k, k)
     onehot = np.zeros((m, k))
     onehot[np.arange(m), yi] = ww
     out["pcm"] += onehot.T @ pd

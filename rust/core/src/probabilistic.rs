@@ -54,6 +54,9 @@ pub struct ProbOptions {
     pub n_bins: usize,
     /// Return each row's top-label confidence and correctness.
     pub keep_confidence: bool,
+    /// Count the hard confusion matrix (top label or `y_pred`). Without it the
+    /// pass skips the argmax: the lean path of `prob_confusion_matrix`.
+    pub hard: bool,
 }
 
 impl Default for ProbOptions {
@@ -65,6 +68,7 @@ impl Default for ProbOptions {
             scores: true,
             n_bins: 15,
             keep_confidence: false,
+            hard: true,
         }
     }
 }
@@ -103,6 +107,10 @@ pub struct ProbAccumulators {
     pub confidence: Option<Vec<f64>>,
     /// Whether each row's top label is right (`keep_confidence`).
     pub correct: Option<Vec<bool>>,
+    /// Rows per true class (always counted).
+    pub true_count: Vec<u64>,
+    /// Weight per true class (always summed).
+    pub true_weight: Vec<f64>,
 }
 
 impl ProbAccumulators {
@@ -122,6 +130,8 @@ impl ProbAccumulators {
             bin_count: vec![0; bins],
             confidence: None,
             correct: None,
+            true_count: vec![0; k],
+            true_weight: vec![0.0; k],
         }
     }
 
@@ -140,6 +150,8 @@ impl ProbAccumulators {
         addf(&mut self.bin_confidence, &o.bin_confidence);
         addf(&mut self.bin_correct, &o.bin_correct);
         add(&mut self.bin_count, &o.bin_count);
+        add(&mut self.true_count, &o.true_count);
+        addf(&mut self.true_weight, &o.true_weight);
     }
 }
 
@@ -202,6 +214,22 @@ struct Part {
     bad_weights: usize,
 }
 
+/// The first entry of a row that is not a probability.
+#[cold]
+fn first_invalid<P: Prob>(row: &[P], at: usize) -> Bad {
+    let (col, value) = row
+        .iter()
+        .enumerate()
+        .map(|(j, p)| (j, p.f()))
+        .find(|(_, v)| !(0.0..=1.0).contains(v))
+        .unwrap_or((0, f64::NAN));
+    Bad::Proba {
+        row: at,
+        col,
+        value,
+    }
+}
+
 /// Where a chunk writes its rows' confidence and correctness.
 type ConfOut<'a> = (&'a mut [f64], &'a mut [bool]);
 
@@ -229,6 +257,8 @@ trait Width: Copy + Send + Sync {
     fn sweep<P: Prob>(self, row: &[P]) -> (bool, f64, f64, f64, usize);
     /// `dst += w * row` (`w = None`: `dst += row`).
     fn add_row<P: Prob>(self, dst: &mut [f64], row: &[P], w: Option<f64>);
+    /// `dst += row` and `(all entries in [0, 1], row sum)`: the lean path.
+    fn add_check<P: Prob>(self, dst: &mut [f64], row: &[P]) -> (bool, f64);
 }
 
 #[derive(Clone, Copy)]
@@ -295,6 +325,18 @@ impl Width for Dyn {
             None => dst.iter_mut().zip(row).for_each(|(d, p)| *d += p.f()),
         }
     }
+    #[inline(always)]
+    fn add_check<P: Prob>(self, dst: &mut [f64], row: &[P]) -> (bool, f64) {
+        let mut ok = true;
+        let mut sum = 0.0;
+        for (d, p) in dst.iter_mut().zip(row) {
+            let v = p.f();
+            ok &= (0.0..=1.0).contains(&v);
+            *d += v;
+            sum += v;
+        }
+        (ok, sum)
+    }
 }
 
 impl<const K: usize> Width for Fixed<K> {
@@ -340,6 +382,24 @@ impl<const K: usize> Width for Fixed<K> {
             }
         }
     }
+    #[inline(always)]
+    fn add_check<P: Prob>(self, dst: &mut [f64], row: &[P]) -> (bool, f64) {
+        let mut v = [0.0_f64; K];
+        if let Ok(a) = <&[P; K]>::try_from(row) {
+            for (d, p) in v.iter_mut().zip(a) {
+                *d = p.f();
+            }
+        }
+        if let Ok(d) = <&mut [f64; K]>::try_from(dst) {
+            for (d, x) in d.iter_mut().zip(&v) {
+                *d += x;
+            }
+        }
+        let bad = v
+            .iter()
+            .fold(0_u32, |a, x| a | u32::from(!(0.0..=1.0).contains(x)));
+        (bad == 0, tree(v, |a, b| a + b))
+    }
 }
 
 #[inline(always)]
@@ -358,6 +418,13 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
     let mut counts32 = vec![0_u32; k * k];
     let mut p_true = [0.0_f64; BLOCK];
     let n = inp.y.len();
+    // Nothing but pCM, class counts and validation asked for: skip the argmax.
+    let lean = !opts.hard
+        && !opts.scores
+        && opts.n_bins == 0
+        && conf_out.is_none()
+        && inp.y_pred.is_none()
+        && inp.w.is_none();
     let mut b0 = 0;
     while b0 < n {
         let b1 = (b0 + BLOCK).min(n);
@@ -387,20 +454,36 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
                 });
                 continue;
             }
+            if let Some(c) = acc.true_count.get_mut(t) {
+                *c += 1;
+            }
+            if let Some(c) = acc.true_weight.get_mut(t) {
+                *c += wi;
+            }
+            if lean {
+                let (ok, sum) = match acc.pcm.get_mut(t * k..(t + 1) * k) {
+                    Some(dst) => width.add_check(dst, row),
+                    None => (false, f64::NAN),
+                };
+                if !ok {
+                    if bad.is_none() {
+                        bad = Some(first_invalid(row, inp.offset + i));
+                    }
+                    continue;
+                }
+                if opts.validate_rows && (sum - 1.0).abs() > opts.atol {
+                    bad.get_or_insert(Bad::RowSum {
+                        row: inp.offset + i,
+                        sum,
+                    });
+                }
+                acc.weight_sum += wi;
+                continue;
+            }
             let (ok, sum, sumsq, best, top) = width.sweep(row);
             if !ok {
                 if bad.is_none() {
-                    let (col, value) = row
-                        .iter()
-                        .enumerate()
-                        .map(|(j, p)| (j, p.f()))
-                        .find(|(_, v)| !(0.0..=1.0).contains(v))
-                        .unwrap_or((0, f64::NAN));
-                    bad = Some(Bad::Proba {
-                        row: inp.offset + i,
-                        col,
-                        value,
-                    });
+                    bad = Some(first_invalid(row, inp.offset + i));
                 }
                 continue;
             }
@@ -427,12 +510,14 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
                 }
                 None => top,
             };
-            let cell = t * k + pred;
-            if let Some(c) = counts32.get_mut(cell) {
-                *c += 1;
-            }
-            if let Some(hw) = acc.hard_weighted.as_mut().and_then(|h| h.get_mut(cell)) {
-                *hw += wi;
+            if opts.hard {
+                let cell = t * k + pred;
+                if let Some(c) = counts32.get_mut(cell) {
+                    *c += 1;
+                }
+                if let Some(hw) = acc.hard_weighted.as_mut().and_then(|h| h.get_mut(cell)) {
+                    *hw += wi;
+                }
             }
             if let Some(pcm_row) = acc.pcm.get_mut(t * k..(t + 1) * k) {
                 width.add_row(pcm_row, row, inp.w.is_some().then_some(wi));
@@ -538,6 +623,17 @@ unsafe fn chunk_avx2<L: Label, P: Prob>(
     chunk_by_width(inp, opts, conf_out)
 }
 
+/// `chunk_by_width` compiled for AVX-512 (eight f64 lanes), chosen at run time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+unsafe fn chunk_avx512<L: Label, P: Prob>(
+    inp: &ChunkIn<'_, L, P>,
+    opts: &ProbOptions,
+    conf_out: Option<(&mut [f64], &mut [bool])>,
+) -> Part {
+    chunk_by_width(inp, opts, conf_out)
+}
+
 fn chunk<L: Label, P: Prob>(
     inp: &ChunkIn<'_, L, P>,
     opts: &ProbOptions,
@@ -545,6 +641,14 @@ fn chunk<L: Label, P: Prob>(
 ) -> Part {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+        {
+            // SAFETY: the CPU supports the features `chunk_avx512` is compiled for.
+            return unsafe { chunk_avx512(inp, opts, conf_out) };
+        }
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
         {
             // SAFETY: the CPU supports the features `chunk_avx2` is compiled for.

@@ -47,6 +47,8 @@ fn to_dict<'py>(py: Python<'py>, a: ProbAccumulators) -> PyResult<Bound<'py, PyD
         a.confidence.map(|c| PyArray1::from_vec(py, c)),
     )?;
     d.set_item("correct", a.correct.map(|c| PyArray1::from_vec(py, c)))?;
+    d.set_item("true_count", PyArray1::from_vec(py, a.true_count))?;
+    d.set_item("true_weight", PyArray1::from_vec(py, a.true_weight))?;
     Ok(d)
 }
 
@@ -54,7 +56,7 @@ fn to_dict<'py>(py: Python<'py>, a: ProbAccumulators) -> PyResult<Bound<'py, PyD
 #[pyfunction]
 #[pyo3(signature = (
     y_true, y_proba, y_pred=None, sample_weight=None, *,
-    validate=true, atol=None, entropy=true, scores=true, n_bins=15, keep_confidence=false, n_threads=0
+    validate=true, atol=None, entropy=true, scores=true, n_bins=15, keep_confidence=false, hard=true, n_threads=0
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate_proba<'py>(
@@ -69,6 +71,7 @@ pub fn evaluate_proba<'py>(
     scores: bool,
     n_bins: usize,
     keep_confidence: bool,
+    hard: bool,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let w = match &sample_weight {
@@ -82,6 +85,7 @@ pub fn evaluate_proba<'py>(
         scores,
         n_bins,
         keep_confidence,
+        hard,
     };
     let pool = Pool::new(n_threads);
     let k = match &y_proba {
