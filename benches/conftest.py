@@ -40,6 +40,14 @@ def labels_1e7() -> tuple[np.ndarray, np.ndarray]:
     return y, p
 
 
+@pytest.fixture(scope="session")
+def proba_1e7(labels_1e7: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """float32 softmax probabilities (N x K) whose top label is the prediction."""
+    from cmetrics.cli import synthetic_proba
+
+    return synthetic_proba(labels_1e7[1], K, seed=0)
+
+
 def machine() -> dict[str, Any]:
     cpu = "unknown"
     try:
@@ -70,6 +78,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not TIMINGS:
         return
     floor = EXTRA.get("floor_seconds")
+    pfloor = EXTRA.get("proba_floor_seconds")
     ratios = {
         "confusion: numpy bincount / cmetrics": _ratio("numpy_bincount", "cmetrics_confusion"),
         "confusion: sklearn / cmetrics": _ratio("sklearn_confusion", "cmetrics_confusion"),
@@ -77,6 +86,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if floor and "cmetrics_confusion" in TIMINGS else None,
         "report: sklearn set / cmetrics": _ratio("sklearn_report", "cmetrics_report"),
         "report: numpy backend / cmetrics": _ratio("numpy_backend_report", "cmetrics_report"),
+        "pCM: cmetrics / bandwidth floor": (TIMINGS["cmetrics_pcm"] / pfloor)
+        if pfloor and "cmetrics_pcm" in TIMINGS else None,
+        "pCM: best numpy / cmetrics": (min(TIMINGS[k] for k in ("numpy_pcm_bincount", "numpy_pcm_sparse",
+                                                              "numpy_pcm_onehot") if k in TIMINGS)
+                                       / TIMINGS["cmetrics_pcm"]) if "cmetrics_pcm" in TIMINGS else None,
+        "evaluate: sklearn set / cmetrics": _ratio("sklearn_proba_set", "cmetrics_evaluate"),
+        "evaluate: best numpy / cmetrics": _ratio("numpy_proba_set", "cmetrics_evaluate"),
     }
     result = {"rows": N, "classes": K, "machine": machine(), "best_seconds": TIMINGS, "extra": EXTRA, "ratios": ratios}
     path = Path(__file__).with_name("results.json")
