@@ -89,9 +89,8 @@ def prob_inputs(
     pair = _convert.label_pair(t, t if y_pred is None else y_pred)
     w = _convert.weights(sample_weight, t.shape[0])
     if labels is None:
-        be = resolve_backend(backend)
+        # The label set of y_true: one counting pass of y_true against itself.
         union = ConfusionMatrix.from_predictions(pair.y_true, pair.y_true, backend=backend).labels
-        del be
         if union.size != k:
             msg = (
                 f"y_true has {union.size} classes but y_proba has {k} columns; pass labels= naming the class "
@@ -99,10 +98,7 @@ def prob_inputs(
             )
             raise ProbabilityError(msg)
         lab = union if pair.kind == "str" else union.astype(np.int64)
-        if pair.kind == "int":
-            lab_out = union.astype(pair.out_dtype)
-        else:
-            lab_out = union
+        lab_out = union.astype(pair.out_dtype) if pair.kind == "int" else union
     else:
         lab_out = _check_labels_arg(labels, pair.kind)
         if lab_out.size != k:

@@ -193,7 +193,9 @@ def evaluate(
                              backend=backend)
         acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, keep_confidence=keep_confidence)
         res = _p.ProbResult(acc, inp.labels, inp.kind, backend)
-        assert res.hard is not None
+        if res.hard is None:  # accumulate(hard=True) always counts it
+            msg = "internal error: the probability pass returned no hard confusion matrix"
+            raise RuntimeError(msg)
         cm = res.hard
         calibration = res.bins
     else:
