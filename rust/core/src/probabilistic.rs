@@ -165,17 +165,29 @@ fn addf(a: &mut [f64], b: &[f64]) {
 
 /// The calibration bin (0-based) of a confidence: bin `m` (1-based) holds
 /// `((m-1)/M, m/M]`, bin 1 also holds 0; edges are `m / M` in f64 (spec 7.3).
-#[inline]
+pub fn calibration_bin(conf: f64, n_bins: usize) -> usize {
+    bin_of(conf, &bin_edges(n_bins))
+}
+
+/// The `M + 1` bin edges `m / M` (correctly rounded divisions, computed once).
+#[allow(clippy::cast_precision_loss)]
+pub fn bin_edges(n_bins: usize) -> Vec<f64> {
+    (0..=n_bins).map(|m| m as f64 / n_bins as f64).collect()
+}
+
+/// [`calibration_bin`] with precomputed edges: a first guess from `conf * M`,
+/// corrected by at most one step against the exact edges.
+#[inline(always)]
 #[allow(
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
     clippy::cast_precision_loss
 )]
-pub fn calibration_bin(conf: f64, n_bins: usize) -> usize {
+fn bin_of(conf: f64, edges: &[f64]) -> usize {
+    let n_bins = edges.len().saturating_sub(1).max(1);
     let mf = n_bins as f64;
-    let guess = (conf * mf).ceil().clamp(1.0, mf) as usize;
-    let edge = |m: usize| m as f64 / mf;
-    let mut m = guess;
+    let mut m = (conf * mf).ceil().clamp(1.0, mf) as usize;
+    let edge = |i: usize| edges.get(i).copied().unwrap_or(f64::INFINITY);
     if m > 1 && conf <= edge(m - 1) {
         m -= 1;
     } else if m < n_bins && conf > edge(m) {
@@ -417,6 +429,7 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
     let mut bad_weights = 0;
     let mut counts32 = vec![0_u32; k * k];
     let mut p_true = [0.0_f64; BLOCK];
+    let edges = bin_edges(opts.n_bins);
     let n = inp.y.len();
     // Nothing but pCM, class counts and validation asked for: skip the argmax.
     let lean = !opts.hard
@@ -533,7 +546,7 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
             }
             let correct = top == t;
             if opts.n_bins > 0 {
-                let b = calibration_bin(best, opts.n_bins);
+                let b = bin_of(best, &edges);
                 if let Some(x) = acc.bin_weight.get_mut(b) {
                     *x += wi;
                 }
