@@ -13,7 +13,7 @@ import numpy.typing as npt
 from cmetrics import _convert
 from cmetrics import _validation as v
 from cmetrics._config import Backend, get_num_threads, resolve_backend
-from cmetrics.confusion import ConfusionMatrix, _check_labels_arg
+from cmetrics.confusion import ConfusionMatrix, _check_labels_arg, check_normalize, normalized
 from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, UnsupportedDtypeError, ValidationError
 
 MAX_BINS = 1 << 20
@@ -214,21 +214,12 @@ class ProbResult:
         self.correct = acc.get("correct")
 
     def prob_matrix(self, normalize: Any = None) -> np.ndarray:
-        """The probabilistic confusion matrix, optionally normalised like confusion_matrix."""
-        if normalize not in (None, "true", "pred", "all"):
-            msg = f"normalize={normalize!r} is invalid; use None, 'true', 'pred' or 'all'"
-            raise ValidationError(msg)
-        c = self.pcm.copy()
+        """The probabilistic confusion matrix, optionally normalised like confusion_matrix
+        ("true" divides by the hard true counts: seed 004's row-mean matrix)."""
+        check_normalize(normalize)
         if normalize is None:
-            return c
-        with np.errstate(invalid="ignore", divide="ignore"):
-            if normalize == "true":
-                c = c / self.true_weight[:, None]
-            elif normalize == "pred":
-                c = c / c.sum(axis=0, keepdims=True)
-            else:
-                c = c / c.sum()
-        return np.nan_to_num(c)
+            return self.pcm.copy()
+        return normalized(self.pcm, normalize, self.true_weight)
 
     def entropy_score(self) -> float:
         """1 - mean normalised entropy of the rows (spec 6)."""

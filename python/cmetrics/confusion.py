@@ -257,9 +257,7 @@ class ConfusionMatrix:
         row sums ("true"), column sums ("pred") or the total ("all"), 0/0 -> 0.
         Unweighted tables come back as int64 unless normalised.
         """
-        if normalize not in (None, "true", "pred", "all"):
-            msg = f"normalize={normalize!r} is invalid; use None, 'true', 'pred' or 'all'"
-            raise ValidationError(msg)
+        check_normalize(normalize)
         integral = not self._weighted
         if labels is None:
             c = self._c.copy()
@@ -271,14 +269,7 @@ class ConfusionMatrix:
             c = _expand(self._c, pos)
         if normalize is None:
             return c.astype(np.int64) if integral else c
-        with np.errstate(invalid="ignore", divide="ignore"):
-            if normalize == "true":
-                c = c / c.sum(axis=1, keepdims=True)
-            elif normalize == "pred":
-                c = c / c.sum(axis=0, keepdims=True)
-            else:
-                c = c / c.sum()
-        return np.nan_to_num(c)
+        return normalized(c, normalize, c.sum(axis=1))
 
 
     # -- metrics (each O(k^2); see the functions of the same name in cmetrics.classification) --
@@ -352,6 +343,26 @@ class ConfusionMatrix:
     def report(self, *, zero_division: Any = "warn") -> dict[str, Any]:
         """Every hard-label metric as a dict of plain Python values (per-class under ``"per_class"``)."""
         return _m.report(self, zero_division)
+
+
+def check_normalize(normalize: Any) -> None:
+    """``normalize`` must be None, "true", "pred" or "all"."""
+    if normalize not in (None, "true", "pred", "all"):
+        msg = f"normalize={normalize!r} is invalid; use None, 'true', 'pred' or 'all'"
+        raise ValidationError(msg)
+
+
+def normalized(c: np.ndarray, normalize: str, true_sum: np.ndarray) -> np.ndarray:
+    """``c`` divided by the true counts ("true"), column sums ("pred") or the total
+    ("all"); 0/0 gives 0, as scikit-learn."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if normalize == "true":
+            c = c / true_sum[:, None]
+        elif normalize == "pred":
+            c = c / c.sum(axis=0, keepdims=True)
+        else:
+            c = c / c.sum()
+    return np.nan_to_num(c)
 
 
 def _positions(universe: np.ndarray, wanted: np.ndarray) -> np.ndarray:

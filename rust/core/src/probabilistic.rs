@@ -242,6 +242,25 @@ fn first_invalid<P: Prob>(row: &[P], at: usize) -> Bad {
     }
 }
 
+/// What is wrong with a row, if anything: an entry outside [0, 1] (NaN and
+/// infinities included) or, when rows are validated, a sum away from 1.
+#[inline(always)]
+fn row_problem<P: Prob>(
+    ok: bool,
+    sum: f64,
+    row: &[P],
+    at: usize,
+    opts: &ProbOptions,
+) -> Option<Bad> {
+    if !ok {
+        return Some(first_invalid(row, at));
+    }
+    if opts.validate_rows && (sum - 1.0).abs() > opts.atol {
+        return Some(Bad::RowSum { row: at, sum });
+    }
+    None
+}
+
 /// Where a chunk writes its rows' confidence and correctness.
 type ConfOut<'a> = (&'a mut [f64], &'a mut [bool]);
 
@@ -478,33 +497,16 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
                     Some(dst) => width.add_check(dst, row),
                     None => (false, f64::NAN),
                 };
-                if !ok {
-                    if bad.is_none() {
-                        bad = Some(first_invalid(row, inp.offset + i));
-                    }
+                if let Some(problem) = row_problem(ok, sum, row, inp.offset + i, opts) {
+                    bad.get_or_insert(problem);
                     continue;
-                }
-                if opts.validate_rows && (sum - 1.0).abs() > opts.atol {
-                    bad.get_or_insert(Bad::RowSum {
-                        row: inp.offset + i,
-                        sum,
-                    });
                 }
                 acc.weight_sum += wi;
                 continue;
             }
             let (ok, sum, sumsq, best, top) = width.sweep(row);
-            if !ok {
-                if bad.is_none() {
-                    bad = Some(first_invalid(row, inp.offset + i));
-                }
-                continue;
-            }
-            if opts.validate_rows && (sum - 1.0).abs() > opts.atol {
-                bad.get_or_insert(Bad::RowSum {
-                    row: inp.offset + i,
-                    sum,
-                });
+            if let Some(problem) = row_problem(ok, sum, row, inp.offset + i, opts) {
+                bad.get_or_insert(problem);
                 continue;
             }
             let pred = match inp.y_pred {
