@@ -249,3 +249,23 @@ def test_layouts_and_dtypes_are_accepted(backend: str) -> None:
     assert cmetrics.log_loss(y, p.tolist(), backend=backend) == ref
     onehot = np.eye(3, dtype=np.int64)[y]
     assert cmetrics.log_loss(y, onehot, backend=backend) == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_any_split_of_the_rows_adds_up_to_the_whole(seed: int, backend: str) -> None:
+    """Chunking invariance: the accumulators of any split of the rows add up to those of
+    the whole (counts exactly, sums within 1e-12), whatever the kernel's own chunking."""
+    y, p, w = softmax_data(100_000, 5, seed=seed, dtype=np.float32, weighted=True)
+    cuts = np.sort(np.random.default_rng(seed).choice(np.arange(1, len(y)), size=4, replace=False))
+    parts = np.split(np.arange(len(y)), cuts)
+    labels = list(range(5))
+    whole = cmetrics.evaluate(y, y_proba=p, labels=labels, sample_weight=w, backend=backend)
+    pcm = sum(cmetrics.prob_confusion_matrix(y[i], p[i], labels=labels, sample_weight=w[i], backend=backend)
+              for i in parts)
+    np.testing.assert_allclose(pcm, whole.prob_confusion_matrix, rtol=1e-12)
+    counts = sum(cmetrics.evaluate(y[i], y_proba=p[i], labels=labels, backend=backend).confusion_matrix for i in parts)
+    np.testing.assert_array_equal(counts, cmetrics.evaluate(y, y_proba=p, labels=labels, backend=backend).confusion_matrix)
+    ll = sum(cmetrics.log_loss(y[i], p[i], labels=labels, sample_weight=w[i], backend=backend) * w[i].sum() for i in parts)
+    assert ll / w.sum() == pytest.approx(whole.log_loss, rel=1e-12)
+    ent = sum(cmetrics.entropy_score(p[i], sample_weight=w[i], backend=backend) * w[i].sum() for i in parts)
+    assert ent / w.sum() == pytest.approx(whole.entropy_score, rel=1e-12)
