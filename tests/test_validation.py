@@ -131,3 +131,17 @@ def test_dataframe_inputs(backend: str) -> None:
     assert cmetrics.accuracy_score(t, p, backend=backend) == pytest.approx(2 / 3)
     with pytest.raises(ex.LabelError, match="missing value"):
         cmetrics.accuracy_score(pd.Series([1, None, 2], dtype="Int64"), [1, 1, 2], backend=backend)
+
+
+def test_dataframe_probabilities(backend: str) -> None:
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"label": ["cat", "dog", "cat", "bird"], "p_bird": [0.1, 0.2, 0.1, 0.7],
+                       "p_cat": [0.8, 0.3, 0.6, 0.2], "p_dog": [0.1, 0.5, 0.3, 0.1]})
+    proba = df[["p_bird", "p_cat", "p_dog"]]
+    r = cmetrics.evaluate(df["label"], y_proba=proba, backend=backend)
+    assert r.labels == ["bird", "cat", "dog"]
+    assert r.log_loss == pytest.approx(cmetrics.log_loss(df["label"].to_numpy(), proba.to_numpy(), backend=backend))
+    holes = proba.copy()
+    holes.iloc[1, 1] = None
+    with pytest.raises(ex.NonFiniteError, match="1 missing value"):
+        cmetrics.evaluate(df["label"], y_proba=holes, backend=backend)

@@ -34,11 +34,14 @@ def _module_of(obj: Any) -> str:
 
 
 def _null_count(obj: Any, lib: str) -> int:
+    """Missing values in a pandas/polars/pyarrow series or frame."""
     if lib == "pandas":
-        return int(obj.isna().sum())
-    if lib in ("polars", "pyarrow"):
-        return int(obj.null_count)
-    return 0
+        return int(np.asarray(obj.isna()).sum())
+    nc = getattr(obj, "null_count", 0)
+    nc = nc() if callable(nc) else nc  # polars: a method; pyarrow: a property
+    if hasattr(nc, "to_numpy"):
+        nc = nc.to_numpy()
+    return int(np.asarray(nc).sum())
 
 
 def to_numpy(x: Any, name: str) -> np.ndarray:
@@ -48,7 +51,7 @@ def to_numpy(x: Any, name: str) -> np.ndarray:
         nulls = _null_count(x, lib)
         if nulls:
             msg = f"{name} has {nulls} missing value(s); drop or fill them before scoring"
-            raise LabelError(msg) if name != "sample_weight" else NonFiniteError(msg)
+            raise LabelError(msg) if name in ("y_true", "y_pred", "y1", "y2") else NonFiniteError(msg)
         if lib == "pyarrow":
             return np.asarray(x.to_numpy(zero_copy_only=False))
         return np.asarray(x.to_numpy())
