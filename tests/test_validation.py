@@ -145,3 +145,20 @@ def test_dataframe_probabilities(backend: str) -> None:
     holes.iloc[1, 1] = None
     with pytest.raises(ex.NonFiniteError, match="1 missing value"):
         cmetrics.evaluate(df["label"], y_proba=holes, backend=backend)
+
+
+@pytest.mark.parametrize("lib", ["pandas", "polars", "pyarrow"])
+def test_dataframe_library_columns(lib: str, backend: str) -> None:
+    """Series/arrays of the three dataframe libraries give the numpy result; nulls raise."""
+    mod = pytest.importorskip(lib)
+    make = {
+        "pandas": lambda v: mod.Series(v),
+        "polars": lambda v: mod.Series(v),
+        "pyarrow": lambda v: mod.chunked_array([v[:2], v[2:]]),
+    }[lib]
+    y, p = ["a", "b", "a", "c"], ["a", "a", "a", "c"]
+    assert cmetrics.f1_score(make(y), make(p), average="macro", backend=backend) == pytest.approx(
+        cmetrics.f1_score(y, p, average="macro", backend=backend), rel=1e-15)
+    assert cmetrics.accuracy_score(make([1, 2, 1, 3]), make([1, 1, 1, 3]), backend=backend) == 0.75
+    with pytest.raises(ex.LabelError, match="missing value"):
+        cmetrics.accuracy_score(make([1, None, 2, 2]), [1, 1, 2, 2], backend=backend)
