@@ -449,6 +449,7 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
     let mut counts32 = vec![0_u32; k * k];
     let mut p_true = [0.0_f64; BLOCK];
     let edges = bin_edges(opts.n_bins);
+    let weighted = inp.w.is_some();
     let n = inp.y.len();
     // Nothing but pCM, class counts and validation asked for: skip the argmax.
     let lean = !opts.hard
@@ -489,8 +490,10 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
             if let Some(c) = acc.true_count.get_mut(t) {
                 *c += 1;
             }
-            if let Some(c) = acc.true_weight.get_mut(t) {
-                *c += wi;
+            if weighted {
+                if let Some(c) = acc.true_weight.get_mut(t) {
+                    *c += wi;
+                }
             }
             if lean {
                 let (ok, sum) = match acc.pcm.get_mut(t * k..(t + 1) * k) {
@@ -501,7 +504,9 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
                     bad.get_or_insert(problem);
                     continue;
                 }
-                acc.weight_sum += wi;
+                if weighted {
+                    acc.weight_sum += wi;
+                }
                 continue;
             }
             let (ok, sum, sumsq, best, top) = width.sweep(row);
@@ -537,7 +542,9 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
             if let Some(pcm_row) = acc.pcm.get_mut(t * k..(t + 1) * k) {
                 width.add_row(pcm_row, row, inp.w.is_some().then_some(wi));
             }
-            acc.weight_sum += wi;
+            if weighted {
+                acc.weight_sum += wi;
+            }
             let pt = row.get(t).map_or(0.0, |p| p.f());
             if opts.scores {
                 let miss = 1.0 - pt;
@@ -599,6 +606,17 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
         b0 = b1;
     }
     acc.hard_counts = counts32.into_iter().map(u64::from).collect();
+    if !weighted {
+        // Unit weights: the sums are the counts (exact below 2^53), derived
+        // here instead of one dependent f64 add per row.
+        #[allow(clippy::cast_precision_loss)]
+        for (tw, &c) in acc.true_weight.iter_mut().zip(&acc.true_count) {
+            *tw = c as f64;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let rows = acc.true_count.iter().sum::<u64>() as f64;
+        acc.weight_sum = rows;
+    }
     Part {
         acc,
         bad,
