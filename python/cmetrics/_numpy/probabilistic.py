@@ -95,17 +95,24 @@ def evaluate_proba(
     return out
 
 
+def _codes_in_range(codes: np.ndarray, name: str, lo: int, k: int) -> np.ndarray:
+    """``codes`` as int64, or the LabelError naming the first one outside 0..k."""
+    c = codes.astype(np.int64)
+    outside = (c < 0) | (c >= k)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        msg = (f"{name}[{lo + i}] = {int(codes[i])} is not one of the {k} labels; "
+               "pass labels= listing every class (one per y_proba column)")
+        raise LabelError(msg)
+    return c
+
+
 def _chunk(
     out: dict[str, Any], lo: int, y: np.ndarray, p: np.ndarray, yp: np.ndarray | None, w: np.ndarray | None,
     k: int, tol: float, validate: bool, entropy: bool, scores: bool, n_bins: int, hard: bool,
 ) -> None:
     m = len(y)
-    yi = y.astype(np.int64)
-    outside = (yi < 0) | (yi >= k)
-    if outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        msg = f"y_true[{lo + i}] = {int(y[i])} is not one of the {k} labels; pass labels= listing every class (one per y_proba column)"
-        raise LabelError(msg)
+    yi = _codes_in_range(y, "y_true", lo, k)
     pd = p.astype(np.float64, copy=False)
     invalid = ~((pd >= 0) & (pd <= 1))
     if invalid.any():
@@ -125,12 +132,7 @@ def _chunk(
     if yp is None:
         pred = top
     else:
-        pred = yp.astype(np.int64)
-        bad = (pred < 0) | (pred >= k)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            msg = f"y_pred[{lo + i}] = {int(yp[i])} is not one of the {k} labels; pass labels= listing every class (one per y_proba column)"
-            raise LabelError(msg)
+        pred = _codes_in_range(yp, "y_pred", lo, k)
     ww = np.ones(m) if w is None else w
     out["true_count"] += np.bincount(yi, minlength=k).astype(np.uint64)
     out["true_weight"] += np.bincount(yi, weights=ww, minlength=k)
