@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,14 @@ def assert_close(got: Any, want: Any, what: str = "") -> None:
     both_nan = np.isnan(g) & np.isnan(w)
     ok = both_nan | (np.abs(g - w) <= 1e-12 * np.maximum(1.0, np.abs(w))) | (g == w)
     assert ok.all(), f"{what}: got {g.tolist()}, want {w.tolist()}"
+
+
+#: The zero_division settings of the vectors, by their key.
+ZD = {"zero_division=warn": "warn", "zero_division=0": 0, "zero_division=1": 1, "zero_division=nan": float("nan")}
+
+
+def quiet(fn: Any, *args: Any, **kw: Any) -> Any:
+    """Call ``fn`` with warnings silenced (the value, not the warning, is under test)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kw)

@@ -3,25 +3,17 @@ and the probabilistic cases of 07 (Brier, log loss, ECE/MCE), on both backends."
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pytest
 
 import cmetrics
-from tests.conftest import assert_close, load_vectors, num
+from tests.conftest import ZD, assert_close, load_vectors, num, quiet
 
 V04 = load_vectors("04_probabilistic_confusion.json")["cases"]
 V06 = load_vectors("06_entropy_purity.json")
 V07 = load_vectors("07_probabilistic_and_ranking.json")["probabilistic_cases"]
-ZD = {"zero_division=warn": "warn", "zero_division=0": 0, "zero_division=1": 1, "zero_division=nan": float("nan")}
-
-
-def quiet(fn: Any, *args: Any, **kw: Any) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kw)
 
 
 @pytest.mark.parametrize("case", V04, ids=lambda c: c["name"])

@@ -10,12 +10,11 @@ import pytest
 
 import cmetrics
 from cmetrics import ConfusionMatrix, UndefinedMetricWarning
-from tests.conftest import assert_close, load_vectors, num
+from tests.conftest import ZD, assert_close, load_vectors, num, quiet
 
 V01 = load_vectors("01_confusion_seed002.json")["cases"]
 V02 = load_vectors("02_confusion_small.json")["cases"]
 V03 = load_vectors("03_informedness_markedness_nit.json")["cases"]
-ZD = {"zero_division=warn": "warn", "zero_division=0": 0, "zero_division=1": 1, "zero_division=nan": float("nan")}
 
 
 def expand(matrix: list[list[float]], labels: list[Any]) -> tuple[list[Any], list[Any], list[float]]:
@@ -28,12 +27,6 @@ def expand(matrix: list[list[float]], labels: list[Any]) -> tuple[list[Any], lis
                 p.append(labels[j])
                 w.append(float(v))
     return t, p, w
-
-
-def quiet(fn: Any, *args: Any, **kw: Any) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kw)
 
 
 @pytest.mark.parametrize("case", V01, ids=lambda c: c["name"])

@@ -219,14 +219,21 @@ def evaluate(
     return Report(values, per_class, tables, undefined, calibration, meta)
 
 
+def _collect_prf(cm: ConfusionMatrix, values: dict[str, Any], undefined: dict[str, str], zd: Any,
+                 prefix: str) -> None:
+    """Macro, weighted and micro precision/recall/F1 (``prefix="c"``: the confidence versions)."""
+    for avg in ("macro", "weighted", "micro"):
+        for i, name in enumerate(("precision", "recall", "f1")):
+            _collect(values, undefined, f"{prefix}{name}_{avg}",
+                     lambda i=i, avg=avg: _m.prfs(cm, average=avg, zero_division=zd, prefix=prefix,
+                                                  warn_for=(_WARN[i],))[i])
+
+
 def _hard(cm: ConfusionMatrix, values: dict[str, Any], undefined: dict[str, str], zd: Any) -> None:
     _collect(values, undefined, "accuracy", cm.accuracy)
     _collect(values, undefined, "balanced_accuracy", cm.balanced_accuracy)
     _collect(values, undefined, "balanced_accuracy_adjusted", lambda: cm.balanced_accuracy(adjusted=True))
-    for avg in ("macro", "weighted", "micro"):
-        for i, name in enumerate(("precision", "recall", "f1")):
-            _collect(values, undefined, f"{name}_{avg}",
-                     lambda i=i, avg=avg: _m.prfs(cm, average=avg, zero_division=zd, warn_for=(_WARN[i],))[i])
+    _collect_prf(cm, values, undefined, zd, prefix="")
     _collect(values, undefined, "matthews_corrcoef", cm.matthews_corrcoef)
     _collect(values, undefined, "cohen_kappa", cm.cohen_kappa)
     _collect(values, undefined, "informedness", cm.informedness)
@@ -254,11 +261,7 @@ def _per_class(cm: ConfusionMatrix, zd: Any) -> dict[str, dict[str, float]]:
 
 def _proba(res: _p.ProbResult, values: dict[str, Any], undefined: dict[str, str], zd: Any,
            per_class: dict[str, dict[str, float]]) -> None:
-    for avg in ("macro", "weighted", "micro"):
-        for i, name in enumerate(("cprecision", "crecall", "cf1")):
-            _collect(values, undefined, f"{name}_{avg}",
-                     lambda i=i, avg=avg: _m.prfs(res.cmatrix, average=avg, zero_division=zd, prefix="c",
-                                                  warn_for=(_WARN[i],))[i])
+    _collect_prf(res.cmatrix, values, undefined, zd, prefix="c")
     _collect(values, undefined, "entropy_score", res.entropy_score)
     _collect(values, undefined, "purity", res.purity)
     _collect(values, undefined, "brier_score", res.brier)
