@@ -12,6 +12,8 @@ pub mod fastmath;
 pub mod labels;
 pub mod parallel;
 pub mod probabilistic;
+#[cfg(target_arch = "x86_64")]
+pub mod simd;
 
 pub use confusion::{confusion_matrix, confusion_matrix_codes, Confusion, CountOptions};
 pub use error::{MetricError, Result};

@@ -18,11 +18,21 @@ use crate::error::{MetricError, Result};
 use crate::fastmath;
 use crate::labels::Label;
 use crate::parallel::Pool;
+#[cfg(target_arch = "x86_64")]
+use crate::simd;
 
 /// A probability dtype the kernel reads.
 pub trait Prob: Copy + Send + Sync + 'static {
     /// The value as f64 (exact for f32).
     fn f(self) -> f64;
+    /// `sum(-x ln x)` over `xs` (`0 ln 0 = 0`), in f64.
+    fn neg_xlogx_sum(xs: &[Self]) -> f64;
+    /// Load a row of at most 16 values into AVX-512 registers.
+    ///
+    /// # Safety
+    /// As [`simd::load_f32`].
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row;
 }
 
 impl Prob for f32 {
@@ -30,12 +40,32 @@ impl Prob for f32 {
     fn f(self) -> f64 {
         f64::from(self)
     }
+    #[inline]
+    fn neg_xlogx_sum(xs: &[Self]) -> f64 {
+        fastmath::neg_xlogx_sum_f32(xs)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row {
+        // SAFETY: forwarded to the caller.
+        unsafe { simd::load_f32(row, m) }
+    }
 }
 
 impl Prob for f64 {
     #[inline(always)]
     fn f(self) -> f64 {
         self
+    }
+    #[inline]
+    fn neg_xlogx_sum(xs: &[Self]) -> f64 {
+        fastmath::neg_xlogx_sum_f64(xs)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row {
+        // SAFETY: forwarded to the caller.
+        unsafe { simd::load_f64(row, m) }
     }
 }
 
@@ -57,6 +87,9 @@ pub struct ProbOptions {
     /// Count the hard confusion matrix (top label or `y_pred`). Without it the
     /// pass skips the argmax: the lean path of `prob_confusion_matrix`.
     pub hard: bool,
+    /// Use the portable code only, never the SIMD kernels chosen at run time
+    /// (for tests and comparisons; the results agree to rounding).
+    pub portable: bool,
 }
 
 impl Default for ProbOptions {
@@ -69,6 +102,7 @@ impl Default for ProbOptions {
             n_bins: 15,
             keep_confidence: false,
             hard: true,
+            portable: false,
         }
     }
 }
@@ -279,17 +313,122 @@ struct ChunkIn<'a, L, P> {
     offset: usize,
 }
 
+/// Eight f64 on a cache line of their own.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Align64([f64; 8]);
+
+impl Align64 {
+    fn as_mut_slice(blocks: &mut [Self]) -> &mut [f64] {
+        // SAFETY: `Align64` is `repr(C)` around `[f64; 8]` (size 64, no
+        // padding), so the blocks are `8 * len` contiguous, initialised f64.
+        unsafe {
+            std::slice::from_raw_parts_mut(blocks.as_mut_ptr().cast::<f64>(), blocks.len() * 8)
+        }
+    }
+}
+
 /// Per-row arithmetic over a row of `k` probabilities. [`Fixed`] knows `k` at
 /// compile time (2 to 16 columns), so its loops unroll into straight-line
 /// SIMD code; [`Dyn`] serves every other width.
 trait Width: Copy + Send + Sync {
     fn k(self) -> usize;
+    /// Distance between pCM rows in the chunk's accumulator (at least `k`);
+    /// the `dst` slices the methods get are this long.
+    #[inline(always)]
+    fn stride(self) -> usize {
+        self.k()
+    }
     /// `(all entries in [0, 1], sum, sum of squares, max, first argmax)`.
     fn sweep<P: Prob>(self, row: &[P]) -> (bool, f64, f64, f64, usize);
     /// `dst += w * row` (`w = None`: `dst += row`).
     fn add_row<P: Prob>(self, dst: &mut [f64], row: &[P], w: Option<f64>);
     /// `dst += row` and `(all entries in [0, 1], row sum)`: the lean path.
     fn add_check<P: Prob>(self, dst: &mut [f64], row: &[P]) -> (bool, f64);
+    /// Hint that the rows a little ahead of `row` will be read soon.
+    #[inline(always)]
+    fn prefetch<P: Prob>(self, _row: &[P]) {}
+    /// [`Width::sweep`], then `dst += w * row`.
+    #[inline(always)]
+    fn sweep_add<P: Prob>(
+        self,
+        dst: &mut [f64],
+        row: &[P],
+        w: Option<f64>,
+    ) -> (bool, f64, f64, f64, usize) {
+        let out = self.sweep(row);
+        self.add_row(dst, row, w);
+        out
+    }
+}
+
+/// How far ahead of the current row [`Avx16`] asks for data. The row loop
+/// does enough work per cache line that the hardware prefetcher alone keeps
+/// too few lines in flight for one core to reach the memory bandwidth.
+#[cfg(target_arch = "x86_64")]
+const PREFETCH_BYTES: usize = 4096;
+
+/// Rows of at most 16 columns in AVX-512 registers ([`simd`]): each row is
+/// loaded once for every per-row quantity. Only built by `chunk_avx512`.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Avx16(usize, simd::Masks);
+
+#[cfg(target_arch = "x86_64")]
+impl Width for Avx16 {
+    #[inline(always)]
+    fn k(self) -> usize {
+        self.0
+    }
+    #[inline(always)]
+    fn stride(self) -> usize {
+        16
+    }
+    #[inline(always)]
+    fn prefetch<P: Prob>(self, row: &[P]) {
+        simd::prefetch(
+            row.as_ptr()
+                .wrapping_add(PREFETCH_BYTES / std::mem::size_of::<P>()),
+        );
+    }
+    #[inline(always)]
+    fn sweep<P: Prob>(self, row: &[P]) -> (bool, f64, f64, f64, usize) {
+        // SAFETY (all methods): `Avx16` is only used on CPUs with AVX-512F/DQ,
+        // for rows of `k <= 16` values, with masks built for `k`.
+        unsafe {
+            let r = P::load16(row, self.1);
+            let (sum, sumsq) = simd::sums(r);
+            let (best, top) = simd::max_first(r);
+            (simd::in_range(r), sum, sumsq, best, top)
+        }
+    }
+    #[inline(always)]
+    fn add_row<P: Prob>(self, dst: &mut [f64], row: &[P], w: Option<f64>) {
+        unsafe { simd::add_to(dst, P::load16(row, self.1), w) }
+    }
+    #[inline(always)]
+    fn add_check<P: Prob>(self, dst: &mut [f64], row: &[P]) -> (bool, f64) {
+        unsafe {
+            let r = P::load16(row, self.1);
+            simd::add_to(dst, r, None);
+            (simd::in_range(r), simd::sums(r).0)
+        }
+    }
+    #[inline(always)]
+    fn sweep_add<P: Prob>(
+        self,
+        dst: &mut [f64],
+        row: &[P],
+        w: Option<f64>,
+    ) -> (bool, f64, f64, f64, usize) {
+        unsafe {
+            let r = P::load16(row, self.1);
+            simd::add_to(dst, r, w);
+            let (sum, sumsq) = simd::sums(r);
+            let (best, top) = simd::max_first(r);
+            (simd::in_range(r), sum, sumsq, best, top)
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -446,7 +585,23 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
     let mut bad: Option<Bad> = None;
     let mut bad_weight: Option<Bad> = None;
     let mut bad_weights = 0;
-    let mut counts32 = vec![0_u32; k * k];
+    // Counts and bin sums go to LANES interleaved copies (row r to copy
+    // r % LANES), folded in order at the end: consecutive rows in the same
+    // cell (the diagonal, the top bin) then do not wait on each other's
+    // read-modify-write through memory.
+    let mut counts32 = vec![0_u32; LANES * k * k];
+    let mut true_count = vec![0_u64; LANES * k];
+    let nb = opts.n_bins;
+    let mut bin_weight = vec![0.0_f64; LANES * nb];
+    let mut bin_confidence = vec![0.0_f64; LANES * nb];
+    let mut bin_correct = vec![0.0_f64; LANES * nb];
+    let mut bin_count = vec![0_u64; LANES * nb];
+    // The pCM rows, `stride` apart: a SIMD width may pad them to whole,
+    // cache-line-aligned vectors so that its row updates are plain loads and
+    // stores (a masked store does not forward to the next row's load).
+    let stride = width.stride();
+    let mut pcm_blocks = vec![Align64([0.0; 8]); (k * stride).div_ceil(8)];
+    let pcm = Align64::as_mut_slice(&mut pcm_blocks);
     let mut p_true = [0.0_f64; BLOCK];
     let edges = bin_edges(opts.n_bins);
     let weighted = inp.w.is_some();
@@ -465,6 +620,7 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
         let ys = inp.y.get(b0..b1).unwrap_or(&[]);
         let ws = inp.w.and_then(|w| w.get(b0..b1));
         for (r, (row, yv)) in rows.chunks_exact(k).zip(ys).enumerate() {
+            width.prefetch(row);
             let i = b0 + r;
             if let Some(slot) = p_true.get_mut(r) {
                 *slot = 1.0;
@@ -487,7 +643,8 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
                 });
                 continue;
             }
-            if let Some(c) = acc.true_count.get_mut(t) {
+            let lane = r % LANES;
+            if let Some(c) = true_count.get_mut(lane * k + t) {
                 *c += 1;
             }
             if weighted {
@@ -496,7 +653,7 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
                 }
             }
             if lean {
-                let (ok, sum) = match acc.pcm.get_mut(t * k..(t + 1) * k) {
+                let (ok, sum) = match pcm.get_mut(t * stride..(t + 1) * stride) {
                     Some(dst) => width.add_check(dst, row),
                     None => (false, f64::NAN),
                 };
@@ -509,7 +666,11 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
                 }
                 continue;
             }
-            let (ok, sum, sumsq, best, top) = width.sweep(row);
+            // Rows are added before they are checked: any bad row fails the pass.
+            let (ok, sum, sumsq, best, top) = match pcm.get_mut(t * stride..(t + 1) * stride) {
+                Some(dst) => width.sweep_add(dst, row, inp.w.is_some().then_some(wi)),
+                None => (false, f64::NAN, 0.0, 0.0, 0),
+            };
             if let Some(problem) = row_problem(ok, sum, row, inp.offset + i, opts) {
                 bad.get_or_insert(problem);
                 continue;
@@ -532,15 +693,12 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
             };
             if opts.hard {
                 let cell = t * k + pred;
-                if let Some(c) = counts32.get_mut(cell) {
+                if let Some(c) = counts32.get_mut(lane * k * k + cell) {
                     *c += 1;
                 }
                 if let Some(hw) = acc.hard_weighted.as_mut().and_then(|h| h.get_mut(cell)) {
                     *hw += wi;
                 }
-            }
-            if let Some(pcm_row) = acc.pcm.get_mut(t * k..(t + 1) * k) {
-                width.add_row(pcm_row, row, inp.w.is_some().then_some(wi));
             }
             if weighted {
                 acc.weight_sum += wi;
@@ -555,17 +713,17 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
             }
             let correct = top == t;
             if opts.n_bins > 0 {
-                let b = bin_of(best, &edges);
-                if let Some(x) = acc.bin_weight.get_mut(b) {
+                let b = lane * nb + bin_of(best, &edges);
+                if let Some(x) = bin_weight.get_mut(b) {
                     *x += wi;
                 }
-                if let Some(x) = acc.bin_confidence.get_mut(b) {
+                if let Some(x) = bin_confidence.get_mut(b) {
                     *x += wi * best;
                 }
-                if let Some(x) = acc.bin_correct.get_mut(b) {
+                if let Some(x) = bin_correct.get_mut(b) {
                     *x += if correct { wi } else { 0.0 };
                 }
-                if let Some(x) = acc.bin_count.get_mut(b) {
+                if let Some(x) = bin_count.get_mut(b) {
                     *x += 1;
                 }
             }
@@ -584,7 +742,8 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
             if opts.scores {
                 // -ln of the clipped true-class probabilities (1.0, i.e. 0, for skipped rows).
                 acc.log_loss_sum += match ws {
-                    None => -fastmath::lane_sum(pts, fastmath::ln),
+                    None if opts.portable => -fastmath::lane_sum(pts, fastmath::ln),
+                    None => -fastmath::ln_sum(pts),
                     Some(w) => -pts
                         .iter()
                         .zip(w)
@@ -594,18 +753,34 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
             }
             if opts.entropy {
                 acc.entropy_sum += match ws {
-                    None => fastmath::neg_xlogx_sum(rows, P::f),
+                    None if opts.portable => fastmath::neg_xlogx_sum(rows, P::f),
+                    None => P::neg_xlogx_sum(rows),
                     Some(w) => rows
                         .chunks_exact(k)
                         .zip(w)
-                        .map(|(row, &wi)| wi * fastmath::neg_xlogx_sum(row, P::f))
+                        .map(|(row, &wi)| {
+                            let h = if opts.portable {
+                                fastmath::neg_xlogx_sum(row, P::f)
+                            } else {
+                                P::neg_xlogx_sum(row)
+                            };
+                            wi * h
+                        })
                         .sum::<f64>(),
                 };
             }
         }
         b0 = b1;
     }
-    acc.hard_counts = counts32.into_iter().map(u64::from).collect();
+    fold_lanes(&mut acc.hard_counts, &counts32, |a, &b| *a += u64::from(b));
+    fold_lanes(&mut acc.true_count, &true_count, |a, &b| *a += b);
+    fold_lanes(&mut acc.bin_weight, &bin_weight, |a, &b| *a += b);
+    fold_lanes(&mut acc.bin_confidence, &bin_confidence, |a, &b| *a += b);
+    fold_lanes(&mut acc.bin_correct, &bin_correct, |a, &b| *a += b);
+    fold_lanes(&mut acc.bin_count, &bin_count, |a, &b| *a += b);
+    for (dst, src) in acc.pcm.chunks_exact_mut(k).zip(pcm.chunks_exact(stride)) {
+        dst.copy_from_slice(src.get(..k).unwrap_or(&[]));
+    }
     if !weighted {
         // Unit weights: the sums are the counts (exact below 2^53), derived
         // here instead of one dependent f64 add per row.
@@ -622,6 +797,21 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
         bad,
         bad_weight,
         bad_weights,
+    }
+}
+
+/// Interleaved copies of the per-cell accumulators in [`chunk_impl`].
+const LANES: usize = 4;
+
+/// `dst[c] += lane_0[c] + ... ` over the `LANES` copies in `lanes`, in lane order.
+fn fold_lanes<A, B>(dst: &mut [A], lanes: &[B], add: impl Fn(&mut A, &B)) {
+    if dst.is_empty() {
+        return;
+    }
+    for lane in lanes.chunks_exact(dst.len()) {
+        for (d, v) in dst.iter_mut().zip(lane) {
+            add(d, v);
+        }
     }
 }
 
@@ -664,6 +854,9 @@ unsafe fn chunk_avx512<L: Label, P: Prob>(
     opts: &ProbOptions,
     conf_out: Option<(&mut [f64], &mut [bool])>,
 ) -> Part {
+    if inp.k <= 16 {
+        return chunk_impl(Avx16(inp.k, simd::Masks::new(inp.k)), inp, opts, conf_out);
+    }
     chunk_by_width(inp, opts, conf_out)
 }
 
@@ -672,6 +865,9 @@ fn chunk<L: Label, P: Prob>(
     opts: &ProbOptions,
     conf_out: Option<(&mut [f64], &mut [bool])>,
 ) -> Part {
+    if opts.portable {
+        return chunk_by_width(inp, opts, conf_out);
+    }
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f")

@@ -206,3 +206,58 @@ fn invalid_inputs_are_reported_with_their_row() {
     };
     assert!(evaluate_proba(&y, &[0.5, 0.6, 0.5, 0.5], None, None, 2, &lenient, &pool).is_ok());
 }
+
+fn near(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-13 * b.abs().max(1.0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    /// The SIMD kernels chosen at run time agree with the portable code:
+    /// counts, pCM, bins and confidences bit for bit, the log sums to rounding.
+    #[test]
+    fn simd_and_portable_paths_agree(
+        k in 2_usize..20,
+        n in 1_usize..3000,
+        seed in any::<u64>(),
+        weighted in any::<bool>(),
+        use_f32 in any::<bool>(),
+    ) {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as u32
+        };
+        // Sparse rows (many zeros) exercise the 0 ln 0 = 0 convention.
+        let raw: Vec<u32> = (0..n * k).map(|_| { let v = next() % 40; if v < 15 { 0 } else { v } }).collect();
+        let p = rows(&raw, k);
+        let y: Vec<i32> = (0..n).map(|_| (next() as usize % k) as i32).collect();
+        let w: Vec<f64> = (0..n).map(|_| f64::from(next() % 1000) / 100.0).collect();
+        let w = weighted.then_some(&w[..]);
+        let opts = ProbOptions { keep_confidence: true, ..ProbOptions::default() };
+        let portable = ProbOptions { portable: true, ..opts };
+        let pool = Pool::sequential();
+        let (fast, slow) = if use_f32 {
+            let p32: Vec<f32> = p.iter().map(|&v| v as f32).collect();
+            let o = ProbOptions { validate_rows: false, ..opts };
+            let po = ProbOptions { validate_rows: false, ..portable };
+            (evaluate_proba(&y, &p32, None, w, k, &o, &pool).unwrap(), evaluate_proba(&y, &p32, None, w, k, &po, &pool).unwrap())
+        } else {
+            (evaluate_proba(&y, &p, None, w, k, &opts, &pool).unwrap(), evaluate_proba(&y, &p, None, w, k, &portable, &pool).unwrap())
+        };
+        prop_assert_eq!(&fast.hard_counts, &slow.hard_counts);
+        prop_assert_eq!(&fast.hard_weighted, &slow.hard_weighted);
+        prop_assert_eq!(&fast.pcm, &slow.pcm);
+        prop_assert_eq!(&fast.bin_weight, &slow.bin_weight);
+        prop_assert_eq!(&fast.bin_confidence, &slow.bin_confidence);
+        prop_assert_eq!(&fast.bin_correct, &slow.bin_correct);
+        prop_assert_eq!(&fast.confidence, &slow.confidence);
+        prop_assert_eq!(&fast.correct, &slow.correct);
+        prop_assert!(near(fast.entropy_sum, slow.entropy_sum), "{} {}", fast.entropy_sum, slow.entropy_sum);
+        prop_assert!(near(fast.brier_sum, slow.brier_sum));
+        prop_assert!(near(fast.log_loss_sum, slow.log_loss_sum));
+    }
+}

@@ -86,6 +86,7 @@ pub fn evaluate_proba<'py>(
         n_bins,
         keep_confidence,
         hard,
+        portable: false,
     };
     let pool = Pool::new(n_threads);
     let k = match &y_proba {
