@@ -88,6 +88,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "report: numpy backend / cmetrics": _ratio("numpy_backend_report", "cmetrics_report"),
         "pCM: cmetrics / bandwidth floor": (TIMINGS["cmetrics_pcm"] / pfloor)
         if pfloor and "cmetrics_pcm" in TIMINGS else None,
+        "refinement: sklearn roc_auc / cmetrics": _ratio("sklearn_auc", "cmetrics_refinement"),
+        "refinement: numpy sort+searchsorted / cmetrics": _ratio("numpy_auc", "cmetrics_refinement"),
+        "kendall: scipy / cmetrics": _ratio("scipy_kendall", "cmetrics_kendall"),
         "pCM: best numpy / cmetrics": (min(TIMINGS[k] for k in ("numpy_pcm_bincount", "numpy_pcm_sparse",
                                                               "numpy_pcm_onehot") if k in TIMINGS)
                                        / TIMINGS["cmetrics_pcm"]) if "cmetrics_pcm" in TIMINGS else None,

@@ -1,5 +1,7 @@
 """Stub of the compiled extension ``cmetrics._core`` (rust/py)."""
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -75,3 +77,13 @@ def evaluate_proba(
     n_threads: int = 0,
 ) -> dict[str, object]:
     """One pass over y_proba: every accumulator of the probabilistic metrics."""
+
+def binary_ranking(
+    positive: npt.NDArray[np.bool_],
+    score: npt.NDArray[np.float64],
+    sample_weight: npt.NDArray[np.float64] | None = None,
+    n_threads: int = 0,
+) -> dict[str, Any]: ...
+def kendall_counts(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], n_threads: int = 0
+) -> dict[str, Any]: ...

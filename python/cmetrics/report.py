@@ -157,6 +157,7 @@ def evaluate(
     zero_division: Any = "warn",
     validate: bool = True,
     keep_confidence: bool = False,
+    ranking: bool = True,
     backend: Backend = "auto",
 ) -> Report:
     """Score an evaluation dump in one pass and return a :class:`Report`.
@@ -191,7 +192,8 @@ def evaluate(
     if y_proba is not None:
         inp = _p.prob_inputs(y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight,
                              backend=backend)
-        acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, keep_confidence=keep_confidence)
+        acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate,
+                            keep_confidence=keep_confidence or ranking)
         res = _p.ProbResult(acc, inp.labels, inp.kind, backend)
         if res.hard is None:  # accumulate(hard=True) always counts it
             msg = "internal error: the probability pass returned no hard confusion matrix"
@@ -210,6 +212,8 @@ def evaluate(
         if keep_confidence:
             tables["confidence"] = np.asarray(res.confidence)
             tables["correct"] = np.asarray(res.correct)
+        if ranking:
+            _ranking(acc, sample_weight, values, undefined, backend)
     meta = {
         "labels": cm.labels.tolist(),
         "n_samples": cm.n_samples,
@@ -217,6 +221,27 @@ def evaluate(
         "has_proba": res is not None,
     }
     return Report(values, per_class, tables, undefined, calibration, meta)
+
+
+def _ranking(acc: dict[str, Any], sample_weight: Any, values: dict[str, Any], undefined: dict[str, str],
+             backend: Backend) -> None:
+    """Selective-prediction metrics of the top-label confidence (one sort)."""
+    from cmetrics import ranking as _r
+
+    correct = np.ascontiguousarray(acc["correct"], dtype=bool)
+    conf = np.ascontiguousarray(acc["confidence"], dtype=np.float64)
+    d = _r._walk(correct, conf, sample_weight, backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        s = _r.selective_from_walk(d, "half", sample_weight is not None)
+    values["refinement"] = s.refinement
+    values["auroc_confidence"] = s.auroc
+    values["reversed_pair_proportion"] = s.reversed_pair_proportion
+    values["aurc"] = s.aurc
+    if np.isnan(s.refinement):
+        reason = "all predictions are correct or all are wrong: no (correct, wrong) pair to rank"
+        undefined["refinement"] = reason
+        undefined["auroc_confidence"] = reason
 
 
 def _collect_prf(cm: ConfusionMatrix, values: dict[str, Any], undefined: dict[str, str], zd: Any,

@@ -23,6 +23,7 @@ from cmetrics._numpy.classification import (
     youden_j_per_class,
 )
 from cmetrics._numpy.probabilistic import evaluate_proba
+from cmetrics._numpy.ranking import binary_ranking, kendall_counts
 from cmetrics._numpy.confusion import (
     confusion_matrix,
     confusion_matrix_codes,
@@ -33,6 +34,8 @@ from cmetrics._numpy.confusion import (
 
 __all__ = [
     "accuracy",
+    "binary_ranking",
+    "kendall_counts",
     "balanced_accuracy",
     "cohen_kappa",
     "confusion_matrix",

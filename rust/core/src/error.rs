@@ -55,6 +55,13 @@ pub enum MetricError {
         value: i64,
         k: usize,
     },
+    /// A NaN or infinite value where only finite numbers make sense.
+    #[error("{arg}[{index}] = {} is not finite; remove or impute NaN and infinite values", py_float(*.value))]
+    NonFinite {
+        arg: &'static str,
+        index: usize,
+        value: f64,
+    },
     /// A value outside the range an option allows.
     #[error("{arg} is invalid: {detail}")]
     InvalidValue { arg: &'static str, detail: String },

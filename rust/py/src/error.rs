@@ -12,6 +12,7 @@ pyo3::import_exception!(cmetrics.exceptions, LimitExceededError);
 pyo3::import_exception!(cmetrics.exceptions, InternalError);
 pyo3::import_exception!(cmetrics.exceptions, LabelError);
 pyo3::import_exception!(cmetrics.exceptions, ProbabilityError);
+pyo3::import_exception!(cmetrics.exceptions, NonFiniteError);
 
 /// Newtype for the orphan rule: `From<PyMetricError> for PyErr`.
 pub struct PyMetricError(pub MetricError);
@@ -29,6 +30,7 @@ impl From<PyMetricError> for PyErr {
                 ProbabilityError::new_err(msg)
             }
             MetricError::LabelOutOfRange { .. } => LabelError::new_err(msg),
+            MetricError::NonFinite { .. } => NonFiniteError::new_err(msg),
             MetricError::Empty { .. }
             | MetricError::Shape { .. }
             | MetricError::InvalidValue { .. } => ValidationError::new_err(msg),

@@ -9,6 +9,7 @@ mod classification;
 mod confusion;
 mod error;
 mod probabilistic;
+mod ranking;
 
 use pyo3::prelude::*;
 
@@ -62,6 +63,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_function(wrap_pyfunction!(probabilistic::evaluate_proba, m)?)?;
+    m.add_function(wrap_pyfunction!(ranking::binary_ranking, m)?)?;
+    m.add_function(wrap_pyfunction!(ranking::kendall_counts, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     Ok(())

@@ -1,0 +1,74 @@
+"""Issue 4: ranking metrics at n = 10^7 (binary AUROC / refinement, Kendall tau-b)
+against scikit-learn, scipy and the best numpy formulation, ratios in one run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.stats
+import sklearn.metrics as skm
+
+import cmetrics
+from benches.conftest import N, record
+
+
+@pytest.fixture(scope="module")
+def ranking_data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(4)
+    conf = rng.random(N).astype(np.float32).astype(np.float64)  # float32 confidences: many ties
+    correct = rng.random(N) < conf
+    return correct, conf
+
+
+@pytest.fixture(scope="module")
+def kendall_data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(5)
+    x = np.round(rng.random(N), 4)
+    y = np.round(x + rng.normal(0, 0.3, N), 3)
+    return x, y
+
+
+def _numpy_auc(correct: np.ndarray, conf: np.ndarray) -> float:
+    """Best numpy formulation: sort both sides, count with searchsorted."""
+    neg = np.sort(conf[~correct])
+    pos = np.sort(conf[correct])
+    lo = np.searchsorted(neg, pos, "left")
+    hi = np.searchsorted(neg, pos, "right")
+    return float((lo.sum() + hi.sum()) / 2 / (len(pos) * len(neg)))
+
+
+def test_cmetrics_refinement(benchmark: Any, ranking_data: tuple[np.ndarray, np.ndarray]) -> None:
+    benchmark.group = "refinement / AUROC 1e7"
+    got = benchmark.pedantic(cmetrics.refinement, args=ranking_data, rounds=5, iterations=1, warmup_rounds=1)
+    n = 200_000
+    assert abs(cmetrics.refinement(ranking_data[0][:n], ranking_data[1][:n])
+               - skm.roc_auc_score(ranking_data[0][:n], ranking_data[1][:n])) < 1e-12
+    assert 0 <= got <= 1
+    record("cmetrics_refinement", benchmark)
+
+
+def test_numpy_auc(benchmark: Any, ranking_data: tuple[np.ndarray, np.ndarray]) -> None:
+    benchmark.group = "refinement / AUROC 1e7"
+    benchmark.pedantic(_numpy_auc, args=ranking_data, rounds=2, iterations=1)
+    record("numpy_auc", benchmark)
+
+
+def test_sklearn_auc(benchmark: Any, ranking_data: tuple[np.ndarray, np.ndarray]) -> None:
+    benchmark.group = "refinement / AUROC 1e7"
+    benchmark.pedantic(skm.roc_auc_score, args=ranking_data, rounds=1, iterations=1)
+    record("sklearn_auc", benchmark)
+
+
+def test_cmetrics_kendall(benchmark: Any, kendall_data: tuple[np.ndarray, np.ndarray]) -> None:
+    benchmark.group = "Kendall tau-b 1e7"
+    benchmark.pedantic(cmetrics.kendall_tau, args=kendall_data, rounds=3, iterations=1)
+    record("cmetrics_kendall", benchmark)
+
+
+def test_scipy_kendall(benchmark: Any, kendall_data: tuple[np.ndarray, np.ndarray]) -> None:
+    benchmark.group = "Kendall tau-b 1e7"
+    want = benchmark.pedantic(scipy.stats.kendalltau, args=kendall_data, rounds=1, iterations=1).statistic
+    assert abs(cmetrics.kendall_tau(*kendall_data) - want) < 1e-12
+    record("scipy_kendall", benchmark)

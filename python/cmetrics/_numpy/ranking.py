@@ -1,0 +1,155 @@
+"""Ranking kernels with numpy (mirror of ``rust/core/src/ranking.rs``): the
+tie-grouped walk of a binary outcome against a score, and Kendall's pair
+counts by Knight's algorithm (lexicographic sort, tie runs, inversions by a
+level-by-level merge). Same keys, checks and messages as the Rust backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cmetrics.exceptions import LengthMismatchError, NonFiniteError, ValidationError, WeightError
+
+
+def _check_finite(arg: str, x: np.ndarray) -> None:
+    bad = ~np.isfinite(x)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        msg = f"{arg}[{i}] = {float(x[i])!r} is not finite; remove or impute NaN and infinite values"
+        raise NonFiniteError(msg)
+
+
+def _runs(sorted_values: np.ndarray) -> np.ndarray:
+    """Start index of each run of equal values."""
+    if sorted_values.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(sorted_values[1:] != sorted_values[:-1]) + 1
+    return np.concatenate(([0], change))
+
+
+def _tie_pairs(starts: np.ndarray, n: int) -> int:
+    t = np.diff(np.append(starts, n)).astype(object)
+    return int(sum(t * (t - 1) // 2)) if len(t) else 0
+
+
+def binary_ranking(
+    positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 0
+) -> dict[str, Any]:
+    n = score.shape[0]
+    if positive.shape[0] != n:
+        msg = f"y_true has {positive.shape[0]} rows but y_score has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if n == 0:
+        raise ValidationError("y_score is empty; at least one sample is required")
+    _check_finite("y_score", score)
+    if sample_weight is not None:
+        if sample_weight.shape[0] != n:
+            msg = (f"sample_weight has {sample_weight.shape[0]} rows but y_score has {n}; "
+                   "pass arrays of the same length")
+            raise LengthMismatchError(msg)
+        bad = ~((sample_weight >= 0) & np.isfinite(sample_weight))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            msg = (f"sample_weight[{i}] = {float(sample_weight[i])!r} is invalid; weights must be finite "
+                   f"and >= 0 ({int(bad.sum())} invalid in total)")
+            raise WeightError(msg)
+    key = score + 0.0  # -0.0 -> 0.0
+    order = np.argsort(-key, kind="stable")
+    s = key[order]
+    p = positive[order]
+    w = np.ones(n) if sample_weight is None else sample_weight[order]
+    starts = _runs(s)
+    size = np.diff(np.append(starts, n))
+    cp = np.add.reduceat(p.astype(np.int64), starts)
+    cn = size - cp
+    wp = np.add.reduceat(np.where(p, w, 0.0), starts)
+    wn = np.add.reduceat(np.where(p, 0.0, w), starts)
+    neg_above = np.cumsum(cn) - cn
+    # Exact integers (Python ints) for the pair counts.
+    reversed_ = int(np.dot(cp.astype(object), neg_above.astype(object))) if len(cp) else 0
+    tied = int(np.dot(cp.astype(object), cn.astype(object))) if len(cp) else 0
+    n_pos, n_neg = int(cp.sum()), int(cn.sum())
+    w_pos, w_neg = float(np.sum(wp)), float(np.sum(wn))
+    # Sequential sums in walk order, as the Rust loop.
+    w_neg_above = np.cumsum(wn) - wn
+    tp = np.cumsum(wp)
+    fp = np.cumsum(wn)
+    covered = tp + fp
+    total = w_pos + w_neg
+    ok = covered > 0
+    precision = np.where(ok, tp / np.where(ok, covered, 1.0), 0.0)
+    if w_pos > 0:
+        recall = tp / w_pos
+        last_recall = np.concatenate(([0.0], recall[:-1]))
+        ap = float(np.sum(np.where(ok, (recall - last_recall) * precision, 0.0)))
+        last_precision = np.concatenate(([1.0], precision[:-1]))
+        full = np.flatnonzero(tp >= w_pos)
+        stop = int(full[0]) + 1 if len(full) else len(tp)
+        seg = ((recall - last_recall) * (precision + last_precision) / 2.0)[:stop]
+        aupr = float(np.sum(seg[ok[:stop]]))
+    else:
+        ap = aupr = float("nan")
+    aurc = float(np.sum(np.where(ok, (wp + wn) / total * (fp / np.where(ok, covered, 1.0)), 0.0))) if total > 0 \
+        else float("nan")
+    return {
+        "n_pos": n_pos, "n_neg": n_neg, "w_pos": w_pos, "w_neg": w_neg,
+        "reversed": reversed_, "tied": tied, "ordered": n_pos * n_neg - reversed_ - tied,
+        "w_reversed": float(np.sum(wp * w_neg_above)), "w_tied": float(np.sum(wp * wn)),
+        "average_precision": ap, "aupr_trapezoid": aupr, "aurc": aurc, "n_thresholds": int(len(starts)),
+    }
+
+
+def _inversions(r: np.ndarray) -> int:
+    """Pairs i < j with r[i] > r[j] (r: dense ranks 0..m-1), by bottom-up merging:
+    at each level every right block counts the left-block values above each of its values."""
+    n = r.shape[0]
+    m = int(r.max()) + 1 if n else 1
+    a = r.astype(np.int64)
+    idx = np.arange(n, dtype=np.int64)
+    inv = 0
+    width = 1
+    while width < n:
+        pair = idx // (2 * width)
+        is_right = (idx // width) % 2 == 1
+        key = pair * m + a
+        left = key[~is_right]  # sorted: pairs ascend, each block is sorted
+        right = key[is_right]
+        le = np.searchsorted(left, right, side="right")
+        end = np.searchsorted(left, (pair[is_right] + 1) * m, side="left")
+        inv += int(np.sum(end - le))
+        a = np.sort(key) - pair * m  # sorting keys sorts inside each pair
+        width *= 2
+    return inv
+
+
+def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str, Any]:
+    n = x.shape[0]
+    if y.shape[0] != n:
+        msg = f"x has {n} rows but y has {y.shape[0]}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if n == 0:
+        raise ValidationError("x is empty; at least one sample is required")
+    _check_finite("x", x)
+    _check_finite("y", y)
+    x = x + 0.0
+    y = y + 0.0
+    order = np.lexsort((y, x))
+    xs, ys = x[order], y[order]
+    x_starts = _runs(xs)
+    x_ties = _tie_pairs(x_starts, n)
+    joint_change = np.flatnonzero((xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])) + 1 if n > 1 else np.zeros(0, np.int64)
+    joint_ties = _tie_pairs(np.concatenate(([0], joint_change)), n)
+    uy, ranks = np.unique(ys, return_inverse=True)
+    discordant = _inversions(ranks.reshape(-1))
+    y_ties = _tie_pairs(_runs(np.sort(ys)), n)
+    n0 = n * (n - 1) // 2
+    cmd = n0 + joint_ties - x_ties - y_ties - 2 * discordant
+    a, b = n0 - x_ties, n0 - y_ties
+    tau_b = float("nan") if a == 0 or b == 0 else cmd / (np.sqrt(float(a)) * np.sqrt(float(b)))
+    m = min(len(x_starts), len(uy))
+    tau_c = float("nan") if m < 2 or n < 2 else 2.0 * cmd / (float(n) * float(n) * (m - 1.0) / m)
+    return {
+        "n": n, "x_ties": x_ties, "y_ties": y_ties, "joint_ties": joint_ties, "discordant": discordant,
+        "x_distinct": int(len(x_starts)), "y_distinct": int(len(uy)), "tau_b": float(tau_b), "tau_c": float(tau_c),
+    }

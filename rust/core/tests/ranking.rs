@@ -1,0 +1,124 @@
+//! Ranking kernels against naive O(n^2) pair counts, and overflow safety.
+#![allow(clippy::unwrap_used)]
+
+use cmetrics_core::ranking::{binary_ranking, kendall_counts, order_key, KendallCounts};
+use cmetrics_core::Pool;
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn binary_pairs_match_the_naive_count(rows in prop::collection::vec((any::<bool>(), 0_u8..6, 0_u8..4), 1..400)) {
+        let ok: Vec<bool> = rows.iter().map(|r| r.0).collect();
+        let s: Vec<f64> = rows.iter().map(|r| f64::from(r.1) / 5.0 - 0.4).collect();
+        let w: Vec<f64> = rows.iter().map(|r| f64::from(r.2) / 2.0).collect();
+        let (mut rev, mut tied, mut wrev) = (0_u128, 0_u128, 0.0_f64);
+        for i in 0..s.len() {
+            for j in 0..s.len() {
+                if ok[i] && !ok[j] {
+                    rev += u128::from(s[i] < s[j]);
+                    tied += u128::from(s[i] == s[j]);
+                    if s[i] < s[j] { wrev += w[i] * w[j]; }
+                }
+            }
+        }
+        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+            let r = binary_ranking(&ok, &s, None, &pool).unwrap();
+            prop_assert_eq!(r.reversed, rev);
+            prop_assert_eq!(r.tied, tied);
+            prop_assert_eq!(r.reversed + r.tied + r.ordered, u128::from(r.n_pos) * u128::from(r.n_neg));
+            let rw = binary_ranking(&ok, &s, Some(&w), &pool).unwrap();
+            prop_assert!((rw.w_reversed - wrev).abs() <= 1e-9 * wrev.max(1.0));
+        }
+    }
+
+    #[test]
+    fn kendall_matches_the_naive_count(rows in prop::collection::vec((0_u8..5, 0_u8..5), 2..300)) {
+        let x: Vec<f64> = rows.iter().map(|r| f64::from(r.0)).collect();
+        let y: Vec<f64> = rows.iter().map(|r| f64::from(r.1)).collect();
+        let (mut disc, mut xt, mut yt, mut jt) = (0_u128, 0_u128, 0_u128, 0_u128);
+        for i in 0..x.len() {
+            for j in i + 1..x.len() {
+                disc += u128::from((x[i] - x[j]) * (y[i] - y[j]) < 0.0);
+                xt += u128::from(x[i] == x[j]);
+                yt += u128::from(y[i] == y[j]);
+                jt += u128::from(x[i] == x[j] && y[i] == y[j]);
+            }
+        }
+        for pool in [Pool::sequential(), Pool::new(2)] {
+            let c = kendall_counts(&x, &y, &pool).unwrap();
+            prop_assert_eq!((c.discordant, c.x_ties, c.y_ties, c.joint_ties), (disc, xt, yt, jt));
+        }
+    }
+}
+
+#[test]
+fn order_keys_sort_like_floats() {
+    let v = [
+        -f64::MAX,
+        -1.0,
+        -1e-300,
+        -0.0,
+        0.0,
+        1e-300,
+        0.5,
+        1.0,
+        f64::MAX,
+    ];
+    for w in v.windows(2) {
+        assert!(order_key(w[0]) <= order_key(w[1]));
+        assert_eq!(w[0] == w[1], order_key(w[0]) == order_key(w[1]));
+    }
+}
+
+#[test]
+fn kendall_arithmetic_does_not_overflow_near_2_32_and_2_64() {
+    // n = 4e9 rows: n(n-1)/2 is about 8e18, near 2^63; no ties, all pairs discordant
+    // gives exactly -1, all concordant +1.
+    let n: u64 = 4_000_000_000;
+    let all = u128::from(n) * u128::from(n - 1) / 2;
+    let rev = KendallCounts {
+        n,
+        discordant: all,
+        x_distinct: n,
+        y_distinct: n,
+        ..Default::default()
+    };
+    assert_eq!(rev.concordant_minus_discordant(), -(all as i128));
+    assert!((rev.tau_b() + 1.0).abs() < 1e-15);
+    let fwd = KendallCounts {
+        discordant: 0,
+        ..rev
+    };
+    assert!((fwd.tau_b() - 1.0).abs() < 1e-15);
+    // Around 2^32 rows, with half the pairs tied in x.
+    let n: u64 = (1 << 32) + 3;
+    let all = u128::from(n) * u128::from(n - 1) / 2;
+    let c = KendallCounts {
+        n,
+        x_ties: all / 2,
+        discordant: all / 4,
+        x_distinct: 2,
+        y_distinct: n,
+        ..Default::default()
+    };
+    let want = (all as f64 - all as f64 / 2.0 - 2.0 * (all / 4) as f64)
+        / ((all as f64 / 2.0).sqrt() * (all as f64).sqrt());
+    assert!((c.tau_b() - want).abs() < 1e-12);
+    assert!(c.tau_c().is_finite());
+}
+
+#[test]
+fn nan_is_rejected() {
+    let e = kendall_counts(&[1.0, f64::NAN], &[1.0, 2.0], &Pool::sequential()).unwrap_err();
+    assert!(e.to_string().contains("x[1]"));
+    let e = binary_ranking(
+        &[true, false],
+        &[0.5, f64::INFINITY],
+        None,
+        &Pool::sequential(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("y_score[1]"));
+}

@@ -1,0 +1,71 @@
+//! Bindings of `cmetrics_core::ranking`: binary ranking walks and Kendall counts.
+
+use cmetrics_core::ranking as rk;
+use cmetrics_core::Pool;
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::arrays::slice;
+use crate::error::run;
+
+/// Tie-grouped walk of a binary outcome against a score (`rk::BinaryRanking` as a dict).
+#[pyfunction]
+#[pyo3(signature = (positive, score, sample_weight=None, n_threads=0))]
+pub fn binary_ranking<'py>(
+    py: Python<'py>,
+    positive: PyReadonlyArray1<'py, bool>,
+    score: PyReadonlyArray1<'py, f64>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let p = slice(&positive, "y_true")?;
+    let s = slice(&score, "y_score")?;
+    let w = match &sample_weight {
+        Some(w) => Some(slice(w, "sample_weight")?),
+        None => None,
+    };
+    let pool = Pool::new(n_threads);
+    let r = run(py, || rk::binary_ranking(p, s, w, &pool))?;
+    let d = PyDict::new(py);
+    d.set_item("n_pos", r.n_pos)?;
+    d.set_item("n_neg", r.n_neg)?;
+    d.set_item("w_pos", r.w_pos)?;
+    d.set_item("w_neg", r.w_neg)?;
+    d.set_item("reversed", r.reversed)?;
+    d.set_item("tied", r.tied)?;
+    d.set_item("ordered", r.ordered)?;
+    d.set_item("w_reversed", r.w_reversed)?;
+    d.set_item("w_tied", r.w_tied)?;
+    d.set_item("average_precision", r.average_precision)?;
+    d.set_item("aupr_trapezoid", r.aupr_trapezoid)?;
+    d.set_item("aurc", r.aurc)?;
+    d.set_item("n_thresholds", r.n_thresholds)?;
+    Ok(d)
+}
+
+/// Kendall pair counts of `(x, y)` (`rk::KendallCounts` as a dict, exact integers).
+#[pyfunction]
+#[pyo3(signature = (x, y, n_threads=0))]
+pub fn kendall_counts<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray1<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let xs = slice(&x, "x")?;
+    let ys = slice(&y, "y")?;
+    let pool = Pool::new(n_threads);
+    let c = run(py, || rk::kendall_counts(xs, ys, &pool))?;
+    let d = PyDict::new(py);
+    d.set_item("n", c.n)?;
+    d.set_item("x_ties", c.x_ties)?;
+    d.set_item("y_ties", c.y_ties)?;
+    d.set_item("joint_ties", c.joint_ties)?;
+    d.set_item("discordant", c.discordant)?;
+    d.set_item("x_distinct", c.x_distinct)?;
+    d.set_item("y_distinct", c.y_distinct)?;
+    d.set_item("tau_b", c.tau_b())?;
+    d.set_item("tau_c", c.tau_c())?;
+    Ok(d)
+}

@@ -1,0 +1,231 @@
+"""Ranking and selective-prediction metrics: spec vectors 05 and 07, scipy/sklearn
+parity with heavy ties and weights, a naive O(n^2) oracle, seed 003's theorems,
+thread invariance and bad inputs, on both backends."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.stats
+import sklearn.metrics
+from hypothesis import given
+from hypothesis import strategies as st
+
+import cmetrics
+from cmetrics.exceptions import LengthMismatchError, NonFiniteError, UndefinedMetricWarning, ValidationError, WeightError
+from tests.conftest import assert_close, load_vectors, num, quiet
+
+V05 = load_vectors("05_refinement_rpp_kendall.json")
+V07 = load_vectors("07_probabilistic_and_ranking.json")
+
+
+@pytest.mark.parametrize("case", V05["cases"], ids=lambda c: c["name"])
+def test_refinement_vectors(case: dict[str, Any], backend: str) -> None:
+    ok, conf, e = case["correct"], case["confidence"], case["expected"]
+    for ties, key in [("strict", "refinement_strict_paper"), ("half", "refinement_half_ties_auroc"),
+                      ("harsh", "refinement_harsh_spred")]:
+        got = quiet(cmetrics.refinement, ok, conf, ties=ties, backend=backend)
+        assert_close(got, num(e[key]), f"{case['name']} {ties}")
+    assert_close(cmetrics.reversed_pair_proportion(ok, conf, backend=backend), num(e["rpp"]), "rpp")
+    undefined = e["c"] in (0, e["n"])
+    if undefined:
+        with pytest.warns(UndefinedMetricWarning):
+            assert math.isnan(cmetrics.kendall_tau_distance(ok, conf, backend=backend))
+        with pytest.warns(UndefinedMetricWarning):
+            assert math.isnan(cmetrics.refinement(ok, conf, backend=backend))
+        return
+    assert cmetrics.kendall_tau_distance(ok, conf, backend=backend) == e["tau_paper_strict"]
+    assert_close(cmetrics.roc_auc_score(ok, conf, backend=backend), num(e["sklearn_roc_auc_correct_vs_conf"]))
+    assert_close(cmetrics.average_precision_score(ok, conf, backend=backend),
+                 num(e["sklearn_average_precision_correct_vs_conf"]))
+    assert_close(cmetrics.aupr_trapezoid(ok, conf, backend=backend), num(e["aupr_spred_trapezoid"]))
+    tau = num(e["scipy_kendalltau_b_conf_vs_correct"])
+    got = quiet(cmetrics.kendall_tau, conf, ok, backend=backend)
+    assert (math.isnan(got) and math.isnan(tau)) or abs(got - tau) <= 1e-12
+    # The tau-b / AUROC link of spec 5.
+    if not math.isnan(tau):
+        n, c = e["n"], e["c"]
+        x_ties = sum(k * (k - 1) // 2 for k in np.unique(conf, return_counts=True)[1])
+        n0 = n * (n - 1) // 2
+        link = (2 * num(e["sklearn_roc_auc_correct_vs_conf"]) - 1) * math.sqrt(c * (n - c) / (n0 - x_ties))
+        assert abs(link - tau) <= 1e-12
+
+
+@pytest.mark.parametrize("case", V05["kendall_tau_cases"], ids=lambda c: c["name"])
+def test_kendall_vectors(case: dict[str, Any], backend: str) -> None:
+    e = case["expected"]
+    d = cmetrics.ranking.resolve_backend(backend).kendall_counts(
+        np.asarray(case["x"], float), np.asarray(case["y"], float))
+    assert d["discordant"] == e["discordant"]
+    assert d["x_ties"] == e["n1_ties_in_x"] and d["y_ties"] == e["n2_ties_in_y"]
+    for variant, key in [("b", "scipy_tau_b"), ("c", "scipy_tau_c")]:
+        got = quiet(cmetrics.kendall_tau, case["x"], case["y"], variant=variant, backend=backend)
+        want = num(e[key])
+        assert (math.isnan(got) and math.isnan(want)) or abs(got - want) <= 1e-12, (variant, got, want)
+
+
+@pytest.mark.parametrize("case", V07["binary_ranking_cases"], ids=lambda c: c["name"])
+def test_binary_ranking_vectors(case: dict[str, Any], backend: str) -> None:
+    e = case["expected"]
+    kw = {"sample_weight": case["sample_weight"], "backend": backend}
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        auc = cmetrics.roc_auc_score(case["y_true"], case["y_score"], **kw)
+        ap = cmetrics.average_precision_score(case["y_true"], case["y_score"], **kw)
+    assert_close(auc, num(e["roc_auc_sklearn"]), "auc")
+    assert_close(ap, num(e["average_precision_sklearn"]), "ap")
+    assert bool(e["sklearn_warnings"]) == any(issubclass(w.category, UndefinedMetricWarning) for w in rec)
+
+
+def naive(ok: np.ndarray, conf: np.ndarray, w: np.ndarray) -> tuple[float, float, float]:
+    """(reversed, tied, all) weighted pair sums over every (correct, wrong) pair."""
+    rev = tied = total = 0.0
+    for i, j in itertools.product(np.flatnonzero(ok), np.flatnonzero(~ok)):
+        total += w[i] * w[j]
+        rev += w[i] * w[j] * (conf[i] < conf[j])
+        tied += w[i] * w[j] * (conf[i] == conf[j])
+    return rev, tied, total
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 6), st.integers(0, 4)), min_size=1, max_size=40))
+def test_against_the_naive_pair_oracle(rows: list[tuple[bool, int, int]]) -> None:
+    ok = np.array([r[0] for r in rows])
+    conf = np.array([r[1] / 6 for r in rows])
+    w = np.array([r[2] / 2 for r in rows])
+    one = np.ones(len(rows))
+    for backend in ["rust", "numpy"] if cmetrics.rust_available() else ["numpy"]:
+        for weights in (None, w):
+            rev, tied, total = naive(ok, conf, one if weights is None else w)
+            got = quiet(cmetrics.refinement, ok, conf, ties="half", sample_weight=weights, backend=backend)
+            if total == 0:
+                assert math.isnan(got)
+                continue
+            assert abs(got - (1 - (rev + tied / 2) / total)) <= 1e-12
+            harsh = cmetrics.refinement(ok, conf, ties="harsh", sample_weight=weights, backend=backend)
+            assert abs(harsh - (1 - (rev + tied) / total)) <= 1e-12
+            tot_w = (one if weights is None else w).sum()
+            if tot_w > 0:
+                rpp = cmetrics.reversed_pair_proportion(ok, conf, sample_weight=weights, backend=backend)
+                assert abs(rpp - rev / tot_w**2) <= 1e-12
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=40))
+def test_kendall_against_scipy_and_pairs(rows: list[tuple[int, int]]) -> None:
+    x = np.array([r[0] for r in rows], float)
+    y = np.array([r[1] for r in rows], float)
+    want = scipy.stats.kendalltau(x, y).statistic if len(set(x)) > 1 and len(set(y)) > 1 else float("nan")
+    disc = sum(1 for i, j in itertools.combinations(range(len(x)), 2) if (x[i] - x[j]) * (y[i] - y[j]) < 0)
+    for backend in ["rust", "numpy"] if cmetrics.rust_available() else ["numpy"]:
+        d = cmetrics.ranking.resolve_backend(backend).kendall_counts(x, y)
+        assert d["discordant"] == disc
+        got = quiet(cmetrics.kendall_tau, x, y, backend=backend)
+        assert (math.isnan(got) and math.isnan(want)) or abs(got - want) <= 1e-12
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_parity_with_heavy_ties_and_weights(backend: str, dtype: type) -> None:
+    rng = np.random.default_rng(7)
+    n = 30_000
+    s = np.round(rng.random(n), 2).astype(dtype)
+    y = rng.random(n) < s
+    w = rng.random(n)
+    for weights in (None, w):
+        assert_close(cmetrics.roc_auc_score(y, s, sample_weight=weights, backend=backend),
+                     sklearn.metrics.roc_auc_score(y, s, sample_weight=weights))
+        assert_close(cmetrics.average_precision_score(y, s, sample_weight=weights, backend=backend),
+                     sklearn.metrics.average_precision_score(y, s, sample_weight=weights))
+        p, r, _ = sklearn.metrics.precision_recall_curve(y, s, sample_weight=weights)
+        assert_close(cmetrics.aupr_trapezoid(y, s, sample_weight=weights, backend=backend), sklearn.metrics.auc(r, p))
+    z = np.round(s + rng.normal(0, 0.3, n), 1).astype(dtype)
+    for variant in ("b", "c"):
+        assert_close(cmetrics.kendall_tau(s, z, variant=variant, backend=backend),
+                     scipy.stats.kendalltau(s, z, variant=variant).statistic)
+
+
+def test_seed003_theorems(backend: str) -> None:
+    rng = np.random.default_rng(3)
+    ok = rng.random(200) < 0.7
+    conf = rng.random(200)
+    # Theorem 1: the bounds are reached by the best and the worst orderings.
+    best = np.where(ok, 1.0 + conf, conf)
+    worst = np.where(ok, conf, 1.0 + conf)
+    for ties in ("strict", "half", "harsh"):
+        assert cmetrics.refinement(ok, best, ties=ties, backend=backend) == 1.0
+        assert cmetrics.refinement(ok, worst, ties=ties, backend=backend) == 0.0
+    # Theorem 2: a random confidence function scores 0.5 on average. Over 400 seeds the
+    # mean of 400 values with standard deviation about 0.03 is within 0.01 of 0.5.
+    vals = [cmetrics.refinement(ok, np.random.default_rng(s).random(200), backend=backend) for s in range(400)]
+    assert abs(np.mean(vals) - 0.5) < 0.01
+
+
+def test_threads_do_not_change_results() -> None:
+    if not cmetrics.rust_available():
+        pytest.skip("the Rust extension is not built")
+    rng = np.random.default_rng(5)
+    n = 1_200_000
+    s = np.round(rng.random(n), 3)
+    y = rng.random(n) < s
+    w = rng.random(n)
+    from cmetrics import _core
+
+    base = _core.binary_ranking(y, s, w, n_threads=1)
+    for t in (2, 3):
+        assert _core.binary_ranking(y, s, w, n_threads=t) == base
+    x2 = s + np.round(rng.random(n), 2)
+    assert _core.kendall_counts(s, x2, n_threads=1) == _core.kendall_counts(s, x2, n_threads=2)
+
+
+def test_selective_scores_and_evaluate(backend: str) -> None:
+    rng = np.random.default_rng(11)
+    n, k = 5000, 4
+    y = rng.integers(0, k, n)
+    logits = rng.normal(size=(n, k))
+    logits[np.arange(n), y] += 1.0
+    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    ok = p.argmax(1) == y
+    conf = p.max(1)
+    s = cmetrics.selective_prediction_scores(y, y_proba=p, backend=backend)
+    assert_close(s.refinement, sklearn.metrics.roc_auc_score(ok, conf))
+    assert_close(s.accuracy, ok.mean())
+    s2 = cmetrics.selective_prediction_scores(y, y_pred=p.argmax(1), confidence=conf, backend=backend)
+    assert s2 == s
+    r = cmetrics.evaluate(y, y_proba=p, backend=backend)
+    assert_close(r.refinement, s.refinement)
+    assert_close(r.auroc_confidence, s.auroc)
+    assert_close(r.reversed_pair_proportion, s.reversed_pair_proportion)
+    assert_close(r.aurc, cmetrics.aurc(ok, conf, backend=backend))
+    cov, risk, _ = cmetrics.risk_coverage_curve(ok, conf)
+    assert_close(r.aurc, float(np.sum(np.diff(np.concatenate(([0.0], cov))) * risk)))
+
+
+def test_bad_inputs(backend: str) -> None:
+    with pytest.raises(NonFiniteError, match=r"y_score\[1\]"):
+        cmetrics.roc_auc_score([0, 1], [0.5, np.nan], backend=backend)
+    with pytest.raises(NonFiniteError, match=r"x\[0\]"):
+        cmetrics.kendall_tau([np.inf, 1.0], [1.0, 2.0], backend=backend)
+    with pytest.raises(LengthMismatchError):
+        cmetrics.refinement([1, 0, 1], [0.1, 0.2], backend=backend)
+    with pytest.raises(WeightError, match="sample_weight"):
+        cmetrics.roc_auc_score([0, 1], [0.1, 0.2], sample_weight=[1.0, -1.0], backend=backend)
+    with pytest.raises(ValidationError, match="ties="):
+        cmetrics.refinement([1, 0], [0.1, 0.2], ties="loose", backend=backend)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="binary"):
+        cmetrics.roc_auc_score([0, 1, 2], [0.1, 0.2, 0.3], backend=backend)
+
+
+def test_exact_pair_counts_beyond_float_precision() -> None:
+    # 2^27 positives above 2^27 negatives: 2^54 ordered pairs, beyond exact f64 integers.
+    # Building that from rows would need 2^28 of them; the arithmetic is checked on the
+    # counts instead (the Rust side in rust/core/tests/ranking.rs).
+    from cmetrics.ranking import _refinement_value
+
+    big = 1 << 27
+    d = {"n_pos": big, "n_neg": big, "reversed": 1, "tied": 1, "ordered": big * big - 2,
+         "w_pos": float(big), "w_neg": float(big)}
+    got = _refinement_value(d, "half", False)
+    assert got == float(1 - __import__("fractions").Fraction(3, 2 * big * big))
