@@ -229,3 +229,24 @@ def test_exact_pair_counts_beyond_float_precision() -> None:
          "w_pos": float(big), "w_neg": float(big)}
     got = _refinement_value(d, "half", False)
     assert got == float(1 - __import__("fractions").Fraction(3, 2 * big * big))
+
+
+def test_rust_walk_equals_numpy_walk() -> None:
+    if not cmetrics.rust_available():
+        pytest.skip("the Rust extension is not built")
+    from cmetrics import _core, _numpy
+
+    rng = np.random.default_rng(9)
+    for n, dec in [(5, 1), (3000, 2), (200_000, 3)]:
+        s = np.round(rng.normal(size=n), dec)
+        y = rng.random(n) < 0.3
+        w = rng.random(n) * (rng.random(n) < 0.9)
+        for weights in (None, w):
+            a = _core.binary_ranking(y, s, weights)
+            b = _numpy.binary_ranking(y, s, weights)
+            assert a.keys() == b.keys()
+            for key in a:
+                if isinstance(a[key], int):
+                    assert a[key] == b[key], key
+                else:
+                    assert_close(a[key], b[key], key)

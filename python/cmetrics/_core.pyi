@@ -82,6 +82,7 @@ def binary_ranking(
     positive: npt.NDArray[np.bool_],
     score: npt.NDArray[np.float64],
     sample_weight: npt.NDArray[np.float64] | None = None,
+    curves: bool = True,
     n_threads: int = 0,
 ) -> dict[str, Any]: ...
 def kendall_counts(

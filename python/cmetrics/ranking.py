@@ -72,7 +72,9 @@ def _weights(sample_weight: Any, n: int) -> npt.NDArray[np.float64] | None:
     return _convert.weights(sample_weight, n)
 
 
-def _walk(positive: np.ndarray, score: np.ndarray, sample_weight: Any, backend: Backend) -> dict[str, Any]:
+def _walk(positive: np.ndarray, score: np.ndarray, sample_weight: Any, backend: Backend, *,
+          curves: bool = True) -> dict[str, Any]:
+    """The tie-grouped walk of the selected backend (``curves=False``: pair counts only)."""
     w = _weights(sample_weight, positive.shape[0])
     if positive.shape[0] != score.shape[0]:
         from cmetrics.exceptions import LengthMismatchError
@@ -80,7 +82,7 @@ def _walk(positive: np.ndarray, score: np.ndarray, sample_weight: Any, backend: 
         msg = (f"y_true has {positive.shape[0]} rows but y_score has {score.shape[0]}; "
                "pass arrays of the same length")
         raise LengthMismatchError(msg)
-    return resolve_backend(backend).binary_ranking(positive, score, w, get_num_threads())
+    return resolve_backend(backend).binary_ranking(positive, score, w, curves, get_num_threads())
 
 
 def _undefined(what: str) -> float:
@@ -124,7 +126,7 @@ def roc_auc_score(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_l
     >>> roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
-    d = _walk(_binary(y_true, pos_label), _scores(y_score, "y_score"), sample_weight, backend)
+    d = _walk(_binary(y_true, pos_label), _scores(y_score, "y_score"), sample_weight, backend, curves=False)
     if d["n_pos"] == 0 or d["n_neg"] == 0:
         return _undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
     return _refinement_value(d, "half", sample_weight is not None)
@@ -172,7 +174,7 @@ def refinement(correct: Any, confidence: Any, *, ties: Ties = "half", sample_wei
     >>> refinement([1, 0, 1, 0, 0, 0, 1, 1, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
     0.7083333333333334
     """
-    d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend)
+    d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend, curves=False)
     return _refinement_value(d, ties, sample_weight is not None)
 
 
@@ -185,7 +187,7 @@ def reversed_pair_proportion(correct: Any, confidence: Any, *, sample_weight: An
     >>> reversed_pair_proportion([1, 0, 1, 0, 0, 0, 1, 1, 1, 1], [i / 10 for i in range(1, 11)])
     0.07
     """
-    d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend)
+    d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend, curves=False)
     if sample_weight is None:
         n = d["n_pos"] + d["n_neg"]
         from fractions import Fraction
@@ -206,7 +208,7 @@ def kendall_tau_distance(correct: Any, confidence: Any, *, sample_weight: Any = 
     >>> kendall_tau_distance([1, 0, 1, 0, 0, 0, 1, 1, 1, 1], [i / 10 for i in range(1, 11)])
     7.0
     """
-    d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend)
+    d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend, curves=False)
     if d["n_pos"] == 0 or d["n_neg"] == 0:
         return _undefined("kendall_tau_distance is undefined when all predictions are correct or all are wrong")
     return float(d["reversed"]) if sample_weight is None else float(d["w_reversed"])

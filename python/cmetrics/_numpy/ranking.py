@@ -34,7 +34,8 @@ def _tie_pairs(starts: np.ndarray, n: int) -> int:
 
 
 def binary_ranking(
-    positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 0
+    positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, curves: bool = True,
+    n_threads: int = 0,
 ) -> dict[str, Any]:
     n = score.shape[0]
     if positive.shape[0] != n:
@@ -92,6 +93,8 @@ def binary_ranking(
         ap = aupr = float("nan")
     aurc = float(np.sum(np.where(ok, (wp + wn) / total * (fp / np.where(ok, covered, 1.0)), 0.0))) if total > 0 \
         else float("nan")
+    if not curves:  # as the Rust kernel: pair counts only
+        ap = aupr = aurc = float("nan")
     return {
         "n_pos": n_pos, "n_neg": n_neg, "w_pos": w_pos, "w_neg": w_neg,
         "reversed": reversed_, "tied": tied, "ordered": n_pos * n_neg - reversed_ - tied,

@@ -3,27 +3,27 @@
 //! risk/coverage walks, and Kendall's tau-b/tau-c by Knight's algorithm.
 //!
 //! Scores become order-preserving `u64` keys ([`order_key`]; `-0.0 == 0.0`)
-//! and are sorted by an LSD radix sort that skips the bytes all keys share
-//! (f32 data widened to f64 has 29 constant low bits, probabilities share
-//! their top bytes). Pair counts are exact integers (`u128`) without weights
+//! and are sorted by the parallel LSD radix sort of [`crate::radix`], which
+//! skips the bits all keys share (f32 data widened to f64 has 29 constant low
+//! bits, probabilities share most of their exponent). Pair counts are exact integers (`u128`) without weights
 //! and f64 sums of `w_i * w_j` with them; nothing depends on the thread count.
 
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::Pool;
+use crate::radix;
 
 /// An order-preserving key: `a < b` iff `order_key(a) < order_key(b)` for
 /// non-NaN floats, with `-0.0` and `0.0` mapped to the same key.
 #[inline]
 #[must_use]
 pub fn order_key(x: f64) -> u64 {
-    let x = if x == 0.0 { 0.0 } else { x };
-    let b = x.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b | (1 << 63)
-    }
+    // `+ 0.0` turns -0.0 into 0.0; negative values have all bits flipped,
+    // positive ones only the sign bit (no branch).
+    let b = (x + 0.0).to_bits();
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)]
+    let flip = ((b as i64 >> 63) as u64) | (1 << 63);
+    b ^ flip
 }
 
 /// Check that every value is finite (the package-wide rule, spec 1.5 and O9).
@@ -32,51 +32,6 @@ fn check_finite(arg: &'static str, xs: &[f64]) -> Result<()> {
         return Err(MetricError::NonFinite { arg, index, value });
     }
     Ok(())
-}
-
-/// Sort `v` by `key` (stable, LSD radix on bytes). Bytes on which all keys
-/// agree are skipped; `buf` is scratch space of the same length.
-fn radix_sort_by<T: Copy + Send + Sync>(v: &mut Vec<T>, key: impl Fn(&T) -> u64 + Sync) {
-    let n = v.len();
-    if n < 2 {
-        return;
-    }
-    if n <= 256 {
-        v.sort_by_key(&key);
-        return;
-    }
-    // One pass builds the histograms of all eight bytes.
-    let mut hist = vec![[0_usize; 256]; 8];
-    for x in v.iter() {
-        let k = key(x);
-        for (b, h) in hist.iter_mut().enumerate() {
-            if let Some(c) = h.get_mut(((k >> (8 * b)) & 0xFF) as usize) {
-                *c += 1;
-            }
-        }
-    }
-    let mut buf: Vec<T> = v.clone();
-    for (b, h) in hist.iter().enumerate() {
-        if h.contains(&n) {
-            continue; // every key has the same byte here
-        }
-        let mut offsets = [0_usize; 256];
-        let mut run = 0;
-        for (o, &c) in offsets.iter_mut().zip(h.iter()) {
-            *o = run;
-            run += c;
-        }
-        for x in v.iter() {
-            let d = ((key(x) >> (8 * b)) & 0xFF) as usize;
-            if let Some(o) = offsets.get_mut(d) {
-                if let Some(slot) = buf.get_mut(*o) {
-                    *slot = *x;
-                }
-                *o += 1;
-            }
-        }
-        std::mem::swap(v, &mut buf);
-    }
 }
 
 /// Tie-grouped walk over the scores from the highest to the lowest: what
@@ -109,89 +64,76 @@ pub struct BinaryRanking {
     pub n_thresholds: u64,
 }
 
-/// Sorted keys of one outcome: plain keys, or (key, weight) pairs.
-trait Side: Send {
-    fn len(&self) -> usize;
-    fn key(&self, i: usize) -> u64;
-    fn weight(&self, i: usize) -> f64;
-    fn sort(&mut self);
-    /// Count and weight of the run of `key` ending just before `*end`
-    /// (walking downwards); moves `*end` to the run's start.
-    #[inline]
-    fn take_run(&self, end: &mut usize, key: u64) -> (u64, f64) {
-        let mut c = 0;
-        let mut w = 0.0;
-        while *end > 0 && self.key(*end - 1) == key {
-            *end -= 1;
-            c += 1;
-            w += self.weight(*end);
-        }
-        (c, w)
-    }
+/// One outcome's rows: a score key, and a weight when weights are given.
+trait Item: Copy + Default + Send + Sync {
+    fn key(self) -> u64;
+    fn weight(self) -> f64;
+    /// An item above every real key (finite scores never map to `u64::MAX`).
+    fn sentinel() -> Self;
 }
 
-impl Side for Vec<u64> {
-    #[inline]
-    fn len(&self) -> usize {
-        self.as_slice().len()
+impl Item for u64 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self
     }
-    #[inline]
-    fn key(&self, i: usize) -> u64 {
-        self.get(i).copied().unwrap_or(0)
-    }
-    #[inline]
-    fn weight(&self, _: usize) -> f64 {
+    #[inline(always)]
+    fn weight(self) -> f64 {
         1.0
     }
-    fn sort(&mut self) {
-        radix_sort_by(self, |&k| k);
+    fn sentinel() -> Self {
+        u64::MAX
     }
 }
 
-impl Side for Vec<(u64, f64)> {
-    #[inline]
-    fn len(&self) -> usize {
-        self.as_slice().len()
+impl Item for (u64, f64) {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self.0
     }
-    #[inline]
-    fn key(&self, i: usize) -> u64 {
-        self.get(i).map_or(0, |p| p.0)
+    #[inline(always)]
+    fn weight(self) -> f64 {
+        self.1
     }
-    #[inline]
-    fn weight(&self, i: usize) -> f64 {
-        self.get(i).map_or(0.0, |p| p.1)
-    }
-    fn sort(&mut self) {
-        radix_sort_by(self, |p| p.0);
+    fn sentinel() -> Self {
+        (u64::MAX, 0.0)
     }
 }
 
-/// Split the rows by outcome into two vectors of `item(row)` (sized exactly).
-fn split<T>(positive: &[bool], item: impl Fn(usize) -> T) -> (Vec<T>, Vec<T>) {
+/// Split the rows by outcome into two vectors of `item(row)`, without a
+/// branch on the outcome (each row is written to both and kept in one).
+fn split<T: Copy + Default>(positive: &[bool], item: impl Fn(usize) -> T) -> (Vec<T>, Vec<T>) {
     let n_pos = positive.iter().filter(|&&p| p).count();
-    let mut pos = Vec::with_capacity(n_pos);
-    let mut neg = Vec::with_capacity(positive.len() - n_pos);
+    let mut pos = vec![T::default(); n_pos + 1];
+    let mut neg = vec![T::default(); positive.len() - n_pos + 1];
+    let (mut ip, mut ineg) = (0, 0);
     for (i, &p) in positive.iter().enumerate() {
-        if p {
-            pos.push(item(i));
-        } else {
-            neg.push(item(i));
+        let v = item(i);
+        if let (Some(a), Some(b)) = (pos.get_mut(ip), neg.get_mut(ineg)) {
+            *a = v;
+            *b = v;
         }
+        ip += usize::from(p);
+        ineg += usize::from(!p);
     }
+    pos.truncate(n_pos);
+    neg.truncate(positive.len() - n_pos);
     (pos, neg)
 }
 
-fn sort_and_walk<S: Side>(mut pos: S, mut neg: S, pool: &Pool, n: usize) -> BinaryRanking {
-    if pool.parallel_for(n) {
-        pool.install(|| rayon::join(|| pos.sort(), || neg.sort()));
-    } else {
-        pos.sort();
-        neg.sort();
-    }
-    walk(&pos, &neg)
+fn sort_and_walk<T: Item>(
+    mut pos: Vec<T>,
+    mut neg: Vec<T>,
+    pool: &Pool,
+    curves: bool,
+) -> BinaryRanking {
+    radix::sort_by_key(&mut pos, |x| x.key(), pool);
+    radix::sort_by_key(&mut neg, |x| x.key(), pool);
+    walk(pos, neg, curves)
 }
 
-/// Validate and walk `(positive, score, weight)` (module docs).
+/// Validate and walk `(positive, score, weight)` (module docs). With `curves`
+/// false only the pair counts are computed (AP, AUPR and AURC are NaN).
 ///
 /// # Errors
 /// Length mismatch, empty input, a non-finite score, an invalid weight.
@@ -199,6 +141,7 @@ pub fn binary_ranking(
     positive: &[bool],
     score: &[f64],
     weight: Option<&[f64]>,
+    curves: bool,
     pool: &Pool,
 ) -> Result<BinaryRanking> {
     let n = score.len();
@@ -241,75 +184,147 @@ pub fn binary_ranking(
     Ok(match weight {
         None => {
             let (pos, neg) = split(positive, key);
-            sort_and_walk(pos, neg, pool, n)
+            sort_and_walk(pos, neg, pool, curves)
         }
         Some(w) => {
             let (pos, neg) = split(positive, |i| (key(i), w.get(i).copied().unwrap_or(0.0)));
-            sort_and_walk(pos, neg, pool, n)
+            sort_and_walk(pos, neg, pool, curves)
         }
     })
 }
 
-#[allow(clippy::cast_precision_loss)]
-fn walk<S: Side>(pos: &S, neg: &S) -> BinaryRanking {
-    let mut r = BinaryRanking::default();
-    let (mut ip, mut ineg) = (pos.len(), neg.len());
-    r.n_pos = ip as u64;
-    r.n_neg = ineg as u64;
-    // Totals first (the walk needs them for recall and coverage).
-    r.w_pos = (0..ip).map(|i| pos.weight(i)).sum();
-    r.w_neg = (0..ineg).map(|i| neg.weight(i)).sum();
+/// Tie groups in ascending score order, from a branch-free merge of the two
+/// sorted sides (negatives first within a tie). Per row: the pair counts;
+/// per closed group (masked, so that no branch depends on the data): the
+/// precision-recall and risk-coverage terms when `curves` is set.
+#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
+fn walk<T: Item>(mut pos: Vec<T>, mut neg: Vec<T>, curves: bool) -> BinaryRanking {
+    let mut r = BinaryRanking {
+        n_pos: pos.len() as u64,
+        n_neg: neg.len() as u64,
+        ..BinaryRanking::default()
+    };
+    r.w_pos = pos.iter().map(|x| x.weight()).sum();
+    r.w_neg = neg.iter().map(|x| x.weight()).sum();
     let total = r.w_pos + r.w_neg;
-    let (mut tp, mut fp) = (0.0_f64, 0.0_f64);
-    let (mut neg_above, mut w_neg_above) = (0_u64, 0.0_f64);
-    let mut ap = 0.0;
-    let (mut last_recall, mut last_precision) = (0.0, 1.0);
-    let mut aupr = 0.0;
-    let mut aurc = 0.0;
-    let mut full_recall = false;
-    while ip > 0 || ineg > 0 {
-        let kp = (ip > 0).then(|| pos.key(ip - 1));
-        let kn = (ineg > 0).then(|| neg.key(ineg - 1));
-        let key = match (kp, kn) {
-            (Some(a), Some(b)) => a.max(b),
-            (Some(a), None) => a,
-            (None, Some(b)) => b,
-            (None, None) => break,
-        };
-        let (cp, wp) = pos.take_run(&mut ip, key);
-        let (cn, wn) = neg.take_run(&mut ineg, key);
-        r.n_thresholds += 1;
-        r.reversed += u128::from(cp) * u128::from(neg_above);
-        r.tied += u128::from(cp) * u128::from(cn);
-        r.w_reversed += wp * w_neg_above;
-        r.w_tied += wp * wn;
-        neg_above += cn;
-        w_neg_above += wn;
-        tp += wp;
-        fp += wn;
+    let rows = pos.len() + neg.len();
+    pos.push(T::sentinel());
+    neg.push(T::sentinel());
+    // Running state: rows and weights strictly below the current group, and
+    // the current group's own counts.
+    let (mut ip, mut ineg) = (0_usize, 0_usize);
+    let mut prev = u64::MAX;
+    let (mut neg_below, mut gp, mut gn) = (0_u64, 0_u64, 0_u64);
+    let (mut w_pos_below, mut w_neg_below, mut gwp, mut gwn) = (0.0_f64, 0.0_f64, 0.0_f64, 0.0_f64);
+    let mut ordered = 0_u128;
+    let mut tied = 0_u128;
+    let (mut w_ordered, mut w_tied) = (0.0_f64, 0.0_f64);
+    let mut groups = 0_u64;
+    let (mut ap, mut aupr, mut aurc) = (0.0_f64, 0.0_f64, 0.0_f64);
+    // The trapezoid of a group needs the precision of the group above it,
+    // which comes next: the group below waits here.
+    let (mut pending_w, mut pending_precision) = (0.0_f64, 0.0_f64);
+    let close = |gwp: f64,
+                 gwn: f64,
+                 w_pos_below: f64,
+                 w_neg_below: f64,
+                 pending_w: &mut f64,
+                 pending_precision: &mut f64,
+                 ap: &mut f64,
+                 aupr: &mut f64,
+                 aurc: &mut f64| {
+        // Everything at or above this group is accepted.
+        let tp = r.w_pos - w_pos_below;
+        let fp = r.w_neg - w_neg_below;
         let covered = tp + fp;
-        if covered > 0.0 {
-            let precision = tp / covered;
-            if r.w_pos > 0.0 {
-                let recall = tp / r.w_pos;
-                ap += (recall - last_recall) * precision;
-                if !full_recall {
-                    aupr += (recall - last_recall) * (precision + last_precision) / 2.0;
-                    full_recall = tp >= r.w_pos;
-                }
-                last_recall = recall;
-                last_precision = precision;
+        let precision = if covered > 0.0 { tp / covered } else { 0.0 };
+        if r.w_pos > 0.0 {
+            *ap += gwp / r.w_pos * precision;
+            *aupr += *pending_w / r.w_pos * (*pending_precision + precision) / 2.0;
+            // Groups below the lowest positive lie past full recall.
+            let in_curve = w_pos_below + gwp > 0.0;
+            *pending_w = if in_curve { gwp } else { 0.0 };
+            *pending_precision = precision;
+        }
+        if covered > 0.0 && total > 0.0 {
+            *aurc += (gwp + gwn) / total * (fp / covered);
+        }
+    };
+    for _ in 0..rows {
+        let (a, b) = (
+            pos.get(ip).copied().unwrap_or_else(T::sentinel),
+            neg.get(ineg).copied().unwrap_or_else(T::sentinel),
+        );
+        let take_neg = b.key() <= a.key();
+        let x = if take_neg { b } else { a };
+        let k = x.key();
+        let w = x.weight();
+        if k != prev && groups > 0 {
+            tied += u128::from(gp) * u128::from(gn);
+            w_tied += gwp * gwn;
+            if curves {
+                close(
+                    gwp,
+                    gwn,
+                    w_pos_below,
+                    w_neg_below,
+                    &mut pending_w,
+                    &mut pending_precision,
+                    &mut ap,
+                    &mut aupr,
+                    &mut aurc,
+                );
             }
-            if total > 0.0 {
-                aurc += (wp + wn) / total * (fp / covered);
-            }
+            neg_below += gn;
+            w_pos_below += gwp;
+            w_neg_below += gwn;
+            gp = 0;
+            gn = 0;
+            gwp = 0.0;
+            gwn = 0.0;
+        }
+        groups += u64::from(k != prev);
+        prev = k;
+        let p = !take_neg;
+        // A positive row is above every negative strictly below its group.
+        ordered += u128::from(if p { neg_below } else { 0 });
+        w_ordered += if p { w * w_neg_below } else { 0.0 };
+        gp += u64::from(p);
+        gn += u64::from(take_neg);
+        gwp += if p { w } else { 0.0 };
+        gwn += if p { 0.0 } else { w };
+        ip += usize::from(p);
+        ineg += usize::from(take_neg);
+    }
+    if groups > 0 {
+        tied += u128::from(gp) * u128::from(gn);
+        w_tied += gwp * gwn;
+        if curves {
+            close(
+                gwp,
+                gwn,
+                w_pos_below,
+                w_neg_below,
+                &mut pending_w,
+                &mut pending_precision,
+                &mut ap,
+                &mut aupr,
+                &mut aurc,
+            );
+            // The top group's trapezoid reaches up to (recall 0, precision 1).
+            aupr += pending_w / r.w_pos.max(f64::MIN_POSITIVE) * (pending_precision + 1.0) / 2.0;
         }
     }
-    let pairs = u128::from(r.n_pos) * u128::from(r.n_neg);
-    r.ordered = pairs - r.reversed - r.tied;
-    r.average_precision = if r.w_pos > 0.0 { ap } else { f64::NAN };
-    r.aupr_trapezoid = if r.w_pos > 0.0 { aupr } else { f64::NAN };
-    r.aurc = if total > 0.0 { aurc } else { f64::NAN };
+    r.n_thresholds = groups;
+    r.ordered = ordered;
+    r.tied = tied;
+    r.reversed = u128::from(r.n_pos) * u128::from(r.n_neg) - ordered - tied;
+    r.w_tied = w_tied;
+    r.w_reversed = r.w_pos * r.w_neg - w_ordered - w_tied;
+    let curve = |v: f64, ok: bool| if curves && ok { v } else { f64::NAN };
+    r.average_precision = curve(ap, r.w_pos > 0.0);
+    r.aupr_trapezoid = curve(aupr, r.w_pos > 0.0);
+    r.aurc = curve(aurc, total > 0.0);
     r
 }
 
@@ -483,10 +498,8 @@ pub fn kendall_counts(x: &[f64], y: &[f64], pool: &Pool) -> Result<KendallCounts
         .map(|(&a, &b)| (order_key(a), order_key(b)))
         .collect();
     // Lexicographic (x, y): stable LSD passes on y, then on x.
-    pool.install(|| {
-        radix_sort_by(&mut pairs, |p| p.1);
-        radix_sort_by(&mut pairs, |p| p.0);
-    });
+    radix::sort_by_key(&mut pairs, |p| p.1, pool);
+    radix::sort_by_key(&mut pairs, |p| p.0, pool);
     let (x_ties, x_distinct) = tie_runs(&pairs, |p| p.0);
     let (joint_ties, _) = tie_runs(&pairs, |p| *p);
     let mut ys: Vec<u64> = pairs.iter().map(|p| p.1).collect();

@@ -24,11 +24,11 @@ proptest! {
             }
         }
         for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
-            let r = binary_ranking(&ok, &s, None, &pool).unwrap();
+            let r = binary_ranking(&ok, &s, None, true, &pool).unwrap();
             prop_assert_eq!(r.reversed, rev);
             prop_assert_eq!(r.tied, tied);
             prop_assert_eq!(r.reversed + r.tied + r.ordered, u128::from(r.n_pos) * u128::from(r.n_neg));
-            let rw = binary_ranking(&ok, &s, Some(&w), &pool).unwrap();
+            let rw = binary_ranking(&ok, &s, Some(&w), true, &pool).unwrap();
             prop_assert!((rw.w_reversed - wrev).abs() <= 1e-9 * wrev.max(1.0));
         }
     }
@@ -117,6 +117,7 @@ fn nan_is_rejected() {
         &[true, false],
         &[0.5, f64::INFINITY],
         None,
+        true,
         &Pool::sequential(),
     )
     .unwrap_err();

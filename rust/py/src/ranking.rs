@@ -11,12 +11,13 @@ use crate::error::run;
 
 /// Tie-grouped walk of a binary outcome against a score (`rk::BinaryRanking` as a dict).
 #[pyfunction]
-#[pyo3(signature = (positive, score, sample_weight=None, n_threads=0))]
+#[pyo3(signature = (positive, score, sample_weight=None, curves=true, n_threads=0))]
 pub fn binary_ranking<'py>(
     py: Python<'py>,
     positive: PyReadonlyArray1<'py, bool>,
     score: PyReadonlyArray1<'py, f64>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    curves: bool,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = slice(&positive, "y_true")?;
@@ -26,7 +27,7 @@ pub fn binary_ranking<'py>(
         None => None,
     };
     let pool = Pool::new(n_threads);
-    let r = run(py, || rk::binary_ranking(p, s, w, &pool))?;
+    let r = run(py, || rk::binary_ranking(p, s, w, curves, &pool))?;
     let d = PyDict::new(py);
     d.set_item("n_pos", r.n_pos)?;
     d.set_item("n_neg", r.n_neg)?;
