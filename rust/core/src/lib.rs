@@ -12,7 +12,6 @@ pub mod fastmath;
 pub mod labels;
 pub mod parallel;
 pub mod probabilistic;
-pub mod radix;
 pub mod ranking;
 #[cfg(target_arch = "x86_64")]
 pub mod simd;
