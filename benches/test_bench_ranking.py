@@ -3,6 +3,8 @@ against scikit-learn, scipy and the best numpy formulation, ratios in one run.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -11,7 +13,7 @@ import scipy.stats
 import sklearn.metrics as skm
 
 import cmetrics
-from benches.conftest import N, record
+from benches.conftest import EXTRA, N, record
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +74,41 @@ def test_scipy_kendall(benchmark: Any, kendall_data: tuple[np.ndarray, np.ndarra
     want = benchmark.pedantic(scipy.stats.kendalltau, args=kendall_data, rounds=1, iterations=1).statistic
     assert abs(cmetrics.kendall_tau(*kendall_data) - want) < 1e-12
     record("scipy_kendall", benchmark)
+
+
+def _peak_extra_mib(setup: str, call: str) -> float:
+    """Peak resident memory `call` adds over what `setup` built, in a fresh process."""
+    code = f"""
+import numpy as np, cmetrics
+{setup}
+import gc; gc.collect()
+with open('/proc/self/clear_refs', 'w') as fh:
+    fh.write('5')
+before = int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])
+{call}
+peak = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])
+print(peak - before)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip()) / 1024
+
+
+def test_ranking_peak_memory() -> None:
+    """Peak extra memory of refinement and kendall_tau: at most 3x the input."""
+    setup = f"""
+rng = np.random.default_rng(4)
+conf = rng.random({N}).astype(np.float32).astype(np.float64)
+correct = rng.random({N}) < conf
+x = np.round(rng.random({N}), 4)
+y = np.round(x + rng.normal(0, 0.3, {N}), 3)
+"""
+    ref = _peak_extra_mib(setup, "cmetrics.refinement(correct, conf)")
+    ken = _peak_extra_mib(setup, "cmetrics.kendall_tau(x, y)")
+    ref_in = N * 9 / 2**20  # float64 confidence + bool correctness
+    ken_in = N * 16 / 2**20  # two float64 vectors
+    EXTRA["refinement_peak_extra_MiB"] = ref
+    EXTRA["refinement_input_MiB"] = ref_in
+    EXTRA["kendall_peak_extra_MiB"] = ken
+    EXTRA["kendall_input_MiB"] = ken_in
+    assert ref <= 3 * ref_in + 16, f"refinement used {ref:.0f} MiB for {ref_in:.0f} MiB of input"
+    assert ken <= 3 * ken_in + 16, f"kendall_tau used {ken:.0f} MiB for {ken_in:.0f} MiB of input"
