@@ -250,3 +250,22 @@ def test_rust_walk_equals_numpy_walk() -> None:
                     assert a[key] == b[key], key
                 else:
                     assert_close(a[key], b[key], key)
+
+
+@pytest.mark.parametrize("call", [
+    lambda b: cmetrics.roc_auc_score([0, 1], [0.5, np.nan], backend=b),
+    lambda b: cmetrics.roc_auc_score([0, 1], [0.1, 0.2], sample_weight=[1.0, -1.0], backend=b),
+    lambda b: cmetrics.kendall_tau([1.0, np.inf], [1.0, 2.0], backend=b),
+    lambda b: cmetrics.kendall_tau([1.0, 2.0], [np.nan, 2.0], backend=b),
+    lambda b: cmetrics.kendall_tau([], [], backend=b),
+    lambda b: cmetrics.refinement([], [], backend=b),
+])
+def test_backends_raise_the_same_error(call: Any) -> None:
+    if not cmetrics.rust_available():
+        pytest.skip("the Rust extension is not built")
+    errors = []
+    for backend in ("rust", "numpy"):
+        with pytest.raises(ValueError) as info:
+            call(backend)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]

@@ -20,6 +20,15 @@ def _check_finite(arg: str, x: np.ndarray) -> None:
         raise NonFiniteError(msg)
 
 
+def _check_pair(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray, data: str) -> None:
+    """Same length and not empty (the messages of the Rust kernels; `data` names the empty one)."""
+    if a.shape[0] != b.shape[0]:
+        msg = f"{a_name} has {a.shape[0]} rows but {b_name} has {b.shape[0]}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if a.shape[0] == 0:
+        raise ValidationError(f"{data} is empty; at least one sample is required")
+
+
 def _runs(sorted_values: np.ndarray) -> np.ndarray:
     """Start index of each run of equal values."""
     if sorted_values.shape[0] == 0:
@@ -38,11 +47,7 @@ def binary_ranking(
     n_threads: int = 0,
 ) -> dict[str, Any]:
     n = score.shape[0]
-    if positive.shape[0] != n:
-        msg = f"y_true has {positive.shape[0]} rows but y_score has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
-    if n == 0:
-        raise ValidationError("y_score is empty; at least one sample is required")
+    _check_pair("y_true", positive, "y_score", score, "y_score")
     _check_finite("y_score", score)
     if sample_weight is not None:
         if sample_weight.shape[0] != n:
@@ -128,11 +133,7 @@ def _inversions(r: np.ndarray) -> int:
 
 def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str, Any]:
     n = x.shape[0]
-    if y.shape[0] != n:
-        msg = f"x has {n} rows but y has {y.shape[0]}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
-    if n == 0:
-        raise ValidationError("x is empty; at least one sample is required")
+    _check_pair("x", x, "y", y, "x")
     _check_finite("x", x)
     _check_finite("y", y)
     x = x + 0.0

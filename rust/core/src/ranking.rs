@@ -358,149 +358,178 @@ impl<T: Item> Stream for Packed<'_, T> {
     }
 }
 
-/// Tie groups in ascending score order, from a branch-free merge of the two
-/// sorted sides (negatives first within a tie). Per row: the pair counts;
-/// per closed group (masked, so that no branch depends on the data): the
-/// precision-recall and risk-coverage terms when `curves` is set.
-#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
+/// Tie groups in ascending score order from `rows` (a branch-free merge of
+/// two sorted sides, or one packed array; negatives first within a tie).
+/// Per row: the pair counts; per closed group: the ties and, when `curves`
+/// is set, the precision-recall and risk-coverage terms.
 fn walk<S: Stream>(mut rows: S, totals: Totals, curves: bool) -> BinaryRanking {
-    let mut r = BinaryRanking {
-        n_pos: totals.n_pos,
-        n_neg: totals.n_neg,
-        w_pos: totals.w_pos,
-        w_neg: totals.w_neg,
-        ..BinaryRanking::default()
-    };
-    let total = r.w_pos + r.w_neg;
-    let n_rows = r.n_pos + r.n_neg;
-    // Running state: rows and weights strictly below the current group, and
-    // the current group's own counts.
+    let mut w = Walk::new(totals, S::WEIGHTED, curves);
     let mut prev = u64::MAX;
-    let (mut neg_below, mut gp, mut gn) = (0_u64, 0_u64, 0_u64);
-    let (mut w_pos_below, mut w_neg_below, mut gwp, mut gwn) = (0.0_f64, 0.0_f64, 0.0_f64, 0.0_f64);
-    let mut ordered = 0_u128;
-    let mut tied = 0_u128;
-    let (mut w_ordered, mut w_tied) = (0.0_f64, 0.0_f64);
-    let mut groups = 0_u64;
-    let (mut ap, mut aupr, mut aurc) = (0.0_f64, 0.0_f64, 0.0_f64);
-    // The trapezoid of a group needs the precision of the group above it,
-    // which comes next: the group below waits here.
-    let (mut pending_w, mut pending_precision) = (0.0_f64, 0.0_f64);
-    let close = |gwp: f64,
-                 gwn: f64,
-                 w_pos_below: f64,
-                 w_neg_below: f64,
-                 pending_w: &mut f64,
-                 pending_precision: &mut f64,
-                 ap: &mut f64,
-                 aupr: &mut f64,
-                 aurc: &mut f64| {
-        // Everything at or above this group is accepted.
-        let tp = r.w_pos - w_pos_below;
-        let fp = r.w_neg - w_neg_below;
-        let covered = tp + fp;
-        let precision = if covered > 0.0 { tp / covered } else { 0.0 };
-        if r.w_pos > 0.0 {
-            *ap += gwp / r.w_pos * precision;
-            *aupr += *pending_w / r.w_pos * (*pending_precision + precision) / 2.0;
-            // Groups below the lowest positive lie past full recall.
-            let in_curve = w_pos_below + gwp > 0.0;
-            *pending_w = if in_curve { gwp } else { 0.0 };
-            *pending_precision = precision;
+    for _ in 0..totals.n_pos + totals.n_neg {
+        let (k, p, wi) = rows.next();
+        if k != prev && w.groups > 0 {
+            w.close_group();
         }
-        if covered > 0.0 && total > 0.0 {
-            *aurc += (gwp + gwn) / total * (fp / covered);
-        }
-    };
-    let mut pos_below = 0_u64;
-    for _ in 0..n_rows {
-        let (k, p, w) = rows.next();
-        if k != prev && groups > 0 {
-            tied += u128::from(gp) * u128::from(gn);
-            #[allow(clippy::cast_precision_loss)]
-            if !S::WEIGHTED {
-                // Unit weights: the weight sums are the counts.
-                (gwp, gwn, w_pos_below, w_neg_below) =
-                    (gp as f64, gn as f64, pos_below as f64, neg_below as f64);
-            }
-            if S::WEIGHTED {
-                w_tied += gwp * gwn;
-            }
-            if curves {
-                close(
-                    gwp,
-                    gwn,
-                    w_pos_below,
-                    w_neg_below,
-                    &mut pending_w,
-                    &mut pending_precision,
-                    &mut ap,
-                    &mut aupr,
-                    &mut aurc,
-                );
-            }
-            neg_below += gn;
-            pos_below += gp;
-            w_pos_below += gwp;
-            w_neg_below += gwn;
-            gp = 0;
-            gn = 0;
-            gwp = 0.0;
-            gwn = 0.0;
-        }
-        groups += u64::from(k != prev);
+        w.groups += u64::from(k != prev);
         prev = k;
+        w.push(p, wi);
+    }
+    if w.groups > 0 {
+        w.close_group();
+        w.finish_curve();
+    }
+    w.result()
+}
+
+/// The state of [`walk`]: rows and weights strictly below the current tie
+/// group, the group's own counts, and the sums so far.
+struct Walk {
+    r: BinaryRanking,
+    weighted: bool,
+    curves: bool,
+    groups: u64,
+    pos_below: u64,
+    neg_below: u64,
+    gp: u64,
+    gn: u64,
+    w_pos_below: f64,
+    w_neg_below: f64,
+    gwp: f64,
+    gwn: f64,
+    ordered: u128,
+    tied: u128,
+    w_ordered: f64,
+    w_tied: f64,
+    ap: f64,
+    aupr: f64,
+    aurc: f64,
+    /// The trapezoid of a group needs the precision of the group above it,
+    /// which comes next: the group below waits here.
+    pending_w: f64,
+    pending_precision: f64,
+}
+
+impl Walk {
+    fn new(t: Totals, weighted: bool, curves: bool) -> Self {
+        Self {
+            r: BinaryRanking {
+                n_pos: t.n_pos,
+                n_neg: t.n_neg,
+                w_pos: t.w_pos,
+                w_neg: t.w_neg,
+                ..BinaryRanking::default()
+            },
+            weighted,
+            curves,
+            groups: 0,
+            pos_below: 0,
+            neg_below: 0,
+            gp: 0,
+            gn: 0,
+            w_pos_below: 0.0,
+            w_neg_below: 0.0,
+            gwp: 0.0,
+            gwn: 0.0,
+            ordered: 0,
+            tied: 0,
+            w_ordered: 0.0,
+            w_tied: 0.0,
+            ap: 0.0,
+            aupr: 0.0,
+            aurc: 0.0,
+            pending_w: 0.0,
+            pending_precision: 0.0,
+        }
+    }
+
+    /// One row of the current group (branch-free in the outcome).
+    #[inline(always)]
+    fn push(&mut self, p: bool, w: f64) {
         // A positive row is above every negative strictly below its group.
         let pm = u64::from(p).wrapping_neg(); // all ones for a positive row
-        ordered += u128::from(neg_below & pm);
-        gp += u64::from(p);
-        gn += u64::from(!p);
-        if S::WEIGHTED {
+        self.ordered += u128::from(self.neg_below & pm);
+        self.gp += u64::from(p);
+        self.gn += u64::from(!p);
+        if self.weighted {
             let wp = f64::from(u8::from(p)) * w;
-            w_ordered += wp * w_neg_below;
-            gwp += wp;
-            gwn += w - wp;
+            self.w_ordered += wp * self.w_neg_below;
+            self.gwp += wp;
+            self.gwn += w - wp;
         }
     }
-    if groups > 0 {
-        tied += u128::from(gp) * u128::from(gn);
-        #[allow(clippy::cast_precision_loss)]
-        if !S::WEIGHTED {
-            (gwp, gwn, w_pos_below, w_neg_below) =
-                (gp as f64, gn as f64, pos_below as f64, neg_below as f64);
-        }
-        w_tied += gwp * gwn;
-        if curves {
-            close(
-                gwp,
-                gwn,
-                w_pos_below,
-                w_neg_below,
-                &mut pending_w,
-                &mut pending_precision,
-                &mut ap,
-                &mut aupr,
-                &mut aurc,
-            );
-            // The top group's trapezoid reaches up to (recall 0, precision 1).
-            aupr += pending_w / r.w_pos.max(f64::MIN_POSITIVE) * (pending_precision + 1.0) / 2.0;
-        }
-    }
-    r.n_thresholds = groups;
-    r.ordered = ordered;
-    r.tied = tied;
-    r.reversed = u128::from(r.n_pos) * u128::from(r.n_neg) - ordered - tied;
-    r.w_tied = w_tied;
-    r.w_reversed = r.w_pos * r.w_neg - w_ordered - w_tied;
+
+    /// Close the current group: its ties and curve terms, then move it below.
+    #[inline(always)]
     #[allow(clippy::cast_precision_loss)]
-    if !S::WEIGHTED {
-        (r.w_tied, r.w_reversed) = (r.tied as f64, r.reversed as f64);
+    fn close_group(&mut self) {
+        self.tied += u128::from(self.gp) * u128::from(self.gn);
+        if !self.weighted {
+            // Unit weights: the weight sums are the counts.
+            self.gwp = self.gp as f64;
+            self.gwn = self.gn as f64;
+            self.w_pos_below = self.pos_below as f64;
+            self.w_neg_below = self.neg_below as f64;
+        }
+        self.w_tied += self.gwp * self.gwn;
+        if self.curves {
+            self.curve_terms();
+        }
+        self.pos_below += self.gp;
+        self.neg_below += self.gn;
+        self.w_pos_below += self.gwp;
+        self.w_neg_below += self.gwn;
+        (self.gp, self.gn, self.gwp, self.gwn) = (0, 0, 0.0, 0.0);
     }
-    let curve = |v: f64, ok: bool| if curves && ok { v } else { f64::NAN };
-    r.average_precision = curve(ap, r.w_pos > 0.0);
-    r.aupr_trapezoid = curve(aupr, r.w_pos > 0.0);
-    r.aurc = curve(aurc, total > 0.0);
-    r
+
+    /// Precision-recall and risk-coverage terms of the group being closed:
+    /// everything at or above it is accepted.
+    fn curve_terms(&mut self) {
+        let (w_pos, w_neg) = (self.r.w_pos, self.r.w_neg);
+        let total = w_pos + w_neg;
+        let tp = w_pos - self.w_pos_below;
+        let fp = w_neg - self.w_neg_below;
+        let covered = tp + fp;
+        let precision = if covered > 0.0 { tp / covered } else { 0.0 };
+        if w_pos > 0.0 {
+            self.ap += self.gwp / w_pos * precision;
+            self.aupr += self.pending_w / w_pos * (self.pending_precision + precision) / 2.0;
+            // Groups below the lowest positive lie past full recall.
+            let in_curve = self.w_pos_below + self.gwp > 0.0;
+            self.pending_w = if in_curve { self.gwp } else { 0.0 };
+            self.pending_precision = precision;
+        }
+        if covered > 0.0 && total > 0.0 {
+            self.aurc += (self.gwp + self.gwn) / total * (fp / covered);
+        }
+    }
+
+    /// The top group's trapezoid reaches up to (recall 0, precision 1).
+    fn finish_curve(&mut self) {
+        if self.curves && self.r.w_pos > 0.0 {
+            self.aupr += self.pending_w / self.r.w_pos * (self.pending_precision + 1.0) / 2.0;
+        }
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn result(self) -> BinaryRanking {
+        let mut r = self.r;
+        r.n_thresholds = self.groups;
+        r.ordered = self.ordered;
+        r.tied = self.tied;
+        r.reversed = u128::from(r.n_pos) * u128::from(r.n_neg) - self.ordered - self.tied;
+        if self.weighted {
+            r.w_tied = self.w_tied;
+            r.w_reversed = r.w_pos * r.w_neg - self.w_ordered - self.w_tied;
+        } else {
+            (r.w_tied, r.w_reversed) = (r.tied as f64, r.reversed as f64);
+        }
+        let total = r.w_pos + r.w_neg;
+        let curve = |v: f64, ok: bool| if self.curves && ok { v } else { f64::NAN };
+        r.average_precision = curve(self.ap, r.w_pos > 0.0);
+        r.aupr_trapezoid = curve(self.aupr, r.w_pos > 0.0);
+        r.aurc = curve(self.aurc, total > 0.0);
+        r
+    }
 }
 
 /// Pair counts of Kendall's tau between two vectors (spec 5, Knight 1966).
