@@ -22,17 +22,19 @@ def test_demo_json_equals_python_api() -> None:
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
     y, p = synthetic_dump(200_000, 7, seed=3)
-    proba = synthetic_proba(p, 7, seed=3)
+    proba = synthetic_proba(p, 7, seed=3, y_true=y)
     assert abs(np.mean(y == p) - 0.7) < 0.01
     assert (proba.argmax(axis=1) == p).all()
     want = cmetrics.evaluate(y, y_proba=proba)
     got = payload["report"]
     assert got["n_samples"] == 200_000
     for key in ("accuracy", "matthews_corrcoef", "informedness", "f1_macro", "cf1_macro", "log_loss",
-                "expected_calibration_error", "entropy_score"):
+                "expected_calibration_error", "entropy_score", "refinement", "aurc"):
         assert got["metrics"][key] == pytest.approx(getattr(want, key), rel=1e-12)
     assert got["per_class"]["3"]["support"] == want.per_class["3"]["support"]
     assert got["calibration"]["count"] == want.calibration.count.tolist()
+    # The demo's model is more confident where it is right.
+    assert got["metrics"]["refinement"] > 0.6
 
 
 def test_demo_table_hard_only_and_usage_errors() -> None:

@@ -32,14 +32,20 @@ def synthetic_dump(n_rows: int, n_classes: int, seed: int = 0, accuracy: float =
     return y, np.where(correct, y, wrong).astype(np.int32)
 
 
-def synthetic_proba(y_pred: np.ndarray, n_classes: int, seed: int = 0) -> np.ndarray:
+def synthetic_proba(y_pred: np.ndarray, n_classes: int, seed: int = 0, y_true: np.ndarray | None = None) -> np.ndarray:
     """float32 softmax probabilities whose top label is ``y_pred`` (more confident
-    on some rows than others), rows summing to 1."""
+    on some rows than others), rows summing to 1. With ``y_true`` the model is
+    more confident where it is right, as a useful confidence function is."""
     rng = np.random.default_rng(seed + 1)
     n = len(y_pred)
     logits = rng.standard_normal((n, n_classes), dtype=np.float32)
     rows = np.arange(n)
-    logits[rows, y_pred] = logits.max(axis=1) + rng.exponential(1.5, n).astype(np.float32)
+    margin = rng.exponential(1.0, n).astype(np.float32)
+    if y_true is not None:
+        margin *= np.where(y_pred == y_true, np.float32(2.0), np.float32(0.6))
+    else:
+        margin *= np.float32(1.5)
+    logits[rows, y_pred] = logits.max(axis=1) + margin
     logits -= logits[rows, y_pred][:, None]
     np.exp(logits, out=logits)
     logits /= logits.sum(axis=1, keepdims=True)
@@ -81,7 +87,7 @@ def demo(args: argparse.Namespace) -> int:
         cmetrics.set_num_threads(args.threads)
     t0 = time.perf_counter()
     y, p = synthetic_dump(args.rows, args.classes, args.seed)
-    proba = None if args.hard_only else synthetic_proba(p, args.classes, args.seed)
+    proba = None if args.hard_only else synthetic_proba(p, args.classes, args.seed, y_true=y)
     generated = time.perf_counter() - t0
     t0 = time.perf_counter()
     if proba is None:
