@@ -145,3 +145,28 @@ impl std::fmt::Debug for Pool {
             .finish()
     }
 }
+
+/// An empty vector with room for `n` values whose large allocation is backed
+/// by transparent huge pages where the kernel offers them on request
+/// (`madvise`): filling 80 MB then takes about 40 page faults instead of
+/// 20,000, which on the reference VM saves tens of milliseconds per buffer.
+#[must_use]
+pub fn big_vec<T>(n: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 1 << 21;
+        let start = v.as_ptr() as usize;
+        let end = start + n * std::mem::size_of::<T>();
+        let (a, b) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
+        if b > a {
+            // SAFETY: the range lies inside this vector's own allocation,
+            // which nothing has touched yet; MADV_HUGEPAGE only changes how
+            // the kernel backs it (a failure is harmless and ignored).
+            unsafe {
+                libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
+}

@@ -10,7 +10,7 @@
 
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::Pool;
+use crate::parallel::{big_vec, Pool};
 use rayon::prelude::*;
 use rdst::RadixSort;
 
@@ -126,8 +126,10 @@ fn weighted(key: u64, w: f64) -> u128 {
 /// branch on the outcome (each row is written to both and kept in one).
 fn split<T: Copy + Default>(positive: &[bool], item: impl Fn(usize) -> T) -> (Vec<T>, Vec<T>) {
     let n_pos = positive.iter().filter(|&&p| p).count();
-    let mut pos = vec![T::default(); n_pos + 1];
-    let mut neg = vec![T::default(); positive.len() - n_pos + 1];
+    let mut pos = big_vec(n_pos + 1);
+    pos.resize(n_pos + 1, T::default());
+    let mut neg = big_vec(positive.len() - n_pos + 1);
+    neg.resize(positive.len() - n_pos + 1, T::default());
     let (mut ip, mut ineg) = (0, 0);
     for (i, &p) in positive.iter().enumerate() {
         let v = item(i);
@@ -180,7 +182,71 @@ fn sort_and_walk_packed<T: Item>(
     curves: bool,
 ) -> BinaryRanking {
     pool.install(|| T::sort(&mut rows));
+    if !curves && !T::WEIGHTED && pool.parallel_for(rows.len()) {
+        return pool.install(|| pairs_in_pieces(&rows, totals));
+    }
     walk(Packed { rows: rows.iter() }, totals, curves)
+}
+
+/// Pair counts only, without weights: the sorted rows are cut into pieces
+/// at tie-group boundaries and walked in parallel. Every negative of the
+/// pieces before lies strictly below a piece, so the pieces combine exactly:
+/// `ordered += ordered_piece + positives_piece * negatives_before`.
+fn pairs_in_pieces<T: Item>(rows: &[T], totals: Totals) -> BinaryRanking {
+    const PIECES: usize = 16;
+    let n = rows.len();
+    let group = |i: usize| rows.get(i).map(|x| x.key() >> 1);
+    let mut cuts = vec![0];
+    for p in 1..PIECES {
+        let mut c = (n * p / PIECES).max(cuts.last().copied().unwrap_or(0));
+        while c > 0 && c < n && group(c) == group(c - 1) {
+            c += 1;
+        }
+        cuts.push(c);
+    }
+    cuts.push(n);
+    let pieces: Vec<(BinaryRanking, u64)> = cuts
+        .windows(2)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|w| {
+            let piece = rows.get(w[0]..w[1]).unwrap_or(&[]);
+            let n_pos = piece.iter().filter(|x| x.key() & 1 == 1).count() as u64;
+            let t = Totals {
+                n_pos,
+                n_neg: piece.len() as u64 - n_pos,
+                w_pos: 0.0,
+                w_neg: 0.0,
+            };
+            (walk(Packed { rows: piece.iter() }, t, false), n_pos)
+        })
+        .collect();
+    let mut neg_before = 0_u64;
+    let (mut ordered, mut tied, mut groups) = (0_u128, 0_u128, 0_u64);
+    for (r, n_pos) in &pieces {
+        ordered += r.ordered + u128::from(*n_pos) * u128::from(neg_before);
+        tied += r.tied;
+        groups += r.n_thresholds;
+        neg_before += r.n_neg;
+    }
+    let reversed = u128::from(totals.n_pos) * u128::from(totals.n_neg) - ordered - tied;
+    #[allow(clippy::cast_precision_loss)]
+    let r = BinaryRanking {
+        n_pos: totals.n_pos,
+        n_neg: totals.n_neg,
+        w_pos: totals.w_pos,
+        w_neg: totals.w_neg,
+        reversed,
+        tied,
+        ordered,
+        w_reversed: reversed as f64,
+        w_tied: tied as f64,
+        average_precision: f64::NAN,
+        aupr_trapezoid: f64::NAN,
+        aurc: f64::NAN,
+        n_thresholds: groups,
+    };
+    r
 }
 
 /// Validate and walk `(positive, score, weight)` (module docs). With `curves`
@@ -206,7 +272,15 @@ pub fn binary_ranking(
         }
     );
     ensure!(n > 0, MetricError::Empty { arg: "y_score" });
-    check_finite("y_score", score)?;
+    let seen = pool.install(|| scan(positive, score, pool.parallel_for(n)));
+    if let Some(index) = seen.first_bad {
+        let value = score.get(index).copied().unwrap_or(f64::NAN);
+        return Err(MetricError::NonFinite {
+            arg: "y_score",
+            index,
+            value,
+        });
+    }
     if let Some(w) = weight {
         ensure!(
             w.len() == n,
@@ -235,18 +309,20 @@ pub fn binary_ranking(
     // Bit 0 of the keys the same everywhere (f32 scores widened to f64 have
     // 29 zero low bits): it can carry the outcome, and one sorted array
     // replaces two sorted sides and their merge.
-    let (any_one, all_one) = score.iter().fold((false, true), |(a, b), &s| {
-        let bit = order_key(s) & 1 == 1;
-        (a | bit, b & bit)
-    });
-    if !any_one || all_one {
+    if !(seen.ones && seen.zeros) {
         let packed =
             |i: usize| (key(i) & !1) | u64::from(positive.get(i).copied().unwrap_or(false));
-        let n_pos = positive.iter().filter(|&&p| p).count() as u64;
+        let n_pos = seen.n_pos;
         let n_neg = n as u64 - n_pos;
         return Ok(match weight {
             None => {
-                let rows: Vec<u64> = pool.install(|| (0..n).into_par_iter().map(packed).collect());
+                let mut rows: Vec<u64> = big_vec(n);
+                pool.install(|| {
+                    (0..n)
+                        .into_par_iter()
+                        .map(packed)
+                        .collect_into_vec(&mut rows)
+                });
                 #[allow(clippy::cast_precision_loss)]
                 let totals = Totals {
                     n_pos,
@@ -302,6 +378,68 @@ pub fn binary_ranking(
             sort_and_walk(pos, neg, pool, curves)
         }
     })
+}
+
+/// What one read of the scores and outcomes tells.
+#[derive(Clone, Copy)]
+struct Seen {
+    /// First NaN or infinite score.
+    first_bad: Option<usize>,
+    /// Bit 0 of some score key is 1 / is 0.
+    ones: bool,
+    zeros: bool,
+    /// Positive rows.
+    n_pos: u64,
+}
+
+/// Check the scores and count, in one read (in parallel over fixed chunks).
+fn scan(positive: &[bool], score: &[f64], parallel: bool) -> Seen {
+    const CHUNK: usize = 1 << 16;
+    let part = |(c, (ps, ss)): (usize, (&[bool], &[f64]))| {
+        let mut seen = Seen {
+            first_bad: None,
+            ones: false,
+            zeros: false,
+            n_pos: 0,
+        };
+        for (i, (&p, &s)) in ps.iter().zip(ss).enumerate() {
+            if !s.is_finite() && seen.first_bad.is_none() {
+                seen.first_bad = Some(c * CHUNK + i);
+            }
+            let bit = order_key(s) & 1 == 1;
+            seen.ones |= bit;
+            seen.zeros |= !bit;
+            seen.n_pos += u64::from(p);
+        }
+        seen
+    };
+    let join = |a: Seen, b: Seen| Seen {
+        first_bad: a.first_bad.into_iter().chain(b.first_bad).min(),
+        ones: a.ones | b.ones,
+        zeros: a.zeros | b.zeros,
+        n_pos: a.n_pos + b.n_pos,
+    };
+    let empty = Seen {
+        first_bad: None,
+        ones: false,
+        zeros: false,
+        n_pos: 0,
+    };
+    if parallel {
+        positive
+            .par_chunks(CHUNK)
+            .zip(score.par_chunks(CHUNK))
+            .enumerate()
+            .map(part)
+            .reduce(|| empty, join)
+    } else {
+        positive
+            .chunks(CHUNK)
+            .zip(score.chunks(CHUNK))
+            .enumerate()
+            .map(part)
+            .fold(empty, join)
+    }
 }
 
 /// Row totals of each outcome.
@@ -697,19 +835,23 @@ pub fn kendall_counts(x: &[f64], y: &[f64], pool: &Pool) -> Result<KendallCounts
     check_finite("x", x)?;
     check_finite("y", y)?;
     // (x key, y key) as one u128: sorting it sorts by x, then y.
-    let mut pairs: Vec<u128> = x
-        .iter()
-        .zip(y)
-        .map(|(&a, &b)| (u128::from(order_key(a)) << 64) | u128::from(order_key(b)))
-        .collect();
+    let mut pairs: Vec<u128> = big_vec(n);
+    pool.install(|| {
+        x.par_iter()
+            .zip(y)
+            .map(|(&a, &b)| (u128::from(order_key(a)) << 64) | u128::from(order_key(b)))
+            .collect_into_vec(&mut pairs);
+    });
     // Lexicographic (x, y): stable LSD passes on y, then on x.
     pool.install(|| pairs.par_sort_unstable());
     let (x_ties, x_distinct) = tie_runs(&pairs, |p| p >> 64);
     let (joint_ties, _) = tie_runs(&pairs, |p| *p);
     #[allow(clippy::cast_possible_truncation)]
-    let mut ys: Vec<u64> = pairs.iter().map(|&p| p as u64).collect();
+    let mut ys: Vec<u64> = big_vec(n);
+    ys.extend(pairs.iter().map(|&p| p as u64));
     drop(pairs);
-    let mut buf = vec![0_u64; n];
+    let mut buf: Vec<u64> = big_vec(n);
+    buf.resize(n, 0);
     let discordant = pool.install(|| sort_count_inversions(&mut ys, &mut buf, pool));
     let (y_ties, y_distinct) = tie_runs(&ys, |v| *v);
     Ok(KendallCounts {

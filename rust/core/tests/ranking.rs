@@ -32,6 +32,9 @@ proptest! {
             let r = binary_ranking(&ok, &s, None, true, &pool).unwrap();
             prop_assert_eq!(r.reversed, rev);
             prop_assert_eq!(r.tied, tied);
+            // Pair counts alone (walked in pieces on a parallel pool).
+            let q = binary_ranking(&ok, &s, None, false, &pool).unwrap();
+            prop_assert_eq!((q.reversed, q.tied, q.ordered, q.n_thresholds), (r.reversed, r.tied, r.ordered, r.n_thresholds));
             prop_assert_eq!(r.reversed + r.tied + r.ordered, u128::from(r.n_pos) * u128::from(r.n_neg));
             let rw = binary_ranking(&ok, &s, Some(&w), true, &pool).unwrap();
             prop_assert!((rw.w_reversed - wrev).abs() <= 1e-9 * wrev.max(1.0));
