@@ -78,7 +78,8 @@ def _print_report(report: cmetrics.Report, seconds: float, n_rows: int, out: Any
     for label, row in report.per_class.items():
         cells = " ".join(f"{(f'{row[c]:.0f}' if c == 'support' else _fmt(row[c])):>10}" for c in cols)
         print(f"{label:>8} {cells}", file=out)
-    print(f"\nscored in one pass in {seconds * 1e3:.1f} ms ({n_rows / seconds / 1e6:,.0f} M rows/s)", file=out)
+    how = "one pass over the rows, one sort of the confidences" if report.has_proba else "one pass over the rows"
+    print(f"\nscored in {seconds * 1e3:.1f} ms ({n_rows / seconds / 1e6:,.0f} M rows/s; {how})", file=out)
 
 
 def demo(args: argparse.Namespace) -> int:
