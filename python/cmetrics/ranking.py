@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,7 +23,15 @@ import numpy.typing as npt
 
 from cmetrics import _convert
 from cmetrics._config import Backend, get_num_threads, resolve_backend
-from cmetrics.exceptions import NonFiniteError, ShapeError, UndefinedMetricWarning, UnsupportedDtypeError, ValidationError
+from cmetrics._numpy.ranking import check_finite, tie_runs
+from cmetrics.exceptions import (
+    LengthMismatchError,
+    NonFiniteError,
+    ShapeError,
+    UndefinedMetricWarning,
+    UnsupportedDtypeError,
+    ValidationError,
+)
 
 __all__ = [
     "SelectiveScores",
@@ -68,6 +77,12 @@ def _binary(y_true: Any, pos_label: Any, name: str = "y_true") -> npt.NDArray[np
     return np.ascontiguousarray(a == pos_label)
 
 
+def _same_length(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray) -> None:
+    if a.shape[0] != b.shape[0]:
+        msg = f"{a_name} has {a.shape[0]} rows but {b_name} has {b.shape[0]}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+
+
 def _weights(sample_weight: Any, n: int) -> npt.NDArray[np.float64] | None:
     return _convert.weights(sample_weight, n)
 
@@ -75,13 +90,7 @@ def _weights(sample_weight: Any, n: int) -> npt.NDArray[np.float64] | None:
 def _walk(positive: np.ndarray, score: np.ndarray, sample_weight: Any, backend: Backend, *,
           curves: bool = True) -> dict[str, Any]:
     """The tie-grouped walk of the selected backend (``curves=False``: pair counts only)."""
-    w = _weights(sample_weight, positive.shape[0])
-    if positive.shape[0] != score.shape[0]:
-        from cmetrics.exceptions import LengthMismatchError
-
-        msg = (f"y_true has {positive.shape[0]} rows but y_score has {score.shape[0]}; "
-               "pass arrays of the same length")
-        raise LengthMismatchError(msg)
+    w = _weights(sample_weight, positive.shape[0])  # the kernels check the other lengths
     return resolve_backend(backend).binary_ranking(positive, score, w, curves, get_num_threads())
 
 
@@ -107,8 +116,6 @@ def _refinement_value(d: dict[str, Any], ties: str, weighted: bool) -> float:
         return _undefined("refinement is undefined when all predictions are correct or all are wrong "
                           "(c(n - c) = 0); returning NaN")
     if not weighted:  # exact integer arithmetic, one rounding
-        from fractions import Fraction
-
         r, t, pairs = d["reversed"], d["tied"], d["n_pos"] * d["n_neg"]
         value = {"strict": Fraction(pairs - r, pairs), "half": Fraction(2 * (pairs - r) - t, 2 * pairs),
                  "harsh": Fraction(pairs - r - t, pairs)}[ties]
@@ -190,8 +197,6 @@ def reversed_pair_proportion(correct: Any, confidence: Any, *, sample_weight: An
     d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend, curves=False)
     if sample_weight is None:
         n = d["n_pos"] + d["n_neg"]
-        from fractions import Fraction
-
         return float(Fraction(d["reversed"], n * n))
     total = d["w_pos"] + d["w_neg"]
     if total == 0:
@@ -239,20 +244,13 @@ def risk_coverage_curve(correct: Any, confidence: Any, *, sample_weight: Any = N
     """
     ok = _binary(correct, None, "correct")
     conf = _scores(confidence, "confidence")
-    if ok.shape[0] != conf.shape[0]:
-        from cmetrics.exceptions import LengthMismatchError
-
-        msg = f"correct has {ok.shape[0]} rows but confidence has {conf.shape[0]}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
-    if not np.isfinite(conf).all():
-        i = int(np.flatnonzero(~np.isfinite(conf))[0])
-        msg = f"confidence[{i}] = {float(conf[i])!r} is not finite; remove or impute NaN and infinite values"
-        raise NonFiniteError(msg)
+    _same_length("correct", ok, "confidence", conf)
+    check_finite("confidence", conf)
     w = _weights(sample_weight, ok.shape[0])
     w = np.ones(ok.shape[0]) if w is None else w
     order = np.argsort(-(conf + 0.0), kind="stable")
     c, o, ww = conf[order] + 0.0, ok[order], w[order]
-    starts = np.concatenate(([0], np.flatnonzero(c[1:] != c[:-1]) + 1)) if len(c) else np.zeros(0, np.int64)
+    starts = tie_runs(c)
     accepted = np.cumsum(np.add.reduceat(ww, starts)) if len(c) else np.zeros(0)
     errors = np.cumsum(np.add.reduceat(np.where(o, 0.0, ww), starts)) if len(c) else np.zeros(0)
     total = accepted[-1] if len(accepted) else 0.0
@@ -273,12 +271,7 @@ def kendall_tau(x: Any, y: Any, *, variant: Literal["b", "c"] = "b", backend: Ba
     if variant not in ("b", "c"):
         msg = f"variant={variant!r} is not one of 'b', 'c'"
         raise ValidationError(msg)
-    xs, ys = _scores(x, "x"), _scores(y, "y")
-    if xs.shape[0] != ys.shape[0]:
-        from cmetrics.exceptions import LengthMismatchError
-
-        msg = f"x has {xs.shape[0]} rows but y has {ys.shape[0]}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    xs, ys = _scores(x, "x"), _scores(y, "y")  # the kernels check lengths and finiteness
     d = resolve_backend(backend).kendall_counts(xs, ys, get_num_threads())
     value = float(d["tau_b"] if variant == "b" else d["tau_c"])
     if math.isnan(value):
@@ -321,11 +314,7 @@ def correctness(y_true: Any, *, y_pred: Any = None, y_proba: Any = None, confide
         raise ValidationError("pass y_proba, or both y_pred and confidence")
     yt = _convert.as_1d(y_true, "y_true")
     yp = _convert.as_1d(y_pred, "y_pred")
-    if yt.shape[0] != yp.shape[0]:
-        from cmetrics.exceptions import LengthMismatchError
-
-        msg = f"y_true has {yt.shape[0]} rows but y_pred has {yp.shape[0]}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    _same_length("y_true", yt, "y_pred", yp)
     conf = _scores(confidence, "confidence")
     if conf.ndim != 1:
         raise ShapeError("confidence must be 1-D")

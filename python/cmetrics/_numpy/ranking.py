@@ -12,7 +12,7 @@ import numpy as np
 from cmetrics.exceptions import LengthMismatchError, NonFiniteError, ValidationError, WeightError
 
 
-def _check_finite(arg: str, x: np.ndarray) -> None:
+def check_finite(arg: str, x: np.ndarray) -> None:
     bad = ~np.isfinite(x)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -29,8 +29,8 @@ def _check_pair(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray, data: st
         raise ValidationError(f"{data} is empty; at least one sample is required")
 
 
-def _runs(sorted_values: np.ndarray) -> np.ndarray:
-    """Start index of each run of equal values."""
+def tie_runs(sorted_values: np.ndarray) -> np.ndarray:
+    """Start index of each run of equal values (shared with ``risk_coverage_curve``)."""
     if sorted_values.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
     change = np.flatnonzero(sorted_values[1:] != sorted_values[:-1]) + 1
@@ -48,7 +48,7 @@ def binary_ranking(
 ) -> dict[str, Any]:
     n = score.shape[0]
     _check_pair("y_true", positive, "y_score", score, "y_score")
-    _check_finite("y_score", score)
+    check_finite("y_score", score)
     if sample_weight is not None:
         if sample_weight.shape[0] != n:
             msg = (f"sample_weight has {sample_weight.shape[0]} rows but y_score has {n}; "
@@ -65,7 +65,7 @@ def binary_ranking(
     s = key[order]
     p = positive[order]
     w = np.ones(n) if sample_weight is None else sample_weight[order]
-    starts = _runs(s)
+    starts = tie_runs(s)
     size = np.diff(np.append(starts, n))
     cp = np.add.reduceat(p.astype(np.int64), starts)
     cn = size - cp
@@ -79,6 +79,17 @@ def binary_ranking(
     w_pos, w_neg = float(np.sum(wp)), float(np.sum(wn))
     # Sequential sums in walk order, as the Rust loop.
     w_neg_above = np.cumsum(wn) - wn
+    ap, aupr, aurc = _curves(wp, wn, w_pos, w_neg) if curves else (float("nan"),) * 3  # as the Rust kernel
+    return {
+        "n_pos": n_pos, "n_neg": n_neg, "w_pos": w_pos, "w_neg": w_neg,
+        "reversed": reversed_, "tied": tied, "ordered": n_pos * n_neg - reversed_ - tied,
+        "w_reversed": float(np.sum(wp * w_neg_above)), "w_tied": float(np.sum(wp * wn)),
+        "average_precision": ap, "aupr_trapezoid": aupr, "aurc": aurc, "n_thresholds": int(len(starts)),
+    }
+
+
+def _curves(wp: np.ndarray, wn: np.ndarray, w_pos: float, w_neg: float) -> tuple[float, float, float]:
+    """(AP, trapezoid AUPR, AURC) from the per-group weights, highest scores first."""
     tp = np.cumsum(wp)
     fp = np.cumsum(wn)
     covered = tp + fp
@@ -98,14 +109,7 @@ def binary_ranking(
         ap = aupr = float("nan")
     aurc = float(np.sum(np.where(ok, (wp + wn) / total * (fp / np.where(ok, covered, 1.0)), 0.0))) if total > 0 \
         else float("nan")
-    if not curves:  # as the Rust kernel: pair counts only
-        ap = aupr = aurc = float("nan")
-    return {
-        "n_pos": n_pos, "n_neg": n_neg, "w_pos": w_pos, "w_neg": w_neg,
-        "reversed": reversed_, "tied": tied, "ordered": n_pos * n_neg - reversed_ - tied,
-        "w_reversed": float(np.sum(wp * w_neg_above)), "w_tied": float(np.sum(wp * wn)),
-        "average_precision": ap, "aupr_trapezoid": aupr, "aurc": aurc, "n_thresholds": int(len(starts)),
-    }
+    return ap, aupr, aurc
 
 
 def _inversions(r: np.ndarray) -> int:
@@ -134,19 +138,19 @@ def _inversions(r: np.ndarray) -> int:
 def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str, Any]:
     n = x.shape[0]
     _check_pair("x", x, "y", y, "x")
-    _check_finite("x", x)
-    _check_finite("y", y)
+    check_finite("x", x)
+    check_finite("y", y)
     x = x + 0.0
     y = y + 0.0
     order = np.lexsort((y, x))
     xs, ys = x[order], y[order]
-    x_starts = _runs(xs)
+    x_starts = tie_runs(xs)
     x_ties = _tie_pairs(x_starts, n)
     joint_change = np.flatnonzero((xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])) + 1 if n > 1 else np.zeros(0, np.int64)
     joint_ties = _tie_pairs(np.concatenate(([0], joint_change)), n)
     uy, ranks = np.unique(ys, return_inverse=True)
     discordant = _inversions(ranks.reshape(-1))
-    y_ties = _tie_pairs(_runs(np.sort(ys)), n)
+    y_ties = _tie_pairs(tie_runs(np.sort(ys)), n)
     n0 = n * (n - 1) // 2
     cmd = n0 + joint_ties - x_ties - y_ties - 2 * discordant
     a, b = n0 - x_ties, n0 - y_ties

@@ -124,8 +124,11 @@ fn weighted(key: u64, w: f64) -> u128 {
 
 /// Split the rows by outcome into two vectors of `item(row)`, without a
 /// branch on the outcome (each row is written to both and kept in one).
-fn split<T: Copy + Default>(positive: &[bool], item: impl Fn(usize) -> T) -> (Vec<T>, Vec<T>) {
-    let n_pos = positive.iter().filter(|&&p| p).count();
+fn split<T: Copy + Default>(
+    positive: &[bool],
+    n_pos: usize,
+    item: impl Fn(usize) -> T,
+) -> (Vec<T>, Vec<T>) {
     let mut pos = big_vec(n_pos + 1);
     pos.resize(n_pos + 1, T::default());
     let mut neg = big_vec(positive.len() - n_pos + 1);
@@ -205,29 +208,31 @@ fn pairs_in_pieces<T: Item>(rows: &[T], totals: Totals) -> BinaryRanking {
         cuts.push(c);
     }
     cuts.push(n);
-    let pieces: Vec<(BinaryRanking, u64)> = cuts
+    let empty = Totals {
+        n_pos: 0,
+        n_neg: 0,
+        w_pos: 0.0,
+        w_neg: 0.0,
+    };
+    let pieces: Vec<Walk> = cuts
         .windows(2)
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(|w| {
             let piece = rows.get(w[0]..w[1]).unwrap_or(&[]);
-            let n_pos = piece.iter().filter(|x| x.key() & 1 == 1).count() as u64;
-            let t = Totals {
-                n_pos,
-                n_neg: piece.len() as u64 - n_pos,
-                w_pos: 0.0,
-                w_neg: 0.0,
-            };
-            (walk(Packed { rows: piece.iter() }, t, false), n_pos)
+            let mut walk = Walk::new(empty, false, false);
+            walk.run(Packed { rows: piece.iter() }, piece.len() as u64);
+            walk
         })
         .collect();
     let mut neg_before = 0_u64;
     let (mut ordered, mut tied, mut groups) = (0_u128, 0_u128, 0_u64);
-    for (r, n_pos) in &pieces {
-        ordered += r.ordered + u128::from(*n_pos) * u128::from(neg_before);
-        tied += r.tied;
-        groups += r.n_thresholds;
-        neg_before += r.n_neg;
+    for w in &pieces {
+        // After `run`, the piece's rows all lie "below": its own counts.
+        ordered += w.ordered + u128::from(w.pos_below) * u128::from(neg_before);
+        tied += w.tied;
+        groups += w.groups;
+        neg_before += w.neg_below;
     }
     let reversed = u128::from(totals.n_pos) * u128::from(totals.n_neg) - ordered - tied;
     #[allow(clippy::cast_precision_loss)]
@@ -291,17 +296,12 @@ pub fn binary_ranking(
                 b_len: n,
             }
         );
-        let bad: Vec<(usize, f64)> = w
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|(_, x)| !(0.0..f64::INFINITY).contains(x))
-            .collect();
-        if let Some(&(index, value)) = bad.first() {
+        let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
+        if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
             return Err(MetricError::InvalidWeight {
                 index,
                 value,
-                count: bad.len(),
+                count: w.iter().filter(|x| !valid(x)).count(),
             });
         }
     }
@@ -366,13 +366,15 @@ pub fn binary_ranking(
             }
         });
     }
+    #[allow(clippy::cast_possible_truncation)]
+    let n_pos = seen.n_pos as usize;
     Ok(match weight {
         None => {
-            let (pos, neg) = split(positive, key);
+            let (pos, neg) = split(positive, n_pos, key);
             sort_and_walk(pos, neg, pool, curves)
         }
         Some(w) => {
-            let (pos, neg) = split(positive, |i| {
+            let (pos, neg) = split(positive, n_pos, |i| {
                 weighted(key(i), w.get(i).copied().unwrap_or(0.0))
             });
             sort_and_walk(pos, neg, pool, curves)
@@ -500,22 +502,9 @@ impl<T: Item> Stream for Packed<'_, T> {
 /// two sorted sides, or one packed array; negatives first within a tie).
 /// Per row: the pair counts; per closed group: the ties and, when `curves`
 /// is set, the precision-recall and risk-coverage terms.
-fn walk<S: Stream>(mut rows: S, totals: Totals, curves: bool) -> BinaryRanking {
+fn walk<S: Stream>(rows: S, totals: Totals, curves: bool) -> BinaryRanking {
     let mut w = Walk::new(totals, S::WEIGHTED, curves);
-    let mut prev = u64::MAX;
-    for _ in 0..totals.n_pos + totals.n_neg {
-        let (k, p, wi) = rows.next();
-        if k != prev && w.groups > 0 {
-            w.close_group();
-        }
-        w.groups += u64::from(k != prev);
-        prev = k;
-        w.push(p, wi);
-    }
-    if w.groups > 0 {
-        w.close_group();
-        w.finish_curve();
-    }
+    w.run(rows, totals.n_pos + totals.n_neg);
     w.result()
 }
 
@@ -548,6 +537,24 @@ struct Walk {
 }
 
 impl Walk {
+    /// Walk `n` rows of `rows`, closing the last group at the end.
+    fn run<S: Stream>(&mut self, mut rows: S, n: u64) {
+        let mut prev = u64::MAX;
+        for _ in 0..n {
+            let (k, p, wi) = rows.next();
+            if k != prev && self.groups > 0 {
+                self.close_group();
+            }
+            self.groups += u64::from(k != prev);
+            prev = k;
+            self.push(p, wi);
+        }
+        if self.groups > 0 {
+            self.close_group();
+            self.finish_curve();
+        }
+    }
+
     fn new(t: Totals, weighted: bool, curves: bool) -> Self {
         Self {
             r: BinaryRanking {
