@@ -91,6 +91,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "refinement: sklearn roc_auc / cmetrics": _ratio("sklearn_auc", "cmetrics_refinement"),
         "refinement: numpy sort+searchsorted / cmetrics": _ratio("numpy_auc", "cmetrics_refinement"),
         "kendall: scipy / cmetrics": _ratio("scipy_kendall", "cmetrics_kendall"),
+        "kendall, distinct values: scipy / cmetrics": _ratio("scipy_kendall_distinct", "cmetrics_kendall_distinct"),
         "pCM: best numpy / cmetrics": (min(TIMINGS[k] for k in ("numpy_pcm_bincount", "numpy_pcm_sparse",
                                                               "numpy_pcm_onehot") if k in TIMINGS)
                                        / TIMINGS["cmetrics_pcm"]) if "cmetrics_pcm" in TIMINGS else None,

@@ -32,6 +32,15 @@ def kendall_data() -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+@pytest.fixture(scope="module")
+def kendall_distinct() -> tuple[np.ndarray, np.ndarray]:
+    """Continuous data, almost no ties: the sort path (no table sweep)."""
+    rng = np.random.default_rng(6)
+    x = rng.random(N)
+    y = x + rng.normal(0, 0.3, N)
+    return x, y
+
+
 def _numpy_auc(correct: np.ndarray, conf: np.ndarray) -> float:
     """Best numpy formulation: sort both sides, count with searchsorted."""
     neg = np.sort(conf[~correct])
@@ -74,6 +83,19 @@ def test_scipy_kendall(benchmark: Any, kendall_data: tuple[np.ndarray, np.ndarra
     want = benchmark.pedantic(scipy.stats.kendalltau, args=kendall_data, rounds=1, iterations=1).statistic
     assert abs(cmetrics.kendall_tau(*kendall_data) - want) < 1e-12
     record("scipy_kendall", benchmark)
+
+
+def test_cmetrics_kendall_distinct(benchmark: Any, kendall_distinct: tuple[np.ndarray, np.ndarray]) -> None:
+    benchmark.group = "Kendall tau-b 1e7, distinct values"
+    benchmark.pedantic(cmetrics.kendall_tau, args=kendall_distinct, rounds=3, iterations=1)
+    record("cmetrics_kendall_distinct", benchmark)
+
+
+def test_scipy_kendall_distinct(benchmark: Any, kendall_distinct: tuple[np.ndarray, np.ndarray]) -> None:
+    benchmark.group = "Kendall tau-b 1e7, distinct values"
+    want = benchmark.pedantic(scipy.stats.kendalltau, args=kendall_distinct, rounds=1, iterations=1).statistic
+    assert abs(cmetrics.kendall_tau(*kendall_distinct) - want) < 1e-12
+    record("scipy_kendall_distinct", benchmark)
 
 
 def _peak_extra_mib(setup: str, call: str) -> float:

@@ -147,6 +147,19 @@ def test_parity_with_heavy_ties_and_weights(backend: str, dtype: type) -> None:
                      scipy.stats.kendalltau(s, z, variant=variant).statistic)
 
 
+def test_kendall_parity_beyond_the_table_limits(backend: str) -> None:
+    """100k continuous values (more than the 65,536 distinct values of the compiled table
+    sweep): Knight's sort, against scipy, with and without ties in the other vector."""
+    rng = np.random.default_rng(8)
+    x = rng.random(100_000)
+    for y in (x + rng.normal(0, 0.3, x.size), np.round(x + rng.normal(0, 0.3, x.size), 1)):
+        for variant in ("b", "c"):
+            assert_close(cmetrics.kendall_tau(x, y, variant=variant, backend=backend),
+                         scipy.stats.kendalltau(x, y, variant=variant).statistic)
+            assert_close(cmetrics.kendall_tau(y, x, variant=variant, backend=backend),
+                         scipy.stats.kendalltau(y, x, variant=variant).statistic)
+
+
 def test_seed003_theorems(backend: str) -> None:
     rng = np.random.default_rng(3)
     ok = rng.random(200) < 0.7

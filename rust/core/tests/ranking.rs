@@ -1,7 +1,9 @@
 //! Ranking kernels against naive O(n^2) pair counts, and overflow safety.
 #![allow(clippy::unwrap_used)]
 
-use cmetrics_core::ranking::{binary_ranking, kendall_counts, order_key, KendallCounts};
+use cmetrics_core::ranking::{
+    binary_ranking, kendall_counts, kendall_counts_with, order_key, KendallCounts, KendallMethod,
+};
 use cmetrics_core::Pool;
 use proptest::prelude::*;
 
@@ -42,9 +44,11 @@ proptest! {
     }
 
     #[test]
-    fn kendall_matches_the_naive_count(rows in prop::collection::vec((0_u8..5, 0_u8..5), 2..300)) {
-        let x: Vec<f64> = rows.iter().map(|r| f64::from(r.0)).collect();
-        let y: Vec<f64> = rows.iter().map(|r| f64::from(r.1)).collect();
+    fn kendall_matches_the_naive_count(rows in prop::collection::vec((0_u8..5, 0_u8..40), 2..300), wide in any::<bool>()) {
+        // -0.0 and 0.0 are one value; `wide` spreads x over many distinct values.
+        let x: Vec<f64> = rows.iter().map(|r| if r.0 == 0 { -0.0 } else { f64::from(r.0) }).collect();
+        let x: Vec<f64> = if wide { x.iter().zip(&rows).map(|(v, r)| v * 100.0 + f64::from(r.1 % 7)).collect() } else { x };
+        let y: Vec<f64> = rows.iter().map(|r| f64::from(r.1) * 0.1 - 1.0).collect();
         let (mut disc, mut xt, mut yt, mut jt) = (0_u128, 0_u128, 0_u128, 0_u128);
         for i in 0..x.len() {
             for j in i + 1..x.len() {
@@ -55,9 +59,64 @@ proptest! {
             }
         }
         for pool in [Pool::sequential(), Pool::new(2)] {
-            let c = kendall_counts(&x, &y, &pool).unwrap();
-            prop_assert_eq!((c.discordant, c.x_ties, c.y_ties, c.joint_ties), (disc, xt, yt, jt));
+            for method in [KendallMethod::Auto, KendallMethod::Sort, KendallMethod::Table] {
+                let c = kendall_counts_with(&x, &y, method, &pool).unwrap();
+                prop_assert_eq!((c.discordant, c.x_ties, c.y_ties, c.joint_ties), (disc, xt, yt, jt));
+            }
         }
+    }
+}
+
+/// A small deterministic generator (no extra dependency).
+fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed;
+    move || {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        s >> 33
+    }
+}
+
+#[test]
+fn kendall_methods_agree_on_large_tied_data() {
+    // 300k rows, a few hundred distinct values each: the table sweep in
+    // pieces against Knight's sort, on 1 and 2 threads.
+    let mut next = lcg(7);
+    let n = 300_000;
+    let x: Vec<f64> = (0..n).map(|_| (next() % 700) as f64 * 0.01).collect();
+    let y: Vec<f64> = x
+        .iter()
+        .map(|&v| ((v * 50.0) as u64 + next() % 300) as f64 - 150.0)
+        .collect();
+    let want = kendall_counts_with(&x, &y, KendallMethod::Sort, &Pool::sequential()).unwrap();
+    assert!(want.x_distinct <= 700 && want.y_distinct > 300);
+    for pool in [Pool::sequential(), Pool::new(2)] {
+        for method in [
+            KendallMethod::Auto,
+            KendallMethod::Table,
+            KendallMethod::Sort,
+        ] {
+            assert_eq!(kendall_counts_with(&x, &y, method, &pool).unwrap(), want);
+        }
+    }
+}
+
+#[test]
+fn kendall_falls_back_to_the_sort_beyond_the_table_limits() {
+    // 70k distinct x values: more than the table handles; every method
+    // still gives the exact counts.
+    let mut next = lcg(11);
+    let n = 140_000;
+    let x: Vec<f64> = (0..n).map(|i| (i / 2) as f64).collect();
+    let y: Vec<f64> = (0..n).map(|_| (next() % 5) as f64).collect();
+    let want = kendall_counts_with(&x, &y, KendallMethod::Sort, &Pool::sequential()).unwrap();
+    assert_eq!(want.x_distinct, 70_000);
+    for method in [KendallMethod::Auto, KendallMethod::Table] {
+        assert_eq!(
+            kendall_counts_with(&x, &y, method, &Pool::new(2)).unwrap(),
+            want
+        );
     }
 }
 

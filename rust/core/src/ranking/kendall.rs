@@ -1,0 +1,573 @@
+//! Kendall's tau-b and tau-c (spec 5): the pair counts of two vectors.
+//!
+//! Two exact methods give the same counts. Knight's algorithm (a parallel sort
+//! of the `(x, y)` pairs, then a merge sort counting the inversions of `y`)
+//! handles any data. When both vectors have few distinct values, as rounded
+//! scores, grades and quantised confidences do, a table sweep is several
+//! times faster: the rows are grouped by the rank of `x` (hash maps give the
+//! ranks), and each group's histogram of `y` ranks is weighed against the
+//! running histogram of all earlier groups.
+
+use super::{check_finite, order_key};
+use crate::ensure;
+use crate::error::{MetricError, Result};
+use crate::parallel::{big_vec, Pool};
+use rayon::prelude::*;
+
+/// Pair counts of Kendall's tau between two vectors (spec 5, Knight 1966).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KendallCounts {
+    /// Rows.
+    pub n: u64,
+    /// Pairs tied in x (joint ties included), tied in y, tied in both.
+    pub x_ties: u128,
+    pub y_ties: u128,
+    pub joint_ties: u128,
+    /// Discordant pairs.
+    pub discordant: u128,
+    /// Distinct values of x and of y.
+    pub x_distinct: u64,
+    pub y_distinct: u64,
+}
+
+impl KendallCounts {
+    /// All pairs, `n (n - 1) / 2`.
+    #[must_use]
+    pub fn pairs(&self) -> u128 {
+        let n = u128::from(self.n);
+        n * n.saturating_sub(1) / 2
+    }
+    /// `n_c - n_d` (exact).
+    #[must_use]
+    #[allow(clippy::cast_possible_wrap)]
+    pub fn concordant_minus_discordant(&self) -> i128 {
+        (self.pairs() + self.joint_ties) as i128
+            - (self.x_ties + self.y_ties) as i128
+            - 2 * self.discordant as i128
+    }
+    /// Kendall's tau-b (NaN when x or y is constant, or n < 2).
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn tau_b(&self) -> f64 {
+        let n0 = self.pairs();
+        let (a, b) = (n0 - self.x_ties, n0 - self.y_ties);
+        if a == 0 || b == 0 {
+            return f64::NAN;
+        }
+        self.concordant_minus_discordant() as f64 / ((a as f64).sqrt() * (b as f64).sqrt())
+    }
+    /// Stuart's tau-c (NaN when x or y is constant, or n < 2).
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn tau_c(&self) -> f64 {
+        let m = self.x_distinct.min(self.y_distinct);
+        if m < 2 || self.n < 2 {
+            return f64::NAN;
+        }
+        let n = self.n as f64;
+        let m = m as f64;
+        2.0 * self.concordant_minus_discordant() as f64 / (n * n * (m - 1.0) / m)
+    }
+}
+
+/// Pairs within runs of equal `key` in a sorted sequence, and the number of runs.
+fn tie_runs<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K) -> (u128, u64) {
+    let mut pairs = 0_u128;
+    let mut runs = 0_u64;
+    let mut i = 0;
+    while let Some(first) = sorted.get(i) {
+        let k = key(first);
+        let mut j = i + 1;
+        while sorted.get(j).is_some_and(|v| key(v) == k) {
+            j += 1;
+        }
+        let t = (j - i) as u128;
+        pairs += t * (t - 1) / 2;
+        runs += 1;
+        i = j;
+    }
+    (pairs, runs)
+}
+
+/// Sort `v` (merge sort) and return its number of inversions (`i < j`,
+/// `v[i] > v[j]`; equal values are not inversions). `buf` is scratch space.
+fn sort_count_inversions(v: &mut [u64], buf: &mut [u64], pool: &Pool) -> u128 {
+    const SMALL: usize = 32;
+    const PARALLEL_ABOVE: usize = 1 << 16;
+    let n = v.len();
+    if n <= SMALL {
+        // Insertion sort: every shift past a larger value is one inversion.
+        let mut inv = 0_u128;
+        for i in 1..n {
+            let mut j = i;
+            while j > 0 && v.get(j - 1) > v.get(j) {
+                v.swap(j - 1, j);
+                inv += 1;
+                j -= 1;
+            }
+        }
+        return inv;
+    }
+    let mid = n / 2;
+    let (left, right) = v.split_at_mut(mid);
+    let (lbuf, rbuf) = buf.split_at_mut(mid);
+    let (a, b) = if n >= PARALLEL_ABOVE && pool.threads() > 1 {
+        rayon::join(
+            || sort_count_inversions(left, lbuf, pool),
+            || sort_count_inversions(right, rbuf, pool),
+        )
+    } else {
+        (
+            sort_count_inversions(left, lbuf, pool),
+            sort_count_inversions(right, rbuf, pool),
+        )
+    };
+    let mut inv = a + b;
+    // Merge into buf, counting for each right element the left ones above it.
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    let (l, r) = (&*left, &*right);
+    while i < l.len() && j < r.len() {
+        let (x, y) = (
+            l.get(i).copied().unwrap_or(0),
+            r.get(j).copied().unwrap_or(0),
+        );
+        if y < x {
+            inv += (l.len() - i) as u128;
+            if let Some(s) = buf.get_mut(k) {
+                *s = y;
+            }
+            j += 1;
+        } else {
+            if let Some(s) = buf.get_mut(k) {
+                *s = x;
+            }
+            i += 1;
+        }
+        k += 1;
+    }
+    for &x in l
+        .get(i..)
+        .unwrap_or(&[])
+        .iter()
+        .chain(r.get(j..).unwrap_or(&[]))
+    {
+        if let Some(s) = buf.get_mut(k) {
+            *s = x;
+        }
+        k += 1;
+    }
+    v.copy_from_slice(buf.get(..n).unwrap_or(&[]));
+    inv
+}
+
+/// Knight's algorithm: sort the `(x, y)` pairs, count the inversions of `y`.
+fn by_sort(x: &[f64], y: &[f64], pool: &Pool) -> KendallCounts {
+    let n = x.len();
+    // (x key, y key) as one u128: sorting it sorts by x, then y.
+    let mut pairs: Vec<u128> = big_vec(n);
+    pool.install(|| {
+        x.par_iter()
+            .zip(y)
+            .map(|(&a, &b)| (u128::from(order_key(a)) << 64) | u128::from(order_key(b)))
+            .collect_into_vec(&mut pairs);
+    });
+    pool.install(|| pairs.par_sort_unstable());
+    let (x_ties, x_distinct) = tie_runs(&pairs, |p| p >> 64);
+    let (joint_ties, _) = tie_runs(&pairs, |p| *p);
+    #[allow(clippy::cast_possible_truncation)]
+    let mut ys: Vec<u64> = big_vec(n);
+    ys.extend(pairs.iter().map(|&p| p as u64));
+    drop(pairs);
+    let mut buf: Vec<u64> = big_vec(n);
+    buf.resize(n, 0);
+    let discordant = pool.install(|| sort_count_inversions(&mut ys, &mut buf, pool));
+    let (y_ties, y_distinct) = tie_runs(&ys, |v| *v);
+    KendallCounts {
+        n: n as u64,
+        x_ties,
+        y_ties,
+        joint_ties,
+        discordant,
+        x_distinct,
+        y_distinct,
+    }
+}
+
+/// How [`kendall_counts_with`] counts the pairs. Every method gives the same
+/// counts; they differ only in speed and memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KendallMethod {
+    /// The table sweep when the data have few distinct values (at most
+    /// [`TABLE_MAX_DISTINCT`] in each vector and a table of at most
+    /// `16 n + 2^20` cells), Knight's sort otherwise.
+    #[default]
+    Auto,
+    /// Knight's algorithm: a parallel sort of the `(x, y)` pairs and a merge
+    /// sort counting the inversions of `y`. O(n log n) time, `4 n` words.
+    Sort,
+    /// The table sweep whenever both vectors have at most
+    /// [`TABLE_MAX_DISTINCT`] distinct values (else the sort).
+    Table,
+}
+
+/// Most distinct values per vector the table sweep handles (ranks fit `u16`).
+pub const TABLE_MAX_DISTINCT: usize = 1 << 16;
+
+/// Kendall pair counts of `(x, y)` (spec 5), by the fastest exact method.
+///
+/// # Errors
+/// Length mismatch, empty input, NaN or infinite values.
+pub fn kendall_counts(x: &[f64], y: &[f64], pool: &Pool) -> Result<KendallCounts> {
+    kendall_counts_with(x, y, KendallMethod::Auto, pool)
+}
+
+/// Kendall pair counts of `(x, y)` by the given method.
+///
+/// # Errors
+/// Length mismatch, empty input, NaN or infinite values.
+pub fn kendall_counts_with(
+    x: &[f64],
+    y: &[f64],
+    method: KendallMethod,
+    pool: &Pool,
+) -> Result<KendallCounts> {
+    let n = x.len();
+    ensure!(
+        y.len() == n,
+        MetricError::LengthMismatch {
+            a: "x",
+            a_len: n,
+            b: "y",
+            b_len: y.len(),
+        }
+    );
+    ensure!(n > 0, MetricError::Empty { arg: "x" });
+    let (fx, fy) = pool.install(|| rayon::join(|| check_finite("x", x), || check_finite("y", y)));
+    fx?;
+    fy?;
+    if method != KendallMethod::Sort && u32::try_from(n).is_ok() {
+        let cells = (method == KendallMethod::Auto).then_some(16 * n + (1 << 20));
+        if let Some(c) = by_table(x, y, cells, pool) {
+            return Ok(c);
+        }
+    }
+    Ok(by_sort(x, y, pool))
+}
+
+/// Open-addressing map from order keys to a `u32` (a count, then a rank).
+struct KeyMap {
+    keys: Vec<u64>,
+    values: Vec<u32>,
+    len: usize,
+    shift: u32,
+}
+
+/// No finite value has this key (it is the key of a NaN).
+const EMPTY: u64 = u64::MAX;
+
+impl KeyMap {
+    fn with_capacity(distinct: usize) -> Self {
+        let slots = (2 * distinct).next_power_of_two().max(256);
+        Self {
+            keys: vec![EMPTY; slots],
+            values: vec![0; slots],
+            len: 0,
+            shift: 64 - slots.trailing_zeros(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        // Fibonacci hashing: the top bits of the product.
+        #[allow(clippy::cast_possible_truncation)]
+        let s = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        s
+    }
+
+    /// Count one more `key`.
+    #[inline]
+    fn add(&mut self, key: u64) {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(key);
+        loop {
+            match self.keys.get(i).copied() {
+                Some(k) if k == key => {
+                    if let Some(v) = self.values.get_mut(i) {
+                        *v += 1;
+                    }
+                    return;
+                }
+                Some(EMPTY) => break,
+                _ => i = (i + 1) & mask,
+            }
+        }
+        self.insert_at(i, key, 1);
+    }
+
+    fn insert_at(&mut self, i: usize, key: u64, value: u32) {
+        if let (Some(k), Some(v)) = (self.keys.get_mut(i), self.values.get_mut(i)) {
+            (*k, *v) = (key, value);
+        }
+        self.len += 1;
+        if 2 * self.len > self.keys.len() {
+            let old = std::mem::replace(self, Self::with_capacity(self.keys.len()));
+            for (k, v) in old.entries() {
+                self.insert(k, v);
+            }
+        }
+    }
+
+    fn insert(&mut self, key: u64, value: u32) {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(key);
+        while self.keys.get(i).is_some_and(|&k| k != EMPTY) {
+            i = (i + 1) & mask;
+        }
+        self.insert_at(i, key, value);
+    }
+
+    /// The value of a key known to be present.
+    #[inline]
+    fn get(&self, key: u64) -> u32 {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(key);
+        loop {
+            match self.keys.get(i).copied() {
+                Some(k) if k == key => return self.values.get(i).copied().unwrap_or(0),
+                Some(EMPTY) | None => return 0,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.keys
+            .iter()
+            .zip(&self.values)
+            .filter(|(&k, _)| k != EMPTY)
+            .map(|(&k, &v)| (k, v))
+    }
+}
+
+/// Sorted distinct keys of some count maps, and a map from key to rank.
+fn ranks(maps: &[&KeyMap]) -> (usize, KeyMap) {
+    let mut keys: Vec<u64> = maps
+        .iter()
+        .flat_map(|m| m.entries().map(|(k, _)| k))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut rank = KeyMap::with_capacity(keys.len());
+    for (r, &k) in keys.iter().enumerate() {
+        #[allow(clippy::cast_possible_truncation)]
+        rank.insert(k, r as u32);
+    }
+    (keys.len(), rank)
+}
+
+/// Counts per rank of one chunk's count map.
+fn counts_by_rank(map: &KeyMap, rank: &KeyMap, distinct: usize) -> Vec<u64> {
+    let mut out = vec![0_u64; distinct];
+    for (k, c) in map.entries() {
+        if let Some(o) = out.get_mut(rank.get(k) as usize) {
+            *o += u64::from(c);
+        }
+    }
+    out
+}
+
+fn pairs_within(counts: &[u64]) -> u128 {
+    counts
+        .iter()
+        .map(|&c| u128::from(c) * u128::from(c.saturating_sub(1)) / 2)
+        .sum()
+}
+
+/// One chunk of rows after the first pass: its distinct keys with counts.
+struct Chunk<'a> {
+    x: &'a [f64],
+    y: &'a [f64],
+    xs: KeyMap,
+    ys: KeyMap,
+}
+
+/// The table sweep: the rows grouped by the rank of x, then, group after
+/// group in increasing x, a dense histogram of the y ranks of the group
+/// against the histogram of every earlier group. Discordant pairs are the
+/// earlier rows with a larger y: `sum_w R[w] * #{g: y < w}`. Time
+/// O(n + D_x D_y), memory `2 n` bytes plus O(D_x + D_y) per thread. `None`
+/// when the data have too many distinct values (`cells` bounds `D_x D_y`).
+#[allow(clippy::too_many_lines)]
+fn by_table(x: &[f64], y: &[f64], cells: Option<usize>, pool: &Pool) -> Option<KendallCounts> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let n = x.len();
+    let parts = pool.threads().max(1);
+    let size = n.div_ceil(parts).max(1);
+    let fits = |dx: usize, dy: usize| {
+        dx <= TABLE_MAX_DISTINCT && dy <= TABLE_MAX_DISTINCT && cells.is_none_or(|c| dx * dy <= c)
+    };
+    // Pass 1: the distinct keys of each chunk, with counts; stop early when
+    // any chunk alone already has too many.
+    let gave_up = AtomicBool::new(false);
+    let chunks: Option<Vec<Chunk>> = pool.install(|| {
+        x.par_chunks(size)
+            .zip(y.par_chunks(size))
+            .map(|(cx, cy)| {
+                let mut c = Chunk {
+                    x: cx,
+                    y: cy,
+                    xs: KeyMap::with_capacity(1024),
+                    ys: KeyMap::with_capacity(1024),
+                };
+                for (bx, by) in cx.chunks(4096).zip(cy.chunks(4096)) {
+                    for (&a, &b) in bx.iter().zip(by) {
+                        c.xs.add(order_key(a));
+                        c.ys.add(order_key(b));
+                    }
+                    if gave_up.load(Ordering::Relaxed) || !fits(c.xs.len, c.ys.len) {
+                        gave_up.store(true, Ordering::Relaxed);
+                        return None;
+                    }
+                }
+                Some(c)
+            })
+            .collect()
+    });
+    let chunks = chunks?;
+    let (dx, x_rank) = ranks(&chunks.iter().map(|c| &c.xs).collect::<Vec<_>>());
+    let (dy, y_rank) = ranks(&chunks.iter().map(|c| &c.ys).collect::<Vec<_>>());
+    if !fits(dx, dy) {
+        return None;
+    }
+    let x_counts: Vec<Vec<u64>> = chunks
+        .iter()
+        .map(|c| counts_by_rank(&c.xs, &x_rank, dx))
+        .collect();
+    let y_counts: Vec<Vec<u64>> = chunks
+        .iter()
+        .map(|c| counts_by_rank(&c.ys, &y_rank, dy))
+        .collect();
+    let total = |per: &[Vec<u64>], d: usize| {
+        let mut t = vec![0_u64; d];
+        for p in per {
+            for (a, &b) in t.iter_mut().zip(p) {
+                *a += b;
+            }
+        }
+        t
+    };
+    let x_total = total(&x_counts, dx);
+    let y_total = total(&y_counts, dy);
+
+    // Pass 2: each chunk's y ranks grouped by x rank (a counting sort).
+    let grouped: Vec<(Vec<u16>, Vec<usize>)> = pool.install(|| {
+        chunks
+            .par_iter()
+            .zip(&x_counts)
+            .map(|(c, counts)| {
+                let mut starts = Vec::with_capacity(dx + 1);
+                let mut at = 0_usize;
+                for &k in counts {
+                    starts.push(at);
+                    #[allow(clippy::cast_possible_truncation)]
+                    {
+                        at += k as usize;
+                    }
+                }
+                starts.push(at);
+                let mut next = starts.clone();
+                let mut out = vec![0_u16; c.x.len()];
+                for (&a, &b) in c.x.iter().zip(c.y) {
+                    let rx = x_rank.get(order_key(a)) as usize;
+                    #[allow(clippy::cast_possible_truncation)]
+                    let ry = y_rank.get(order_key(b)) as u16;
+                    if let Some(p) = next.get_mut(rx) {
+                        if let Some(o) = out.get_mut(*p) {
+                            *o = ry;
+                        }
+                        *p += 1;
+                    }
+                }
+                (out, starts)
+            })
+            .collect()
+    });
+    drop(chunks);
+
+    // Pass 3: the sweep, in pieces of consecutive x groups of similar cost.
+    let cost = |g: usize| x_total.get(g).copied().unwrap_or(0) + dy as u64;
+    let whole: u64 = (0..dx).map(cost).sum();
+    let pieces = parts * 4;
+    let mut bounds = vec![0_usize];
+    let mut acc = 0_u64;
+    for g in 0..dx {
+        acc += cost(g);
+        if acc * pieces as u64 >= whole * bounds.len() as u64 && g + 1 < dx {
+            bounds.push(g + 1);
+        }
+    }
+    bounds.push(dx);
+    bounds.dedup();
+    let swept: Vec<(u128, u128, Vec<u64>)> = pool.install(|| {
+        bounds
+            .par_windows(2)
+            .map(|w| {
+                let (lo, hi) = (
+                    w.first().copied().unwrap_or(0),
+                    w.get(1).copied().unwrap_or(0),
+                );
+                let mut seen = vec![0_u64; dy];
+                let mut hist = vec![0_u64; dy];
+                let (mut discordant, mut joint) = (0_u128, 0_u128);
+                for g in lo..hi {
+                    for (out, starts) in &grouped {
+                        let (a, b) = (
+                            starts.get(g).copied().unwrap_or(0),
+                            starts.get(g + 1).copied().unwrap_or(0),
+                        );
+                        for &r in out.get(a..b).unwrap_or(&[]) {
+                            if let Some(h) = hist.get_mut(usize::from(r)) {
+                                *h += 1;
+                            }
+                        }
+                    }
+                    // With n < 2^32 neither sum can overflow u64.
+                    let (mut below, mut disc, mut squares) = (0_u64, 0_u64, 0_u64);
+                    for (s, h) in seen.iter_mut().zip(hist.iter_mut()) {
+                        disc += *s * below;
+                        squares += *h * *h;
+                        below += *h;
+                        *s += *h;
+                        *h = 0;
+                    }
+                    discordant += u128::from(disc);
+                    joint += u128::from((squares - below) / 2);
+                }
+                (discordant, joint, seen)
+            })
+            .collect()
+    });
+    // Pairs across pieces: an earlier piece's rows with a larger y.
+    let mut discordant = 0_u128;
+    let mut joint_ties = 0_u128;
+    let mut before = vec![0_u64; dy];
+    for (disc, joint, seen) in &swept {
+        discordant += disc;
+        joint_ties += joint;
+        let mut below = 0_u64;
+        for (b, &s) in before.iter_mut().zip(seen) {
+            discordant += u128::from(*b) * u128::from(below);
+            below += s;
+            *b += s;
+        }
+    }
+    Some(KendallCounts {
+        n: n as u64,
+        x_ties: pairs_within(&x_total),
+        y_ties: pairs_within(&y_total),
+        joint_ties,
+        discordant,
+        x_distinct: dx as u64,
+        y_distinct: dy as u64,
+    })
+}
