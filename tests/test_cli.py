@@ -1,50 +1,196 @@
-"""The command line: ``cmetrics demo`` end to end."""
+"""The command line end to end: ``cmetrics score`` on Parquet (file and directory), CSV,
+JSON Lines and NPZ equals the Python API; every user error gives one line and exit status 2;
+memory stays bounded by the batch size; ``cmetrics demo`` writes and scores a dump."""
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
 import pytest
 
 import cmetrics
-from cmetrics.cli import synthetic_dump, synthetic_proba
+from cmetrics.cli import main, synthetic_dump, synthetic_proba
+
+K = 4
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "cmetrics", *args], capture_output=True, text=True, timeout=300)
 
 
-def test_demo_json_equals_python_api() -> None:
-    out = run("demo", "--rows", "200000", "--classes", "7", "--seed", "3", "--json")
+@pytest.fixture(scope="module")
+def dump() -> dict[str, np.ndarray]:
+    y, p = synthetic_dump(30_000, K, seed=5)
+    proba = synthetic_proba(p, K, seed=5, y_true=y)
+    w = np.random.default_rng(5).random(30_000)
+    return {"label": y, "proba": proba, "weight": w, "pred": p}
+
+
+def table(d: dict[str, np.ndarray]) -> pa.Table:
+    cols: dict[str, Any] = {"label": d["label"], "weight": d["weight"]}
+    for j in range(K):
+        cols[f"p_{j}"] = d["proba"][:, j].copy()
+    return pa.table(cols)
+
+
+def written(tmp: Path, d: dict[str, np.ndarray]) -> dict[str, Path]:
+    t = table(d)
+    paths = {"parquet": tmp / "dump.parquet", "dir": tmp / "parts", "csv": tmp / "dump.csv",
+             "jsonl": tmp / "dump.jsonl", "npz": tmp / "dump.npz"}
+    pq.write_table(t, paths["parquet"], row_group_size=7000)
+    paths["dir"].mkdir()
+    pq.write_table(t.slice(0, 12_000), paths["dir"] / "a.parquet")
+    pq.write_table(t.slice(12_000), paths["dir"] / "b.parquet")
+    pcsv.write_csv(t, paths["csv"])
+    with paths["jsonl"].open("w") as fh:
+        for row in t.to_pylist():
+            fh.write(json.dumps(row) + "\n")
+    np.savez(paths["npz"], **{name: t.column(name).to_numpy() for name in t.column_names})
+    return paths
+
+
+def score_json(tmp: Path, *args: str) -> dict[str, Any]:
+    out = tmp / "report.json"
+    assert main(["score", *args, "--format", "json", "--output", str(out), "--quiet"]) == 0
+    return json.loads(out.read_text())
+
+
+def close(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is None and (b is None or (isinstance(b, float) and math.isnan(b)))
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "dir", "csv", "jsonl", "npz"])
+def test_score_json_equals_the_python_api(tmp_path: Path, dump: dict[str, np.ndarray], fmt: str) -> None:
+    paths = written(tmp_path, dump)
+    got = score_json(tmp_path, str(paths[fmt]), "--label", "label", "--proba-prefix", "p_", "--weight", "weight",
+                     "--batch-rows", "5000")
+    # CSV and JSON store decimal text: compare with the values as read back (float64).
+    proba = dump["proba"]
+    want = cmetrics.evaluate(dump["label"], y_proba=proba, labels=list(range(K)), sample_weight=dump["weight"])
+    assert got["run"]["rows"] == 30_000
+    assert got["labels"] == list(range(K))
+    tol = 1e-9 if fmt not in ("csv", "jsonl") else 1e-6
+    for key, value in want.metrics.items():
+        g = got["metrics"][key]
+        assert (g is None and math.isnan(value)) or abs(g - value) <= tol * max(1.0, abs(value)), (key, g, value)
+    np.testing.assert_allclose(np.array(got["confusion_matrix"]), want.confusion_matrix, rtol=1e-9)
+    assert got["ranking"] == {"mode": "exact"}
+
+
+def test_score_hard_labels_confidence_and_explicit_columns(tmp_path: Path, dump: dict[str, np.ndarray]) -> None:
+    conf = dump["proba"].max(axis=1).astype(np.float64)
+    t = pa.table({"y": dump["label"], "yhat": dump["pred"], "c": conf,
+                  "probs": pa.FixedSizeListArray.from_arrays(pa.array(dump["proba"].reshape(-1)), K)})
+    path = tmp_path / "hard.parquet"
+    pq.write_table(t, path)
+    got = score_json(tmp_path, str(path), "--label", "y", "--pred", "yhat", "--confidence", "c")
+    want = cmetrics.evaluate(dump["label"], y_pred=dump["pred"], confidence=conf)
+    for key in ("accuracy", "matthews_corrcoef", "refinement", "aurc"):
+        assert close(got["metrics"][key], want.metrics[key]), key
+    listed = score_json(tmp_path, str(path), "--label", "y", "--proba-list", "probs", "--labels", "0,1,2,3")
+    want_p = cmetrics.evaluate(dump["label"], y_proba=dump["proba"], labels=list(range(K)))
+    for key in ("log_loss", "cf1_macro", "refinement", "expected_calibration_error"):
+        assert close(listed["metrics"][key], want_p.metrics[key]), key
+    named = score_json(tmp_path, str(path), "--label", "y", "--proba-list", "probs", "--ranking", "approximate",
+                       "--ranking-bins", "256")
+    assert named["ranking"] == {"mode": "approximate", "bins": 256}
+
+
+def test_table_and_markdown_output(tmp_path: Path, dump: dict[str, np.ndarray]) -> None:
+    paths = written(tmp_path, dump)
+    out = run("score", str(paths["parquet"]), "--label", "label", "--proba-prefix", "p_")
+    assert out.returncode == 0, out.stderr
+    assert "probabilistic + hard-label report of 30,000 rows" in out.stdout and "log_loss" in out.stdout
+    assert out.stderr == ""  # no progress bar on a pipe
+    md = run("score", str(paths["parquet"]), "--label", "label", "--proba-prefix", "p_", "--format", "markdown")
+    assert md.returncode == 0 and "| metric | value |" in md.stdout
+
+
+def test_user_errors_give_one_line_and_status_2(tmp_path: Path, dump: dict[str, np.ndarray]) -> None:
+    paths = written(tmp_path, dump)
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(b"PAR1" + b"\x00garbage" * 100)
+    strings = tmp_path / "strings.parquet"
+    pq.write_table(pa.table({"label": [0, 1], "p_0": ["a", "b"], "p_1": ["c", "d"]}), strings)
+    cases = [
+        (["score", str(tmp_path / "missing.parquet"), "--label", "label", "--pred", "x"], "no such file"),
+        (["score", str(paths["parquet"]), "--label", "nope", "--proba-prefix", "p_"], "column 'nope'"),
+        (["score", str(paths["parquet"]), "--label", "label", "--proba-prefix", "zz_"], "no column starts"),
+        (["score", str(paths["parquet"]), "--label", "label", "--proba-prefix", "p_", "--labels", "a,b"],
+         "--labels lists 2 classes"),
+        (["score", str(strings), "--label", "label", "--proba-prefix", "p_"], "p_0"),
+        (["score", str(corrupt), "--label", "label", "--pred", "label"], "cannot read"),
+        (["score", str(paths["parquet"]), "--label", "label"], "nothing to score"),
+        (["score", str(tmp_path / "x.txt"), "--label", "a", "--pred", "b"], "no such file"),
+    ]
+    (tmp_path / "y.xyz").write_text("1")
+    cases.append((["score", str(tmp_path / "y.xyz"), "--label", "a", "--pred", "b"], "unknown file type"))
+    for args, message in cases:
+        out = run(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert message in out.stderr, (args, out.stderr)
+        assert "Traceback" not in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    usage = run("score", str(paths["parquet"]))
+    assert usage.returncode == 2 and "--label" in usage.stderr and "Traceback" not in usage.stderr
+
+
+def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path) -> None:
+    """Scoring a file 6x larger than another, with the same batch size, adds little peak memory
+    (exact ranking of 2-decimal confidences: a summary of at most 101 entries)."""
+    def write(n: int, name: str) -> Path:
+        rng = np.random.default_rng(n)
+        y = rng.integers(0, K, n).astype(np.int32)
+        p = (rng.multinomial(100, [1 / K] * K, size=n) / 100).astype(np.float32)  # 2 decimals, rows sum to 1
+        cols = {"label": y, **{f"p_{j}": p[:, j].copy() for j in range(K)}}
+        path = tmp_path / name
+        pq.write_table(pa.table(cols), path, row_group_size=100_000)
+        return path
+
+    def peak_kib(path: Path) -> int:
+        code = ("import resource, sys; from cmetrics.cli import main; "
+                f"main(['score', {str(path)!r}, '--label', 'label', '--proba-prefix', 'p_', '--quiet', "
+                "'--batch-rows', '100000', '--format', 'json', '--output', '/dev/null', '--bins', '15']); "
+                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return int(out.stdout.split()[-1])
+
+    small, large = write(300_000, "small.parquet"), write(1_800_000, "large.parquet")
+    grown = peak_kib(large) - peak_kib(small)
+    extra_data = (1_800_000 - 300_000) * (4 + 4 * K) / 1024
+    assert grown < 0.25 * extra_data, (grown, extra_data)
+
+
+def test_demo_writes_parquet_and_scores_it(tmp_path: Path) -> None:
+    out = run("demo", "--rows", "200000", "--classes", "7", "--seed", "3", "--dir", str(tmp_path), "--format",
+              "json")
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
-    y, p = synthetic_dump(200_000, 7, seed=3)
-    proba = synthetic_proba(p, 7, seed=3, y_true=y)
-    assert abs(np.mean(y == p) - 0.7) < 0.01
-    assert (proba.argmax(axis=1) == p).all()
-    want = cmetrics.evaluate(y, y_proba=proba)
-    got = payload["report"]
-    assert got["n_samples"] == 200_000
-    for key in ("accuracy", "matthews_corrcoef", "informedness", "f1_macro", "cf1_macro", "log_loss",
-                "expected_calibration_error", "entropy_score", "refinement", "aurc"):
-        assert got["metrics"][key] == pytest.approx(getattr(want, key), rel=1e-12)
-    assert got["per_class"]["3"]["support"] == want.per_class["3"]["support"]
-    assert got["calibration"]["count"] == want.calibration.count.tolist()
-    # The demo's model is more confident where it is right.
-    assert got["metrics"]["refinement"] > 0.6
-
-
-def test_demo_table_hard_only_and_usage_errors() -> None:
-    out = run("demo", "--rows", "50000")
-    assert out.returncode == 0, out.stderr
-    assert "probabilistic + hard-label report (50,000 rows" in out.stdout
-    assert "log_loss" in out.stdout and "scored in " in out.stdout and "one pass over the rows" in out.stdout
-    hard = run("demo", "--rows", "50000", "--hard-only")
-    assert hard.returncode == 0 and "hard-label report" in hard.stdout and "log_loss" not in hard.stdout
+    files = list(tmp_path.glob("*.parquet"))
+    assert len(files) == 1 and pq.read_metadata(files[0]).num_rows == 200_000
+    t = pq.read_table(files[0])
+    y = t.column("label").to_numpy()
+    proba = np.column_stack([t.column(f"p_{j}").to_numpy() for j in range(7)])
+    want = cmetrics.evaluate(y, y_proba=proba, labels=list(range(7)))
+    assert payload["n_samples"] == 200_000 and payload["run"]["rows"] == 200_000
+    for key in ("accuracy", "f1_macro", "cf1_macro", "log_loss", "refinement", "aurc"):
+        assert close(payload["metrics"][key], want.metrics[key]), key
+    assert abs(payload["metrics"]["accuracy"] - 0.7) < 0.01
+    assert payload["metrics"]["refinement"] > 0.6  # more confident where it is right
+    table_out = run("demo", "--rows", "50000")
+    assert table_out.returncode == 0, table_out.stderr
+    assert "$ cmetrics score" in table_out.stdout and "log_loss" in table_out.stdout and "scored " in table_out.stdout
     bad = run("demo", "--rows", "0")
-    assert bad.returncode == 2
-    assert "--rows must be >= 1" in bad.stderr
-    assert "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

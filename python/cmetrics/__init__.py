@@ -60,6 +60,7 @@ from cmetrics.ranking import (
     selective_prediction_scores,
 )
 from cmetrics.report import Report, evaluate
+from cmetrics.streaming import Evaluator, RankingSummary, StateError
 from cmetrics.exceptions import UndefinedMetricWarning
 
 __version__ = "0.1.0"
@@ -67,8 +68,11 @@ __version__ = "0.1.0"
 __all__ = [
     "CalibrationBins",
     "ConfusionMatrix",
+    "Evaluator",
+    "RankingSummary",
     "Report",
     "SelectiveScores",
+    "StateError",
     "UndefinedMetricWarning",
     "__version__",
     "accuracy_score",

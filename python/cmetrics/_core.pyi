@@ -85,6 +85,22 @@ def binary_ranking(
     curves: bool = True,
     n_threads: int = 0,
 ) -> dict[str, Any]: ...
+Groups = tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+]
+
+def score_groups(
+    positive: npt.NDArray[np.bool_],
+    score: npt.NDArray[np.float64],
+    sample_weight: npt.NDArray[np.float64] | None = None,
+    n_threads: int = 0,
+) -> Groups: ...
+def merge_groups(a: Groups, b: Groups) -> Groups: ...
+def walk_groups(groups: Groups, curves: bool = True) -> dict[str, Any]: ...
 def kendall_counts(
     x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], n_threads: int = 0
 ) -> dict[str, Any]: ...

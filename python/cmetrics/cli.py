@@ -1,21 +1,28 @@
 """The ``cmetrics`` command line.
 
-``cmetrics demo`` generates a synthetic evaluation dump in memory (10^7 rows,
-10 classes, float32 probabilities by default), scores it with
-:func:`cmetrics.evaluate` (one pass over the probability matrix: every
-hard-label and probabilistic metric) and prints the report with the time taken.
+``cmetrics score PATH...`` streams evaluation dumps (Parquet files or directories, CSV,
+JSON Lines, ``.npz`` / structured ``.npy``) batch by batch into a :class:`cmetrics.Evaluator`
+and prints the report as a table, JSON or Markdown. Memory stays bounded by the batch size
+(plus the ranking summary, see :mod:`cmetrics.streaming`). A progress bar with rows per second
+and an ETA goes to the terminal; on a pipe or with ``--quiet`` only the report is written.
+User errors give a one-line message and exit status 2, never a traceback.
+
+``cmetrics demo`` writes a synthetic dump (10^7 rows, 10 classes, float32 probabilities by
+default) as Parquet and scores it through ``cmetrics score``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import click
 import numpy as np
 
 import cmetrics
@@ -60,79 +67,279 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _print_report(report: cmetrics.Report, seconds: float, n_rows: int, out: Any) -> None:
+def _table(report: cmetrics.Report, summary: str) -> str:
+    """The report as rich tables rendered to text."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(record=True, width=100, file=open(os.devnull, "w"), force_terminal=False)  # noqa: SIM115
     scalars = {"n_samples": report.n_samples, "n_classes": float(report.n_classes), **report.metrics}
-    width = max(len(k) for k in scalars)
-    backend = "rust" if cmetrics.rust_available() else "numpy"
-    kind = "probabilistic + hard-label" if report.has_proba else "hard-label"
-    print(f"cmetrics {cmetrics.__version__} {kind} report ({n_rows:,} rows, backend: {backend}, "
-          f"{cmetrics.get_num_threads()} threads)", file=out)
-    print("-" * (width + 16), file=out)
+    t = Table(show_edge=False)
+    t.add_column("metric")
+    t.add_column("value", justify="right")
     for k, v in scalars.items():
-        print(f"{k:<{width}}  {_fmt(v):>12}", file=out)
-    print("-" * (width + 16), file=out)
-    cols = ["precision", "recall", "f1", "support", "youden_j"]
-    if report.has_proba:
-        cols += ["cprecision", "crecall", "cf1"]
-    print(f"{'class':>8} " + " ".join(f"{c:>10}" for c in cols), file=out)
+        t.add_row(k, _fmt(v))
+    console.print(t)
+    cols = ["precision", "recall", "f1", "support", "youden_j"] + (["cprecision", "crecall", "cf1"]
+                                                                     if report.has_proba else [])
+    pc = Table(show_edge=False)
+    pc.add_column("class", justify="right")
+    for c in cols:
+        pc.add_column(c, justify="right")
     for label, row in report.per_class.items():
-        cells = " ".join(f"{(f'{row[c]:.0f}' if c == 'support' else _fmt(row[c])):>10}" for c in cols)
-        print(f"{label:>8} {cells}", file=out)
-    how = "one pass over the rows, one sort of the confidences" if report.has_proba else "one pass over the rows"
-    print(f"\nscored in {seconds * 1e3:.1f} ms ({n_rows / seconds / 1e6:,.0f} M rows/s; {how})", file=out)
+        pc.add_row(str(label), *[f"{row[c]:.0f}" if c == "support" else _fmt(row[c]) for c in cols])
+    console.print()
+    console.print(pc)
+    if report.undefined:
+        console.print("\nundefined: " + "; ".join(f"{k}: {v}" for k, v in report.undefined.items()))
+    return summary + "\n\n" + console.export_text()
 
 
-def demo(args: argparse.Namespace) -> int:
-    """Generate, score and print."""
-    if args.threads:
-        cmetrics.set_num_threads(args.threads)
-    t0 = time.perf_counter()
-    y, p = synthetic_dump(args.rows, args.classes, args.seed)
-    proba = None if args.hard_only else synthetic_proba(p, args.classes, args.seed, y_true=y)
-    generated = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    if proba is None:
-        report = cmetrics.evaluate(y, y_pred=p, backend=args.backend)
-    else:
-        report = cmetrics.evaluate(y, y_proba=proba, backend=args.backend)
-    seconds = time.perf_counter() - t0
-    if args.json:
-        payload = {"rows": args.rows, "seconds": seconds, "generated_seconds": generated, "report": report.to_dict()}
-        json.dump(payload, sys.stdout, indent=2)
-        print()
-        return 0
-    what = "labels" if proba is None else "labels and float32 probabilities"
-    print(f"generated {args.rows:,} synthetic rows ({what}, {args.classes} classes) in {generated:.2f} s\n")
-    _print_report(report, seconds, args.rows, sys.stdout)
-    return 0
-
-
-def _json_safe(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, float) and not math.isfinite(x):
+def _labels_option(values: tuple[str, ...]) -> list[Any] | None:
+    if not values:
         return None
-    return x
+    items = [v for part in values for v in part.split(",") if v != ""]
+    try:
+        return [int(v) for v in items]
+    except ValueError:
+        return items
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``cmetrics`` script."""
-    parser = argparse.ArgumentParser(prog="cmetrics", description="Classification metrics for large evaluation dumps.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="score a synthetic evaluation dump generated in memory")
-    d.add_argument("--rows", type=int, default=10_000_000, help="number of rows (default 10^7)")
-    d.add_argument("--classes", type=int, default=10, help="number of classes (default 10)")
-    d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--threads", type=int, default=0, help="kernel threads (default: CMETRICS_NUM_THREADS or all cores)")
-    d.add_argument("--backend", choices=["auto", "rust", "numpy"], default="auto")
-    d.add_argument("--json", action="store_true", help="print the report as JSON")
-    d.add_argument("--hard-only", action="store_true", help="labels only, no probability matrix")
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        if args.rows < 1 or args.classes < 2:
-            parser.error("--rows must be >= 1 and --classes >= 2")
-        return demo(args)
-    return 2  # pragma: no cover
+class UserError(click.ClickException):
+    """A one-line error, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"cmetrics: error: {self.format_message()}", err=True)
+
+
+def score_files(paths: list[str], *, label: str, pred: str | None = None, proba: tuple[str, ...] = (),
+                proba_prefix: str | None = None, proba_list: str | None = None, confidence: str | None = None,
+                weight: str | None = None, labels: list[Any] | None = None, batch_rows: int = 1 << 20,
+                ranking: str = "exact", ranking_bins: int = 1 << 16, n_bins: int = 15, progress: bool = False,
+                ) -> tuple[cmetrics.Report, dict[str, Any]]:
+    """Stream files into an Evaluator; the report and a record of the run. Raises
+    :class:`cmetrics._readers.InputError` and the package's ValidationErrors on bad input."""
+    from cmetrics._readers import Columns, InputError, open_source
+
+    if sum(bool(x) for x in (proba, proba_prefix, proba_list)) > 1:
+        raise InputError("pass one of --proba, --proba-prefix, --proba-list")
+    if pred is None and not (proba or proba_prefix or proba_list):
+        raise InputError("nothing to score: pass --pred and/or the probabilities (--proba, --proba-prefix, "
+                         "--proba-list)")
+    cols = Columns(label=label, pred=pred, proba=list(proba), proba_prefix=proba_prefix, proba_list=proba_list,
+                   confidence=confidence, weight=weight)
+    t0 = time.perf_counter()
+    src = open_source(paths, cols, batch_rows)
+    if labels is None and cols.has_proba:
+        labels = src.labels_from_names
+    if labels is not None and src.proba_names and len(labels) != len(src.proba_names):
+        raise InputError(f"--labels lists {len(labels)} classes but there are {len(src.proba_names)} probability "
+                         "columns; give one label per column")
+    ev = cmetrics.Evaluator(labels=labels, n_bins=n_bins, ranking=ranking,  # type: ignore[arg-type]
+                            ranking_bins=ranking_bins)
+    rows = 0
+    bar = _progress(src.total_rows) if progress else None
+    try:
+        for b in _guarded(src.batches(), paths):
+            if b.y_proba is not None and labels is not None and b.y_proba.shape[1] != len(labels):
+                raise InputError(f"the probability lists have {b.y_proba.shape[1]} entries but --labels lists "
+                                 f"{len(labels)} classes")
+            ev.update(b.y_true, y_pred=b.y_pred, y_proba=b.y_proba, confidence=b.confidence,
+                      sample_weight=b.weight)
+            rows += len(b)
+            if bar is not None:
+                bar[0].update(bar[1], advance=len(b))
+    finally:
+        if bar is not None:
+            bar[0].stop()
+    if rows == 0:
+        raise InputError(f"{', '.join(paths)}: no rows to score")
+    report = ev.report()
+    seconds = time.perf_counter() - t0
+    run = {"files": list(paths), "format": src.format, "rows": rows, "seconds": seconds,
+           "rows_per_second": rows / seconds if seconds > 0 else None, "batch_rows": batch_rows,
+           "cmetrics": cmetrics.__version__, "backend": "rust" if cmetrics.rust_available() else "numpy",
+           "threads": cmetrics.get_num_threads()}
+    return report, run
+
+
+def _guarded(batches: Any, paths: list[str]) -> Any:
+    """Turn reader failures in the middle of a file (corrupt data) into InputError."""
+    from cmetrics._readers import InputError, _first_line
+
+    it = iter(batches)
+    while True:
+        try:
+            b = next(it)
+        except StopIteration:
+            return
+        except (InputError, cmetrics.exceptions.ValidationError):
+            raise
+        except (OSError, ValueError) as e:
+            raise InputError(f"cannot read {', '.join(paths)}: {_first_line(e)}") from e
+        except Exception as e:
+            if type(e).__module__.startswith("pyarrow"):
+                raise InputError(f"cannot read {', '.join(paths)}: {_first_line(e)}") from e
+            raise
+        yield b
+
+
+def _progress(total: int | None) -> tuple[Any, Any]:
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    class Rate(TextColumn):
+        def render(self, task: Any) -> Any:
+            from rich.text import Text
+
+            speed = task.finished_speed or task.speed
+            return Text("" if speed is None else f"{speed / 1e6:,.1f} M rows/s")
+
+    p = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), Rate(""), TimeElapsedColumn(),
+                 TextColumn("ETA"), TimeRemainingColumn(), transient=True,
+                 console=__import__("rich.console").console.Console(stderr=True))
+    task = p.add_task("rows", total=total)
+    p.start()
+    return p, task
+
+
+def _render(report: cmetrics.Report, run: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({"run": run, **report.to_dict()}, indent=2, allow_nan=False) + "\n"
+    if fmt == "markdown":
+        return (f"Scored {run['rows']:,} rows of {', '.join(run['files'])} in {run['seconds']:.2f} s\n\n"
+                + report.to_markdown())
+    kind = "probabilistic + hard-label" if report.has_proba else "hard-label"
+    summary = (f"cmetrics {cmetrics.__version__}: {kind} report of {run['rows']:,} rows "
+               f"({run['backend']} backend, {run['threads']} threads)")
+    text = _table(report, summary)
+    rate = run["rows"] / run["seconds"] / 1e6 if run["seconds"] else float("nan")
+    return text + f"\nscored {', '.join(run['files'])} in {run['seconds']:.2f} s ({rate:,.1f} M rows/s)\n"
+
+
+def _write(text: str, output: str | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(output).write_text(text)
+    except OSError as e:
+        raise UserError(f"cannot write {output}: {e.strerror or e}") from e
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(cmetrics.__version__, prog_name="cmetrics")
+def cli() -> None:
+    """Classification metrics for large evaluation dumps."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--label", required=True, help="column of true labels")
+@click.option("--pred", help="column of predicted labels (default: the top probability's class)")
+@click.option("--proba", multiple=True, help="a probability column, once per class, in label order")
+@click.option("--proba-prefix", help="every column starting with PREFIX is a probability column (p_0, p_1, ...)")
+@click.option("--proba-list", help="one list column holding each row's probabilities")
+@click.option("--confidence", help="column of confidences (with --pred and no probabilities)")
+@click.option("--weight", help="column of sample weights")
+@click.option("--labels", multiple=True, help="class labels of the probability columns (repeat or comma-separate)")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+              show_default=True)
+@click.option("--output", "-o", help="write the report to FILE instead of standard output")
+@click.option("--batch-rows", type=click.IntRange(1), default=1 << 20, show_default=True,
+              help="rows per batch (memory grows with it)")
+@click.option("--ranking", type=click.Choice(["exact", "approximate", "off"]), default="exact", show_default=True,
+              help="ranking metrics: exact, binned in [0, 1] (fixed memory), or off")
+@click.option("--ranking-bins", type=click.IntRange(1, 1 << 24), default=1 << 16, show_default=True)
+@click.option("--bins", "n_bins", type=click.IntRange(1, 1 << 20), default=15, show_default=True,
+              help="calibration bins")
+@click.option("--threads", type=click.IntRange(0), default=0, help="kernel threads (0: all cores)")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+def score(paths: tuple[str, ...], label: str, pred: str | None, proba: tuple[str, ...], proba_prefix: str | None,
+          proba_list: str | None, confidence: str | None, weight: str | None, labels: tuple[str, ...], fmt: str,
+          output: str | None, batch_rows: int, ranking: str, ranking_bins: int, n_bins: int, threads: int,
+          quiet: bool) -> None:
+    """Score evaluation dumps: Parquet files or directories, CSV/TSV, JSON Lines, .npz or
+    structured .npy."""
+    if threads:
+        cmetrics.set_num_threads(threads)
+    show = not quiet and sys.stderr.isatty()
+    try:
+        report, run = score_files(list(paths), label=label, pred=pred, proba=proba, proba_prefix=proba_prefix,
+                                  proba_list=proba_list, confidence=confidence, weight=weight,
+                                  labels=_labels_option(labels), batch_rows=batch_rows, ranking=ranking,
+                                  ranking_bins=ranking_bins, n_bins=n_bins, progress=show)
+    except (cmetrics.exceptions.ValidationError, TypeError) as e:
+        raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
+    _write(_render(report, run, fmt), output)
+
+
+def write_demo(directory: Path, rows: int, classes: int, seed: int = 0, chunk_rows: int = 1 << 21) -> Path:
+    """Write a synthetic dump as Parquet (``label``, ``p_0`` ... ``p_{K-1}`` float32), in
+    chunks so that memory does not grow with ``rows``; returns the file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = directory / f"demo_{rows}x{classes}.parquet"
+    schema = pa.schema([("label", pa.int32())] + [(f"p_{j}", pa.float32()) for j in range(classes)])
+    with pq.ParquetWriter(path, schema, compression="snappy") as w:
+        for i, lo in enumerate(range(0, rows, chunk_rows)):
+            n = min(chunk_rows, rows - lo)
+            y, p = synthetic_dump(n, classes, seed + 7919 * i)
+            proba = synthetic_proba(p, classes, seed + 7919 * i, y_true=y)
+            cols = [pa.array(y)] + [pa.array(np.ascontiguousarray(proba[:, j])) for j in range(classes)]
+            w.write_table(pa.Table.from_arrays(cols, schema=schema), row_group_size=1 << 20)
+    return path
+
+
+@cli.command()
+@click.option("--rows", type=click.IntRange(1), default=10_000_000, show_default=True)
+@click.option("--classes", type=click.IntRange(2, 4096), default=10, show_default=True)
+@click.option("--seed", type=int, default=0)
+@click.option("--dir", "directory", type=click.Path(file_okay=False), help="write the Parquet file here and keep it "
+              "(default: a temporary directory, removed afterwards)")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+              show_default=True)
+@click.option("--threads", type=click.IntRange(0), default=0, help="kernel threads (0: all cores)")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+def demo(rows: int, classes: int, seed: int, directory: str | None, fmt: str, threads: int, quiet: bool) -> None:
+    """Write a synthetic evaluation dump as Parquet and score it with `cmetrics score`."""
+    if threads:
+        cmetrics.set_num_threads(threads)
+    with tempfile.TemporaryDirectory(prefix="cmetrics-demo-") as tmp:
+        where = Path(directory) if directory else Path(tmp)
+        where.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        path = write_demo(where, rows, classes, seed)
+        written = time.perf_counter() - t0
+        size = path.stat().st_size / 2**20
+        if fmt == "table":
+            click.echo(f"wrote {rows:,} synthetic rows ({classes} classes, float32 probabilities) to {path} "
+                       f"({size:,.0f} MiB) in {written:.1f} s")
+            click.echo(f"$ cmetrics score {path} --label label --proba-prefix p_\n")
+        report, run = score_files([str(path)], label="label", proba_prefix="p_",
+                                  progress=not quiet and sys.stderr.isatty())
+        click.echo(_render(report, run, fmt), nl=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``cmetrics`` script; returns the exit status."""
+    try:
+        cli.main(args=argv, prog_name="cmetrics", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("cmetrics: aborted", err=True)
+        return 130
+    except click.ClickException as e:
+        if isinstance(e, UserError):
+            e.show()
+        else:
+            click.echo(f"cmetrics: error: {e.format_message()}", err=True)
+        return e.exit_code
+    except BrokenPipeError:
+        return 0
+    return 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from cmetrics import _metrics as _m
 from cmetrics import _probabilistic as _p
 from cmetrics._config import Backend
 from cmetrics.confusion import ConfusionMatrix
-from cmetrics.exceptions import UndefinedMetricWarning, ValidationError
+from cmetrics.exceptions import LengthMismatchError, UndefinedMetricWarning, ValidationError
 
 #: Scalar metrics of every report, in display order.
 HARD_METRICS = (
@@ -55,6 +55,9 @@ class Report:
         self.n_samples: float = meta["n_samples"]
         self.n_classes: int = meta["n_classes"]
         self.has_proba: bool = meta["has_proba"]
+        #: How the ranking metrics were computed: ``{"mode": "exact"}``, or
+        #: ``{"mode": "approximate", "bins": B}`` from a streaming Evaluator; None without them.
+        self.ranking: dict[str, Any] | None = meta.get("ranking")
         self.confusion_matrix: np.ndarray = tables["confusion_matrix"]
         self.prob_confusion_matrix: np.ndarray | None = tables.get("prob_confusion_matrix")
         self.confidence: np.ndarray | None = tables.get("confidence")
@@ -96,6 +99,8 @@ class Report:
             out["prob_confusion_matrix"] = self.prob_confusion_matrix.tolist()
         if self.calibration is not None:
             out["calibration"] = self.calibration.to_dict()
+        if self.ranking is not None:
+            out["ranking"] = dict(self.ranking)
         return out
 
     def to_json(self, **kwargs: Any) -> str:
@@ -151,6 +156,7 @@ def evaluate(
     *,
     y_pred: Any = None,
     y_proba: Any = None,
+    confidence: Any = None,
     labels: Any = None,
     sample_weight: Any = None,
     n_bins: int = 15,
@@ -166,13 +172,17 @@ def evaluate(
     that single pass yields the hard confusion matrix of the top label (ties to the
     lowest column; or of ``y_pred`` if given), the probabilistic confusion matrix,
     the entropy, Brier and log-loss sums and the calibration bins; every hard-label
-    and probabilistic metric is derived from those. Without ``y_proba`` the report
-    holds the hard-label metrics of ``y_pred``. ``keep_confidence=True`` also keeps
-    each row's top-label confidence and correctness (``report.confidence``,
-    ``report.correct``; O(N) memory).
+    and probabilistic metric is derived from those, and (``ranking=True``) the
+    selective-prediction metrics of the top-label confidence. Without ``y_proba``
+    the report holds the hard-label metrics of ``y_pred``, plus the
+    selective-prediction metrics when a per-row ``confidence`` is given.
+    ``keep_confidence=True`` also keeps each row's top-label confidence and
+    correctness (``report.confidence``, ``report.correct``; O(N) memory).
 
     Undefined values (0/0) are NaN with the reason in ``report.undefined``;
-    ``zero_division`` applies to the per-class ratios as in scikit-learn.
+    ``zero_division`` applies to the per-class ratios as in scikit-learn. For data
+    that does not fit in memory, :class:`cmetrics.Evaluator` accumulates the same
+    report batch by batch.
 
     Examples
     --------
@@ -183,12 +193,13 @@ def evaluate(
     if y_pred is None and y_proba is None:
         msg = "evaluate needs y_pred, y_proba or both"
         raise ValidationError(msg)
+    if confidence is not None and y_proba is not None:
+        msg = "pass confidence only with y_pred and without y_proba (with y_proba the confidence is its top probability)"
+        raise ValidationError(msg)
     n_bins = _p.check_n_bins(n_bins)
-    values: dict[str, Any] = {}
-    undefined: dict[str, str] = {}
     tables: dict[str, Any] = {}
-    calibration = None
     res = None
+    walk = None
     if y_proba is not None:
         inp = _p.prob_inputs(y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight,
                              backend=backend)
@@ -199,41 +210,78 @@ def evaluate(
             msg = "internal error: the probability pass returned no hard confusion matrix"
             raise RuntimeError(msg)
         cm = res.hard
-        calibration = res.bins
-    else:
-        t = _convert.as_1d(y_true, "y_true")
-        cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
-    _hard(cm, values, undefined, zero_division)
-    per_class = _per_class(cm, zero_division)
-    tables["confusion_matrix"] = cm.table()
-    if res is not None:
-        _proba(res, values, undefined, zero_division, per_class)
-        tables["prob_confusion_matrix"] = res.prob_matrix()
         if keep_confidence:
             tables["confidence"] = np.asarray(res.confidence)
             tables["correct"] = np.asarray(res.correct)
         if ranking:
-            _ranking(acc, sample_weight, values, undefined, backend)
+            walk = _ranking_walk(acc["correct"], acc["confidence"], sample_weight, backend)
+    else:
+        t = _convert.as_1d(y_true, "y_true")
+        cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
+        if confidence is not None and ranking:
+            from cmetrics.ranking import correctness
+
+            ok, conf = correctness(t, y_pred=y_pred, confidence=confidence)
+            walk = _ranking_walk(ok, conf, sample_weight, backend, user=True)
+    return build_report(cm, res, walk, weighted=sample_weight is not None, zero_division=zero_division,
+                        tables=tables)
+
+
+def _ranking_walk(correct: Any, confidence: Any, sample_weight: Any, backend: Backend, *,
+                  user: bool = False) -> dict[str, Any]:
+    """The tie-grouped walk of the confidence against correctness (one sort); ``user``: the
+    confidence comes from the caller, so its length and values are checked here."""
+    from cmetrics import ranking as _r
+
+    from cmetrics._numpy.ranking import check_finite
+
+    ok = np.ascontiguousarray(correct, dtype=bool)
+    conf = _r._scores(confidence, "confidence")
+    if not user:
+        return _r._walk(ok, conf, sample_weight, backend)
+    if conf.shape[0] != ok.shape[0]:
+        msg = f"confidence has {conf.shape[0]} rows but y_true has {ok.shape[0]}; pass one confidence per row"
+        raise LengthMismatchError(msg)
+    check_finite("confidence", conf)
+    return _r._walk(ok, conf, sample_weight, backend)
+
+
+def build_report(cm: ConfusionMatrix, res: _p.ProbResult | None, walk: dict[str, Any] | None, *, weighted: bool,
+                 zero_division: Any, tables: dict[str, Any] | None = None, ranking: dict[str, Any] | None = None,
+                 ) -> Report:
+    """The :class:`Report` of a hard confusion matrix, the accumulators of the probability
+    pass (or None) and the ranking walk (or None); shared by :func:`evaluate` and
+    :class:`cmetrics.Evaluator`."""
+    values: dict[str, Any] = {}
+    undefined: dict[str, str] = {}
+    tables = dict(tables or {})
+    _hard(cm, values, undefined, zero_division)
+    per_class = _per_class(cm, zero_division)
+    tables["confusion_matrix"] = cm.table()
+    calibration = None
+    if res is not None:
+        _proba(res, values, undefined, zero_division, per_class)
+        tables["prob_confusion_matrix"] = res.prob_matrix()
+        calibration = res.bins
+    if walk is not None:
+        _ranking(walk, weighted, values, undefined)
     meta = {
         "labels": cm.labels.tolist(),
         "n_samples": cm.n_samples,
         "n_classes": cm.n_classes,
         "has_proba": res is not None,
+        "ranking": ranking if ranking is not None else ({"mode": "exact"} if walk is not None else None),
     }
     return Report(values, per_class, tables, undefined, calibration, meta)
 
 
-def _ranking(acc: dict[str, Any], sample_weight: Any, values: dict[str, Any], undefined: dict[str, str],
-             backend: Backend) -> None:
-    """Selective-prediction metrics of the top-label confidence (one sort)."""
+def _ranking(d: dict[str, Any], weighted: bool, values: dict[str, Any], undefined: dict[str, str]) -> None:
+    """Selective-prediction metrics of the confidence, from the ranking walk."""
     from cmetrics import ranking as _r
 
-    correct = np.ascontiguousarray(acc["correct"], dtype=bool)
-    conf = np.ascontiguousarray(acc["confidence"], dtype=np.float64)
-    d = _r._walk(correct, conf, sample_weight, backend)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        s = _r.selective_from_walk(d, "half", sample_weight is not None)
+        s = _r.selective_from_walk(d, "half", weighted)
     values["refinement"] = s.refinement
     values["auroc_confidence"] = s.auroc
     values["reversed_pair_proportion"] = s.reversed_pair_proportion

@@ -42,6 +42,21 @@ def _tie_pairs(starts: np.ndarray, n: int) -> int:
     return int(sum(t * (t - 1) // 2)) if len(t) else 0
 
 
+def _check_weights(sample_weight: np.ndarray | None, n: int) -> None:
+    if sample_weight is None:
+        return
+    if sample_weight.shape[0] != n:
+        msg = (f"sample_weight has {sample_weight.shape[0]} rows but y_score has {n}; "
+               "pass arrays of the same length")
+        raise LengthMismatchError(msg)
+    bad = ~((sample_weight >= 0) & np.isfinite(sample_weight))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        msg = (f"sample_weight[{i}] = {float(sample_weight[i])!r} is invalid; weights must be finite "
+               f"and >= 0 ({int(bad.sum())} invalid in total)")
+        raise WeightError(msg)
+
+
 def binary_ranking(
     positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, curves: bool = True,
     n_threads: int = 0,
@@ -49,17 +64,7 @@ def binary_ranking(
     n = score.shape[0]
     _check_pair("y_true", positive, "y_score", score, "y_score")
     check_finite("y_score", score)
-    if sample_weight is not None:
-        if sample_weight.shape[0] != n:
-            msg = (f"sample_weight has {sample_weight.shape[0]} rows but y_score has {n}; "
-                   "pass arrays of the same length")
-            raise LengthMismatchError(msg)
-        bad = ~((sample_weight >= 0) & np.isfinite(sample_weight))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            msg = (f"sample_weight[{i}] = {float(sample_weight[i])!r} is invalid; weights must be finite "
-                   f"and >= 0 ({int(bad.sum())} invalid in total)")
-            raise WeightError(msg)
+    _check_weights(sample_weight, n)
     key = score + 0.0  # -0.0 -> 0.0
     order = np.argsort(-key, kind="stable")
     s = key[order]
@@ -71,11 +76,27 @@ def binary_ranking(
     cn = size - cp
     wp = np.add.reduceat(np.where(p, w, 0.0), starts)
     wn = np.add.reduceat(np.where(p, 0.0, w), starts)
-    neg_above = np.cumsum(cn) - cn
-    # Exact integers (Python ints) for the pair counts.
-    reversed_ = int(np.dot(cp.astype(object), neg_above.astype(object))) if len(cp) else 0
-    tied = int(np.dot(cp.astype(object), cn.astype(object))) if len(cp) else 0
+    return _walk_desc(cp, cn, wp, wn, curves)
+
+
+def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:
+    """``sum(a * b)`` as an exact integer (int64 when ``bound`` says it cannot overflow)."""
+    if len(a) == 0:
+        return 0
+    if bound < 2**63:
+        return int(np.dot(a.astype(np.int64), b.astype(np.int64)))
+    return int(np.dot(a.astype(object), b.astype(object)))
+
+
+def _walk_desc(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, curves: bool = True,
+               ) -> dict[str, Any]:
+    """The walk over tie groups given from the highest score down: positive and negative
+    counts and weights per group."""
     n_pos, n_neg = int(cp.sum()), int(cn.sum())
+    neg_above = np.cumsum(cn) - cn
+    # Exact integers for the pair counts (every partial sum is at most n_pos * n_neg).
+    reversed_ = _exact_dot(cp, neg_above, n_pos * n_neg)
+    tied = _exact_dot(cp, cn, n_pos * n_neg)
     w_pos, w_neg = float(np.sum(wp)), float(np.sum(wn))
     # Sequential sums in walk order, as the Rust loop.
     w_neg_above = np.cumsum(wn) - wn
@@ -84,8 +105,73 @@ def binary_ranking(
         "n_pos": n_pos, "n_neg": n_neg, "w_pos": w_pos, "w_neg": w_neg,
         "reversed": reversed_, "tied": tied, "ordered": n_pos * n_neg - reversed_ - tied,
         "w_reversed": float(np.sum(wp * w_neg_above)), "w_tied": float(np.sum(wp * wn)),
-        "average_precision": ap, "aupr_trapezoid": aupr, "aurc": aurc, "n_thresholds": int(len(starts)),
+        "average_precision": ap, "aupr_trapezoid": aupr, "aurc": aurc, "n_thresholds": int(len(cp)),
     }
+
+
+Groups = tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None", "np.ndarray | None"]
+
+
+def _check_groups(g: Groups, name: str) -> None:
+    v, p, q, wp, wn = g
+    n = v.shape[0]
+    weighted = wp is not None or wn is not None
+    if p.shape[0] != n or q.shape[0] != n or (weighted and (wp is None or wn is None
+                                                            or wp.shape[0] != n or wn.shape[0] != n)):
+        raise ValidationError(f"{name} is invalid: the group arrays have different lengths")
+    if not np.isfinite(v).all() or (n > 1 and not (np.diff(v + 0.0) > 0).all()):
+        raise ValidationError(f"{name} is invalid: the group values are not finite and strictly increasing")
+
+
+def score_groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None,
+                 n_threads: int = 0) -> Groups:
+    """Tie groups of ``(positive, score, weight)`` in increasing score order (as the Rust kernel)."""
+    n = score.shape[0]
+    _check_pair("y_true", positive, "y_score", score, "y_score")
+    check_finite("y_score", score)
+    _check_weights(sample_weight, n)
+    key = score + 0.0
+    order = np.argsort(key, kind="stable")
+    s, p = key[order], positive[order]
+    starts = tie_runs(s)
+    size = np.diff(np.append(starts, n)).astype(np.uint64)
+    cp = np.add.reduceat(p.astype(np.uint64), starts)
+    if sample_weight is None:
+        return s[starts], cp, size - cp, None, None
+    w = sample_weight[order]
+    return (s[starts], cp, size - cp, np.add.reduceat(np.where(p, w, 0.0), starts),
+            np.add.reduceat(np.where(p, 0.0, w), starts))
+
+
+def merge_groups(a: Groups, b: Groups) -> Groups:
+    """Merge two group tuples (equal values add up)."""
+    _check_groups(a, "a")
+    _check_groups(b, "b")
+    parts = [g for g in (a, b) if g[0].shape[0]]
+    weighted = (a[3] is not None) or (b[3] is not None)
+    if any((g[3] is not None) != weighted for g in parts):
+        raise ValidationError("b is invalid: one set of groups has weights and the other has not")
+    if not parts:
+        return a
+    v = np.concatenate([g[0] for g in parts]) + 0.0
+    order = np.argsort(v, kind="stable")
+    vs = v[order]
+    starts = tie_runs(vs)
+
+    def summed(i: int) -> np.ndarray:
+        return np.add.reduceat(np.concatenate([g[i] for g in parts])[order], starts)
+
+    return vs[starts], summed(1), summed(2), summed(3) if weighted else None, summed(4) if weighted else None
+
+
+def walk_groups(groups: Groups, curves: bool = True) -> dict[str, Any]:
+    """The ranking walk over tie groups in increasing score order."""
+    _check_groups(groups, "groups")
+    v, p, q, wp, wn = groups
+    cp, cn = p[::-1].astype(np.int64), q[::-1].astype(np.int64)
+    if wp is None or wn is None:
+        return _walk_desc(cp, cn, cp.astype(np.float64), cn.astype(np.float64), curves)
+    return _walk_desc(cp, cn, wp[::-1], wn[::-1], curves)
 
 
 def _curves(wp: np.ndarray, wn: np.ndarray, w_pos: float, w_neg: float) -> tuple[float, float, float]:

@@ -266,6 +266,46 @@ pub fn binary_ranking(
     curves: bool,
     pool: &Pool,
 ) -> Result<BinaryRanking> {
+    prepare(positive, score, weight, pool, WalkSink { curves })
+}
+
+/// What is done with the rows once they are checked and keyed: the packed
+/// form (one array, the outcome in bit 0 of the keys, `bit0` the score keys'
+/// own constant bit 0) or two sides split by outcome, both unsorted.
+trait Sink {
+    type Out;
+    fn packed<T: Item>(self, rows: Vec<T>, totals: Totals, bit0: u64, pool: &Pool) -> Self::Out;
+    fn split<T: Item>(self, pos: Vec<T>, neg: Vec<T>, pool: &Pool) -> Self::Out;
+}
+
+struct WalkSink {
+    curves: bool,
+}
+
+impl Sink for WalkSink {
+    type Out = BinaryRanking;
+    fn packed<T: Item>(
+        self,
+        rows: Vec<T>,
+        totals: Totals,
+        _bit0: u64,
+        pool: &Pool,
+    ) -> BinaryRanking {
+        sort_and_walk_packed(rows, totals, pool, self.curves)
+    }
+    fn split<T: Item>(self, pos: Vec<T>, neg: Vec<T>, pool: &Pool) -> BinaryRanking {
+        sort_and_walk(pos, neg, pool, self.curves)
+    }
+}
+
+/// Check `(positive, score, weight)` and hand the keyed rows to `sink`.
+fn prepare<S: Sink>(
+    positive: &[bool],
+    score: &[f64],
+    weight: Option<&[f64]>,
+    pool: &Pool,
+    sink: S,
+) -> Result<S::Out> {
     let n = score.len();
     ensure!(
         positive.len() == n,
@@ -310,6 +350,7 @@ pub fn binary_ranking(
     // 29 zero low bits): it can carry the outcome, and one sorted array
     // replaces two sorted sides and their merge.
     if !(seen.ones && seen.zeros) {
+        let bit0 = u64::from(seen.ones);
         let packed =
             |i: usize| (key(i) & !1) | u64::from(positive.get(i).copied().unwrap_or(false));
         let n_pos = seen.n_pos;
@@ -330,7 +371,7 @@ pub fn binary_ranking(
                     w_pos: n_pos as f64,
                     w_neg: n_neg as f64,
                 };
-                sort_and_walk_packed(rows, totals, pool, curves)
+                sink.packed(rows, totals, bit0, pool)
             }
             Some(w) => {
                 let weight_of = |i: usize| w.get(i).copied().unwrap_or(0.0);
@@ -352,17 +393,13 @@ pub fn binary_ranking(
                     .filter(|(&p, _)| !p)
                     .map(|(_, &x)| x)
                     .sum();
-                sort_and_walk_packed(
-                    rows,
-                    Totals {
-                        n_pos,
-                        n_neg,
-                        w_pos,
-                        w_neg,
-                    },
-                    pool,
-                    curves,
-                )
+                let totals = Totals {
+                    n_pos,
+                    n_neg,
+                    w_pos,
+                    w_neg,
+                };
+                sink.packed(rows, totals, bit0, pool)
             }
         });
     }
@@ -371,15 +408,287 @@ pub fn binary_ranking(
     Ok(match weight {
         None => {
             let (pos, neg) = split(positive, n_pos, key);
-            sort_and_walk(pos, neg, pool, curves)
+            sink.split(pos, neg, pool)
         }
         Some(w) => {
             let (pos, neg) = split(positive, n_pos, |i| {
                 weighted(key(i), w.get(i).copied().unwrap_or(0.0))
             });
-            sort_and_walk(pos, neg, pool, curves)
+            sink.split(pos, neg, pool)
         }
     })
+}
+
+/// The tie groups of `(score, outcome, weight)` rows in increasing score
+/// order: everything the ranking metrics need, in a form that merges exactly
+/// (the streaming summary). Weight sums only when weights are given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScoreGroups {
+    /// Distinct scores, increasing (`-0.0` counts as `0.0`).
+    pub values: Vec<f64>,
+    /// Positive and negative rows at each score.
+    pub n_pos: Vec<u64>,
+    pub n_neg: Vec<u64>,
+    /// Their weights (empty without weights).
+    pub w_pos: Vec<f64>,
+    pub w_neg: Vec<f64>,
+}
+
+impl ScoreGroups {
+    /// Whether the groups carry weight sums.
+    #[must_use]
+    pub fn weighted(&self) -> bool {
+        !self.w_pos.is_empty() || (self.values.is_empty() && !self.w_neg.is_empty())
+    }
+
+    #[inline]
+    fn push(&mut self, value: f64, g: (u64, u64, f64, f64), weighted: bool) {
+        self.values.push(value);
+        self.n_pos.push(g.0);
+        self.n_neg.push(g.1);
+        if weighted {
+            self.w_pos.push(g.2);
+            self.w_neg.push(g.3);
+        }
+    }
+}
+
+/// The inverse of [`order_key`].
+#[must_use]
+pub fn from_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k ^ (1 << 63) } else { !k })
+}
+
+struct GroupSink;
+
+impl GroupSink {
+    fn collect<S: Stream>(mut rows: S, n: usize, key_of: impl Fn(u64) -> u64) -> ScoreGroups {
+        let mut out = ScoreGroups::default();
+        let mut prev = u64::MAX;
+        let mut g = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
+        for _ in 0..n {
+            let (k, p, w) = rows.next();
+            if k != prev && g.0 + g.1 > 0 {
+                out.push(from_order_key(key_of(prev)), g, S::WEIGHTED);
+                g = (0, 0, 0.0, 0.0);
+            }
+            prev = k;
+            g.0 += u64::from(p);
+            g.1 += u64::from(!p);
+            if p {
+                g.2 += w;
+            } else {
+                g.3 += w;
+            }
+        }
+        if g.0 + g.1 > 0 {
+            out.push(from_order_key(key_of(prev)), g, S::WEIGHTED);
+        }
+        out
+    }
+}
+
+impl Sink for GroupSink {
+    type Out = ScoreGroups;
+    fn packed<T: Item>(self, mut rows: Vec<T>, _t: Totals, bit0: u64, pool: &Pool) -> ScoreGroups {
+        pool.install(|| T::sort(&mut rows));
+        let n = rows.len();
+        Self::collect(Packed { rows: rows.iter() }, n, |k| (k << 1) | bit0)
+    }
+    fn split<T: Item>(self, mut pos: Vec<T>, mut neg: Vec<T>, pool: &Pool) -> ScoreGroups {
+        pool.install(|| {
+            T::sort(&mut pos);
+            T::sort(&mut neg);
+        });
+        let n = pos.len() + neg.len();
+        Self::collect(
+            Merge {
+                pos,
+                neg,
+                ip: 0,
+                ineg: 0,
+            },
+            n,
+            |k| k,
+        )
+    }
+}
+
+/// The tie groups of `(positive, score, weight)` (checks as [`binary_ranking`]).
+///
+/// # Errors
+/// Length mismatch, empty input, a non-finite score, an invalid weight.
+pub fn score_groups(
+    positive: &[bool],
+    score: &[f64],
+    weight: Option<&[f64]>,
+    pool: &Pool,
+) -> Result<ScoreGroups> {
+    prepare(positive, score, weight, pool, GroupSink)
+}
+
+/// Borrowed tie groups (the arrays of a [`ScoreGroups`]; weights empty when unweighted).
+#[derive(Debug, Clone, Copy)]
+pub struct GroupsRef<'a> {
+    pub values: &'a [f64],
+    pub n_pos: &'a [u64],
+    pub n_neg: &'a [u64],
+    pub w_pos: &'a [f64],
+    pub w_neg: &'a [f64],
+}
+
+impl<'a> From<&'a ScoreGroups> for GroupsRef<'a> {
+    fn from(g: &'a ScoreGroups) -> Self {
+        Self {
+            values: &g.values,
+            n_pos: &g.n_pos,
+            n_neg: &g.n_neg,
+            w_pos: &g.w_pos,
+            w_neg: &g.w_neg,
+        }
+    }
+}
+
+impl GroupsRef<'_> {
+    fn check(&self, arg: &'static str) -> Result<()> {
+        let n = self.values.len();
+        let weighted = !self.w_pos.is_empty() || !self.w_neg.is_empty();
+        let same = self.n_pos.len() == n
+            && self.n_neg.len() == n
+            && (!weighted || (self.w_pos.len() == n && self.w_neg.len() == n));
+        ensure!(
+            same,
+            MetricError::InvalidValue {
+                arg,
+                detail: "the group arrays have different lengths".into()
+            }
+        );
+        // Finite and strictly increasing (-0.0 and 0.0 are one value).
+        let sorted = self.values.windows(2).all(|w| w[0] < w[1]);
+        ensure!(
+            sorted && self.values.iter().all(|v| v.is_finite()),
+            MetricError::InvalidValue {
+                arg,
+                detail: "the group values are not finite and strictly increasing".into()
+            }
+        );
+        Ok(())
+    }
+    #[inline]
+    fn get(&self, i: usize) -> (u64, u64, f64, f64) {
+        (
+            self.n_pos.get(i).copied().unwrap_or(0),
+            self.n_neg.get(i).copied().unwrap_or(0),
+            self.w_pos.get(i).copied().unwrap_or(0.0),
+            self.w_neg.get(i).copied().unwrap_or(0.0),
+        )
+    }
+}
+
+/// Merge two sets of tie groups (a linear merge; equal scores add up).
+///
+/// # Errors
+/// Arrays of different lengths, values not strictly increasing, one side
+/// weighted and the other not.
+pub fn merge_groups(a: GroupsRef, b: GroupsRef) -> Result<ScoreGroups> {
+    a.check("a")?;
+    b.check("b")?;
+    let weighted = !a.w_pos.is_empty() || !b.w_pos.is_empty();
+    let both_or_none = |g: &GroupsRef| g.values.is_empty() || g.w_pos.is_empty() != weighted;
+    ensure!(
+        both_or_none(&a) && both_or_none(&b),
+        MetricError::InvalidValue {
+            arg: "b",
+            detail: "one set of groups has weights and the other has not".into()
+        }
+    );
+    let (na, nb) = (a.values.len(), b.values.len());
+    let cap = na + nb;
+    let wcap = if weighted { cap } else { 0 };
+    let mut out = ScoreGroups {
+        values: big_vec(cap),
+        n_pos: big_vec(cap),
+        n_neg: big_vec(cap),
+        w_pos: big_vec(wcap),
+        w_neg: big_vec(wcap),
+    };
+    let (mut i, mut j) = (0, 0);
+    // Values are finite, so `<` and `==` order them as their keys do (0.0 == -0.0).
+    while let (Some(&va), Some(&vb)) = (a.values.get(i), b.values.get(j)) {
+        if va < vb {
+            out.push(va, a.get(i), weighted);
+            i += 1;
+        } else if vb < va {
+            out.push(vb, b.get(j), weighted);
+            j += 1;
+        } else {
+            let (x, y) = (a.get(i), b.get(j));
+            out.push(va, (x.0 + y.0, x.1 + y.1, x.2 + y.2, x.3 + y.3), weighted);
+            i += 1;
+            j += 1;
+        }
+    }
+    for (g, k, n) in [(&a, i, na), (&b, j, nb)] {
+        out.values
+            .extend_from_slice(g.values.get(k..n).unwrap_or(&[]));
+        out.n_pos
+            .extend_from_slice(g.n_pos.get(k..n).unwrap_or(&[]));
+        out.n_neg
+            .extend_from_slice(g.n_neg.get(k..n).unwrap_or(&[]));
+        if weighted {
+            out.w_pos
+                .extend_from_slice(g.w_pos.get(k..n).unwrap_or(&[]));
+            out.w_neg
+                .extend_from_slice(g.w_neg.get(k..n).unwrap_or(&[]));
+        }
+    }
+    Ok(out)
+}
+
+/// The walk of [`binary_ranking`] over tie groups in increasing score order.
+///
+/// # Errors
+/// As [`merge_groups`] for malformed groups.
+pub fn walk_groups(g: GroupsRef, curves: bool) -> Result<BinaryRanking> {
+    g.check("groups")?;
+    let weighted = !g.w_pos.is_empty();
+    let n_pos: u64 = g.n_pos.iter().sum();
+    let n_neg: u64 = g.n_neg.iter().sum();
+    #[allow(clippy::cast_precision_loss)]
+    let totals = if weighted {
+        Totals {
+            n_pos,
+            n_neg,
+            w_pos: g.w_pos.iter().sum(),
+            w_neg: g.w_neg.iter().sum(),
+        }
+    } else {
+        Totals {
+            n_pos,
+            n_neg,
+            w_pos: n_pos as f64,
+            w_neg: n_neg as f64,
+        }
+    };
+    let mut w = Walk::new(totals, weighted, curves);
+    for i in 0..g.values.len() {
+        let (p, q, wp, wq) = g.get(i);
+        if p + q == 0 {
+            continue;
+        }
+        w.groups += 1;
+        w.ordered += u128::from(p) * u128::from(w.neg_below);
+        (w.gp, w.gn) = (p, q);
+        if weighted {
+            w.w_ordered += wp * w.w_neg_below;
+            (w.gwp, w.gwn) = (wp, wq);
+        }
+        w.close_group();
+    }
+    if w.groups > 0 {
+        w.finish_curve();
+    }
+    Ok(w.result())
 }
 
 /// What one read of the scores and outcomes tells.

@@ -2,7 +2,8 @@
 #![allow(clippy::unwrap_used)]
 
 use cmetrics_core::ranking::{
-    binary_ranking, kendall_counts, kendall_counts_with, order_key, KendallCounts, KendallMethod,
+    binary_ranking, kendall_counts, kendall_counts_with, merge_groups, order_key, score_groups,
+    walk_groups, GroupsRef, KendallCounts, KendallMethod,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -40,6 +41,36 @@ proptest! {
             prop_assert_eq!(r.reversed + r.tied + r.ordered, u128::from(r.n_pos) * u128::from(r.n_neg));
             let rw = binary_ranking(&ok, &s, Some(&w), true, &pool).unwrap();
             prop_assert!((rw.w_reversed - wrev).abs() <= 1e-9 * wrev.max(1.0));
+        }
+    }
+
+    #[test]
+    fn groups_walk_and_merge_like_the_whole(rows in prop::collection::vec((any::<bool>(), 0_u8..12, 1_u8..4), 1..300), cut in 0_usize..300, weighted in any::<bool>()) {
+        let ok: Vec<bool> = rows.iter().map(|r| r.0).collect();
+        // -0.0 and 0.0 are one group; the odd EPSILON varies bit 0 (the split path).
+        let s: Vec<f64> = rows.iter().map(|r| match r.1 { 0 => -0.0, 1 => 0.0, 11 => 0.5 + f64::EPSILON, v => f64::from(v) / 10.0 }).collect();
+        let w: Vec<f64> = rows.iter().map(|r| f64::from(r.2) / 2.0).collect();
+        let wt = weighted.then_some(w.as_slice());
+        let pool = Pool::sequential();
+        let whole = score_groups(&ok, &s, wt, &pool).unwrap();
+        prop_assert!(whole.values.windows(2).all(|v| v[0] < v[1]));
+        prop_assert_eq!(whole.n_pos.iter().sum::<u64>() + whole.n_neg.iter().sum::<u64>(), ok.len() as u64);
+        let walked = walk_groups(GroupsRef::from(&whole), true).unwrap();
+        let direct = binary_ranking(&ok, &s, wt, true, &pool).unwrap();
+        prop_assert_eq!((walked.reversed, walked.tied, walked.ordered, walked.n_thresholds), (direct.reversed, direct.tied, direct.ordered, direct.n_thresholds));
+        prop_assert!((walked.aurc - direct.aurc).abs() <= 1e-12);
+        prop_assert!((walked.w_reversed - direct.w_reversed).abs() <= 1e-9 * direct.w_pos.max(1.0) * direct.w_neg.max(1.0));
+        let c = cut.min(ok.len());
+        if c > 0 && c < ok.len() {
+            let wa = wt.map(|x| &x[..c]);
+            let wb = wt.map(|x| &x[c..]);
+            let a = score_groups(&ok[..c], &s[..c], wa, &pool).unwrap();
+            let b = score_groups(&ok[c..], &s[c..], wb, &pool).unwrap();
+            let m = merge_groups(GroupsRef::from(&a), GroupsRef::from(&b)).unwrap();
+            prop_assert_eq!(&m.values, &whole.values);
+            prop_assert_eq!(&m.n_pos, &whole.n_pos);
+            prop_assert_eq!(&m.n_neg, &whole.n_neg);
+            for (x, y) in m.w_pos.iter().zip(&whole.w_pos) { prop_assert!((x - y).abs() <= 1e-12 * y.max(1.0)); }
         }
     }
 

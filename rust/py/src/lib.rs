@@ -65,6 +65,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probabilistic::evaluate_proba, m)?)?;
     m.add_function(wrap_pyfunction!(ranking::binary_ranking, m)?)?;
     m.add_function(wrap_pyfunction!(ranking::kendall_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(ranking::score_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(ranking::merge_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(ranking::walk_groups, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     Ok(())

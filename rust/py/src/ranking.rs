@@ -2,7 +2,7 @@
 
 use cmetrics_core::ranking as rk;
 use cmetrics_core::Pool;
-use numpy::PyReadonlyArray1;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -28,6 +28,10 @@ pub fn binary_ranking<'py>(
     };
     let pool = Pool::new(n_threads);
     let r = run(py, || rk::binary_ranking(p, s, w, curves, &pool))?;
+    ranking_dict(py, &r)
+}
+
+fn ranking_dict<'py>(py: Python<'py>, r: &rk::BinaryRanking) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("n_pos", r.n_pos)?;
     d.set_item("n_neg", r.n_neg)?;
@@ -43,6 +47,97 @@ pub fn binary_ranking<'py>(
     d.set_item("aurc", r.aurc)?;
     d.set_item("n_thresholds", r.n_thresholds)?;
     Ok(d)
+}
+
+/// Groups as numpy arrays: `(values, n_pos, n_neg, w_pos | None, w_neg | None)`.
+type GroupArrays<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u64>>,
+    Option<Bound<'py, PyArray1<f64>>>,
+    Option<Bound<'py, PyArray1<f64>>>,
+);
+
+fn group_arrays(py: Python<'_>, g: rk::ScoreGroups) -> GroupArrays<'_> {
+    let weighted = g.weighted();
+    (
+        g.values.into_pyarray(py),
+        g.n_pos.into_pyarray(py),
+        g.n_neg.into_pyarray(py),
+        weighted.then(|| g.w_pos.into_pyarray(py)),
+        weighted.then(|| g.w_neg.into_pyarray(py)),
+    )
+}
+
+/// Borrowed group arrays from Python.
+type GroupArgs<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u64>,
+    Option<PyReadonlyArray1<'py, f64>>,
+    Option<PyReadonlyArray1<'py, f64>>,
+);
+
+fn group_ref<'a>(g: &'a GroupArgs<'_>, name: &str) -> PyResult<rk::GroupsRef<'a>> {
+    let opt = |a: &'a Option<PyReadonlyArray1<'_, f64>>| -> PyResult<&'a [f64]> {
+        match a {
+            Some(x) => slice(x, name),
+            None => Ok(&[]),
+        }
+    };
+    Ok(rk::GroupsRef {
+        values: slice(&g.0, name)?,
+        n_pos: slice(&g.1, name)?,
+        n_neg: slice(&g.2, name)?,
+        w_pos: opt(&g.3)?,
+        w_neg: opt(&g.4)?,
+    })
+}
+
+/// Tie groups of `(positive, score, weight)` in increasing score order.
+#[pyfunction]
+#[pyo3(signature = (positive, score, sample_weight=None, n_threads=0))]
+pub fn score_groups<'py>(
+    py: Python<'py>,
+    positive: PyReadonlyArray1<'py, bool>,
+    score: PyReadonlyArray1<'py, f64>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<GroupArrays<'py>> {
+    let p = slice(&positive, "y_true")?;
+    let s = slice(&score, "y_score")?;
+    let w = match &sample_weight {
+        Some(w) => Some(slice(w, "sample_weight")?),
+        None => None,
+    };
+    let pool = Pool::new(n_threads);
+    let g = run(py, || rk::score_groups(p, s, w, &pool))?;
+    Ok(group_arrays(py, g))
+}
+
+/// Merge two group tuples (a linear merge).
+#[pyfunction]
+pub fn merge_groups<'py>(
+    py: Python<'py>,
+    a: GroupArgs<'py>,
+    b: GroupArgs<'py>,
+) -> PyResult<GroupArrays<'py>> {
+    let (ga, gb) = (group_ref(&a, "a")?, group_ref(&b, "b")?);
+    let g = run(py, || rk::merge_groups(ga, gb))?;
+    Ok(group_arrays(py, g))
+}
+
+/// The ranking walk over a group tuple (the dict of `binary_ranking`).
+#[pyfunction]
+#[pyo3(signature = (groups, curves=true))]
+pub fn walk_groups<'py>(
+    py: Python<'py>,
+    groups: GroupArgs<'py>,
+    curves: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let g = group_ref(&groups, "groups")?;
+    let r = run(py, || rk::walk_groups(g, curves))?;
+    ranking_dict(py, &r)
 }
 
 /// Kendall pair counts of `(x, y)` (`rk::KendallCounts` as a dict, exact integers).

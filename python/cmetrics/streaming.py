@@ -1,0 +1,577 @@
+"""Streaming evaluation: :class:`Evaluator` accumulates everything :func:`cmetrics.evaluate`
+computes, batch by batch, merges exactly across processes and serialises to a small,
+versioned binary state.
+
+What the state holds (its size does not grow with the number of rows, except as said):
+
+- the hard confusion counts (K x K u64; and K x K f64 weighted sums with weights);
+- with probabilities: the probabilistic confusion matrix, per-class true counts and
+  weights, the entropy, Brier and log-loss sums and the calibration bins (all sums);
+- for the ranking metrics (refinement, AUROC of the confidence, RPP, AURC) a
+  :class:`RankingSummary`: one entry per distinct confidence value with its number of
+  correct and wrong rows (and their weights). It merges by a sorted merge and stays exact.
+  Its size is bounded by the number of distinct confidence values: 24 bytes per value
+  (40 with weights). Float32 confidences of a K-class softmax are at least 1/K, and there
+  are 2^23 float32 values per power of two, so at most ``2^23 * ceil(log2 K)`` entries
+  whatever the number of rows (about 33.5 million for K = 10); in practice far fewer.
+- ``ranking="approximate"`` caps that summary at ``ranking_bins + 1`` entries: confidences
+  (which must then lie in [0, 1]) are replaced by the lower edge of their bin of width
+  ``1 / ranking_bins`` before ranking. Pairs inside one bin count as ties, so refinement
+  and AUROC move by at most half the share of (correct, wrong) pairs that share a bin.
+  Reports say which mode made them (``report.ranking``).
+
+Counts are integers, so any split of the rows into batches, merged in any order, gives
+bit-identical counts; floating-point sums agree to rounding (about 1e-15 relative).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from cmetrics import _convert
+from cmetrics import _probabilistic as _p
+from cmetrics._config import Backend, get_num_threads, resolve_backend
+from cmetrics._numpy.ranking import check_finite
+from cmetrics.confusion import ConfusionMatrix, _check_labels_arg
+from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
+from cmetrics.report import Report, build_report
+
+__all__ = ["Evaluator", "RankingSummary", "StateError"]
+
+RankingMode = Literal["exact", "approximate", "off"]
+
+#: First bytes of every serialised state, and the format version this module writes.
+MAGIC = b"CMETRICS"
+FORMAT_VERSION = 1
+_HEAD = struct.Struct("<8sHHI")  # magic, version, reserved (0), header length
+
+
+class StateError(ValidationError):
+    """An Evaluator state that cannot be used: a corrupt or foreign byte string, a newer
+    format version, or a merge of states with different settings."""
+
+
+# --------------------------------------------------------------------------------------
+# The ranking summary
+
+
+@dataclass(frozen=True)
+class RankingSummary:
+    """Distinct confidence values in increasing order, with the number of correct
+    (``n_pos``) and wrong (``n_neg``) rows at each, and their weights when rows are
+    weighted: everything the ranking metrics need, exactly."""
+
+    values: np.ndarray
+    n_pos: np.ndarray
+    n_neg: np.ndarray
+    w_pos: np.ndarray | None = None
+    w_neg: np.ndarray | None = None
+
+    @property
+    def weighted(self) -> bool:
+        return self.w_pos is not None
+
+    def __len__(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the summary."""
+        return sum(a.nbytes for a in self.arrays() if a is not None)
+
+    def arrays(self) -> tuple[Any, Any, Any, Any, Any]:
+        return (self.values, self.n_pos, self.n_neg, self.w_pos, self.w_neg)
+
+    @classmethod
+    def from_rows(cls, correct: np.ndarray, confidence: np.ndarray, weight: np.ndarray | None = None,
+                  bins: int | None = None, backend: Backend = "auto") -> RankingSummary:
+        """Summarise rows (``bins``: the approximate mode's bin count, else exact). One sort
+        of the confidences (the compiled kernel's radix sort) or, binned, one count."""
+        ok = np.ascontiguousarray(correct, dtype=bool)
+        conf = np.ascontiguousarray(confidence, dtype=np.float64)
+        if bins is not None:
+            check_finite("confidence", conf)
+            return cls._binned(ok, conf, weight, bins)
+        g = resolve_backend(backend).score_groups(ok, conf, weight, get_num_threads())
+        return cls(*(None if a is None else np.asarray(a) for a in g))
+
+    @classmethod
+    def _binned(cls, ok: np.ndarray, conf: np.ndarray, weight: np.ndarray | None, bins: int) -> RankingSummary:
+        if len(conf) and (conf.min() < 0.0 or conf.max() > 1.0):
+            bad = int(np.flatnonzero((conf < 0.0) | (conf > 1.0))[0])
+            msg = (f"confidence[{bad}] = {float(conf[bad])!r} is outside [0, 1]; the approximate ranking mode "
+                   "bins confidences in [0, 1] (use ranking='exact' for other scores)")
+            raise ValidationError(msg)
+        cell = np.minimum((conf * bins).astype(np.int64), bins)
+        allc = np.bincount(cell, minlength=bins + 1).astype(np.uint64)
+        keep = np.flatnonzero(allc)
+        pos = np.bincount(cell, weights=ok, minlength=bins + 1).astype(np.uint64)[keep]
+        values = keep.astype(np.float64) / bins
+        if weight is None:
+            return cls(values, pos, allc[keep] - pos)
+        wp = np.bincount(cell, weights=np.where(ok, weight, 0.0), minlength=bins + 1)[keep]
+        wn = np.bincount(cell, weights=np.where(ok, 0.0, weight), minlength=bins + 1)[keep]
+        return cls(values, pos, allc[keep] - pos, wp, wn)
+
+    @classmethod
+    def merge(cls, parts: list[RankingSummary], backend: Backend = "auto") -> RankingSummary:
+        """One summary of several (linear merges of the sorted values; equal values add up)."""
+        if not parts:
+            raise ValueError("merge of no summaries")
+        be = resolve_backend(backend)
+        out = parts[0]
+        for p in parts[1:]:
+            out = cls(*(None if a is None else np.asarray(a) for a in be.merge_groups(out.arrays(), p.arrays())))
+        return out
+
+    def walk(self, backend: Backend = "auto") -> dict[str, Any]:
+        """The ranking walk (the dict of ``binary_ranking``) over the groups."""
+        return dict(resolve_backend(backend).walk_groups(self.arrays(), True))
+
+
+# --------------------------------------------------------------------------------------
+# The evaluator
+
+
+_SUM_KEYS = ("entropy_sum", "brier_sum", "log_loss_sum", "weight_sum")
+_PROBA_ARRAYS = ("hard_counts", "hard_weighted", "pcm", "true_count", "true_weight",
+                 "bin_weight", "bin_confidence", "bin_correct", "bin_count")
+
+
+def _ranking_mode(ranking: Any) -> RankingMode:
+    if ranking is True:
+        return "exact"
+    if ranking is False or ranking is None:
+        return "off"
+    if ranking in ("exact", "approximate", "off"):
+        return ranking  # type: ignore[no-any-return]
+    msg = f"ranking={ranking!r} is not one of 'exact', 'approximate', 'off' (or True / False)"
+    raise ValidationError(msg)
+
+
+class Evaluator:
+    """Accumulate an evaluation batch by batch; :meth:`report` gives what
+    :func:`cmetrics.evaluate` gives on all the rows at once.
+
+    Parameters
+    ----------
+    labels : array-like, optional
+        The classes, in the order of the probability columns. Without it (and without
+        ``n_classes``) hard-label batches may bring new labels (the union is kept, sorted),
+        and probability columns are classes ``0 .. K-1``.
+    n_classes : int, optional
+        Shorthand for ``labels=range(n_classes)``.
+    n_bins : int
+        Calibration bins, as in :func:`cmetrics.evaluate`.
+    zero_division : "warn", 0, 1 or nan
+        As in :func:`cmetrics.evaluate` (applied by :meth:`report`).
+    ranking : "exact", "approximate" or "off"
+        How the ranking metrics are accumulated (module docs): exactly, with a summary
+        bounded by the number of distinct confidence values; approximately, in
+        ``ranking_bins`` bins of [0, 1] (fixed memory); or not at all.
+    ranking_bins : int
+        Bins of the approximate mode (default 2^16: at most 1.5 MiB of state).
+    backend : "auto", "rust" or "numpy"
+
+    Every batch must have the same shape of inputs: ``y_proba`` in all or none, a
+    ``confidence`` in all or none, ``sample_weight`` in all or none.
+
+    Examples
+    --------
+    >>> ev = Evaluator(n_classes=2)
+    >>> _ = ev.update([0, 1], y_proba=[[0.8, 0.2], [0.3, 0.7]])
+    >>> _ = ev.update([1, 1], y_proba=[[0.6, 0.4], [0.1, 0.9]])
+    >>> round(ev.report().accuracy, 4)
+    0.75
+    >>> ev2 = Evaluator.from_bytes(ev.to_bytes())
+    >>> ev2.report().confusion_matrix.tolist()
+    [[1, 0], [1, 2]]
+    """
+
+    def __init__(self, labels: Any = None, *, n_classes: int | None = None, n_bins: int = 15,
+                 zero_division: Any = "warn", ranking: RankingMode | bool = "exact", ranking_bins: int = 1 << 16,
+                 backend: Backend = "auto") -> None:
+        if labels is not None and n_classes is not None:
+            msg = "pass labels or n_classes, not both"
+            raise ValidationError(msg)
+        if n_classes is not None:
+            if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
+                msg = f"n_classes={n_classes!r} is invalid; pass a positive integer"
+                raise ValidationError(msg)
+            labels = np.arange(int(n_classes))
+        self._labels: np.ndarray | None = None
+        self._kind: str | None = None
+        self._fixed = labels is not None
+        if labels is not None:
+            lab = _convert.to_numpy(labels, "labels")
+            kind = "str" if lab.dtype.kind in "UOS" else "int"
+            self._labels = _check_labels_arg(lab, kind)
+            self._kind = kind
+        self.n_bins = _p.check_n_bins(n_bins)
+        self.zero_division = zero_division
+        self.ranking: RankingMode = _ranking_mode(ranking)
+        if isinstance(ranking_bins, bool) or not isinstance(ranking_bins, (int, np.integer)) \
+                or not 1 <= ranking_bins <= 1 << 24:
+            msg = f"ranking_bins={ranking_bins!r} is invalid; pass an integer from 1 to 2^24"
+            raise ValidationError(msg)
+        self.ranking_bins = int(ranking_bins)
+        self.backend: Backend = backend
+        # Set by the first batch: "proba" or "hard"; weights; a confidence with hard labels.
+        self._mode: str | None = None
+        self._weighted: bool | None = None
+        self._has_confidence = False
+        self.n_rows = 0
+        self._acc: dict[str, Any] = {}
+        self._hard_counts: np.ndarray | None = None
+        self._hard_weighted: np.ndarray | None = None
+        self._rank: list[RankingSummary] = []
+
+    # -- accumulation -------------------------------------------------------------------
+
+    def update(self, y_true: Any, *, y_pred: Any = None, y_proba: Any = None, confidence: Any = None,
+               sample_weight: Any = None) -> Evaluator:
+        """Add one batch of rows (arguments as in :func:`cmetrics.evaluate`). Returns self."""
+        if y_pred is None and y_proba is None:
+            msg = "update needs y_pred, y_proba or both"
+            raise ValidationError(msg)
+        if confidence is not None and y_proba is not None:
+            msg = "pass confidence only with y_pred and without y_proba (with y_proba it is the top probability)"
+            raise ValidationError(msg)
+        try:
+            if len(y_true) == 0:  # an empty batch (a filtered record batch, say) adds nothing
+                return self
+        except TypeError:
+            pass
+        t = _convert.as_1d(y_true, "y_true")
+        mode = "proba" if y_proba is not None else "hard"
+        weighted = sample_weight is not None
+        self._check_same_shape(mode, weighted, confidence is not None)
+        if mode == "proba":
+            self._update_proba(t, y_proba, y_pred, sample_weight)
+        else:
+            self._update_hard(t, y_pred, confidence, sample_weight)
+        self._mode, self._weighted, self._has_confidence = mode, weighted, confidence is not None
+        self.n_rows += int(t.shape[0])
+        return self
+
+    def _check_same_shape(self, mode: str, weighted: bool, has_confidence: bool) -> None:
+        if self._mode is None:
+            return
+        if mode != self._mode:
+            had = "y_proba" if self._mode == "proba" else "y_pred without y_proba"
+            msg = f"earlier batches had {had}; pass the same inputs in every batch"
+            raise ValidationError(msg)
+        if weighted != self._weighted:
+            msg = (f"earlier batches were {'' if self._weighted else 'not '}weighted; pass sample_weight in "
+                   "every batch or in none")
+            raise ValidationError(msg)
+        if has_confidence != self._has_confidence:
+            msg = "pass confidence in every batch or in none"
+            raise ValidationError(msg)
+
+    def _bins(self) -> int | None:
+        return self.ranking_bins if self.ranking == "approximate" else None
+
+    def _update_proba(self, t: np.ndarray, y_proba: Any, y_pred: Any, sample_weight: Any) -> None:
+        labels = self._labels
+        if labels is None:
+            k = _p.proba_array(y_proba, t.shape[0]).shape[1]
+            if t.dtype.kind in "UOS":
+                msg = ("y_true holds strings but the Evaluator has no labels; pass labels= naming the class "
+                       "of each probability column")
+                raise LabelError(msg)
+            labels = np.arange(k)
+        inp = _p.prob_inputs(t, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight,
+                             backend=self.backend)
+        acc = _p.accumulate(inp, backend=self.backend, n_bins=self.n_bins, validate=True,
+                            keep_confidence=self.ranking != "off")
+        if self.ranking != "off":
+            self._add_ranking(RankingSummary.from_rows(acc["correct"], acc["confidence"], inp.sample_weight,
+                                                       self._bins(), self.backend))
+        if self._labels is None:
+            self._labels, self._kind = np.asarray(inp.labels), inp.kind
+            self._fixed = True
+        for key in _PROBA_ARRAYS:
+            a = acc.get(key)
+            if a is None:
+                continue
+            a = np.asarray(a)
+            self._acc[key] = a.copy() if key not in self._acc else self._acc[key] + a
+        for key in _SUM_KEYS:
+            self._acc[key] = self._acc.get(key, 0.0) + float(acc[key])
+
+    def _update_hard(self, t: np.ndarray, y_pred: Any, confidence: Any, sample_weight: Any) -> None:
+        cm = ConfusionMatrix.from_predictions(t, y_pred, labels=self._labels if self._fixed else None,
+                                              sample_weight=sample_weight, backend=self.backend)
+        if confidence is not None and self.ranking != "off":
+            from cmetrics.ranking import correctness
+
+            ok, conf = correctness(t, y_pred=y_pred, confidence=confidence)
+            if conf.shape[0] != t.shape[0]:
+                msg = f"confidence has {conf.shape[0]} rows but y_true has {t.shape[0]}; pass one confidence per row"
+                raise LengthMismatchError(msg)
+            w = _convert.weights(sample_weight, t.shape[0])
+            check_finite("confidence", conf)
+            self._add_ranking(RankingSummary.from_rows(ok, conf, w, self._bins(), self.backend))
+        counts = np.asarray(cm.counts).astype(np.uint64)
+        weighted = cm.matrix if sample_weight is not None else None
+        self._add_table(cm.labels, counts, weighted)
+
+    def _add_table(self, labels: np.ndarray, counts: np.ndarray, weighted: np.ndarray | None) -> None:
+        """Add a hard confusion table whose rows/columns are ``labels`` (a subset of the
+        state's labels when they are fixed; otherwise the union grows)."""
+        kind = "str" if labels.dtype.kind in "UOS" else "int"
+        if self._kind is not None and kind != self._kind:
+            msg = f"this batch has {kind} labels but earlier ones had {self._kind} labels; use one kind throughout"
+            raise LabelError(msg)
+        if self._labels is None or self._hard_counts is None:
+            union = labels if self._labels is None else self._labels
+        else:
+            union = self._labels if self._fixed else np.union1d(self._labels, labels)
+        self._hard_counts = _embed(self._hard_counts, self._labels, union, np.uint64)
+        self._hard_counts += _embed(counts, labels, union, np.uint64)
+        if weighted is not None:
+            self._hard_weighted = _embed(self._hard_weighted, self._labels, union, np.float64)
+            self._hard_weighted += _embed(weighted, labels, union, np.float64)
+        self._labels, self._kind = union, kind
+
+    def _add_ranking(self, summary: RankingSummary) -> None:
+        """Keep the summaries as runs of decreasing size, merging the last two while the
+        newer is at least half the older (each entry is merged O(log n) times)."""
+        self._rank.append(summary)
+        while len(self._rank) > 1 and 2 * len(self._rank[-1]) >= len(self._rank[-2]):
+            last = self._rank.pop()
+            self._rank[-1] = RankingSummary.merge([self._rank[-1], last], self.backend)
+
+    def ranking_summary(self) -> RankingSummary | None:
+        """The merged ranking summary (None when ranking is off or nothing was added)."""
+        if not self._rank:
+            return None
+        self._rank = [RankingSummary.merge(self._rank, self.backend)]
+        return self._rank[0]
+
+    # -- merging ------------------------------------------------------------------------
+
+    def _settings(self) -> dict[str, Any]:
+        return {"n_bins": self.n_bins, "ranking": self.ranking,
+                "ranking_bins": self.ranking_bins if self.ranking == "approximate" else None,
+                "zero_division": _zd_repr(self.zero_division)}
+
+    def merge(self, other: Evaluator) -> Evaluator:
+        """Add the rows of another Evaluator (same settings) to this one. Returns self."""
+        if not isinstance(other, Evaluator):
+            msg = f"merge takes an Evaluator, got {type(other).__name__}"
+            raise TypeError(msg)
+        mine, theirs = self._settings(), other._settings()
+        if mine != theirs:
+            diff = {k: (mine[k], theirs[k]) for k in mine if mine[k] != theirs[k]}
+            msg = f"cannot merge Evaluators with different settings {diff} (this one, the other)"
+            raise StateError(msg)
+        if self._fixed and other._fixed and self._labels is not None and other._labels is not None \
+                and (self._labels.shape != other._labels.shape or not np.array_equal(self._labels, other._labels)):
+            msg = (f"cannot merge Evaluators with different labels ({self._labels.tolist()[:10]} and "
+                   f"{other._labels.tolist()[:10]}); create both with the same labels=")
+            raise StateError(msg)
+        if other._mode is None:
+            return self
+        if self._mode is not None:
+            if (self._mode, self._weighted, self._has_confidence) != \
+                    (other._mode, other._weighted, other._has_confidence):
+                msg = ("cannot merge Evaluators fed different inputs (probabilities or hard labels, weights, "
+                       "confidence must match)")
+                raise StateError(msg)
+        if other._mode == "proba":
+            if self._mode is None:
+                self._labels, self._kind, self._fixed = other._labels, other._kind, True
+            elif self._labels is not None and other._labels is not None \
+                    and not np.array_equal(self._labels, other._labels):
+                msg = "cannot merge Evaluators whose probability columns are different classes"
+                raise StateError(msg)
+            for key, val in other._acc.items():
+                self._acc[key] = (self._acc[key] + val) if key in self._acc else np.copy(val)
+        else:
+            if other._labels is not None and other._hard_counts is not None:
+                self._add_table(other._labels, other._hard_counts,
+                                other._hard_weighted if other._weighted else None)
+        for s in other._rank:
+            self._add_ranking(s)
+        self._mode, self._weighted, self._has_confidence = other._mode, other._weighted, other._has_confidence
+        self.n_rows += other.n_rows
+        return self
+
+    # -- the report ---------------------------------------------------------------------
+
+    def report(self) -> Report:
+        """The :class:`cmetrics.Report` of every row added so far."""
+        if self._mode is None or self._labels is None:
+            msg = "this Evaluator has no rows yet; call update() first"
+            raise ValidationError(msg)
+        summary = self.ranking_summary()
+        walk = summary.walk(self.backend) if summary is not None and len(summary) else None
+        ranking = None
+        if walk is not None:
+            ranking = {"mode": "exact"} if self.ranking == "exact" else \
+                {"mode": "approximate", "bins": self.ranking_bins}
+        weighted = bool(self._weighted)
+        if self._mode == "proba":
+            acc = dict(self._acc)
+            acc.setdefault("hard_weighted", None)
+            acc["has_hard"] = True
+            res = _p.ProbResult(acc, self._labels, self._kind or "int", self.backend)
+            if res.hard is None:
+                raise RuntimeError("internal error: no hard confusion matrix in the state")
+            return build_report(res.hard, res, walk, weighted=weighted, zero_division=self.zero_division,
+                                ranking=ranking)
+        assert self._hard_counts is not None
+        table = self._hard_weighted if weighted and self._hard_weighted is not None \
+            else self._hard_counts.astype(np.float64)
+        cm = ConfusionMatrix._from_parts(table, self._labels, self._hard_counts.astype(np.int64), self.backend,
+                                         weighted=weighted)
+        return build_report(cm, None, walk, weighted=weighted, zero_division=self.zero_division, ranking=ranking)
+
+    # -- serialisation ------------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        """The state as bytes (format version 1, documented in ``docs/state-format.md``):
+        ``b"CMETRICS"``, u16 version, u16 0, u32 header length, a UTF-8 JSON header, the
+        arrays it lists (little-endian, C order, back to back), and a CRC-32 of all that."""
+        arrays: list[tuple[str, np.ndarray]] = []
+        for key in _PROBA_ARRAYS:
+            if key in self._acc and self._acc[key] is not None:
+                arrays.append((f"acc.{key}", self._acc[key]))
+        if self._hard_counts is not None:
+            arrays.append(("hard.counts", self._hard_counts))
+        if self._hard_weighted is not None:
+            arrays.append(("hard.weighted", self._hard_weighted))
+        summary = self.ranking_summary()
+        if summary is not None:
+            for name in ("values", "n_pos", "n_neg", "w_pos", "w_neg"):
+                a = getattr(summary, name)
+                if a is not None:
+                    arrays.append((f"ranking.{name}", a))
+        labels = None
+        if self._labels is not None:
+            labels = {"dtype": self._labels.dtype.str, "values": self._labels.tolist()}
+        header = {
+            "format": "cmetrics.Evaluator",
+            "settings": self._settings(),
+            "fixed_labels": self._fixed,
+            "labels": labels,
+            "kind": self._kind,
+            "mode": self._mode,
+            "weighted": self._weighted,
+            "has_confidence": self._has_confidence,
+            "n_rows": self.n_rows,
+            "sums": {k: float(self._acc[k]) for k in _SUM_KEYS if k in self._acc},
+            "arrays": [{"name": n, "dtype": _le(a).dtype.str, "shape": list(a.shape)} for n, a in arrays],
+        }
+        head = json.dumps(header, separators=(",", ":"), allow_nan=True).encode()
+        body = b"".join([_HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(head)), head]
+                        + [np.ascontiguousarray(_le(a)).tobytes() for _, a in arrays])
+        return body + struct.pack("<I", zlib.crc32(body))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> Evaluator:
+        """An Evaluator from :meth:`to_bytes` output (StateError if corrupt or foreign)."""
+        buf = bytes(data)
+        if len(buf) < _HEAD.size + 4 or buf[:8] != MAGIC:
+            msg = "not a cmetrics Evaluator state (bad magic bytes); pass the output of Evaluator.to_bytes()"
+            raise StateError(msg)
+        if zlib.crc32(buf[:-4]) != struct.unpack("<I", buf[-4:])[0]:
+            msg = "the Evaluator state is corrupt (checksum mismatch); it was truncated or altered"
+            raise StateError(msg)
+        _, version, _, hlen = _HEAD.unpack_from(buf)
+        if version != FORMAT_VERSION:
+            msg = (f"Evaluator state format version {version} is not supported by this cmetrics (reads version "
+                   f"{FORMAT_VERSION}); upgrade cmetrics")
+            raise StateError(msg)
+        try:
+            header = json.loads(buf[_HEAD.size:_HEAD.size + hlen])
+            s = header["settings"]
+            ev = cls(n_bins=s["n_bins"], zero_division=_zd_value(s["zero_division"]), ranking=s["ranking"],
+                     ranking_bins=s["ranking_bins"] or 1 << 16)
+            arrays: dict[str, np.ndarray] = {}
+            at = _HEAD.size + hlen
+            for spec in header["arrays"]:
+                dtype = np.dtype(spec["dtype"])
+                if dtype.str not in ("<u8", "<f8", "<i8"):
+                    raise ValueError(f"unexpected dtype {dtype.str}")
+                count = int(np.prod(spec["shape"], dtype=np.int64))
+                a = np.frombuffer(buf, dtype=dtype, count=count, offset=at).reshape(spec["shape"])
+                arrays[spec["name"]] = a.astype(dtype.newbyteorder("="))
+                at += a.nbytes
+            if at != len(buf) - 4:
+                raise ValueError("trailing bytes")
+            lab = header["labels"]
+            ev._labels = None if lab is None else np.array(lab["values"], dtype=np.dtype(lab["dtype"]))
+            ev._fixed = bool(header["fixed_labels"])
+            ev._kind = header["kind"]
+            ev._mode = header["mode"]
+            ev._weighted = header["weighted"]
+            ev._has_confidence = bool(header["has_confidence"])
+            ev.n_rows = int(header["n_rows"])
+            ev._acc = {k[4:]: v for k, v in arrays.items() if k.startswith("acc.")}
+            ev._acc.update({k: float(v) for k, v in header["sums"].items()})
+            ev._hard_counts = arrays.get("hard.counts")
+            ev._hard_weighted = arrays.get("hard.weighted")
+            if "ranking.values" in arrays:
+                ev._rank = [RankingSummary(arrays["ranking.values"], arrays["ranking.n_pos"],
+                                           arrays["ranking.n_neg"], arrays.get("ranking.w_pos"),
+                                           arrays.get("ranking.w_neg"))]
+        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
+            if isinstance(e, ValidationError):
+                raise
+            msg = f"the Evaluator state is malformed ({e}); pass the output of Evaluator.to_bytes()"
+            raise StateError(msg) from e
+        return ev
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        # Pickle as the documented byte format (no pickled objects inside).
+        return (_from_bytes, (self.to_bytes(),))
+
+    def __repr__(self) -> str:
+        k = "?" if self._labels is None else self._labels.size
+        size = sum(len(s) for s in self._rank)
+        return (f"Evaluator(n_rows={self.n_rows:,}, n_classes={k}, inputs={self._mode or 'none yet'}, "
+                f"ranking={self.ranking!r}, ranking_entries={size:,})")
+
+
+def _from_bytes(data: bytes) -> Evaluator:
+    return Evaluator.from_bytes(data)
+
+
+def _le(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    return a.astype(a.dtype.newbyteorder("<")) if a.dtype.byteorder == ">" else a
+
+
+def _zd_repr(zd: Any) -> Any:
+    return "nan" if isinstance(zd, float) and np.isnan(zd) else zd
+
+
+def _zd_value(zd: Any) -> Any:
+    return float("nan") if zd == "nan" else zd
+
+
+def _embed(table: np.ndarray | None, labels: np.ndarray | None, union: np.ndarray, dtype: Any) -> np.ndarray:
+    """``table`` (rows and columns = ``labels``) placed in a zero table over ``union``."""
+    k = union.shape[0]
+    out = np.zeros((k, k), dtype=dtype)
+    if table is None or labels is None or labels.shape[0] == 0:
+        return out
+    if labels.shape == union.shape and np.array_equal(labels, union):
+        return np.asarray(table, dtype=dtype).copy()
+    order = np.argsort(union, kind="stable")
+    pos = order[np.searchsorted(union, labels, sorter=order)]
+    if not np.array_equal(union[pos], labels):
+        missing = labels[union[pos] != labels].tolist()[:10]
+        msg = f"labels {missing} are not among the Evaluator's labels; create it with every label in labels="
+        raise LabelError(msg)
+    out[np.ix_(pos, pos)] = table
+    return out

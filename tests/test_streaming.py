@@ -1,0 +1,253 @@
+"""The streaming Evaluator: any split into batches, in any order, merged in any tree, gives
+the report of one ``evaluate`` call; the byte format round-trips and rejects bad states."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import struct
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import cmetrics
+from cmetrics import Evaluator, StateError
+from cmetrics.exceptions import LabelError, ValidationError
+from tests.conftest import BACKENDS
+
+
+def make(seed: int, n: int, k: int, ties: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    logits = rng.normal(0, 1.5, (n, k))
+    logits[np.arange(n), y] += rng.random(n) * 2
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    if ties:  # coarse probabilities: many tied confidences
+        p = np.round(p, 2)
+        p[:, -1] = 1.0 - p[:, :-1].sum(axis=1)
+        p = np.clip(p, 0, 1)
+        p /= p.sum(axis=1, keepdims=True)
+    return y, p, rng.random(n) + 0.1
+
+
+def assert_same_report(got: cmetrics.Report, want: cmetrics.Report) -> None:
+    if want.confusion_matrix.dtype.kind == "f":  # weighted sums: to rounding
+        np.testing.assert_allclose(got.confusion_matrix, want.confusion_matrix, rtol=1e-12)
+    else:  # counts: bit-identical
+        assert got.confusion_matrix.dtype == want.confusion_matrix.dtype
+        assert np.array_equal(got.confusion_matrix, want.confusion_matrix)
+    assert got.labels == want.labels
+    assert set(got.metrics) == set(want.metrics)
+    for key, w in want.metrics.items():
+        g = got.metrics[key]
+        assert (math.isnan(g) and math.isnan(w)) or abs(g - w) <= 1e-12 * max(1.0, abs(w)), (key, g, w)
+    if want.prob_confusion_matrix is not None:
+        np.testing.assert_allclose(got.prob_confusion_matrix, want.prob_confusion_matrix, rtol=1e-12)
+        assert got.calibration is not None and want.calibration is not None
+        assert np.array_equal(got.calibration.count, want.calibration.count)
+
+
+def split_and_merge(data: dict[str, Any], n: int, cuts: list[int], order_seed: int, tree_seed: int,
+                    make_ev: Any) -> Evaluator:
+    """Batches at ``cuts``, each into its own Evaluator in ``order``, merged in a random tree
+    (some through bytes and pickle)."""
+    bounds = [0, *sorted(set(c for c in cuts if 0 < c < n)), n]
+    parts = []
+    for i in np.random.default_rng(order_seed).permutation(len(bounds) - 1):
+        lo, hi = bounds[i], bounds[i + 1]
+        ev = make_ev()
+        ev.update(**{k: (v[lo:hi] if v is not None else None) for k, v in data.items()})
+        parts.append(ev)
+    rng = np.random.default_rng(tree_seed)
+    while len(parts) > 1:
+        i, j = sorted(rng.choice(len(parts), 2, replace=False))
+        b = parts.pop(j)
+        a = parts.pop(i)
+        route = rng.integers(3)
+        if route == 1:
+            b = Evaluator.from_bytes(b.to_bytes())
+        elif route == 2:
+            b = pickle.loads(pickle.dumps(b))
+        parts.append(a.merge(b))
+    return parts[0]
+
+
+@pytest.mark.parametrize("be", BACKENDS)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 300), k=st.integers(2, 4), weighted=st.booleans(),
+       cuts=st.lists(st.integers(0, 300), max_size=6), tree=st.integers(0, 1000), ties=st.booleans())
+def test_any_split_and_merge_tree_equals_evaluate(be: str, seed: int, n: int, k: int, weighted: bool,
+                                                  cuts: list[int], tree: int, ties: bool) -> None:
+    y, p, w = make(seed, n, k, ties)
+    weights = w if weighted else None
+    want = cmetrics.evaluate(y, y_proba=p, labels=list(range(k)), sample_weight=weights, backend=be)
+    data = {"y_true": y, "y_proba": p, "sample_weight": weights}
+    got = split_and_merge(data, n, cuts, seed, tree, lambda: Evaluator(n_classes=k, backend=be)).report()
+    assert_same_report(got, want)
+    assert got.ranking == {"mode": "exact"}
+
+
+@pytest.mark.parametrize("be", BACKENDS)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 200), weighted=st.booleans(),
+       cuts=st.lists(st.integers(0, 200), max_size=5), tree=st.integers(0, 1000))
+def test_hard_labels_with_confidence_and_growing_label_set(be: str, seed: int, n: int, weighted: bool,
+                                                           cuts: list[int], tree: int) -> None:
+    rng = np.random.default_rng(seed)
+    names = np.array(["ant", "bee", "cat", "dog", "eel"])
+    y = names[rng.integers(0, 5, n)]
+    pred = np.where(rng.random(n) < 0.6, y, names[rng.integers(0, 5, n)])
+    conf = np.round(rng.random(n), 1)
+    weights = rng.random(n) if weighted else None
+    want = cmetrics.evaluate(y, y_pred=pred, confidence=conf, sample_weight=weights, backend=be)
+    data = {"y_true": y, "y_pred": pred, "confidence": conf, "sample_weight": weights}
+    got = split_and_merge(data, n, cuts, seed + 1, tree, lambda: Evaluator(backend=be)).report()
+    assert_same_report(got, want)
+
+
+def test_batches_of_different_labels_match_evaluate_with_all_labels() -> None:
+    ev = Evaluator()
+    ev.update([3, 3, 5], y_pred=[3, 5, 5])
+    ev.update([1, 9], y_pred=[9, 1])
+    want = cmetrics.evaluate([3, 3, 5, 1, 9], y_pred=[3, 5, 5, 9, 1])
+    assert_same_report(ev.report(), want)
+    assert ev.report().labels == [1, 3, 5, 9]
+
+
+def test_state_round_trip_size_and_pickle() -> None:
+    y, p, w = make(1, 5000, 5, ties=False)
+    ev = Evaluator(n_classes=5).update(y, y_proba=p, sample_weight=w)
+    blob = ev.to_bytes()
+    assert blob[:8] == b"CMETRICS" and struct.unpack_from("<H", blob, 8)[0] == 1
+    summary = ev.ranking_summary()
+    assert summary is not None and summary.weighted
+    # 40 bytes per distinct confidence with weights, plus the fixed part.
+    assert len(blob) <= 40 * len(summary) + 8 * (5 * 5 * 3 + 4 * 15 + 2 * 5) + 4096
+    again = Evaluator.from_bytes(blob)
+    assert again.to_bytes() == blob
+    assert_same_report(again.report(), ev.report())
+    assert_same_report(pickle.loads(pickle.dumps(ev)).report(), ev.report())
+    assert b"\x80" not in blob[16:16 + struct.unpack_from("<I", blob, 12)[0]]  # the header is JSON text
+
+
+def test_corrupt_foreign_and_future_states_raise_state_error() -> None:
+    blob = Evaluator(n_classes=2).update([0, 1], y_proba=[[0.9, 0.1], [0.2, 0.8]]).to_bytes()
+    with pytest.raises(StateError, match="magic"):
+        Evaluator.from_bytes(b"PK\x03\x04" + blob[4:])
+    flipped = bytearray(blob)
+    flipped[len(blob) // 2] ^= 0xFF
+    with pytest.raises(StateError, match="checksum"):
+        Evaluator.from_bytes(bytes(flipped))
+    with pytest.raises(StateError):
+        Evaluator.from_bytes(blob[:20])
+    future = bytearray(blob[:-4])
+    struct.pack_into("<H", future, 8, 2)
+    import zlib
+
+    future += struct.pack("<I", zlib.crc32(bytes(future)))
+    with pytest.raises(StateError, match="version 2"):
+        Evaluator.from_bytes(bytes(future))
+    assert issubclass(StateError, ValueError)
+
+
+def test_merging_different_settings_or_inputs_raises() -> None:
+    a = Evaluator(n_classes=2).update([0, 1], y_proba=[[0.9, 0.1], [0.2, 0.8]])
+    with pytest.raises(StateError, match="n_bins"):
+        a.merge(Evaluator(n_classes=2, n_bins=10))
+    with pytest.raises(StateError, match="labels"):
+        a.merge(Evaluator(labels=[0, 2]))
+    with pytest.raises(StateError, match="ranking"):
+        a.merge(Evaluator(n_classes=2, ranking="approximate"))
+    hard = Evaluator(n_classes=2).update([0, 1], y_pred=[0, 0])
+    with pytest.raises(StateError, match="different inputs"):
+        a.merge(hard)
+    weighted = Evaluator(n_classes=2).update([0, 1], y_proba=[[0.9, 0.1], [0.2, 0.8]], sample_weight=[1, 2])
+    with pytest.raises(StateError, match="different inputs"):
+        a.merge(weighted)
+    with pytest.raises(TypeError):
+        a.merge("not an evaluator")  # type: ignore[arg-type]
+
+
+def test_update_errors_name_the_argument() -> None:
+    ev = Evaluator(n_classes=2).update([0, 1], y_proba=[[0.9, 0.1], [0.2, 0.8]])
+    with pytest.raises(ValidationError, match="earlier batches had y_proba"):
+        ev.update([0], y_pred=[1])
+    with pytest.raises(ValidationError, match="sample_weight"):
+        ev.update([0], y_proba=[[0.5, 0.5]], sample_weight=[1.0])
+    with pytest.raises(LabelError):
+        ev.update([2], y_proba=[[0.5, 0.5]])
+    with pytest.raises(LabelError, match="labels="):
+        Evaluator().update(["a", "b"], y_proba=[[0.9, 0.1], [0.2, 0.8]])
+    with pytest.raises(ValidationError, match="no rows"):
+        Evaluator().report()
+    with pytest.raises(ValidationError, match="ranking"):
+        Evaluator(ranking="fast")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="outside"):
+        Evaluator(ranking="approximate").update([0, 1], y_pred=[0, 1], confidence=[0.5, 1.5])
+    with pytest.raises(ValidationError, match="confidence"):
+        Evaluator().update([0, 1], y_pred=[0, 1], confidence=[0.5, float("nan")])
+    assert Evaluator(n_classes=2).update([], y_proba=np.zeros((0, 2))).n_rows == 0
+
+
+def test_approximate_mode_has_a_fixed_cap_and_a_stated_error_bound() -> None:
+    y, p, _ = make(4, 200_000, 10, ties=False)
+    exact = Evaluator(n_classes=10)
+    approx = Evaluator(n_classes=10, ranking="approximate", ranking_bins=1024)
+    for lo in range(0, 200_000, 50_000):
+        exact.update(y[lo:lo + 50_000], y_proba=p[lo:lo + 50_000])
+        approx.update(y[lo:lo + 50_000], y_proba=p[lo:lo + 50_000])
+    s_exact, s_approx = exact.ranking_summary(), approx.ranking_summary()
+    assert s_exact is not None and s_approx is not None
+    assert len(s_approx) <= 1025 < len(s_exact)
+    r_exact, r_approx = exact.report(), approx.report()
+    assert r_approx.ranking == {"mode": "approximate", "bins": 1024}
+    assert r_approx.to_dict()["ranking"]["mode"] == "approximate"
+    # The bound: refinement moves by at most half the share of (correct, wrong) pairs sharing a bin.
+    walk = s_approx.walk()
+    bound = walk["tied"] / (walk["n_pos"] * walk["n_neg"]) / 2
+    assert abs(r_approx.refinement - r_exact.refinement) <= bound
+    assert r_approx.accuracy == r_exact.accuracy
+
+
+def test_ranking_off_and_report_without_ranking() -> None:
+    y, p, _ = make(2, 1000, 3)
+    ev = Evaluator(n_classes=3, ranking="off").update(y, y_proba=p)
+    r = ev.report()
+    assert "refinement" not in r.metrics and r.ranking is None
+    want = cmetrics.evaluate(y, y_proba=p, labels=[0, 1, 2], ranking=False)
+    assert_same_report(r, want)
+
+
+@pytest.mark.parametrize("be", BACKENDS)
+def test_group_kernels_against_numpy_and_errors(be: str) -> None:
+    from cmetrics._config import resolve_backend
+
+    k = resolve_backend(be)
+    rng = np.random.default_rng(9)
+    conf = np.round(rng.random(5000), 2)
+    ok = rng.random(5000) < conf
+    w = rng.random(5000)
+    for weight in (None, w):
+        g = k.score_groups(ok, conf, weight)
+        values = np.unique(conf)
+        assert np.array_equal(g[0], values)
+        assert np.array_equal(g[1], [ok[conf == v].sum() for v in values])
+        assert np.array_equal(np.asarray(g[1]) + np.asarray(g[2]), [np.sum(conf == v) for v in values])
+        whole = k.walk_groups(g)
+        direct = k.binary_ranking(ok, conf, weight)
+        for key in ("reversed", "tied", "ordered", "n_pos", "n_neg", "n_thresholds"):
+            assert whole[key] == direct[key]
+        for key in ("w_reversed", "aurc", "average_precision", "aupr_trapezoid"):
+            assert whole[key] == pytest.approx(direct[key], rel=1e-12)
+        a = k.score_groups(ok[:2000], conf[:2000], None if weight is None else weight[:2000])
+        b = k.score_groups(ok[2000:], conf[2000:], None if weight is None else weight[2000:])
+        m = k.merge_groups(a, b)
+        assert np.array_equal(m[0], g[0]) and np.array_equal(m[1], g[1]) and np.array_equal(m[2], g[2])
+    bad = (np.array([0.5, 0.2]), np.array([1, 1], np.uint64), np.array([0, 1], np.uint64), None, None)
+    with pytest.raises(ValidationError, match="strictly increasing"):
+        k.walk_groups(bad)
+    short = (np.array([0.1, 0.2]), np.array([1], np.uint64), np.array([0, 1], np.uint64), None, None)
+    with pytest.raises(ValidationError, match="different lengths"):
+        k.merge_groups(short, short)
