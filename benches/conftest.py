@@ -95,6 +95,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "pCM: best numpy / cmetrics": (min(TIMINGS[k] for k in ("numpy_pcm_bincount", "numpy_pcm_sparse",
                                                               "numpy_pcm_onehot") if k in TIMINGS)
                                        / TIMINGS["cmetrics_pcm"]) if "cmetrics_pcm" in TIMINGS else None,
+        "cli score (exact ranking) / pyarrow read": _ratio("cli_score_exact", "pyarrow_read"),
+        "cli score (approximate ranking) / pyarrow read": _ratio("cli_score_approximate", "pyarrow_read"),
+        "cli score (ranking off) / pyarrow read": _ratio("cli_score_off", "pyarrow_read"),
         "evaluate: sklearn set / cmetrics": _ratio("sklearn_proba_set", "cmetrics_evaluate"),
         "evaluate: best numpy / cmetrics": _ratio("numpy_proba_set", "cmetrics_evaluate"),
     }
