@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,11 @@ class Source:
             return suffixes
 
     def batches(self) -> Iterator[Batch]:
+        """The batches; a file that turns out corrupt midway raises :class:`InputError`."""
+        with read_errors([str(p) for p in self.paths]):
+            yield from self._batches()
+
+    def _batches(self) -> Iterator[Batch]:
         if self.format in ("npy", "npz"):
             yield from self._array_batches()
             return
@@ -272,11 +278,13 @@ def _open_arrays(path: Path) -> dict[str, Any]:
     return arrays
 
 
-def open_source(paths: list[str], columns: Columns, batch_rows: int) -> Source:
-    """A :class:`Source`, with errors from the file layer turned into :class:`InputError`."""
+@contextmanager
+def read_errors(paths: list[str]) -> Iterator[None]:
+    """Turn failures of the file layer (missing, unreadable or corrupt files) into
+    :class:`InputError`; the package's own ValidationErrors pass through."""
     try:
-        return Source(paths, columns, batch_rows)
-    except InputError:
+        yield
+    except ValidationError:
         raise
     except (OSError, ValueError) as e:
         raise InputError(f"cannot read {', '.join(paths)}: {_first_line(e)}") from e
@@ -284,6 +292,12 @@ def open_source(paths: list[str], columns: Columns, batch_rows: int) -> Source:
         if type(e).__module__.startswith("pyarrow"):
             raise InputError(f"cannot read {', '.join(paths)}: {_first_line(e)}") from e
         raise
+
+
+def open_source(paths: list[str], columns: Columns, batch_rows: int) -> Source:
+    """A :class:`Source`, with errors from the file layer turned into :class:`InputError`."""
+    with read_errors(paths):
+        return Source(paths, columns, batch_rows)
 
 
 def _first_line(e: BaseException) -> str:

@@ -142,7 +142,7 @@ def score_files(paths: list[str], *, label: str, pred: str | None = None, proba:
     rows = 0
     bar = _progress(src.total_rows) if progress else None
     try:
-        for b in _guarded(src.batches(), paths):
+        for b in src.batches():
             if b.y_proba is not None and labels is not None and b.y_proba.shape[1] != len(labels):
                 raise InputError(f"the probability lists have {b.y_proba.shape[1]} entries but --labels lists "
                                  f"{len(labels)} classes")
@@ -163,27 +163,6 @@ def score_files(paths: list[str], *, label: str, pred: str | None = None, proba:
            "cmetrics": cmetrics.__version__, "backend": "rust" if cmetrics.rust_available() else "numpy",
            "threads": cmetrics.get_num_threads()}
     return report, run
-
-
-def _guarded(batches: Any, paths: list[str]) -> Any:
-    """Turn reader failures in the middle of a file (corrupt data) into InputError."""
-    from cmetrics._readers import InputError, _first_line
-
-    it = iter(batches)
-    while True:
-        try:
-            b = next(it)
-        except StopIteration:
-            return
-        except (InputError, cmetrics.exceptions.ValidationError):
-            raise
-        except (OSError, ValueError) as e:
-            raise InputError(f"cannot read {', '.join(paths)}: {_first_line(e)}") from e
-        except Exception as e:
-            if type(e).__module__.startswith("pyarrow"):
-                raise InputError(f"cannot read {', '.join(paths)}: {_first_line(e)}") from e
-            raise
-        yield b
 
 
 def _progress(total: int | None) -> tuple[Any, Any]:

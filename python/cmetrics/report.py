@@ -219,31 +219,32 @@ def evaluate(
         t = _convert.as_1d(y_true, "y_true")
         cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
         if confidence is not None and ranking:
-            from cmetrics.ranking import correctness
-
-            ok, conf = correctness(t, y_pred=y_pred, confidence=confidence)
-            walk = _ranking_walk(ok, conf, sample_weight, backend, user=True)
+            ok, conf = user_confidence(t, y_pred, confidence)
+            walk = _ranking_walk(ok, conf, sample_weight, backend)
     return build_report(cm, res, walk, weighted=sample_weight is not None, zero_division=zero_division,
                         tables=tables)
 
 
-def _ranking_walk(correct: Any, confidence: Any, sample_weight: Any, backend: Backend, *,
-                  user: bool = False) -> dict[str, Any]:
-    """The tie-grouped walk of the confidence against correctness (one sort); ``user``: the
-    confidence comes from the caller, so its length and values are checked here."""
-    from cmetrics import ranking as _r
-
+def user_confidence(y_true: Any, y_pred: Any, confidence: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(correct, confidence)`` of hard predictions with a caller's confidence, checked:
+    one confidence per row, all finite (shared with :class:`cmetrics.Evaluator`)."""
     from cmetrics._numpy.ranking import check_finite
+    from cmetrics.ranking import correctness
 
-    ok = np.ascontiguousarray(correct, dtype=bool)
-    conf = _r._scores(confidence, "confidence")
-    if not user:
-        return _r._walk(ok, conf, sample_weight, backend)
+    ok, conf = correctness(y_true, y_pred=y_pred, confidence=confidence)
     if conf.shape[0] != ok.shape[0]:
         msg = f"confidence has {conf.shape[0]} rows but y_true has {ok.shape[0]}; pass one confidence per row"
         raise LengthMismatchError(msg)
     check_finite("confidence", conf)
-    return _r._walk(ok, conf, sample_weight, backend)
+    return ok, conf
+
+
+def _ranking_walk(correct: Any, confidence: Any, sample_weight: Any, backend: Backend) -> dict[str, Any]:
+    """The tie-grouped walk of the confidence against correctness (one sort)."""
+    from cmetrics import ranking as _r
+
+    return _r._walk(np.ascontiguousarray(correct, dtype=bool), _r._scores(confidence, "confidence"),
+                    sample_weight, backend)
 
 
 def build_report(cm: ConfusionMatrix, res: _p.ProbResult | None, walk: dict[str, Any] | None, *, weighted: bool,

@@ -39,8 +39,8 @@ from cmetrics import _probabilistic as _p
 from cmetrics._config import Backend, get_num_threads, resolve_backend
 from cmetrics._numpy.ranking import check_finite
 from cmetrics.confusion import ConfusionMatrix, _check_labels_arg
-from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
-from cmetrics.report import Report, build_report
+from cmetrics.exceptions import LabelError, ValidationError
+from cmetrics.report import Report, build_report, user_confidence
 
 __all__ = ["Evaluator", "RankingSummary", "StateError"]
 
@@ -310,14 +310,8 @@ class Evaluator:
         cm = ConfusionMatrix.from_predictions(t, y_pred, labels=self._labels if self._fixed else None,
                                               sample_weight=sample_weight, backend=self.backend)
         if confidence is not None and self.ranking != "off":
-            from cmetrics.ranking import correctness
-
-            ok, conf = correctness(t, y_pred=y_pred, confidence=confidence)
-            if conf.shape[0] != t.shape[0]:
-                msg = f"confidence has {conf.shape[0]} rows but y_true has {t.shape[0]}; pass one confidence per row"
-                raise LengthMismatchError(msg)
+            ok, conf = user_confidence(t, y_pred, confidence)
             w = _convert.weights(sample_weight, t.shape[0])
-            check_finite("confidence", conf)
             self._add_ranking(RankingSummary.from_rows(ok, conf, w, self._bins(), self.backend))
         counts = np.asarray(cm.counts).astype(np.uint64)
         weighted = cm.matrix if sample_weight is not None else None

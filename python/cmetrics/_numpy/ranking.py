@@ -61,22 +61,8 @@ def binary_ranking(
     positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, curves: bool = True,
     n_threads: int = 0,
 ) -> dict[str, Any]:
-    n = score.shape[0]
-    _check_pair("y_true", positive, "y_score", score, "y_score")
-    check_finite("y_score", score)
-    _check_weights(sample_weight, n)
-    key = score + 0.0  # -0.0 -> 0.0
-    order = np.argsort(-key, kind="stable")
-    s = key[order]
-    p = positive[order]
-    w = np.ones(n) if sample_weight is None else sample_weight[order]
-    starts = tie_runs(s)
-    size = np.diff(np.append(starts, n))
-    cp = np.add.reduceat(p.astype(np.int64), starts)
-    cn = size - cp
-    wp = np.add.reduceat(np.where(p, w, 0.0), starts)
-    wn = np.add.reduceat(np.where(p, 0.0, w), starts)
-    return _walk_desc(cp, cn, wp, wn, curves)
+    # The tie groups (checks included), walked from the highest score down.
+    return _walk_ascending(score_groups(positive, score, sample_weight), curves)
 
 
 def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:
@@ -167,7 +153,11 @@ def merge_groups(a: Groups, b: Groups) -> Groups:
 def walk_groups(groups: Groups, curves: bool = True) -> dict[str, Any]:
     """The ranking walk over tie groups in increasing score order."""
     _check_groups(groups, "groups")
-    v, p, q, wp, wn = groups
+    return _walk_ascending(groups, curves)
+
+
+def _walk_ascending(groups: Groups, curves: bool) -> dict[str, Any]:
+    _, p, q, wp, wn = groups
     cp, cn = p[::-1].astype(np.int64), q[::-1].astype(np.int64)
     if wp is None or wn is None:
         return _walk_desc(cp, cn, cp.astype(np.float64), cn.astype(np.float64), curves)

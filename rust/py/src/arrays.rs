@@ -28,6 +28,14 @@ pub fn slice<'a, T: numpy::Element>(
     })
 }
 
+/// Borrow an optional contiguous 1-D array (no copy).
+pub fn opt_slice<'a, T: numpy::Element>(
+    a: &'a Option<PyReadonlyArray1<'_, T>>,
+    name: &str,
+) -> PyResult<Option<&'a [T]>> {
+    a.as_ref().map(|x| slice(x, name)).transpose()
+}
+
 /// Borrow a C-contiguous 2-D array as a flat slice (no copy).
 pub fn slice2<'a, T: numpy::Element>(
     a: &'a PyReadonlyArray2<'_, T>,

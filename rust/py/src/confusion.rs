@@ -8,6 +8,7 @@ use numpy::{
 };
 use pyo3::prelude::*;
 
+use crate::arrays::opt_slice;
 use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
 use crate::error::{run, run_attached, LabelError, ValidationError};
 use pyo3::types::{PyFloat, PyString};
@@ -53,10 +54,7 @@ pub fn confusion_matrix<'py>(
     n_threads: usize,
     min_parallel: Option<usize>,
 ) -> PyResult<Counted<'py>> {
-    let w = match &sample_weight {
-        Some(w) => Some(slice(w, "sample_weight")?),
-        None => None,
-    };
+    let w = opt_slice(&sample_weight, "sample_weight")?;
     let opts = CountOptions { max_classes };
     let mut pool = Pool::new(n_threads);
     if let Some(rows) = min_parallel {
@@ -91,10 +89,7 @@ pub fn confusion_matrix_codes<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_threads: usize,
 ) -> PyResult<Counted<'py>> {
-    let w = match &sample_weight {
-        Some(w) => Some(slice(w, "sample_weight")?),
-        None => None,
-    };
+    let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
     let counted = match (&y_true, &y_pred) {
         (LabelArray::I32(t), LabelArray::I32(p)) => {

@@ -9,6 +9,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntyped
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::arrays::opt_slice;
 use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
 use crate::error::{run, ValidationError};
 
@@ -74,10 +75,7 @@ pub fn evaluate_proba<'py>(
     hard: bool,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let w = match &sample_weight {
-        Some(w) => Some(slice(w, "sample_weight")?),
-        None => None,
-    };
+    let w = opt_slice(&sample_weight, "sample_weight")?;
     let opts = ProbOptions {
         validate_rows: validate,
         atol: atol.unwrap_or(f64::NAN),

@@ -6,6 +6,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::arrays::opt_slice;
 use crate::arrays::slice;
 use crate::error::run;
 
@@ -22,10 +23,7 @@ pub fn binary_ranking<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = slice(&positive, "y_true")?;
     let s = slice(&score, "y_score")?;
-    let w = match &sample_weight {
-        Some(w) => Some(slice(w, "sample_weight")?),
-        None => None,
-    };
+    let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
     let r = run(py, || rk::binary_ranking(p, s, w, curves, &pool))?;
     ranking_dict(py, &r)
@@ -80,10 +78,7 @@ type GroupArgs<'py> = (
 
 fn group_ref<'a>(g: &'a GroupArgs<'_>, name: &str) -> PyResult<rk::GroupsRef<'a>> {
     let opt = |a: &'a Option<PyReadonlyArray1<'_, f64>>| -> PyResult<&'a [f64]> {
-        match a {
-            Some(x) => slice(x, name),
-            None => Ok(&[]),
-        }
+        Ok(opt_slice(a, name)?.unwrap_or(&[]))
     };
     Ok(rk::GroupsRef {
         values: slice(&g.0, name)?,
@@ -106,10 +101,7 @@ pub fn score_groups<'py>(
 ) -> PyResult<GroupArrays<'py>> {
     let p = slice(&positive, "y_true")?;
     let s = slice(&score, "y_score")?;
-    let w = match &sample_weight {
-        Some(w) => Some(slice(w, "sample_weight")?),
-        None => None,
-    };
+    let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
     let g = run(py, || rk::score_groups(p, s, w, &pool))?;
     Ok(group_arrays(py, g))
