@@ -50,6 +50,8 @@ def written(tmp: Path, d: dict[str, np.ndarray]) -> dict[str, Path]:
     paths["dir"].mkdir()
     pq.write_table(t.slice(0, 12_000), paths["dir"] / "a.parquet")
     pq.write_table(t.slice(12_000), paths["dir"] / "b.parquet")
+    (paths["dir"] / "_SUCCESS").write_text("")  # marker files are skipped, as pyarrow's discovery skips them
+    (paths["dir"] / ".hidden").write_text("not parquet")
     pcsv.write_csv(t, paths["csv"])
     with paths["jsonl"].open("w") as fh:
         for row in t.to_pylist():

@@ -269,3 +269,24 @@ def test_any_split_of_the_rows_adds_up_to_the_whole(seed: int, backend: str) -> 
     assert ll / w.sum() == pytest.approx(whole.log_loss, rel=1e-12)
     ent = sum(cmetrics.entropy_score(p[i], sample_weight=w[i], backend=backend) * w[i].sum() for i in parts)
     assert ent / w.sum() == pytest.approx(whole.entropy_score, rel=1e-12)
+
+
+def test_fortran_ordered_probabilities_are_read_in_place() -> None:
+    from cmetrics import _probabilistic as _p
+    from tests.conftest import BACKENDS
+
+    """A Fortran-ordered matrix (a DataFrame's ``to_numpy()``, the CLI's column batches) gives
+    the same report as its C-ordered copy, on both backends, and is not copied."""
+    rng = np.random.default_rng(8)
+    for dtype in (np.float32, np.float64):
+        p = rng.random((50_000, 7)).astype(dtype)
+        p /= p.sum(axis=1, keepdims=True)
+        y = rng.integers(0, 7, 50_000)
+        f = np.asfortranarray(p)
+        assert _p.proba_array(f) is f
+        for backend in BACKENDS:
+            a = cmetrics.evaluate(y, y_proba=p, backend=backend).to_dict()
+            b = cmetrics.evaluate(y, y_proba=f, backend=backend).to_dict()
+            assert a["metrics"] == b["metrics"] and a["confusion_matrix"] == b["confusion_matrix"]
+    strided = np.ones((10, 4))[:, ::2] / 2.0
+    assert cmetrics.evaluate([0, 1] * 5, y_proba=strided).n_samples == 10

@@ -251,3 +251,81 @@ def test_group_kernels_against_numpy_and_errors(be: str) -> None:
     short = (np.array([0.1, 0.2]), np.array([1], np.uint64), np.array([0, 1], np.uint64), None, None)
     with pytest.raises(ValidationError, match="different lengths"):
         k.merge_groups(short, short)
+
+
+@given(rows=st.integers(1, 3000), n_cuts=st.integers(0, 6), seed=st.integers(0, 2**32 - 1),
+       weighted=st.booleans(), wide=st.booleans(), buffer=st.integers(1, 500))
+def test_group_state_backends_agree(rows: int, n_cuts: int, seed: int, weighted: bool, wide: bool,
+                                    buffer: int) -> None:
+    """The Rust state (compacting every ``buffer`` rows) and the numpy state give the same
+    tie groups and walk as one ``score_groups`` call, batch by batch and merged."""
+    if "rust" not in BACKENDS:
+        pytest.skip("the Rust backend is not built")
+    from cmetrics import _core
+    from cmetrics import _numpy as npb
+
+    rng = np.random.default_rng(seed)
+    conf = rng.random(rows)
+    conf = conf if wide else np.round(conf, 3).astype(np.float32).astype(np.float64)
+    conf[rng.random(rows) < 0.05] = -0.0
+    ok = rng.random(rows) < 0.6
+    w = rng.random(rows) + 0.1 if weighted else None
+    cuts = [0, *sorted(rng.integers(0, rows, n_cuts).tolist()), rows]
+    whole = npb.score_groups(ok, conf, w)
+    rs, ns = _core.GroupState(weighted, buffer), npb.GroupState(weighted)
+    halves = [_core.GroupState(weighted, buffer), _core.GroupState(weighted, buffer)]
+    for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+        part = (ok[lo:hi], conf[lo:hi], None if w is None else w[lo:hi])
+        rs.add(*part)
+        ns.add(*part)
+        halves[i % 2].add(*part)
+    halves[1].merge(halves[0])
+    for got in (rs.groups(), ns.groups(), halves[1].groups()):
+        assert np.array_equal(got[0], whole[0])
+        assert np.array_equal(got[1], whole[1]) and np.array_equal(got[2], whole[2])
+        if weighted:
+            np.testing.assert_allclose(got[3], whole[3], rtol=1e-12)
+            np.testing.assert_allclose(got[4], whole[4], rtol=1e-12)
+    want = npb.walk_groups(whole)
+    for got_walk in (rs.walk(), ns.walk()):
+        for key, value in want.items():
+            assert got_walk[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_approximate_histogram_backends_agree(weighted: bool) -> None:
+    if "rust" not in BACKENDS:
+        pytest.skip("the Rust backend is not built")
+    from cmetrics import _core
+    from cmetrics import _numpy as npb
+
+    rng = np.random.default_rng(3)
+    conf = np.concatenate([rng.random(20_000), [0.0, 1.0, 1.0, 0.5]])
+    ok = rng.random(conf.shape[0]) < 0.7
+    w = rng.random(conf.shape[0]) if weighted else None
+    rs, ns = _core.GroupState(weighted), npb.GroupState(weighted)
+    for st_ in (rs, ns):
+        st_.add_binned(ok, conf, w, 64)
+    got, want = rs.groups(), ns.groups()
+    assert got[0].shape[0] <= 65 and got[0][-1] == 1.0
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2])
+    assert np.array_equal(got[0], np.floor(np.unique(conf) * 64).clip(max=64)[np.r_[True, np.diff(
+        np.floor(np.unique(conf) * 64).clip(max=64)) > 0]] / 64)
+    if weighted:
+        np.testing.assert_allclose(got[3], want[3], rtol=1e-12)
+    for st_ in (rs, ns):
+        with pytest.raises(ValidationError, match="outside"):
+            st_.add_binned(ok[:1], np.array([1.5]), None if w is None else w[:1], 64)
+
+
+def test_evaluators_of_different_backends_merge() -> None:
+    if "rust" not in BACKENDS:
+        pytest.skip("the Rust backend is not built")
+    y, p, _ = make(11, 4000, 3)
+    a = Evaluator(n_classes=3, backend="rust").update(y[:2500], y_proba=p[:2500])
+    b = Evaluator(n_classes=3, backend="numpy").update(y[2500:], y_proba=p[2500:])
+    a.merge(b)
+    assert_same_report(a.report(), cmetrics.evaluate(y, y_proba=p))
+    a.merge(a)  # merging with itself doubles every row
+    twice = cmetrics.evaluate(np.concatenate([y, y]), y_proba=np.concatenate([p, p]))
+    assert_same_report(a.report(), twice)

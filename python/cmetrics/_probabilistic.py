@@ -20,8 +20,10 @@ MAX_BINS = 1 << 20
 
 
 def proba_array(y_proba: Any, n: int | None = None) -> np.ndarray:
-    """``y_proba`` as a C-contiguous (n, K) float32/float64 array (borrowed when it
-    already is one; other layouts and dtypes are copied once)."""
+    """``y_proba`` as a C- or Fortran-contiguous (n, K) float32/float64 array, borrowed
+    when it already is one (the compiled kernel reads both layouts in place: a
+    DataFrame's ``to_numpy()`` is often Fortran-ordered); other layouts and dtypes
+    are copied once."""
     p = _convert.to_numpy(y_proba, "y_proba")
     if p.ndim != 2:
         msg = (
@@ -46,6 +48,8 @@ def proba_array(y_proba: Any, n: int | None = None) -> np.ndarray:
         raise UnsupportedDtypeError(msg)
     if p.dtype.byteorder not in ("=", "|"):
         p = p.astype(p.dtype.newbyteorder("="))
+    if p.flags.c_contiguous or p.flags.f_contiguous:
+        return p
     return np.ascontiguousarray(p)
 
 

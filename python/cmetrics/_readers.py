@@ -1,6 +1,18 @@
-"""Batches of evaluation rows from files: Parquet files and directories, CSV, JSON Lines
-(all through the pyarrow dataset scanner, which streams record batches), and ``.npz`` /
-structured ``.npy`` arrays (memory-mapped where numpy can). Used by ``cmetrics score``."""
+"""Batches of evaluation rows from files. Used by ``cmetrics score``.
+
+- Parquet files, and directories of them (every file below the directory whose name does
+  not start with ``.`` or ``_``, in sorted order, as pyarrow's dataset discovery does), are
+  read row group by row group with ``pyarrow.parquet.ParquetFile``, columns decoded in
+  parallel; a row group of more than twice ``batch_rows`` rows is streamed in batches of
+  ``batch_rows``. That is 1.5-2x faster than the dataset scanner on wide float32 files and
+  avoids importing pandas, which the scanner (and ``Array.to_numpy``) pull in.
+- CSV/TSV and JSON Lines go through the pyarrow dataset scanner, which streams record
+  batches.
+- ``.npz`` and structured ``.npy`` arrays are sliced (memory-mapped where numpy can).
+
+Probability columns become one Fortran-ordered (n, K) matrix per batch (K contiguous
+copies, no strided transpose); the compiled kernel reads that layout in place.
+"""
 
 from __future__ import annotations
 
@@ -92,11 +104,18 @@ class Source:
                 if list(a) != names:
                     raise InputError(f"{p}: its arrays {list(a)} differ from those of {self.paths[0]} {names}")
             self.total_rows = sum(len(next(iter(a.values()))) for a in self._arrays if a)
+        elif self.format == "parquet":
+            self._files = _parquet_files(self.paths)
+            first = _parquet_file(self._files[0])
+            names = list(first.schema_arrow.names)
+            self.total_rows = first.metadata.num_rows
+            for f in self._files[1:]:
+                self.total_rows += _parquet_file(f).metadata.num_rows
+            self._schema = first.schema_arrow
         else:
             self._dataset = _dataset(self.paths, self.format)
             names = list(self._dataset.schema.names)
-            if self.format == "parquet":
-                self.total_rows = int(self._dataset.count_rows())
+            self._schema = self._dataset.schema
         self.proba_names = _proba_names(columns, names)
         needed = [c for c in (columns.label, columns.pred, columns.confidence, columns.weight, columns.proba_list)
                   if c is not None] + self.proba_names
@@ -105,14 +124,7 @@ class Source:
             raise InputError(f"column {missing[0]!r} is not in the input; available columns: {names[:30]}")
         self._needed = list(dict.fromkeys(needed))
         if self.format not in ("npy", "npz"):
-            import pyarrow as pa
-
-            schema = self._dataset.schema
-            for name in [*self.proba_names, columns.confidence, columns.weight]:
-                if name is not None:
-                    t = schema.field(name).type
-                    if not (pa.types.is_floating(t) or pa.types.is_integer(t)):
-                        raise InputError(f"column {name!r} has type {t}; it must hold numbers")
+            _check_number_columns(self._schema, [*self.proba_names, columns.confidence, columns.weight])
 
     @property
     def labels_from_names(self) -> list[Any] | None:
@@ -127,8 +139,14 @@ class Source:
         except ValueError:
             return suffixes
 
-    def batches(self) -> Iterator[Batch]:
-        """The batches; a file that turns out corrupt midway raises :class:`InputError`."""
+    def batches(self, reuse: bool = False) -> Iterator[Batch]:
+        """The batches; a file that turns out corrupt midway raises :class:`InputError`.
+
+        With ``reuse`` the probability matrix of every batch lives in one buffer that the
+        next batch overwrites (consume each batch before asking for the next): a fresh
+        40 MB matrix per batch costs more in page faults than the copy into it."""
+        self._buffer: np.ndarray | None = None
+        self._reuse = reuse
         with read_errors([str(p) for p in self.paths]):
             yield from self._batches()
 
@@ -136,38 +154,59 @@ class Source:
         if self.format in ("npy", "npz"):
             yield from self._array_batches()
             return
+        if self.format == "parquet":
+            yield from self._parquet_batches()
+            return
         scanner = self._dataset.scanner(columns=self._needed, batch_size=self.batch_rows, batch_readahead=2,
                                         fragment_readahead=1, use_threads=True)
         for rb in scanner.to_batches():
             if rb.num_rows:
                 yield self._from_arrow(rb)
 
+    def _parquet_batches(self) -> Iterator[Batch]:
+        for i, path in enumerate(self._files):
+            f = _parquet_file(path)
+            if i:
+                missing = [c for c in self._needed if c not in f.schema_arrow.names]
+                if missing:
+                    raise InputError(f"{path}: column {missing[0]!r} is not in this file (it is in {self._files[0]})")
+                _check_number_columns(f.schema_arrow, [*self.proba_names, self.columns.confidence,
+                                                       self.columns.weight])
+            for g in range(f.metadata.num_row_groups):
+                rows = f.metadata.row_group(g).num_rows
+                if rows == 0:
+                    continue
+                if rows <= 2 * self.batch_rows:
+                    yield self._from_arrow(f.read_row_group(g, columns=self._needed, use_threads=True))
+                    continue
+                for rb in f.iter_batches(batch_size=self.batch_rows, row_groups=[g], columns=self._needed,
+                                         use_threads=True):
+                    if rb.num_rows:
+                        yield self._from_arrow(rb)
+
     def _from_arrow(self, rb: Any) -> Batch:
+        """A record batch or table as a :class:`Batch`."""
         c = self.columns
 
         def col(name: str | None) -> np.ndarray | None:
-            if name is None:
-                return None
-            arr = rb.column(name)
-            if arr.null_count:
-                raise InputError(f"column {name!r} has {arr.null_count} missing values; drop or fill them first")
-            return arr.to_numpy(zero_copy_only=False)
+            return None if name is None else arrow_numpy(rb.column(name), name)
 
         proba = None
         if c.proba_list is not None:
             proba = _list_matrix(rb.column(c.proba_list), c.proba_list)
         elif self.proba_names:
-            first = col(self.proba_names[0])
-            assert first is not None
-            import pyarrow as pa
-
-            dtype = np.float32 if all(pa.types.is_float32(rb.column(n).type) for n in self.proba_names) \
-                else np.float64
-            proba = np.empty((rb.num_rows, len(self.proba_names)), dtype=dtype)
-            for j, name in enumerate(self.proba_names):
-                proba[:, j] = first if j == 0 else col(name)
+            cols = [col(name) for name in self.proba_names]
+            proba = self._matrix(cols)  # type: ignore[arg-type]
         return Batch(_labels(col(c.label), c.label), _labels(col(c.pred), c.pred) if c.pred else None, proba,
                      _numbers(col(c.confidence), c.confidence), _numbers(col(c.weight), c.weight))
+
+    def _matrix(self, cols: list[np.ndarray]) -> np.ndarray:
+        if not getattr(self, "_reuse", False):
+            return _column_matrix(cols)
+        m = _column_matrix(cols, self._buffer)
+        if self._buffer is None or m.base is not self._buffer:
+            self._buffer = m.T if m.T.base is None else m.T.base
+        return m
 
     def _array_batches(self) -> Iterator[Batch]:
         c = self.columns
@@ -185,9 +224,82 @@ class Source:
                     if proba.ndim != 2:
                         raise InputError(f"array {c.proba_list!r} must be 2-D (rows x classes)")
                 elif self.proba_names:
-                    proba = np.column_stack([get(nm) for nm in self.proba_names])
+                    proba = self._matrix([get(nm) for nm in self.proba_names])
                 yield Batch(_labels(get(c.label), c.label), _labels(get(c.pred), c.pred) if c.pred else None, proba,
                             _numbers(get(c.confidence), c.confidence), _numbers(get(c.weight), c.weight))
+
+
+def _column_matrix(cols: list[np.ndarray], buffer: np.ndarray | None = None) -> np.ndarray:
+    """Columns as one Fortran-ordered (n, K) matrix: K contiguous copies (a C-ordered
+    matrix would need a strided write per column, several times slower), into the
+    front of ``buffer`` (K x capacity) when it is large enough and of the right dtype."""
+    dtype = np.float32 if all(a.dtype == np.float32 for a in cols) else np.float64
+    for a in cols:
+        if a.dtype.kind not in "biuf":
+            raise InputError(f"a probability column has type {a.dtype}; it must hold numbers")
+    k, n = len(cols), len(cols[0])
+    if buffer is not None and buffer.dtype == dtype and buffer.shape[0] == k and buffer.shape[1] >= n:
+        out = buffer[:, :n]
+    else:
+        out = np.empty((k, n), dtype=dtype)
+    for j, a in enumerate(cols):
+        out[j] = a
+    return out.T
+
+
+_PRIMITIVE = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
+              "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "halffloat": np.float16,
+              "float": np.float32, "double": np.float64}
+
+
+def arrow_numpy(arr: Any, name: str) -> np.ndarray:
+    """A pyarrow Array or ChunkedArray as numpy: numbers without a copy (one chunk) by
+    reading the value buffer (``to_numpy`` would import pandas on its first call),
+    anything else through ``to_numpy``. Missing values raise :class:`InputError`."""
+    if arr.null_count:
+        raise InputError(f"column {name!r} has {arr.null_count} missing values; drop or fill them first")
+    if hasattr(arr, "combine_chunks"):
+        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    dtype = _PRIMITIVE.get(str(arr.type))
+    if dtype is None:
+        return np.asarray(arr.to_numpy(zero_copy_only=False))
+    if len(arr) == 0:
+        return np.empty(0, dtype=dtype)
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * np.dtype(dtype).itemsize)
+
+
+def _check_number_columns(schema: Any, names: list[str | None]) -> None:
+    import pyarrow as pa
+
+    for name in names:
+        if name is not None:
+            t = schema.field(name).type
+            if not (pa.types.is_floating(t) or pa.types.is_integer(t)):
+                raise InputError(f"column {name!r} has type {t}; it must hold numbers")
+
+
+def _parquet_files(paths: list[Path]) -> list[Path]:
+    """The Parquet files of ``paths``: files as given, directories walked (names starting
+    with ``.`` or ``_`` skipped, as pyarrow's dataset discovery skips them), sorted."""
+    files: list[Path] = []
+    for p in paths:
+        if not p.is_dir():
+            files.append(p)
+            continue
+        found = []
+        for root, dirs, names in os.walk(p):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+            found += [Path(root) / n for n in names if not n.startswith((".", "_"))]
+        if not found:
+            raise InputError(f"{p}: the directory holds no Parquet files")
+        files += sorted(found)
+    return files
+
+
+def _parquet_file(path: Path) -> Any:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path)
 
 
 def _labels(a: np.ndarray | None, name: str | None) -> np.ndarray:
@@ -214,6 +326,8 @@ def _list_matrix(arr: Any, name: str) -> np.ndarray:
     """A list or fixed-size-list column of floats as an (n, K) matrix (zero-copy when possible)."""
     import pyarrow as pa
 
+    if hasattr(arr, "combine_chunks"):
+        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
     t = arr.type
     if arr.null_count:
         raise InputError(f"column {name!r} has {arr.null_count} missing values; drop or fill them first")
@@ -232,7 +346,7 @@ def _list_matrix(arr: Any, name: str) -> np.ndarray:
     values = arr.flatten()
     if not pa.types.is_floating(values.type):
         raise InputError(f"column {name!r} holds {values.type}; probabilities must be floats")
-    return values.to_numpy(zero_copy_only=False).reshape(len(arr), k)
+    return arrow_numpy(values, name).reshape(len(arr), k)
 
 
 def _proba_names(c: Columns, names: list[str]) -> list[str]:
@@ -256,9 +370,7 @@ def _dataset(paths: list[Path], fmt: str) -> Any:
     elif fmt == "json":
         file_format = ds.JsonFileFormat()
     else:
-        # Without pre-buffering the scanner holds one row group per column at a time.
-        file_format = ds.ParquetFileFormat(
-            default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=False))
+        raise AssertionError(f"no dataset reader for {fmt}")
     return ds.dataset(sources[0] if len(sources) == 1 else sources, format=file_format)
 
 

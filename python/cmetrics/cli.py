@@ -142,7 +142,7 @@ def score_files(paths: list[str], *, label: str, pred: str | None = None, proba:
     rows = 0
     bar = _progress(src.total_rows) if progress else None
     try:
-        for b in src.batches():
+        for b in src.batches(reuse=True):
             if b.y_proba is not None and labels is not None and b.y_proba.shape[1] != len(labels):
                 raise InputError(f"the probability lists have {b.y_proba.shape[1]} entries but --labels lists "
                                  f"{len(labels)} classes")

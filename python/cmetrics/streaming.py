@@ -88,51 +88,19 @@ class RankingSummary:
     def arrays(self) -> tuple[Any, Any, Any, Any, Any]:
         return (self.values, self.n_pos, self.n_neg, self.w_pos, self.w_neg)
 
-    @classmethod
-    def from_rows(cls, correct: np.ndarray, confidence: np.ndarray, weight: np.ndarray | None = None,
-                  bins: int | None = None, backend: Backend = "auto") -> RankingSummary:
-        """Summarise rows (``bins``: the approximate mode's bin count, else exact). One sort
-        of the confidences (the compiled kernel's radix sort) or, binned, one count."""
-        ok = np.ascontiguousarray(correct, dtype=bool)
-        conf = np.ascontiguousarray(confidence, dtype=np.float64)
-        if bins is not None:
-            check_finite("confidence", conf)
-            return cls._binned(ok, conf, weight, bins)
-        g = resolve_backend(backend).score_groups(ok, conf, weight, get_num_threads())
-        return cls(*(None if a is None else np.asarray(a) for a in g))
-
-    @classmethod
-    def _binned(cls, ok: np.ndarray, conf: np.ndarray, weight: np.ndarray | None, bins: int) -> RankingSummary:
-        if len(conf) and (conf.min() < 0.0 or conf.max() > 1.0):
-            bad = int(np.flatnonzero((conf < 0.0) | (conf > 1.0))[0])
-            msg = (f"confidence[{bad}] = {float(conf[bad])!r} is outside [0, 1]; the approximate ranking mode "
-                   "bins confidences in [0, 1] (use ranking='exact' for other scores)")
-            raise ValidationError(msg)
-        cell = np.minimum((conf * bins).astype(np.int64), bins)
-        allc = np.bincount(cell, minlength=bins + 1).astype(np.uint64)
-        keep = np.flatnonzero(allc)
-        pos = np.bincount(cell, weights=ok, minlength=bins + 1).astype(np.uint64)[keep]
-        values = keep.astype(np.float64) / bins
-        if weight is None:
-            return cls(values, pos, allc[keep] - pos)
-        wp = np.bincount(cell, weights=np.where(ok, weight, 0.0), minlength=bins + 1)[keep]
-        wn = np.bincount(cell, weights=np.where(ok, 0.0, weight), minlength=bins + 1)[keep]
-        return cls(values, pos, allc[keep] - pos, wp, wn)
-
-    @classmethod
-    def merge(cls, parts: list[RankingSummary], backend: Backend = "auto") -> RankingSummary:
-        """One summary of several (linear merges of the sorted values; equal values add up)."""
-        if not parts:
-            raise ValueError("merge of no summaries")
-        be = resolve_backend(backend)
-        out = parts[0]
-        for p in parts[1:]:
-            out = cls(*(None if a is None else np.asarray(a) for a in be.merge_groups(out.arrays(), p.arrays())))
-        return out
-
     def walk(self, backend: Backend = "auto") -> dict[str, Any]:
         """The ranking walk (the dict of ``binary_ranking``) over the groups."""
         return dict(resolve_backend(backend).walk_groups(self.arrays(), True))
+
+
+def check_unit_interval(conf: np.ndarray) -> None:
+    """The approximate mode bins confidences in [0, 1]: anything else is an error."""
+    check_finite("confidence", conf)
+    if len(conf) and (conf.min() < 0.0 or conf.max() > 1.0):
+        bad = int(np.flatnonzero((conf < 0.0) | (conf > 1.0))[0])
+        msg = (f"confidence[{bad}] = {float(conf[bad])!r} is outside [0, 1]; the approximate ranking mode "
+               "bins confidences in [0, 1] (use ranking='exact' for other scores)")
+        raise ValidationError(msg)
 
 
 # --------------------------------------------------------------------------------------
@@ -230,7 +198,8 @@ class Evaluator:
         self._acc: dict[str, Any] = {}
         self._hard_counts: np.ndarray | None = None
         self._hard_weighted: np.ndarray | None = None
-        self._rank: list[RankingSummary] = []
+        # The backend's GroupState (exact tie groups of the ranking rows), made by the first batch.
+        self._rank: Any = None
 
     # -- accumulation -------------------------------------------------------------------
 
@@ -275,9 +244,6 @@ class Evaluator:
             msg = "pass confidence in every batch or in none"
             raise ValidationError(msg)
 
-    def _bins(self) -> int | None:
-        return self.ranking_bins if self.ranking == "approximate" else None
-
     def _update_proba(self, t: np.ndarray, y_proba: Any, y_pred: Any, sample_weight: Any) -> None:
         labels = self._labels
         if labels is None:
@@ -292,8 +258,7 @@ class Evaluator:
         acc = _p.accumulate(inp, backend=self.backend, n_bins=self.n_bins, validate=True,
                             keep_confidence=self.ranking != "off")
         if self.ranking != "off":
-            self._add_ranking(RankingSummary.from_rows(acc["correct"], acc["confidence"], inp.sample_weight,
-                                                       self._bins(), self.backend))
+            self._add_ranking(acc["correct"], acc["confidence"], inp.sample_weight)
         if self._labels is None:
             self._labels, self._kind = np.asarray(inp.labels), inp.kind
             self._fixed = True
@@ -311,8 +276,7 @@ class Evaluator:
                                               sample_weight=sample_weight, backend=self.backend)
         if confidence is not None and self.ranking != "off":
             ok, conf = user_confidence(t, y_pred, confidence)
-            w = _convert.weights(sample_weight, t.shape[0])
-            self._add_ranking(RankingSummary.from_rows(ok, conf, w, self._bins(), self.backend))
+            self._add_ranking(ok, conf, _convert.weights(sample_weight, t.shape[0]))
         counts = np.asarray(cm.counts).astype(np.uint64)
         weighted = cm.matrix if sample_weight is not None else None
         self._add_table(cm.labels, counts, weighted)
@@ -335,20 +299,30 @@ class Evaluator:
             self._hard_weighted += _embed(weighted, labels, union, np.float64)
         self._labels, self._kind = union, kind
 
-    def _add_ranking(self, summary: RankingSummary) -> None:
-        """Keep the summaries as runs of decreasing size, merging the last two while the
-        newer is at least half the older (each entry is merged O(log n) times)."""
-        self._rank.append(summary)
-        while len(self._rank) > 1 and 2 * len(self._rank[-1]) >= len(self._rank[-2]):
-            last = self._rank.pop()
-            self._rank[-1] = RankingSummary.merge([self._rank[-1], last], self.backend)
+    def _state(self, weighted: bool) -> Any:
+        if self._rank is None:
+            self._rank = resolve_backend(self.backend).GroupState(weighted)
+        return self._rank
+
+    def _add_ranking(self, correct: Any, confidence: Any, weight: np.ndarray | None) -> None:
+        """Add rows to the ranking state (confidences binned first in the approximate mode)."""
+        ok = np.ascontiguousarray(correct, dtype=bool)
+        conf = np.ascontiguousarray(confidence, dtype=np.float64)
+        w = None if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+        state = self._state(w is not None)
+        if self.ranking == "approximate":
+            check_unit_interval(conf)
+            state.add_binned(ok, conf, w, self.ranking_bins, get_num_threads())
+        else:
+            state.add(ok, conf, w, get_num_threads())
 
     def ranking_summary(self) -> RankingSummary | None:
-        """The merged ranking summary (None when ranking is off or nothing was added)."""
-        if not self._rank:
+        """The ranking summary: the distinct confidence values with their correct and wrong
+        rows (None when ranking is off or nothing was added)."""
+        if self._rank is None:
             return None
-        self._rank = [RankingSummary.merge(self._rank, self.backend)]
-        return self._rank[0]
+        g = self._rank.groups(get_num_threads())
+        return RankingSummary(*(None if a is None else np.asarray(a) for a in g))
 
     # -- merging ------------------------------------------------------------------------
 
@@ -393,8 +367,12 @@ class Evaluator:
             if other._labels is not None and other._hard_counts is not None:
                 self._add_table(other._labels, other._hard_counts,
                                 other._hard_weighted if other._weighted else None)
-        for s in other._rank:
-            self._add_ranking(s)
+        if other._rank is not None:
+            mine = self._state(other._rank.weighted)
+            if other is self or type(other._rank) is not type(mine):
+                mine.absorb(other._rank.groups(get_num_threads()), get_num_threads())
+            else:
+                mine.merge(other._rank, get_num_threads())
         self._mode, self._weighted, self._has_confidence = other._mode, other._weighted, other._has_confidence
         self.n_rows += other.n_rows
         return self
@@ -406,8 +384,9 @@ class Evaluator:
         if self._mode is None or self._labels is None:
             msg = "this Evaluator has no rows yet; call update() first"
             raise ValidationError(msg)
-        summary = self.ranking_summary()
-        walk = summary.walk(self.backend) if summary is not None and len(summary) else None
+        walk = None
+        if self._rank is not None and len(self._rank):
+            walk = dict(self._rank.walk(True, get_num_threads()))
         ranking = None
         if walk is not None:
             ranking = {"mode": "exact"} if self.ranking == "exact" else \
@@ -515,9 +494,9 @@ class Evaluator:
             ev._hard_counts = arrays.get("hard.counts")
             ev._hard_weighted = arrays.get("hard.weighted")
             if "ranking.values" in arrays:
-                ev._rank = [RankingSummary(arrays["ranking.values"], arrays["ranking.n_pos"],
-                                           arrays["ranking.n_neg"], arrays.get("ranking.w_pos"),
-                                           arrays.get("ranking.w_neg"))]
+                groups = (arrays["ranking.values"], arrays["ranking.n_pos"], arrays["ranking.n_neg"],
+                          arrays.get("ranking.w_pos"), arrays.get("ranking.w_neg"))
+                ev._state(groups[3] is not None).absorb(groups, get_num_threads())
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
             if isinstance(e, ValidationError):
                 raise
@@ -531,7 +510,7 @@ class Evaluator:
 
     def __repr__(self) -> str:
         k = "?" if self._labels is None else self._labels.size
-        size = sum(len(s) for s in self._rank)
+        size = 0 if self._rank is None else len(self._rank)
         return (f"Evaluator(n_rows={self.n_rows:,}, n_classes={k}, inputs={self._mode or 'none yet'}, "
                 f"ranking={self.ranking!r}, ranking_entries={size:,})")
 

@@ -23,7 +23,14 @@ from cmetrics._numpy.classification import (
     youden_j_per_class,
 )
 from cmetrics._numpy.probabilistic import evaluate_proba
-from cmetrics._numpy.ranking import binary_ranking, kendall_counts, merge_groups, score_groups, walk_groups
+from cmetrics._numpy.ranking import (
+    GroupState,
+    binary_ranking,
+    kendall_counts,
+    merge_groups,
+    score_groups,
+    walk_groups,
+)
 from cmetrics._numpy.confusion import (
     confusion_matrix,
     confusion_matrix_codes,
@@ -33,6 +40,7 @@ from cmetrics._numpy.confusion import (
 )
 
 __all__ = [
+    "GroupState",
     "accuracy",
     "binary_ranking",
     "kendall_counts",

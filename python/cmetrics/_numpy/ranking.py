@@ -237,3 +237,105 @@ def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str
         "n": n, "x_ties": x_ties, "y_ties": y_ties, "joint_ties": joint_ties, "discordant": discordant,
         "x_distinct": int(len(x_starts)), "y_distinct": int(len(uy)), "tau_b": float(tau_b), "tau_c": float(tau_c),
     }
+
+
+class GroupState:
+    """The exact streaming ranking state (mirror of ``rust/core/src/ranking/state.rs``):
+    each ``add`` becomes one run of tie groups, and runs are kept in decreasing size,
+    the last two merged while the newer is at least half the older, so each group is
+    merged O(log n) times. Same groups, checks and messages as the Rust state."""
+
+    def __init__(self, weighted: bool, min_buffer: int | None = None) -> None:
+        del min_buffer  # the Rust state's compaction threshold; runs here merge as they come
+        self.weighted = bool(weighted)
+        self._runs: list[Groups] = []
+
+    def __len__(self) -> int:
+        return sum(int(r[0].shape[0]) for r in self._runs)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for r in self._runs for a in r if a is not None)
+
+    def _weights_match(self, weighted: bool, arg: str) -> None:
+        if weighted != self.weighted:
+            have = "weighted" if self.weighted else "unweighted"
+            fix = "pass weights" if self.weighted else "pass no weights"
+            raise ValidationError(f"{arg} is invalid: this ranking state holds {have} rows; {fix}")
+
+    def add(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None,
+            n_threads: int = 0) -> None:
+        n = score.shape[0]
+        if positive.shape[0] != n:
+            msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
+            raise LengthMismatchError(msg)
+        self._weights_match(sample_weight is not None, "sample_weight")
+        check_finite("confidence", score)
+        if sample_weight is not None and sample_weight.shape[0] != n:
+            msg = (f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
+                   "pass arrays of the same length")
+            raise LengthMismatchError(msg)
+        _check_weights(sample_weight, n)
+        if n:
+            self._push(score_groups(positive, score, sample_weight))
+
+    def add_binned(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None, bins: int,
+                   n_threads: int = 0) -> None:
+        """Rows with each score replaced by the lower edge of its bin of width ``1 / bins``
+        in [0, 1] (1.0 in a bin of its own), counted in a histogram."""
+        n = score.shape[0]
+        if positive.shape[0] != n:
+            msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
+            raise LengthMismatchError(msg)
+        self._weights_match(sample_weight is not None, "sample_weight")
+        check_finite("confidence", score)
+        outside = (score < 0.0) | (score > 1.0)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise ValidationError(f"confidence is invalid: confidence[{i}] = {float(score[i])} is outside [0, 1]")
+        _check_weights(sample_weight, n)
+        if not n:
+            return
+        cell = np.minimum(np.floor(score * bins), bins).astype(np.int64)
+        every = np.bincount(cell, minlength=bins + 1).astype(np.uint64)
+        keep = np.flatnonzero(every)
+        pos = np.bincount(cell, weights=positive, minlength=bins + 1).astype(np.uint64)[keep]
+        values = keep.astype(np.float64) / bins
+        if sample_weight is None:
+            self._push((values, pos, every[keep] - pos, None, None))
+            return
+        wp = np.bincount(cell, weights=np.where(positive, sample_weight, 0.0), minlength=bins + 1)[keep]
+        wn = np.bincount(cell, weights=np.where(positive, 0.0, sample_weight), minlength=bins + 1)[keep]
+        self._push((values, pos, every[keep] - pos, wp, wn))
+
+    def _push(self, g: Groups) -> None:
+        self._runs.append(g)
+        while len(self._runs) > 1 and 2 * self._runs[-1][0].shape[0] >= self._runs[-2][0].shape[0]:
+            last = self._runs.pop()
+            self._runs[-1] = merge_groups(self._runs[-1], last)
+
+    def merge(self, other: GroupState, n_threads: int = 0) -> None:
+        if len(other) and other.weighted != self.weighted:
+            raise ValidationError("other is invalid: one ranking state has weights and the other has not")
+        for r in list(other._runs):
+            self._push(r)
+
+    def absorb(self, groups: Groups, n_threads: int = 0) -> None:
+        _check_groups(groups, "groups")
+        if groups[0].shape[0] and (groups[3] is not None) != self.weighted:
+            raise ValidationError("groups is invalid: the groups' weights do not match the ranking state")
+        if groups[0].shape[0]:
+            self._push(tuple(np.array(a, copy=True) if a is not None else None for a in groups))  # type: ignore[arg-type]
+
+    def groups(self, n_threads: int = 0) -> Groups:
+        if not self._runs:
+            empty_w = np.zeros(0) if self.weighted else None
+            return np.zeros(0), np.zeros(0, np.uint64), np.zeros(0, np.uint64), empty_w, empty_w
+        out = self._runs[0]
+        for r in self._runs[1:]:
+            out = merge_groups(out, r)
+        self._runs = [out]
+        return out
+
+    def walk(self, curves: bool = True, n_threads: int = 0) -> dict[str, Any]:
+        return _walk_ascending(self.groups(), curves)

@@ -146,6 +146,29 @@ impl std::fmt::Debug for Pool {
     }
 }
 
+/// Reserve room for `additional` more values in `v`, the new room backed by
+/// transparent huge pages as in [`big_vec`] (a vector that grows by
+/// millions of values at a time).
+pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize) {
+    v.reserve(additional);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 1 << 21;
+        let size = std::mem::size_of::<T>();
+        let start = v.as_ptr() as usize + v.len() * size;
+        let end = v.as_ptr() as usize + v.capacity() * size;
+        let (a, b) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
+        if b > a {
+            // SAFETY: the range lies inside this vector's spare capacity;
+            // MADV_HUGEPAGE only changes how the kernel backs it (a failure
+            // is harmless and ignored).
+            unsafe {
+                libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}
+
 /// An empty vector with room for `n` values whose large allocation is backed
 /// by transparent huge pages where the kernel offers them on request
 /// (`madvise`): filling 80 MB then takes about 40 page faults instead of

@@ -1,7 +1,8 @@
 //! The one pass over a probability matrix (spec sections 4, 6 and 7).
 //!
 //! [`evaluate_proba`] reads `y_true` (class codes `0..K-1`), the `N x K`
-//! probability matrix (f32 or f64, row-major, column `j` = class `j`) and the
+//! probability matrix (f32 or f64, column `j` = class `j`; row-major, or
+//! column-major as a table's columns laid back to back, see [`ProbaMatrix`]) and the
 //! optional predictions and weights once, validating as it goes, and fills
 //! every accumulator the probabilistic and hard-label metrics need:
 //! the hard confusion matrix of the top label (ties to the lowest column) or
@@ -22,7 +23,7 @@ use crate::parallel::Pool;
 use crate::simd;
 
 /// A probability dtype the kernel reads.
-pub trait Prob: Copy + Send + Sync + 'static {
+pub trait Prob: Copy + Default + Send + Sync + 'static {
     /// The value as f64 (exact for f32).
     fn f(self) -> f64;
     /// `sum(-x ln x)` over `xs` (`0 ln 0 = 0`), in f64.
@@ -66,6 +67,55 @@ impl Prob for f64 {
     unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row {
         // SAFETY: forwarded to the caller.
         unsafe { simd::load_f64(row, m) }
+    }
+}
+
+/// An `N x K` probability matrix as [`evaluate_proba`] reads it.
+///
+/// Row-major: row `i` is `values[i*K..(i+1)*K]` (numpy's C order).
+/// Column-major: class `j` is `values[j*N..(j+1)*N]` (numpy's Fortran order,
+/// or the K probability columns of a table copied back to back). The kernel
+/// gathers column-major input into row blocks of [`BLOCK`] rows that stay in
+/// L1, so both layouts give the same bits at the cost of one extra pass
+/// through cache, instead of a strided copy of the whole matrix.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbaMatrix<'a, P> {
+    values: &'a [P],
+    k: usize,
+    column_major: bool,
+}
+
+impl<'a, P> ProbaMatrix<'a, P> {
+    /// `values` holds whole rows of `k` probabilities one after another.
+    #[must_use]
+    pub fn row_major(values: &'a [P], k: usize) -> Self {
+        Self {
+            values,
+            k,
+            column_major: false,
+        }
+    }
+
+    /// `values` holds `k` whole columns (one per class) one after another.
+    #[must_use]
+    pub fn column_major(values: &'a [P], k: usize) -> Self {
+        Self {
+            values,
+            k,
+            column_major: true,
+        }
+    }
+
+    /// The number of classes (columns).
+    #[must_use]
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Whether the columns are contiguous.
+    #[must_use]
+    pub fn is_column_major(&self) -> bool {
+        self.column_major
     }
 }
 
@@ -306,7 +356,10 @@ const BLOCK: usize = 1024;
 /// Inputs of one chunk.
 struct ChunkIn<'a, L, P> {
     y: &'a [L],
+    /// Row-major: the chunk's rows. Column-major: the whole matrix, whose
+    /// columns are `col_stride` long.
     proba: &'a [P],
+    col_stride: Option<usize>,
     y_pred: Option<&'a [L]>,
     w: Option<&'a [f64]>,
     k: usize,
@@ -603,6 +656,11 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
     let mut pcm_blocks = vec![Align64([0.0; 8]); (k * stride).div_ceil(8)];
     let pcm = Align64::as_mut_slice(&mut pcm_blocks);
     let mut p_true = [0.0_f64; BLOCK];
+    let mut gathered = if inp.col_stride.is_some() {
+        vec![P::default(); BLOCK * k]
+    } else {
+        Vec::new()
+    };
     let edges = bin_edges(opts.n_bins);
     let weighted = inp.w.is_some();
     let n = inp.y.len();
@@ -616,7 +674,14 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
     let mut b0 = 0;
     while b0 < n {
         let b1 = (b0 + BLOCK).min(n);
-        let rows = inp.proba.get(b0 * k..b1 * k).unwrap_or(&[]);
+        let rows = match inp.col_stride {
+            None => inp.proba.get(b0 * k..b1 * k).unwrap_or(&[]),
+            Some(stride) => {
+                let lo = inp.offset + b0;
+                gather_rows(inp.proba, stride, lo..lo + (b1 - b0), k, &mut gathered);
+                gathered.get(..(b1 - b0) * k).unwrap_or(&[])
+            }
+        };
         let ys = inp.y.get(b0..b1).unwrap_or(&[]);
         let ws = inp.w.and_then(|w| w.get(b0..b1));
         for (r, (row, yv)) in rows.chunks_exact(k).zip(ys).enumerate() {
@@ -800,6 +865,29 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
     }
 }
 
+/// Copy rows `range` of a column-major matrix (columns `stride` long) into
+/// `out` as row-major rows of `k` values.
+#[inline(always)]
+fn gather_rows<P: Prob>(
+    columns: &[P],
+    stride: usize,
+    range: std::ops::Range<usize>,
+    k: usize,
+    out: &mut [P],
+) {
+    if stride == 0 || k == 0 {
+        return;
+    }
+    for (j, col) in columns.chunks_exact(stride).take(k).enumerate() {
+        let src = col.get(range.clone()).unwrap_or(&[]);
+        for (row, &v) in out.chunks_exact_mut(k).zip(src) {
+            if let Some(slot) = row.get_mut(j) {
+                *slot = v;
+            }
+        }
+    }
+}
+
 /// Interleaved copies of the per-cell accumulators in [`chunk_impl`].
 const LANES: usize = 4;
 
@@ -895,7 +983,7 @@ fn chunk_rows(k: usize) -> usize {
 
 /// Read the probability matrix once and fill every accumulator (module docs).
 ///
-/// `y_true` (and `y_pred`) hold class codes `0..K-1`, `K = proba.len() / n`.
+/// `y_true` (and `y_pred`) hold class codes `0..K-1`, `K = proba.k()`.
 ///
 /// # Errors
 /// Shape and length problems; `InvalidProbability` for a NaN, infinite,
@@ -904,15 +992,16 @@ fn chunk_rows(k: usize) -> usize {
 #[allow(clippy::too_many_lines)]
 pub fn evaluate_proba<L: Label, P: Prob>(
     y_true: &[L],
-    proba: &[P],
+    proba: ProbaMatrix<'_, P>,
     y_pred: Option<&[L]>,
     sample_weight: Option<&[f64]>,
-    n_classes: usize,
     opts: &ProbOptions,
     pool: &Pool,
 ) -> Result<ProbAccumulators> {
     let n = y_true.len();
-    let k = n_classes;
+    let k = proba.k;
+    let col_stride = proba.column_major.then_some(n);
+    let proba = proba.values;
     ensure!(n > 0, MetricError::Empty { arg: "y_true" });
     ensure!(
         k > 0 && proba.len() == n * k,
@@ -963,7 +1052,11 @@ pub fn evaluate_proba<L: Label, P: Prob>(
         let hi = (lo + rows).min(n);
         let inp = ChunkIn {
             y: y_true.get(lo..hi).unwrap_or(&[]),
-            proba: proba.get(lo * k..hi * k).unwrap_or(&[]),
+            proba: match col_stride {
+                None => proba.get(lo * k..hi * k).unwrap_or(&[]),
+                Some(_) => proba,
+            },
+            col_stride,
             y_pred: y_pred.and_then(|y| y.get(lo..hi)),
             w: sample_weight.and_then(|w| w.get(lo..hi)),
             k,

@@ -652,15 +652,36 @@ pub fn merge_groups(a: GroupsRef, b: GroupsRef) -> Result<ScoreGroups> {
 pub fn walk_groups(g: GroupsRef, curves: bool) -> Result<BinaryRanking> {
     g.check("groups")?;
     let weighted = !g.w_pos.is_empty();
-    let n_pos: u64 = g.n_pos.iter().sum();
-    let n_neg: u64 = g.n_neg.iter().sum();
+    Ok(walk_groups_iter(
+        (0..g.values.len()).map(|i| g.get(i)),
+        weighted,
+        curves,
+    ))
+}
+
+/// The walk over `(n_pos, n_neg, w_pos, w_neg)` tie groups in increasing
+/// score order (weights ignored unless `weighted`).
+fn walk_groups_iter(
+    groups: impl Iterator<Item = (u64, u64, f64, f64)> + Clone,
+    weighted: bool,
+    curves: bool,
+) -> BinaryRanking {
+    let (mut n_pos, mut n_neg, mut w_pos, mut w_neg) = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
+    for (p, q, wp, wq) in groups.clone() {
+        n_pos += p;
+        n_neg += q;
+        if weighted {
+            w_pos += wp;
+            w_neg += wq;
+        }
+    }
     #[allow(clippy::cast_precision_loss)]
     let totals = if weighted {
         Totals {
             n_pos,
             n_neg,
-            w_pos: g.w_pos.iter().sum(),
-            w_neg: g.w_neg.iter().sum(),
+            w_pos,
+            w_neg,
         }
     } else {
         Totals {
@@ -670,9 +691,18 @@ pub fn walk_groups(g: GroupsRef, curves: bool) -> Result<BinaryRanking> {
             w_neg: n_neg as f64,
         }
     };
+    walk_groups_with(groups, totals, weighted, curves)
+}
+
+/// The walk over tie groups whose totals are known.
+fn walk_groups_with(
+    groups: impl Iterator<Item = (u64, u64, f64, f64)>,
+    totals: Totals,
+    weighted: bool,
+    curves: bool,
+) -> BinaryRanking {
     let mut w = Walk::new(totals, weighted, curves);
-    for i in 0..g.values.len() {
-        let (p, q, wp, wq) = g.get(i);
+    for (p, q, wp, wq) in groups {
         if p + q == 0 {
             continue;
         }
@@ -688,7 +718,7 @@ pub fn walk_groups(g: GroupsRef, curves: bool) -> Result<BinaryRanking> {
     if w.groups > 0 {
         w.finish_curve();
     }
-    Ok(w.result())
+    w.result()
 }
 
 /// What one read of the scores and outcomes tells.
@@ -987,6 +1017,8 @@ impl Walk {
 }
 
 mod kendall;
+mod state;
 pub use kendall::{
     kendall_counts, kendall_counts_with, KendallCounts, KendallMethod, TABLE_MAX_DISTINCT,
 };
+pub use state::{GroupState, MIN_BUFFER};

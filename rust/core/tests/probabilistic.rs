@@ -1,7 +1,7 @@
 //! The one-pass probability kernel against a naive per-row oracle.
 #![allow(clippy::unwrap_used, clippy::cast_precision_loss)]
 
-use cmetrics_core::probabilistic::{calibration_bin, evaluate_proba, ProbOptions};
+use cmetrics_core::probabilistic::{calibration_bin, evaluate_proba, ProbOptions, ProbaMatrix};
 use cmetrics_core::{MetricError, Pool};
 use proptest::prelude::*;
 
@@ -86,7 +86,7 @@ proptest! {
         let w = &weights[..n];
         prop_assume!(w.iter().sum::<f64>() > 0.0);
         let opts = ProbOptions { n_bins, ..ProbOptions::default() };
-        let got = evaluate_proba(&y, &p, None, Some(w), k, &opts, &Pool::sequential()).unwrap();
+        let got = evaluate_proba(&y, ProbaMatrix::row_major(&p, k), None, Some(w), &opts, &Pool::sequential()).unwrap();
         let want = naive(&y, &p, w, k, n_bins);
         prop_assert_eq!(&got.hard_counts, &want.counts);
         for (a, b) in got.pcm.iter().zip(&want.pcm) {
@@ -100,7 +100,7 @@ proptest! {
         }
         // f32 input: the same values, accumulated in f64.
         let p32: Vec<f32> = p.iter().map(|&x| x as f32).collect();
-        let got32 = evaluate_proba(&y, &p32, None, Some(w), k, &ProbOptions { validate_rows: false, ..opts }, &Pool::sequential()).unwrap();
+        let got32 = evaluate_proba(&y, ProbaMatrix::row_major(&p32, k), None, Some(w), &ProbOptions { validate_rows: false, ..opts }, &Pool::sequential()).unwrap();
         prop_assert_eq!(&got32.hard_counts.iter().sum::<u64>(), &(n as u64));
     }
 }
@@ -141,14 +141,38 @@ fn threads_and_float32_give_identical_bits() {
         keep_confidence: true,
         ..ProbOptions::default()
     };
-    let base = evaluate_proba(&y, &p, None, Some(&w), k, &opts, &Pool::sequential()).unwrap();
+    let base = evaluate_proba(
+        &y,
+        ProbaMatrix::row_major(&p, k),
+        None,
+        Some(&w),
+        &opts,
+        &Pool::sequential(),
+    )
+    .unwrap();
     for threads in [2, 3, 8] {
-        let got = evaluate_proba(&y, &p, None, Some(&w), k, &opts, &Pool::new(threads)).unwrap();
+        let got = evaluate_proba(
+            &y,
+            ProbaMatrix::row_major(&p, k),
+            None,
+            Some(&w),
+            &opts,
+            &Pool::new(threads),
+        )
+        .unwrap();
         assert_eq!(got, base, "{threads} threads");
     }
     // The same values as f64 give the same bits as f32 input (exact widening).
     let p64: Vec<f64> = p.iter().map(|&v| f64::from(v)).collect();
-    let got = evaluate_proba(&y, &p64, None, Some(&w), k, &opts, &Pool::new(2)).unwrap();
+    let got = evaluate_proba(
+        &y,
+        ProbaMatrix::row_major(&p64, k),
+        None,
+        Some(&w),
+        &opts,
+        &Pool::new(2),
+    )
+    .unwrap();
     assert_eq!(got, base);
 }
 
@@ -157,7 +181,9 @@ fn invalid_inputs_are_reported_with_their_row() {
     let opts = ProbOptions::default();
     let pool = Pool::sequential();
     let y = [0_i32, 1];
-    let bad = |p: &[f64]| evaluate_proba(&y, p, None, None, 2, &opts, &pool).unwrap_err();
+    let bad = |p: &[f64]| {
+        evaluate_proba(&y, ProbaMatrix::row_major(p, 2), None, None, &opts, &pool).unwrap_err()
+    };
     assert!(matches!(
         bad(&[0.5, 0.5, f64::NAN, 1.0]),
         MetricError::InvalidProbability { row: 1, col: 0, .. }
@@ -173,10 +199,9 @@ fn invalid_inputs_are_reported_with_their_row() {
     assert!(matches!(bad(&[0.5, 0.5, 0.5]), MetricError::Shape { .. }));
     let e = evaluate_proba(
         &[0_i32, 2],
-        &[0.5, 0.5, 0.5, 0.5],
+        ProbaMatrix::row_major(&[0.5, 0.5, 0.5, 0.5], 2),
         None,
         None,
-        2,
         &opts,
         &pool,
     )
@@ -191,10 +216,9 @@ fn invalid_inputs_are_reported_with_their_row() {
     ));
     let e = evaluate_proba(
         &y,
-        &[0.5, 0.5, 0.5, 0.5],
+        ProbaMatrix::row_major(&[0.5, 0.5, 0.5, 0.5], 2),
         None,
         Some(&[1.0, -1.0]),
-        2,
         &opts,
         &pool,
     )
@@ -204,7 +228,29 @@ fn invalid_inputs_are_reported_with_their_row() {
         validate_rows: false,
         ..opts
     };
-    assert!(evaluate_proba(&y, &[0.5, 0.6, 0.5, 0.5], None, None, 2, &lenient, &pool).is_ok());
+    assert!(evaluate_proba(
+        &y,
+        ProbaMatrix::row_major(&[0.5, 0.6, 0.5, 0.5], 2),
+        None,
+        None,
+        &lenient,
+        &pool
+    )
+    .is_ok());
+    // Column-major input reports the same row and column: row 1 = (NaN, 1.0) stored as columns.
+    let cols = [0.5, f64::NAN, 0.5, 1.0];
+    assert!(matches!(
+        evaluate_proba(
+            &y,
+            ProbaMatrix::column_major(&cols, 2),
+            None,
+            None,
+            &opts,
+            &pool
+        )
+        .unwrap_err(),
+        MetricError::InvalidProbability { row: 1, col: 0, .. }
+    ));
 }
 
 fn near(a: f64, b: f64) -> bool {
@@ -244,9 +290,9 @@ proptest! {
             let p32: Vec<f32> = p.iter().map(|&v| v as f32).collect();
             let o = ProbOptions { validate_rows: false, ..opts };
             let po = ProbOptions { validate_rows: false, ..portable };
-            (evaluate_proba(&y, &p32, None, w, k, &o, &pool).unwrap(), evaluate_proba(&y, &p32, None, w, k, &po, &pool).unwrap())
+            (evaluate_proba(&y, ProbaMatrix::row_major(&p32, k), None, w, &o, &pool).unwrap(), evaluate_proba(&y, ProbaMatrix::row_major(&p32, k), None, w, &po, &pool).unwrap())
         } else {
-            (evaluate_proba(&y, &p, None, w, k, &opts, &pool).unwrap(), evaluate_proba(&y, &p, None, w, k, &portable, &pool).unwrap())
+            (evaluate_proba(&y, ProbaMatrix::row_major(&p, k), None, w, &opts, &pool).unwrap(), evaluate_proba(&y, ProbaMatrix::row_major(&p, k), None, w, &portable, &pool).unwrap())
         };
         prop_assert_eq!(&fast.hard_counts, &slow.hard_counts);
         prop_assert_eq!(&fast.hard_weighted, &slow.hard_weighted);
@@ -259,5 +305,60 @@ proptest! {
         prop_assert!(near(fast.entropy_sum, slow.entropy_sum), "{} {}", fast.entropy_sum, slow.entropy_sum);
         prop_assert!(near(fast.brier_sum, slow.brier_sum));
         prop_assert!(near(fast.log_loss_sum, slow.log_loss_sum));
+    }
+}
+
+/// `p` (row-major, `k` columns) laid out column by column.
+fn transpose<T: Copy>(p: &[T], k: usize) -> Vec<T> {
+    let n = p.len() / k;
+    (0..k)
+        .flat_map(|j| (0..n).map(move |i| p[i * k + j]))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Column-major input gives the same bits as row-major input, on every
+    /// path (portable and SIMD, f32 and f64, weights, y_pred, 1 or 3 threads),
+    /// across chunk and block boundaries.
+    #[test]
+    fn column_major_gives_the_same_bits(
+        k in 1_usize..20,
+        n in 1_usize..70_000,
+        seed in any::<u64>(),
+        weighted in any::<bool>(),
+        with_pred in any::<bool>(),
+        use_f32 in any::<bool>(),
+        portable in any::<bool>(),
+        threads in prop_oneof![Just(1_usize), Just(3)],
+    ) {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as u32
+        };
+        let raw: Vec<u32> = (0..n * k).map(|_| next() % 50).collect();
+        let p = rows(&raw, k);
+        let y: Vec<i32> = (0..n).map(|_| (next() as usize % k) as i32).collect();
+        let yp: Vec<i32> = (0..n).map(|_| (next() as usize % k) as i32).collect();
+        let w: Vec<f64> = (0..n).map(|_| f64::from(next() % 1000) / 100.0).collect();
+        let w = weighted.then_some(&w[..]);
+        let yp = with_pred.then_some(&yp[..]);
+        let opts = ProbOptions { keep_confidence: true, portable, validate_rows: !use_f32, ..ProbOptions::default() };
+        let pool = Pool::new(threads);
+        let (by_rows, by_cols) = if use_f32 {
+            let p32: Vec<f32> = p.iter().map(|&v| v as f32).collect();
+            let c32 = transpose(&p32, k);
+            (evaluate_proba(&y, ProbaMatrix::row_major(&p32, k), yp, w, &opts, &pool).unwrap(),
+             evaluate_proba(&y, ProbaMatrix::column_major(&c32, k), yp, w, &opts, &pool).unwrap())
+        } else {
+            let c = transpose(&p, k);
+            (evaluate_proba(&y, ProbaMatrix::row_major(&p, k), yp, w, &opts, &pool).unwrap(),
+             evaluate_proba(&y, ProbaMatrix::column_major(&c, k), yp, w, &opts, &pool).unwrap())
+        };
+        prop_assert_eq!(by_rows, by_cols);
     }
 }

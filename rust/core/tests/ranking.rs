@@ -3,7 +3,7 @@
 
 use cmetrics_core::ranking::{
     binary_ranking, kendall_counts, kendall_counts_with, merge_groups, order_key, score_groups,
-    walk_groups, GroupsRef, KendallCounts, KendallMethod,
+    walk_groups, GroupState, GroupsRef, KendallCounts, KendallMethod,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -72,6 +72,77 @@ proptest! {
             prop_assert_eq!(&m.n_neg, &whole.n_neg);
             for (x, y) in m.w_pos.iter().zip(&whole.w_pos) { prop_assert!((x - y).abs() <= 1e-12 * y.max(1.0)); }
         }
+    }
+
+    /// The streaming state, fed in batches of any sizes (compacting every few
+    /// rows), split across states merged in any order, or reloaded from its
+    /// exported groups, holds the groups of all the rows at once.
+    #[test]
+    fn group_state_is_the_whole(rows in prop::collection::vec((any::<bool>(), 0_u8..40, 1_u8..4), 1..400),
+                                cuts in prop::collection::vec(0_usize..400, 0..6), buffer in 1_usize..64,
+                                weighted in any::<bool>(), threads in prop_oneof![Just(1_usize), Just(2)]) {
+        let ok: Vec<bool> = rows.iter().map(|r| r.0).collect();
+        // -0.0 and 0.0 are one group; odd multiples of EPSILON vary the low key bits.
+        let s: Vec<f64> = rows.iter().map(|r| match r.1 { 0 => -0.0, 1 => 0.0, v if v > 30 => 0.5 + f64::from(v) * f64::EPSILON, v => f64::from(v) / 10.0 - 1.0 }).collect();
+        let w: Vec<f64> = rows.iter().map(|r| f64::from(r.2) / 2.0).collect();
+        let wt = weighted.then_some(w.as_slice());
+        let pool = Pool::new(threads);
+        let whole = score_groups(&ok, &s, wt, &pool).unwrap();
+        let mut bounds: Vec<usize> = cuts.iter().map(|&c| c.min(ok.len())).collect();
+        bounds.push(0);
+        bounds.push(ok.len());
+        bounds.sort_unstable();
+        // One state fed batch by batch; one state per batch, merged from the last.
+        let mut one = GroupState::new(weighted).with_min_buffer(buffer);
+        let mut parts = Vec::new();
+        for b in bounds.windows(2) {
+            let (lo, hi) = (b[0], b[1]);
+            if lo == hi { continue; }
+            let wb = wt.map(|x| &x[lo..hi]);
+            one.add(&ok[lo..hi], &s[lo..hi], wb, &pool).unwrap();
+            let mut part = GroupState::new(weighted).with_min_buffer(buffer);
+            part.add(&ok[lo..hi], &s[lo..hi], wb, &pool).unwrap();
+            parts.push(part);
+        }
+        let mut merged = GroupState::new(weighted).with_min_buffer(buffer);
+        for mut p in parts.into_iter().rev() {
+            merged.merge(&mut p, &pool).unwrap();
+        }
+        let mut reloaded = GroupState::new(weighted);
+        let g1 = one.groups(&pool);
+        reloaded.absorb(GroupsRef::from(&g1), &pool).unwrap();
+        for got in [g1.clone(), merged.groups(&pool), reloaded.groups(&pool)] {
+            prop_assert_eq!(&got.values, &whole.values);
+            prop_assert_eq!(&got.n_pos, &whole.n_pos);
+            prop_assert_eq!(&got.n_neg, &whole.n_neg);
+            prop_assert_eq!(got.w_pos.len(), whole.w_pos.len());
+            for (x, y) in got.w_pos.iter().zip(&whole.w_pos).chain(got.w_neg.iter().zip(&whole.w_neg)) {
+                prop_assert!((x - y).abs() <= 1e-12 * y.max(1.0));
+            }
+        }
+        let walked = one.walk(true, &pool);
+        let direct = binary_ranking(&ok, &s, wt, true, &pool).unwrap();
+        prop_assert_eq!((walked.reversed, walked.tied, walked.ordered, walked.n_thresholds), (direct.reversed, direct.tied, direct.ordered, direct.n_thresholds));
+        prop_assert!((walked.average_precision - direct.average_precision).abs() <= 1e-12 || direct.average_precision.is_nan());
+        prop_assert!((walked.aurc - direct.aurc).abs() <= 1e-12);
+    }
+
+    #[test]
+    fn group_state_errors(n in 1_usize..20) {
+        let pool = Pool::sequential();
+        let mut st = GroupState::new(false);
+        let ok = vec![true; n];
+        let mut s = vec![0.5; n];
+        prop_assert!(st.add(&ok, &s, Some(&vec![1.0; n]), &pool).is_err());
+        prop_assert!(st.add(&ok[1..], &s, None, &pool).is_err());
+        s[n - 1] = f64::NAN;
+        prop_assert!(matches!(st.add(&ok, &s, None, &pool), Err(cmetrics_core::MetricError::NonFinite { .. })), "a NaN score");
+        let mut w = GroupState::new(true);
+        prop_assert!(matches!(w.add(&ok, &vec![0.5; n], Some(&vec![-1.0; n]), &pool), Err(cmetrics_core::MetricError::InvalidWeight { .. })), "a negative weight");
+        prop_assert!(st.merge(&mut w, &pool).is_ok()); // the other is empty
+        w.add(&ok, &vec![0.5; n], Some(&vec![1.0; n]), &pool).unwrap();
+        prop_assert!(st.merge(&mut w, &pool).is_err());
+        prop_assert_eq!(st.entries(), 0);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Numpy intake: dtype dispatch enums and zero-copy slices.
 
-use numpy::{PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -36,16 +36,40 @@ pub fn opt_slice<'a, T: numpy::Element>(
     a.as_ref().map(|x| slice(x, name)).transpose()
 }
 
-/// Borrow a C-contiguous 2-D array as a flat slice (no copy).
+fn not_contiguous(name: &str) -> PyErr {
+    ValidationError::new_err(format!(
+        "{name} is not C-contiguous; pass np.ascontiguousarray({name})"
+    ))
+}
+
+/// Borrow a C-contiguous 2-D array as a flat slice of rows (no copy). A
+/// Fortran-ordered array is refused: its flat data holds columns.
 pub fn slice2<'a, T: numpy::Element>(
     a: &'a PyReadonlyArray2<'_, T>,
     name: &str,
 ) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| {
-        ValidationError::new_err(format!(
-            "{name} is not C-contiguous; pass np.ascontiguousarray({name})"
-        ))
-    })
+    if !a.is_c_contiguous() {
+        return Err(not_contiguous(name));
+    }
+    a.as_slice().map_err(|_| not_contiguous(name))
+}
+
+/// Borrow a C- or Fortran-contiguous 2-D array (no copy): its flat data and
+/// whether that data holds columns (Fortran order) rather than rows.
+pub fn matrix<'a, T: numpy::Element>(
+    a: &'a PyReadonlyArray2<'_, T>,
+    name: &str,
+) -> PyResult<(&'a [T], bool)> {
+    let column_major = !a.is_c_contiguous() && a.is_fortran_contiguous();
+    if !a.is_c_contiguous() && !column_major {
+        return Err(ValidationError::new_err(format!(
+            "{name} is neither C- nor Fortran-contiguous; pass np.ascontiguousarray({name})"
+        )));
+    }
+    Ok((
+        a.as_slice().map_err(|_| not_contiguous(name))?,
+        column_major,
+    ))
 }
 
 /// Both label arrays must share a dtype.

@@ -68,6 +68,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ranking::score_groups, m)?)?;
     m.add_function(wrap_pyfunction!(ranking::merge_groups, m)?)?;
     m.add_function(wrap_pyfunction!(ranking::walk_groups, m)?)?;
+    m.add_class::<ranking::GroupState>()?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     Ok(())

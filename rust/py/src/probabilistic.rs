@@ -1,7 +1,7 @@
 //! Bindings of `cmetrics_core::probabilistic`: the one pass over `y_proba`.
 
 use cmetrics_core::probabilistic::{
-    evaluate_proba as core_evaluate, ProbAccumulators, ProbOptions,
+    evaluate_proba as core_evaluate, ProbAccumulators, ProbOptions, ProbaMatrix,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::arrays::opt_slice;
-use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
+use crate::arrays::{matrix, mismatched_dtypes, slice, LabelArray};
 use crate::error::{run, ValidationError};
 
 /// Probabilities as the kernel reads them.
@@ -53,7 +53,8 @@ fn to_dict<'py>(py: Python<'py>, a: ProbAccumulators) -> PyResult<Bound<'py, PyD
     Ok(d)
 }
 
-/// Read `y_proba` once and return every accumulator as a dict.
+/// Read `y_proba` (C or Fortran order, borrowed) once and return every
+/// accumulator as a dict.
 #[pyfunction]
 #[pyo3(signature = (
     y_true, y_proba, y_pred=None, sample_weight=None, *,
@@ -94,12 +95,17 @@ pub fn evaluate_proba<'py>(
     macro_rules! go {
         ($t:expr, $p:expr, $yp:expr) => {{
             let t = slice($t, "y_true")?;
-            let p = slice2($p, "y_proba")?;
+            let (values, column_major) = matrix($p, "y_proba")?;
+            let p = if column_major {
+                ProbaMatrix::column_major(values, k)
+            } else {
+                ProbaMatrix::row_major(values, k)
+            };
             let yp = match $yp {
                 Some(v) => Some(slice(v, "y_pred")?),
                 None => None,
             };
-            run(py, || core_evaluate(t, p, yp, w, k, &opts, &pool))?
+            run(py, || core_evaluate(t, p, yp, w, &opts, &pool))?
         }};
     }
     let acc = match (&y_true, &y_pred) {

@@ -157,3 +157,124 @@ pub fn kendall_counts<'py>(
     d.set_item("tau_c", c.tau_c())?;
     Ok(d)
 }
+
+/// The exact streaming ranking state (`rk::GroupState`): rows are buffered
+/// and compacted into sorted tie groups; every method releases the GIL.
+#[pyclass(module = "cmetrics._core", name = "GroupState")]
+pub struct GroupState {
+    inner: rk::GroupState,
+}
+
+#[pymethods]
+impl GroupState {
+    #[new]
+    #[pyo3(signature = (weighted, min_buffer=None))]
+    fn new(weighted: bool, min_buffer: Option<usize>) -> Self {
+        let inner = rk::GroupState::new(weighted);
+        Self {
+            inner: match min_buffer {
+                Some(rows) => inner.with_min_buffer(rows),
+                None => inner,
+            },
+        }
+    }
+
+    /// Whether rows carry weights.
+    #[getter]
+    fn weighted(&self) -> bool {
+        self.inner.weighted()
+    }
+
+    /// Bytes held.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.nbytes()
+    }
+
+    /// Groups kept plus rows buffered.
+    fn __len__(&self) -> usize {
+        self.inner.entries()
+    }
+
+    /// Add rows (`positive`, `score`, optional weights).
+    #[pyo3(signature = (positive, score, sample_weight=None, n_threads=0))]
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        positive: PyReadonlyArray1<'_, bool>,
+        score: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        n_threads: usize,
+    ) -> PyResult<()> {
+        let p = slice(&positive, "correct")?;
+        let s = slice(&score, "confidence")?;
+        let w = opt_slice(&sample_weight, "sample_weight")?;
+        let pool = Pool::new(n_threads);
+        let inner = &mut self.inner;
+        run(py, || inner.add(p, s, w, &pool))
+    }
+
+    /// Add rows binned in [0, 1] (`bins` bins): the approximate mode.
+    #[pyo3(signature = (positive, score, sample_weight, bins, n_threads=0))]
+    fn add_binned(
+        &mut self,
+        py: Python<'_>,
+        positive: PyReadonlyArray1<'_, bool>,
+        score: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        bins: u32,
+        n_threads: usize,
+    ) -> PyResult<()> {
+        let p = slice(&positive, "correct")?;
+        let s = slice(&score, "confidence")?;
+        let w = opt_slice(&sample_weight, "sample_weight")?;
+        let pool = Pool::new(n_threads);
+        let inner = &mut self.inner;
+        run(py, || inner.add_binned(p, s, w, bins, &pool))
+    }
+
+    /// Add the rows of another state (which is compacted, not changed).
+    #[pyo3(signature = (other, n_threads=0))]
+    fn merge(
+        &mut self,
+        py: Python<'_>,
+        mut other: PyRefMut<'_, Self>,
+        n_threads: usize,
+    ) -> PyResult<()> {
+        let pool = Pool::new(n_threads);
+        let (inner, theirs) = (&mut self.inner, &mut other.inner);
+        run(py, || inner.merge(theirs, &pool))
+    }
+
+    /// Add exported groups `(values, n_pos, n_neg, w_pos | None, w_neg | None)`.
+    #[pyo3(signature = (groups, n_threads=0))]
+    fn absorb(&mut self, py: Python<'_>, groups: GroupArgs<'_>, n_threads: usize) -> PyResult<()> {
+        let g = group_ref(&groups, "groups")?;
+        let pool = Pool::new(n_threads);
+        let inner = &mut self.inner;
+        run(py, || inner.absorb(g, &pool))
+    }
+
+    /// The tie groups as `(values, n_pos, n_neg, w_pos | None, w_neg | None)`.
+    #[pyo3(signature = (n_threads=0))]
+    fn groups<'py>(&mut self, py: Python<'py>, n_threads: usize) -> PyResult<GroupArrays<'py>> {
+        let pool = Pool::new(n_threads);
+        let inner = &mut self.inner;
+        let g = run(py, || Ok(inner.groups(&pool)))?;
+        Ok(group_arrays(py, g))
+    }
+
+    /// The ranking walk over every row added (the dict of `binary_ranking`).
+    #[pyo3(signature = (curves=true, n_threads=0))]
+    fn walk<'py>(
+        &mut self,
+        py: Python<'py>,
+        curves: bool,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let pool = Pool::new(n_threads);
+        let inner = &mut self.inner;
+        let r = run(py, || Ok(inner.walk(curves, &pool)))?;
+        ranking_dict(py, &r)
+    }
+}

@@ -1,0 +1,897 @@
+//! The streaming ranking state: the exact tie groups of every
+//! `(score, outcome, weight)` row seen so far, built incrementally.
+//!
+//! Rows are appended to a buffer of score keys (one per row, split by
+//! outcome). When the buffer holds as many rows as half the groups already
+//! kept (and at least [`MIN_BUFFER`]), it is compacted: both sides are sorted
+//! by a radix sort over only the key bits that vary (float32 scores widened
+//! to f64 vary in about 25 of 64), collapsed into tie groups and merged, in
+//! place from the back, into the sorted groups. Each compaction costs time
+//! linear in the groups plus the buffer, and the buffer is at least half the
+//! groups, so a row costs O(1) amortised work besides its sort, and memory is
+//! about 16 bytes per distinct score (32 with weights) plus the buffer.
+//!
+//! Groups hold `u32` counts; a score seen more than `u32::MAX` times on one
+//! side spreads over adjacent entries with the same key, which every reader
+//! adds up. Everything is integers and sorted sequences, so the groups do not
+//! depend on how the rows were split into calls, nor on the thread count;
+//! weight sums are f64 sums in a fixed order per compaction (they can differ
+//! from one split to another by rounding only).
+
+use super::Totals;
+use super::{
+    check_finite, from_order_key, order_key, walk_groups_with, BinaryRanking, ScoreGroups,
+};
+use super::{GroupsRef, Item};
+use crate::ensure;
+use crate::error::{MetricError, Result};
+use crate::parallel::{reserve_big, Pool};
+use rayon::prelude::*;
+
+/// Buffered rows that trigger a compaction at the least.
+pub const MIN_BUFFER: usize = 1 << 23;
+
+/// Sorted tie groups (adjacent equal keys only past `u32::MAX` counts).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Groups {
+    keys: Vec<u64>,
+    pos: Vec<u32>,
+    neg: Vec<u32>,
+    w_pos: Vec<f64>,
+    w_neg: Vec<f64>,
+}
+
+impl Groups {
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn reserve(&mut self, n: usize, weighted: bool) {
+        reserve_big(&mut self.keys, n);
+        reserve_big(&mut self.pos, n);
+        reserve_big(&mut self.neg, n);
+        if weighted {
+            reserve_big(&mut self.w_pos, n);
+            reserve_big(&mut self.w_neg, n);
+        }
+    }
+
+    /// Append a group after the last one (`key` >= the last key), adding it
+    /// to the last when the keys are equal and the counts fit.
+    fn push(&mut self, key: u64, mut p: u64, mut n: u64, mut wp: f64, mut wn: f64, weighted: bool) {
+        if let (Some(&last), Some(lp), Some(ln)) =
+            (self.keys.last(), self.pos.last_mut(), self.neg.last_mut())
+        {
+            if last == key {
+                let room_p = u64::from(u32::MAX - *lp).min(p);
+                let room_n = u64::from(u32::MAX - *ln).min(n);
+                if room_p == p && room_n == n {
+                    *lp += u32::try_from(p).unwrap_or(0);
+                    *ln += u32::try_from(n).unwrap_or(0);
+                    if weighted {
+                        if let (Some(a), Some(b)) = (self.w_pos.last_mut(), self.w_neg.last_mut()) {
+                            *a += wp;
+                            *b += wn;
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+        loop {
+            let a = p.min(u64::from(u32::MAX));
+            let b = n.min(u64::from(u32::MAX));
+            self.keys.push(key);
+            self.pos.push(u32::try_from(a).unwrap_or(u32::MAX));
+            self.neg.push(u32::try_from(b).unwrap_or(u32::MAX));
+            if weighted {
+                self.w_pos.push(wp);
+                self.w_neg.push(wn);
+                (wp, wn) = (0.0, 0.0);
+            }
+            p -= a;
+            n -= b;
+            if p == 0 && n == 0 {
+                return;
+            }
+        }
+    }
+
+    /// Merge the sorted `run` of at most `r` groups into these sorted
+    /// groups, in place: the arrays grow by `r` and are filled from the back,
+    /// so no second copy of the groups is ever made.
+    fn merge_in(&mut self, mut run: impl Back, r: usize, weighted: bool) {
+        let s = self.len();
+        if r == 0 {
+            return;
+        }
+        let end = s + r;
+        self.reserve(r, weighted);
+        self.keys.resize(end, 0);
+        self.pos.resize(end, 0);
+        self.neg.resize(end, 0);
+        if weighted {
+            self.w_pos.resize(end, 0.0);
+            self.w_neg.resize(end, 0.0);
+        }
+        // Invariant: w >= i + (groups left in the run), so a write never
+        // lands on an unread group.
+        let (mut i, mut w) = (s, end);
+        loop {
+            let from_run = match (i.checked_sub(1), run.last_key()) {
+                (_, None) if i == w => break,
+                (None, None) => break,
+                (Some(a), Some(b)) => self.keys.get(a).is_some_and(|&k| k <= b),
+                (None, Some(_)) => true,
+                (Some(_), None) => false,
+            };
+            let (key, p, n, wp, wn) = if from_run {
+                run.take_last()
+            } else {
+                i -= 1;
+                let wp = self.w_pos.get(i).copied().unwrap_or(0.0);
+                let wn = self.w_neg.get(i).copied().unwrap_or(0.0);
+                (
+                    self.keys.get(i).copied().unwrap_or(0),
+                    self.pos.get(i).copied().unwrap_or(0),
+                    self.neg.get(i).copied().unwrap_or(0),
+                    wp,
+                    wn,
+                )
+            };
+            // Add to the group written last (just above) when keys match and it fits.
+            if w < end && self.keys.get(w) == Some(&key) {
+                let fits = self.pos.get(w).is_some_and(|&x| x.checked_add(p).is_some())
+                    && self.neg.get(w).is_some_and(|&x| x.checked_add(n).is_some());
+                if fits {
+                    if let (Some(a), Some(b)) = (self.pos.get_mut(w), self.neg.get_mut(w)) {
+                        *a += p;
+                        *b += n;
+                    }
+                    if weighted {
+                        if let (Some(a), Some(b)) = (self.w_pos.get_mut(w), self.w_neg.get_mut(w)) {
+                            *a += wp;
+                            *b += wn;
+                        }
+                    }
+                    continue;
+                }
+            }
+            w -= 1;
+            if let Some(x) = self.keys.get_mut(w) {
+                *x = key;
+            }
+            if let Some(x) = self.pos.get_mut(w) {
+                *x = p;
+            }
+            if let Some(x) = self.neg.get_mut(w) {
+                *x = n;
+            }
+            if weighted {
+                if let (Some(a), Some(b)) = (self.w_pos.get_mut(w), self.w_neg.get_mut(w)) {
+                    (*a, *b) = (wp, wn);
+                }
+            }
+        }
+        // Groups [0, i) are in place; the merged ones sit in [w, end).
+        if w > i {
+            let len = end - (w - i);
+            self.keys.copy_within(w..end, i);
+            self.pos.copy_within(w..end, i);
+            self.neg.copy_within(w..end, i);
+            self.keys.truncate(len);
+            self.pos.truncate(len);
+            self.neg.truncate(len);
+            if weighted {
+                self.w_pos.copy_within(w..end, i);
+                self.w_neg.copy_within(w..end, i);
+                self.w_pos.truncate(len);
+                self.w_neg.truncate(len);
+            }
+        }
+    }
+
+    /// The groups with equal keys added up, `(key, p, n, wp, wn)`.
+    fn distinct(&self) -> Distinct<'_> {
+        Distinct { g: self, i: 0 }
+    }
+}
+
+/// Iterator of [`Groups::distinct`].
+#[derive(Clone)]
+struct Distinct<'a> {
+    g: &'a Groups,
+    i: usize,
+}
+
+impl Iterator for Distinct<'_> {
+    type Item = (u64, u64, u64, f64, f64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let g = self.g;
+        let &key = g.keys.get(self.i)?;
+        let mut out = (key, 0_u64, 0_u64, 0.0_f64, 0.0_f64);
+        while g.keys.get(self.i) == Some(&key) {
+            out.1 += u64::from(g.pos.get(self.i).copied().unwrap_or(0));
+            out.2 += u64::from(g.neg.get(self.i).copied().unwrap_or(0));
+            out.3 += g.w_pos.get(self.i).copied().unwrap_or(0.0);
+            out.4 += g.w_neg.get(self.i).copied().unwrap_or(0.0);
+            self.i += 1;
+        }
+        Some(out)
+    }
+}
+
+/// Sorted groups read from the back: the run side of [`Groups::merge_in`].
+trait Back {
+    /// The key of the last group not yet taken.
+    fn last_key(&self) -> Option<u64>;
+    /// Take that group: `(key, pos, neg, w_pos, w_neg)`.
+    fn take_last(&mut self) -> (u64, u32, u32, f64, f64);
+}
+
+/// A [`Groups`] as a run.
+struct GroupsBack<'a> {
+    g: &'a Groups,
+    j: usize,
+}
+
+impl<'a> GroupsBack<'a> {
+    fn new(g: &'a Groups) -> Self {
+        Self { g, j: g.len() }
+    }
+}
+
+impl Back for GroupsBack<'_> {
+    fn last_key(&self) -> Option<u64> {
+        self.g.keys.get(self.j.checked_sub(1)?).copied()
+    }
+    fn take_last(&mut self) -> (u64, u32, u32, f64, f64) {
+        self.j -= 1;
+        let g = self.g;
+        (
+            g.keys.get(self.j).copied().unwrap_or(0),
+            g.pos.get(self.j).copied().unwrap_or(0),
+            g.neg.get(self.j).copied().unwrap_or(0),
+            g.w_pos.get(self.j).copied().unwrap_or(0.0),
+            g.w_neg.get(self.j).copied().unwrap_or(0.0),
+        )
+    }
+}
+
+/// Sorted packed rows (`varying key bits << 1 | outcome`) as a run of tie
+/// groups (fewer than 2^32 rows: every count fits a `u32`).
+struct PackedBack<'a> {
+    e: &'a [u64],
+    j: usize,
+    lo: u32,
+    fixed: u64,
+}
+
+impl PackedBack<'_> {
+    /// The number of groups (distinct `entry >> 1`).
+    fn groups(&self) -> usize {
+        let mut prev = u64::MAX;
+        let mut n = 0;
+        for &x in self.e {
+            n += usize::from(x >> 1 != prev);
+            prev = x >> 1;
+        }
+        n
+    }
+}
+
+impl Back for PackedBack<'_> {
+    fn last_key(&self) -> Option<u64> {
+        let v = self.e.get(self.j.checked_sub(1)?)? >> 1;
+        Some((v << self.lo) | self.fixed)
+    }
+    fn take_last(&mut self) -> (u64, u32, u32, f64, f64) {
+        let end = self.j;
+        let v = self.e.get(end - 1).map_or(0, |x| x >> 1);
+        let mut p = 0_u32;
+        while let Some(&x) = self.j.checked_sub(1).and_then(|k| self.e.get(k)) {
+            if x >> 1 != v {
+                break;
+            }
+            p += u32::from(x & 1 == 1);
+            self.j -= 1;
+        }
+        let n = u32::try_from(end - self.j).unwrap_or(u32::MAX) - p;
+        ((v << self.lo) | self.fixed, p, n, 0.0, 0.0)
+    }
+}
+
+/// The exact, mergeable ranking state (module docs).
+#[derive(Debug, Clone, Default)]
+pub struct GroupState {
+    weighted: bool,
+    /// Buffered rows that trigger a compaction at the least.
+    min_buffer: usize,
+    groups: Groups,
+    /// Buffered score keys and outcomes of unweighted rows.
+    buf_keys: Vec<u64>,
+    buf_pos: Vec<bool>,
+    /// Buffered `(key, weight bits)` of positive and negative rows (weighted).
+    wbuf_pos: Vec<u128>,
+    wbuf_neg: Vec<u128>,
+    /// The packed rows of a compaction (kept for the next one).
+    scratch: Vec<u64>,
+}
+
+impl GroupState {
+    /// An empty state for weighted or unweighted rows.
+    #[must_use]
+    pub fn new(weighted: bool) -> Self {
+        Self {
+            weighted,
+            min_buffer: MIN_BUFFER,
+            ..Self::default()
+        }
+    }
+
+    /// The same state with compactions from `rows` buffered rows on (tests
+    /// use small buffers to exercise the merges).
+    #[must_use]
+    pub fn with_min_buffer(mut self, rows: usize) -> Self {
+        self.min_buffer = rows.max(1);
+        self
+    }
+
+    /// Whether rows carry weights.
+    #[must_use]
+    pub fn weighted(&self) -> bool {
+        self.weighted
+    }
+
+    fn buffered(&self) -> usize {
+        self.buf_keys.len() + self.wbuf_pos.len() + self.wbuf_neg.len()
+    }
+
+    /// Groups kept plus rows buffered: what the state holds now.
+    #[must_use]
+    pub fn entries(&self) -> usize {
+        self.groups.len() + self.buffered()
+    }
+
+    /// Bytes held (capacity included).
+    #[must_use]
+    pub fn nbytes(&self) -> usize {
+        let g = &self.groups;
+        8 * (g.keys.capacity() + g.w_pos.capacity() + g.w_neg.capacity())
+            + 4 * (g.pos.capacity() + g.neg.capacity())
+            + 9 * self.buf_keys.capacity()
+            + 8 * self.scratch.capacity()
+            + 16 * (self.wbuf_pos.capacity() + self.wbuf_neg.capacity())
+    }
+
+    /// Add rows: `positive[i]` is row i's outcome, `score[i]` its score
+    /// (finite; `-0.0 == 0.0`), `weight[i]` its weight (finite, >= 0).
+    ///
+    /// # Errors
+    /// Length mismatch, a non-finite score, an invalid weight, weights given
+    /// to an unweighted state or missing for a weighted one.
+    pub fn add(
+        &mut self,
+        positive: &[bool],
+        score: &[f64],
+        weight: Option<&[f64]>,
+        pool: &Pool,
+    ) -> Result<()> {
+        let n = score.len();
+        ensure!(
+            positive.len() == n,
+            MetricError::LengthMismatch {
+                a: "correct",
+                a_len: positive.len(),
+                b: "confidence",
+                b_len: n,
+            }
+        );
+        ensure!(
+            weight.is_some() == self.weighted,
+            MetricError::InvalidValue {
+                arg: "sample_weight",
+                detail: if self.weighted {
+                    "this ranking state holds weighted rows; pass weights".into()
+                } else {
+                    "this ranking state holds unweighted rows; pass no weights".into()
+                },
+            }
+        );
+        check_finite("confidence", score)?;
+        // Packed groups count in u32: compact before the buffer could reach 2^32 rows.
+        if self.buffered() + n >= 1 << 32 {
+            self.compact(pool);
+        }
+        match weight {
+            None => {
+                reserve_big(&mut self.buf_keys, n);
+                reserve_big(&mut self.buf_pos, n);
+                self.buf_keys.extend(score.iter().map(|&s| order_key(s)));
+                self.buf_pos.extend_from_slice(positive);
+            }
+            Some(w) => {
+                ensure!(
+                    w.len() == n,
+                    MetricError::LengthMismatch {
+                        a: "sample_weight",
+                        a_len: w.len(),
+                        b: "confidence",
+                        b_len: n,
+                    }
+                );
+                let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
+                if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
+                    return Err(MetricError::InvalidWeight {
+                        index,
+                        value,
+                        count: w.iter().filter(|x| !valid(x)).count(),
+                    });
+                }
+                for ((&p, &s), &wi) in positive.iter().zip(score).zip(w) {
+                    let item = (u128::from(order_key(s)) << 64) | u128::from((wi + 0.0).to_bits());
+                    if p {
+                        self.wbuf_pos.push(item);
+                    } else {
+                        self.wbuf_neg.push(item);
+                    }
+                }
+            }
+        }
+        if self.buffered() >= self.min_buffer.max(self.groups.len() / 2) {
+            self.compact(pool);
+        }
+        Ok(())
+    }
+
+    /// Add rows with each score replaced by the lower edge of its bin of
+    /// width `1 / bins` in [0, 1] (1.0 in a bin of its own): the approximate
+    /// mode, counted in a histogram of `bins + 1` cells and merged at once.
+    ///
+    /// # Errors
+    /// As [`Self::add`], and a score outside [0, 1].
+    pub fn add_binned(
+        &mut self,
+        positive: &[bool],
+        score: &[f64],
+        weight: Option<&[f64]>,
+        bins: u32,
+        pool: &Pool,
+    ) -> Result<()> {
+        let n = score.len();
+        ensure!(
+            positive.len() == n && weight.is_none_or(|w| w.len() == n),
+            MetricError::LengthMismatch {
+                a: if positive.len() == n {
+                    "sample_weight"
+                } else {
+                    "correct"
+                },
+                a_len: if positive.len() == n {
+                    weight.map_or(0, <[f64]>::len)
+                } else {
+                    positive.len()
+                },
+                b: "confidence",
+                b_len: n,
+            }
+        );
+        ensure!(
+            weight.is_some() == self.weighted && bins > 0,
+            MetricError::InvalidValue {
+                arg: "sample_weight",
+                detail: "weights must match the ranking state and bins must be positive".into(),
+            }
+        );
+        check_finite("confidence", score)?;
+        if let Some((index, &value)) = score
+            .iter()
+            .enumerate()
+            .find(|(_, &x)| !(0.0..=1.0).contains(&x))
+        {
+            return Err(MetricError::InvalidValue {
+                arg: "confidence",
+                detail: format!("confidence[{index}] = {value} is outside [0, 1]"),
+            });
+        }
+        if let Some(w) = weight {
+            let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
+            if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
+                return Err(MetricError::InvalidWeight {
+                    index,
+                    value,
+                    count: w.iter().filter(|x| !valid(x)).count(),
+                });
+            }
+        }
+        let cells = bins as usize + 1;
+        let scale = f64::from(bins);
+        let cell_of = |x: f64| {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let c = (x * scale).floor() as usize;
+            c.min(cells - 1)
+        };
+        let mut counts = vec![[0_u64; 2]; cells];
+        let mut sums = vec![[0.0_f64; 2]; if self.weighted { cells } else { 0 }];
+        for (i, (&p, &x)) in positive.iter().zip(score).enumerate() {
+            let c = cell_of(x);
+            if let Some(slot) = counts.get_mut(c) {
+                slot[usize::from(!p)] += 1;
+            }
+            if let (Some(w), Some(slot)) = (weight, sums.get_mut(c)) {
+                slot[usize::from(!p)] += w.get(i).copied().unwrap_or(0.0);
+            }
+        }
+        let mut run = Groups::default();
+        for (c, &[p, q]) in counts.iter().enumerate() {
+            if p + q > 0 {
+                #[allow(clippy::cast_precision_loss)]
+                let key = order_key(c as f64 / scale);
+                let [wp, wq] = sums.get(c).copied().unwrap_or([0.0; 2]);
+                run.push(key, p, q, wp, wq, self.weighted);
+            }
+        }
+        self.compact(pool);
+        self.groups
+            .merge_in(GroupsBack::new(&run), run.len(), self.weighted);
+        Ok(())
+    }
+
+    /// Sort the buffered rows into tie groups and merge them into the groups.
+    pub fn compact(&mut self, pool: &Pool) {
+        if self.buffered() == 0 {
+            return;
+        }
+        if self.weighted {
+            let (mut a, mut b) = (
+                std::mem::take(&mut self.wbuf_pos),
+                std::mem::take(&mut self.wbuf_neg),
+            );
+            pool.install(|| rayon::join(|| u128::sort(&mut a), || u128::sort(&mut b)));
+            let mut run = Groups::default();
+            collapse(&a, &b, |x| (x.key(), x.weight()), &mut run, true);
+            self.groups.merge_in(GroupsBack::new(&run), run.len(), true);
+            return;
+        }
+        self.compact_unweighted(pool);
+        self.buf_keys.clear();
+        self.buf_pos.clear();
+    }
+
+    /// Compact unweighted rows. Only the key bits that vary between the rows
+    /// matter: when they and the outcome fit in 63 bits (always for float32
+    /// scores), each row becomes one packed `u64` (varying bits, then the
+    /// outcome), the packed rows are sorted ([`bucket_sort`], into the key
+    /// buffer, which both reuse from one compaction to the next) and merged
+    /// into the groups as runs of equal `entry >> 1`. Otherwise each side is
+    /// sorted on its own and the two collapsed into groups.
+    fn compact_unweighted(&mut self, pool: &Pool) {
+        let keys = &self.buf_keys;
+        let (and, or) = pool.install(|| {
+            keys.par_chunks(1 << 16)
+                .map(|c| {
+                    c.iter()
+                        .fold((u64::MAX, 0_u64), |(a, o), &x| (a & x, o | x))
+                })
+                .reduce(|| (u64::MAX, 0), |x, y| (x.0 & y.0, x.1 | y.1))
+        });
+        let varying = and ^ or;
+        let (lo, bits) = if varying == 0 {
+            (0, 0)
+        } else {
+            (
+                varying.trailing_zeros(),
+                64 - varying.leading_zeros() - varying.trailing_zeros(),
+            )
+        };
+        if bits >= 63 {
+            let (mut a, mut b): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
+            for (&k, &p) in keys.iter().zip(&self.buf_pos) {
+                if p {
+                    a.push(k);
+                } else {
+                    b.push(k);
+                }
+            }
+            pool.install(|| rayon::join(|| radix_sort(&mut a), || radix_sort(&mut b)));
+            let mut run = Groups::default();
+            collapse(&a, &b, |&x| (x, 1.0), &mut run, false);
+            self.groups
+                .merge_in(GroupsBack::new(&run), run.len(), false);
+            return;
+        }
+        let mask = (1_u64 << bits) - 1;
+        let fixed = and & !(mask << lo);
+        let packed = &mut self.scratch;
+        reserve_big(packed, keys.len());
+        pool.install(|| {
+            keys.par_iter()
+                .zip(self.buf_pos.par_iter())
+                .map(|(&k, &p)| (((k >> lo) & mask) << 1) | u64::from(p))
+                .collect_into_vec(packed);
+        });
+        // The keys are packed: their buffer receives the sorted rows.
+        let sorted = &mut self.buf_keys;
+        bucket_sort(packed, sorted, bits + 1, pool);
+        let run = PackedBack {
+            e: sorted,
+            j: sorted.len(),
+            lo,
+            fixed,
+        };
+        let r = run.groups();
+        self.groups.merge_in(run, r, false);
+    }
+
+    /// Merge another state's rows into this one.
+    ///
+    /// # Errors
+    /// One state weighted and the other not.
+    pub fn merge(&mut self, other: &mut Self, pool: &Pool) -> Result<()> {
+        ensure!(
+            other.weighted == self.weighted || other.entries() == 0,
+            MetricError::InvalidValue {
+                arg: "other",
+                detail: "one ranking state has weights and the other has not".into()
+            }
+        );
+        other.compact(pool);
+        self.compact(pool);
+        let g = &other.groups;
+        self.groups
+            .merge_in(GroupsBack::new(g), g.len(), self.weighted);
+        Ok(())
+    }
+
+    /// Merge exported groups (from [`Self::groups`], or a saved state).
+    ///
+    /// # Errors
+    /// Malformed groups, weights that do not match the state.
+    pub fn absorb(&mut self, g: GroupsRef<'_>, pool: &Pool) -> Result<()> {
+        g.check("groups")?;
+        let weighted = !g.w_pos.is_empty() || !g.w_neg.is_empty();
+        ensure!(
+            g.values.is_empty() || weighted == self.weighted,
+            MetricError::InvalidValue {
+                arg: "groups",
+                detail: "the groups' weights do not match the ranking state".into()
+            }
+        );
+        let mut run = Groups::default();
+        for i in 0..g.values.len() {
+            let (p, n, wp, wn) = g.get(i);
+            let key = order_key(g.values.get(i).copied().unwrap_or(0.0));
+            run.push(key, p, n, wp, wn, self.weighted);
+        }
+        self.compact(pool);
+        self.groups
+            .merge_in(GroupsBack::new(&run), run.len(), self.weighted);
+        Ok(())
+    }
+
+    /// The tie groups (distinct scores, increasing, with u64 counts).
+    pub fn groups(&mut self, pool: &Pool) -> ScoreGroups {
+        self.compact(pool);
+        let mut out = ScoreGroups::default();
+        for (key, p, n, wp, wn) in self.groups.distinct() {
+            out.push(from_order_key(key), (p, n, wp, wn), self.weighted);
+        }
+        out
+    }
+
+    /// The ranking walk over every row added (as [`super::binary_ranking`]).
+    pub fn walk(&mut self, curves: bool, pool: &Pool) -> BinaryRanking {
+        self.compact(pool);
+        let g = &self.groups;
+        let sum = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum::<u64>();
+        let (n_pos, n_neg) = pool.install(|| rayon::join(|| sum(&g.pos), || sum(&g.neg)));
+        let (w_pos, w_neg) = if self.weighted {
+            (g.w_pos.iter().sum(), g.w_neg.iter().sum())
+        } else {
+            #[allow(clippy::cast_precision_loss)]
+            (n_pos as f64, n_neg as f64)
+        };
+        let totals = Totals {
+            n_pos,
+            n_neg,
+            w_pos,
+            w_neg,
+        };
+        let groups = g.distinct().map(|(_, p, n, wp, wn)| (p, n, wp, wn));
+        walk_groups_with(groups, totals, self.weighted, curves)
+    }
+}
+
+/// Tie groups of two sorted sides (positives `a`, negatives `b`) appended to `out`.
+fn collapse<T>(a: &[T], b: &[T], kw: impl Fn(&T) -> (u64, f64), out: &mut Groups, weighted: bool) {
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let ka = a.get(i).map(&kw);
+        let kb = b.get(j).map(&kw);
+        let key = match (ka, kb) {
+            (Some((x, _)), Some((y, _))) => x.min(y),
+            (Some((x, _)), None) => x,
+            (None, Some((y, _))) => y,
+            (None, None) => return,
+        };
+        let (mut p, mut n, mut wp, mut wn) = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
+        while let Some((k, w)) = a.get(i).map(&kw) {
+            if k != key {
+                break;
+            }
+            p += 1;
+            wp += w;
+            i += 1;
+        }
+        while let Some((k, w)) = b.get(j).map(&kw) {
+            if k != key {
+                break;
+            }
+            n += 1;
+            wn += w;
+            j += 1;
+        }
+        out.push(key, p, n, wp, wn, weighted);
+    }
+}
+
+/// Sort `src`, whose values are below `2^bits`, into `dst`: one scatter into
+/// buckets by the top (up to) 11 bits, then each bucket, now small, sorted
+/// by LSD radix passes in parallel. The result does not depend on the thread
+/// count.
+fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Pool) {
+    const TOP: u32 = 11;
+    dst.clear();
+    reserve_big(dst, src.len());
+    if src.len() < 1 << 16 || bits <= TOP {
+        dst.extend_from_slice(src);
+        radix_sort(dst);
+        return;
+    }
+    dst.resize(src.len(), 0);
+    let shift = bits - TOP;
+    let buckets = 1_usize << TOP;
+    let mut counts = vec![0_usize; buckets + 1];
+    for &x in src {
+        #[allow(clippy::cast_possible_truncation)]
+        let d = (x >> shift) as usize;
+        if let Some(c) = counts.get_mut(d + 1) {
+            *c += 1;
+        }
+    }
+    for b in 1..=buckets {
+        let prev = counts.get(b - 1).copied().unwrap_or(0);
+        if let Some(c) = counts.get_mut(b) {
+            *c += prev;
+        }
+    }
+    let mut at = counts.clone();
+    for &x in src {
+        #[allow(clippy::cast_possible_truncation)]
+        let d = (x >> shift) as usize;
+        if let Some(slot) = at.get_mut(d) {
+            if let Some(o) = dst.get_mut(*slot) {
+                *o = x;
+            }
+            *slot += 1;
+        }
+    }
+    // Cut `dst` into the buckets' slices and sort each.
+    let mut pieces: Vec<&mut [u64]> = Vec::with_capacity(buckets);
+    let mut rest: &mut [u64] = dst;
+    for b in 0..buckets {
+        let len = counts.get(b + 1).copied().unwrap_or(0) - counts.get(b).copied().unwrap_or(0);
+        let (head, tail) = rest.split_at_mut(len);
+        pieces.push(head);
+        rest = tail;
+    }
+    pool.install(|| {
+        pieces.into_par_iter().for_each(|piece| {
+            let mut tmp = piece.to_vec();
+            radix_sort(&mut tmp);
+            piece.copy_from_slice(&tmp);
+        });
+    });
+}
+
+/// LSD radix sort of `u64` keys over the bits that vary between them, 11
+/// bits a pass (float32 scores widened to f64 keys: 2 or 3 passes).
+fn radix_sort(v: &mut Vec<u64>) {
+    const BITS: u32 = 11;
+    let (and, or) = v
+        .iter()
+        .fold((u64::MAX, 0_u64), |(a, o), &x| (a & x, o | x));
+    let varying = and ^ or;
+    if varying == 0 || v.len() < 2 {
+        return;
+    }
+    let lo = varying.trailing_zeros();
+    let hi = 64 - varying.leading_zeros();
+    let passes = (hi - lo).div_ceil(BITS);
+    let width = (hi - lo).div_ceil(passes);
+    let mask = (1_u64 << width) - 1;
+    let buckets = 1_usize << width;
+    let shifts: Vec<u32> = (0..passes).map(|p| lo + p * width).collect();
+    // All histograms in one read.
+    let mut counts = vec![0_usize; buckets * shifts.len()];
+    for &x in v.iter() {
+        for (p, &sh) in shifts.iter().enumerate() {
+            #[allow(clippy::cast_possible_truncation)]
+            let d = ((x >> sh) & mask) as usize;
+            if let Some(c) = counts.get_mut(p * buckets + d) {
+                *c += 1;
+            }
+        }
+    }
+    let mut other = vec![0_u64; v.len()];
+    for (p, &sh) in shifts.iter().enumerate() {
+        let hist = counts
+            .get_mut(p * buckets..(p + 1) * buckets)
+            .unwrap_or_default();
+        if hist.contains(&v.len()) {
+            continue; // one bucket: this digit orders nothing
+        }
+        let mut at = 0;
+        for c in hist.iter_mut() {
+            (*c, at) = (at, at + *c);
+        }
+        for &x in v.iter() {
+            #[allow(clippy::cast_possible_truncation)]
+            let d = ((x >> sh) & mask) as usize;
+            if let Some(slot) = hist.get_mut(d) {
+                if let Some(o) = other.get_mut(*slot) {
+                    *o = x;
+                }
+                *slot += 1;
+            }
+        }
+        std::mem::swap(v, &mut other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radix_sort_sorts() {
+        let mut x: u64 = 12345;
+        let mut v: Vec<u64> = (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                order_key(f64::from((x % 100_000) as f32 / 7.0))
+            })
+            .collect();
+        let mut want = v.clone();
+        want.sort_unstable();
+        radix_sort(&mut v);
+        assert_eq!(v, want);
+    }
+
+    #[test]
+    fn counts_past_u32_spread_over_entries() {
+        let mut g = Groups::default();
+        let big = u64::from(u32::MAX) + 10;
+        g.push(5, big, 1, 0.0, 0.0, false);
+        g.push(5, 3, 0, 0.0, 0.0, false);
+        g.push(7, 1, 1, 0.0, 0.0, false);
+        let d: Vec<_> = g.distinct().collect();
+        assert_eq!(d, vec![(5, big + 3, 1, 0.0, 0.0), (7, 1, 1, 0.0, 0.0)]);
+        let mut h = Groups::default();
+        h.push(5, u64::from(u32::MAX), 0, 0.0, 0.0, false);
+        h.push(6, 2, 2, 0.0, 0.0, false);
+        g.merge_in(GroupsBack::new(&h), h.len(), false);
+        let d: Vec<_> = g.distinct().collect();
+        assert_eq!(
+            d,
+            vec![
+                (5, big + 3 + u64::from(u32::MAX), 1, 0.0, 0.0),
+                (6, 2, 2, 0.0, 0.0),
+                (7, 1, 1, 0.0, 0.0)
+            ]
+        );
+    }
+}
