@@ -148,9 +148,10 @@ def test_user_errors_give_one_line_and_status_2(tmp_path: Path, dump: dict[str, 
     assert usage.returncode == 2 and "--label" in usage.stderr and "Traceback" not in usage.stderr
 
 
-def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path) -> None:
-    """Scoring a file 6x larger than another, with the same batch size, adds little peak memory
-    (exact ranking of 2-decimal confidences: a summary of at most 101 entries)."""
+@pytest.mark.parametrize("ranking", ["approximate", "off"])
+def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path, ranking: str) -> None:
+    """Scoring a file 6x larger than another, with the same batch size, adds little peak memory.
+    (The exact ranking state also buffers up to 2^23 rows; its bound is tested below.)"""
     def write(n: int, name: str) -> Path:
         rng = np.random.default_rng(n)
         y = rng.integers(0, K, n).astype(np.int32)
@@ -161,10 +162,11 @@ def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path) -> None:
         return path
 
     def peak_kib(path: Path) -> int:
-        code = ("import resource, sys; from cmetrics.cli import main; "
+        # VmHWM: the peak of this process image (ru_maxrss would include the forking parent's).
+        code = ("from cmetrics.cli import main; "
                 f"main(['score', {str(path)!r}, '--label', 'label', '--proba-prefix', 'p_', '--quiet', "
-                "'--batch-rows', '100000', '--format', 'json', '--output', '/dev/null', '--bins', '15']); "
-                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+                f"'--batch-rows', '100000', '--format', 'json', '--output', '/dev/null', '--ranking', {ranking!r}]); "
+                "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         return int(out.stdout.split()[-1])
@@ -173,6 +175,26 @@ def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path) -> None:
     grown = peak_kib(large) - peak_kib(small)
     extra_data = (1_800_000 - 300_000) * (4 + 4 * K) / 1024
     assert grown < 0.25 * extra_data, (grown, extra_data)
+
+
+def test_exact_ranking_state_memory_is_bounded() -> None:
+    """The exact state's row buffer is sorted into the groups once it reaches its threshold:
+    with few distinct confidences its memory stops growing, however many rows arrive."""
+    if not cmetrics.rust_available():
+        pytest.skip("the Rust backend is not built")
+    from cmetrics import _core
+
+    rng = np.random.default_rng(2)
+    state = _core.GroupState(False, 200_000)
+    sizes = []
+    for _ in range(40):
+        conf = np.round(rng.random(100_000), 2)
+        state.add(rng.random(100_000) < 0.5, conf)
+        sizes.append(state.nbytes)
+    assert max(sizes[10:]) <= 17 * 300_000 + 4096, sizes  # buffer + scratch of at most 300k rows
+    assert max(sizes[10:]) == max(sizes[:10]) or max(sizes[10:]) <= 1.1 * max(sizes[:10])
+    groups = state.groups()
+    assert groups[0].shape[0] == 101 and int(groups[1].sum() + groups[2].sum()) == 4_000_000
 
 
 def test_demo_writes_parquet_and_scores_it(tmp_path: Path) -> None:

@@ -329,3 +329,25 @@ def test_evaluators_of_different_backends_merge() -> None:
     a.merge(a)  # merging with itself doubles every row
     twice = cmetrics.evaluate(np.concatenate([y, y]), y_proba=np.concatenate([p, p]))
     assert_same_report(a.report(), twice)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_state_stores_narrow_arrays_when_lossless(backend: str) -> None:
+    """float32 confidences and small counts take 12 bytes per group in the byte format;
+    float64 confidences keep 8-byte values; both read back exactly."""
+    rng = np.random.default_rng(4)
+    n = 20_000
+    y = rng.integers(0, 2, n)
+    pred = rng.integers(0, 2, n)
+    for dtype, per_group in ((np.float32, 12), (np.float64, 16)):
+        conf = rng.random(n).astype(dtype).astype(np.float64)
+        ev = Evaluator(n_classes=2, backend=backend).update(y, y_pred=pred, confidence=conf)
+        blob = ev.to_bytes()
+        groups = len(ev.ranking_summary())  # type: ignore[arg-type]
+        assert per_group * groups <= len(blob) <= per_group * groups + 4096
+        back = Evaluator.from_bytes(blob)
+        s0, s1 = ev.ranking_summary(), back.ranking_summary()
+        assert s0 is not None and s1 is not None
+        assert s1.values.dtype == np.float64 and s1.n_pos.dtype == np.uint64
+        assert np.array_equal(s0.values, s1.values) and np.array_equal(s0.n_neg, s1.n_neg)
+        assert_same_report(back.report(), cmetrics.evaluate(y, y_pred=pred, confidence=conf))

@@ -7,18 +7,31 @@ What the state holds (its size does not grow with the number of rows, except as 
 - the hard confusion counts (K x K u64; and K x K f64 weighted sums with weights);
 - with probabilities: the probabilistic confusion matrix, per-class true counts and
   weights, the entropy, Brier and log-loss sums and the calibration bins (all sums);
-- for the ranking metrics (refinement, AUROC of the confidence, RPP, AURC) a
-  :class:`RankingSummary`: one entry per distinct confidence value with its number of
-  correct and wrong rows (and their weights). It merges by a sorted merge and stays exact.
-  Its size is bounded by the number of distinct confidence values: 24 bytes per value
-  (40 with weights). Float32 confidences of a K-class softmax are at least 1/K, and there
-  are 2^23 float32 values per power of two, so at most ``2^23 * ceil(log2 K)`` entries
-  whatever the number of rows (about 33.5 million for K = 10); in practice far fewer.
+- for the ranking metrics (refinement, AUROC of the confidence, RPP, AURC) the tie groups
+  of the confidences: one entry per distinct confidence value with its number of correct
+  and wrong rows (and their weights), kept sorted. It stays exact and merges by a sorted
+  merge. The compiled backend holds 16 bytes per distinct value (32 with weights) plus a
+  buffer of recent rows, sorted into the groups (radix sort, merge in place) once it holds
+  a quarter as many rows as there are groups (at least 2^23); the numpy backend keeps runs of
+  groups merged as they come. The size is bounded by the number of distinct confidence
+  values: float32 confidences of a K-class softmax are at least 1/K, and there are 2^23
+  float32 values per power of two, so at most ``2^23 * ceil(log2 K)`` entries whatever
+  the number of rows (33.5 million, 512 MiB, for K = 10); in practice far fewer (about 21
+  million for 10^8 rows of the demo dump).
 - ``ranking="approximate"`` caps that summary at ``ranking_bins + 1`` entries: confidences
   (which must then lie in [0, 1]) are replaced by the lower edge of their bin of width
-  ``1 / ranking_bins`` before ranking. Pairs inside one bin count as ties, so refinement
-  and AUROC move by at most half the share of (correct, wrong) pairs that share a bin.
-  Reports say which mode made them (``report.ranking``).
+  ``1 / ranking_bins`` (counted in a histogram) before ranking. Pairs inside one bin count
+  as ties, so refinement and AUROC move by at most half the share of (correct, wrong)
+  pairs that share a bin. Reports say which mode made them (``report.ranking``).
+
+The byte format (:meth:`Evaluator.to_bytes`, version 1): ``b"CMETRICS"``, a u16 format
+version, a u16 0, a u32 header length, a UTF-8 JSON header (settings, labels, input kind,
+row count, float sums, and the name, dtype and shape of every array that follows), the
+arrays (little-endian, C order, back to back: the confusion tables and accumulators, and
+``ranking.values`` / ``ranking.n_pos`` / ``ranking.n_neg`` [/ ``w_pos`` / ``w_neg``], the
+tie groups, stored as float32 / uint32 when that loses nothing, so 12 bytes per group for
+float32 confidences, else float64 / uint64), and a CRC-32 of everything before it. Readers
+widen every array back to 64 bits. Nothing in it is pickled.
 
 Counts are integers, so any split of the rows into batches, merged in any order, gives
 bit-identical counts; floating-point sums agree to rounding (about 1e-15 relative).
@@ -411,7 +424,7 @@ class Evaluator:
     # -- serialisation ------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        """The state as bytes (format version 1, documented in ``docs/state-format.md``):
+        """The state as bytes (format version 1, described in the module docs):
         ``b"CMETRICS"``, u16 version, u16 0, u32 header length, a UTF-8 JSON header, the
         arrays it lists (little-endian, C order, back to back), and a CRC-32 of all that."""
         arrays: list[tuple[str, np.ndarray]] = []
@@ -427,7 +440,7 @@ class Evaluator:
             for name in ("values", "n_pos", "n_neg", "w_pos", "w_neg"):
                 a = getattr(summary, name)
                 if a is not None:
-                    arrays.append((f"ranking.{name}", a))
+                    arrays.append((f"ranking.{name}", _narrow(a)))
         labels = None
         if self._labels is not None:
             labels = {"dtype": self._labels.dtype.str, "values": self._labels.tolist()}
@@ -473,11 +486,12 @@ class Evaluator:
             at = _HEAD.size + hlen
             for spec in header["arrays"]:
                 dtype = np.dtype(spec["dtype"])
-                if dtype.str not in ("<u8", "<f8", "<i8"):
+                if dtype.str not in ("<u8", "<f8", "<i8", "<u4", "<f4"):
                     raise ValueError(f"unexpected dtype {dtype.str}")
                 count = int(np.prod(spec["shape"], dtype=np.int64))
                 a = np.frombuffer(buf, dtype=dtype, count=count, offset=at).reshape(spec["shape"])
-                arrays[spec["name"]] = a.astype(dtype.newbyteorder("="))
+                wide = {"f": np.float64, "u": np.uint64, "i": np.int64}[dtype.kind]
+                arrays[spec["name"]] = a.astype(wide)
                 at += a.nbytes
             if at != len(buf) - 4:
                 raise ValueError("trailing bytes")
@@ -517,6 +531,18 @@ class Evaluator:
 
 def _from_bytes(data: bytes) -> Evaluator:
     return Evaluator.from_bytes(data)
+
+
+def _narrow(a: np.ndarray) -> np.ndarray:
+    """Ranking arrays stored narrow when that loses nothing: float32 values (confidences of
+    float32 probabilities) and uint32 counts take half the bytes; readers widen them back."""
+    if a.dtype == np.float64:
+        f = a.astype(np.float32)
+        if np.array_equal(f.astype(np.float64), a):
+            return f
+    elif a.dtype == np.uint64 and (a.shape[0] == 0 or int(a.max()) < 2**32):
+        return a.astype(np.uint32)
+    return a
 
 
 def _le(a: np.ndarray) -> np.ndarray:

@@ -146,11 +146,12 @@ impl std::fmt::Debug for Pool {
     }
 }
 
-/// Reserve room for `additional` more values in `v`, the new room backed by
-/// transparent huge pages as in [`big_vec`] (a vector that grows by
-/// millions of values at a time).
+/// Reserve room for exactly `additional` more values in `v` (no doubling:
+/// a large reallocation moves pages, not bytes), the new room backed by
+/// transparent huge pages as in [`big_vec`] (a vector that grows by millions
+/// of values at a time).
 pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize) {
-    v.reserve(additional);
+    v.reserve_exact(additional);
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 1 << 21;

@@ -1,15 +1,17 @@
 //! The streaming ranking state: the exact tie groups of every
 //! `(score, outcome, weight)` row seen so far, built incrementally.
 //!
-//! Rows are appended to a buffer of score keys (one per row, split by
-//! outcome). When the buffer holds as many rows as half the groups already
-//! kept (and at least [`MIN_BUFFER`]), it is compacted: both sides are sorted
-//! by a radix sort over only the key bits that vary (float32 scores widened
-//! to f64 vary in about 25 of 64), collapsed into tie groups and merged, in
-//! place from the back, into the sorted groups. Each compaction costs time
-//! linear in the groups plus the buffer, and the buffer is at least half the
-//! groups, so a row costs O(1) amortised work besides its sort, and memory is
-//! about 16 bytes per distinct score (32 with weights) plus the buffer.
+//! Rows are appended to a buffer of score keys and outcomes. When the buffer
+//! holds as many rows as a quarter of the groups already kept (and at least
+//! [`MIN_BUFFER`]), it is compacted: unweighted rows are packed into one
+//! `u64` each (the key bits that vary, about 25 of 64 for float32 scores,
+//! then the outcome), sorted by a bucketed radix sort and merged as tie
+//! groups, in place from the back, into the sorted groups; weighted rows are
+//! sorted by (key, weight) on each side and collapsed first. Each compaction
+//! costs time linear in the groups plus the buffer, and the buffer is at
+//! least a quarter of the groups, so a row costs O(1) amortised work besides
+//! its sort. Memory is 16 bytes per distinct score (32 with weights) plus
+//! the buffer and its sorting space (17 bytes per buffered row).
 //!
 //! Groups hold `u32` counts; a score seen more than `u32::MAX` times on one
 //! side spreads over adjacent entries with the same key, which every reader
@@ -439,7 +441,7 @@ impl GroupState {
                 }
             }
         }
-        if self.buffered() >= self.min_buffer.max(self.groups.len() / 2) {
+        if self.buffered() >= self.min_buffer.max(self.groups.len() / 4) {
             self.compact(pool);
         }
         Ok(())
