@@ -257,6 +257,25 @@ class GroupState:
     def nbytes(self) -> int:
         return sum(a.nbytes for r in self._runs for a in r if a is not None)
 
+    def _check_rows(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None,
+                    unit_interval: bool = False) -> int:
+        """The checks of the Rust state's ``add``, in its order; the number of rows."""
+        n = score.shape[0]
+        if positive.shape[0] != n:
+            msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
+            raise LengthMismatchError(msg)
+        self._weights_match(sample_weight is not None, "sample_weight")
+        check_finite("confidence", score)
+        if unit_interval and ((score < 0.0) | (score > 1.0)).any():
+            i = int(np.flatnonzero((score < 0.0) | (score > 1.0))[0])
+            raise ValidationError(f"confidence is invalid: confidence[{i}] = {float(score[i])} is outside [0, 1]")
+        if sample_weight is not None and sample_weight.shape[0] != n:
+            msg = (f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
+                   "pass arrays of the same length")
+            raise LengthMismatchError(msg)
+        _check_weights(sample_weight, n)
+        return int(n)
+
     def _weights_match(self, weighted: bool, arg: str) -> None:
         if weighted != self.weighted:
             have = "weighted" if self.weighted else "unweighted"
@@ -265,17 +284,7 @@ class GroupState:
 
     def add(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None,
             n_threads: int = 0) -> None:
-        n = score.shape[0]
-        if positive.shape[0] != n:
-            msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
-            raise LengthMismatchError(msg)
-        self._weights_match(sample_weight is not None, "sample_weight")
-        check_finite("confidence", score)
-        if sample_weight is not None and sample_weight.shape[0] != n:
-            msg = (f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
-                   "pass arrays of the same length")
-            raise LengthMismatchError(msg)
-        _check_weights(sample_weight, n)
+        n = self._check_rows(positive, score, sample_weight)
         if n:
             self._push(score_groups(positive, score, sample_weight))
 
@@ -283,17 +292,7 @@ class GroupState:
                    n_threads: int = 0) -> None:
         """Rows with each score replaced by the lower edge of its bin of width ``1 / bins``
         in [0, 1] (1.0 in a bin of its own), counted in a histogram."""
-        n = score.shape[0]
-        if positive.shape[0] != n:
-            msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
-            raise LengthMismatchError(msg)
-        self._weights_match(sample_weight is not None, "sample_weight")
-        check_finite("confidence", score)
-        outside = (score < 0.0) | (score > 1.0)
-        if outside.any():
-            i = int(np.flatnonzero(outside)[0])
-            raise ValidationError(f"confidence is invalid: confidence[{i}] = {float(score[i])} is outside [0, 1]")
-        _check_weights(sample_weight, n)
+        n = self._check_rows(positive, score, sample_weight, unit_interval=True)
         if not n:
             return
         cell = np.minimum(np.floor(score * bins), bins).astype(np.int64)

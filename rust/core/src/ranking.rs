@@ -35,6 +35,28 @@ fn check_finite(arg: &'static str, xs: &[f64]) -> Result<()> {
     Ok(())
 }
 
+/// Check weights: one per row of `rows` (`n` of them), finite and >= 0.
+fn check_weights(w: &[f64], n: usize, rows: &'static str) -> Result<()> {
+    ensure!(
+        w.len() == n,
+        MetricError::LengthMismatch {
+            a: "sample_weight",
+            a_len: w.len(),
+            b: rows,
+            b_len: n,
+        }
+    );
+    let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
+    if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
+        return Err(MetricError::InvalidWeight {
+            index,
+            value,
+            count: w.iter().filter(|x| !valid(x)).count(),
+        });
+    }
+    Ok(())
+}
+
 /// Tie-grouped walk over the scores from the highest to the lowest: what
 /// every binary ranking metric is derived from.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -327,23 +349,7 @@ fn prepare<S: Sink>(
         });
     }
     if let Some(w) = weight {
-        ensure!(
-            w.len() == n,
-            MetricError::LengthMismatch {
-                a: "sample_weight",
-                a_len: w.len(),
-                b: "y_score",
-                b_len: n,
-            }
-        );
-        let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
-        if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
-            return Err(MetricError::InvalidWeight {
-                index,
-                value,
-                count: w.iter().filter(|x| !valid(x)).count(),
-            });
-        }
+        check_weights(w, n, "y_score")?;
     }
     let key = |i: usize| order_key(score.get(i).copied().unwrap_or(0.0));
     // Bit 0 of the keys the same everywhere (f32 scores widened to f64 have

@@ -20,10 +20,10 @@
 //! weight sums are f64 sums in a fixed order per compaction (they can differ
 //! from one split to another by rounding only).
 
-use super::Totals;
 use super::{
     check_finite, from_order_key, order_key, walk_groups_with, BinaryRanking, ScoreGroups,
 };
+use super::{check_weights, Totals};
 use super::{GroupsRef, Item};
 use crate::ensure;
 use crate::error::{MetricError, Result};
@@ -414,23 +414,7 @@ impl GroupState {
                 self.buf_pos.extend_from_slice(positive);
             }
             Some(w) => {
-                ensure!(
-                    w.len() == n,
-                    MetricError::LengthMismatch {
-                        a: "sample_weight",
-                        a_len: w.len(),
-                        b: "confidence",
-                        b_len: n,
-                    }
-                );
-                let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
-                if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
-                    return Err(MetricError::InvalidWeight {
-                        index,
-                        value,
-                        count: w.iter().filter(|x| !valid(x)).count(),
-                    });
-                }
+                check_weights(w, n, "confidence")?;
                 for ((&p, &s), &wi) in positive.iter().zip(score).zip(w) {
                     let item = (u128::from(order_key(s)) << 64) | u128::from((wi + 0.0).to_bits());
                     if p {
@@ -498,14 +482,7 @@ impl GroupState {
             });
         }
         if let Some(w) = weight {
-            let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
-            if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
-                return Err(MetricError::InvalidWeight {
-                    index,
-                    value,
-                    count: w.iter().filter(|x| !valid(x)).count(),
-                });
-            }
+            check_weights(w, n, "confidence")?;
         }
         let cells = bins as usize + 1;
         let scale = f64::from(bins);
@@ -717,25 +694,25 @@ fn collapse<T>(a: &[T], b: &[T], kw: impl Fn(&T) -> (u64, f64), out: &mut Groups
             (None, Some((y, _))) => y,
             (None, None) => return,
         };
-        let (mut p, mut n, mut wp, mut wn) = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
-        while let Some((k, w)) = a.get(i).map(&kw) {
-            if k != key {
-                break;
-            }
-            p += 1;
-            wp += w;
-            i += 1;
-        }
-        while let Some((k, w)) = b.get(j).map(&kw) {
-            if k != key {
-                break;
-            }
-            n += 1;
-            wn += w;
-            j += 1;
-        }
+        let (p, wp) = take_run(a, &mut i, key, &kw);
+        let (n, wn) = take_run(b, &mut j, key, &kw);
         out.push(key, p, n, wp, wn, weighted);
     }
+}
+
+/// Count (and sum the weights of) the items of `xs` from `*at` on whose key
+/// is `key`, moving `*at` past them.
+fn take_run<T>(xs: &[T], at: &mut usize, key: u64, kw: impl Fn(&T) -> (u64, f64)) -> (u64, f64) {
+    let (mut count, mut sum) = (0_u64, 0.0_f64);
+    while let Some((k, w)) = xs.get(*at).map(&kw) {
+        if k != key {
+            break;
+        }
+        count += 1;
+        sum += w;
+        *at += 1;
+    }
+    (count, sum)
 }
 
 /// Sort `src`, whose values are below `2^bits`, into `dst`: one scatter into
