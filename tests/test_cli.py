@@ -218,3 +218,18 @@ def test_demo_writes_parquet_and_scores_it(tmp_path: Path) -> None:
     assert "$ cmetrics score" in table_out.stdout and "log_loss" in table_out.stdout and "scored " in table_out.stdout
     bad = run("demo", "--rows", "0")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_reused_probability_buffer_stays_fortran_ordered(tmp_path: Path, dump: dict[str, np.ndarray]) -> None:
+    """Batches share one buffer, and a short last batch is still read in place by the kernel."""
+    from cmetrics._readers import Columns, open_source
+
+    path = written(tmp_path, dump)["parquet"]  # row groups of 7,000 rows: a short last one
+    src = open_source([str(path)], Columns(label="label", proba_prefix="p_"), 7000)
+    starts, rows = set(), 0
+    for b in src.batches(reuse=True):
+        assert b.y_proba is not None and b.y_proba.flags.f_contiguous
+        np.testing.assert_array_equal(b.y_proba, dump["proba"][rows:rows + len(b)])
+        starts.add(b.y_proba.__array_interface__["data"][0])
+        rows += len(b)
+    assert rows == 30_000 and len(starts) == 1

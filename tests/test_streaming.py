@@ -305,7 +305,7 @@ def test_approximate_histogram_backends_agree(weighted: bool) -> None:
     w = rng.random(conf.shape[0]) if weighted else None
     rs, ns = _core.GroupState(weighted), npb.GroupState(weighted)
     for st_ in (rs, ns):
-        st_.add_binned(ok, conf, w, 64)
+        st_.add(ok, conf, w, 64)
     got, want = rs.groups(), ns.groups()
     assert got[0].shape[0] <= 65 and got[0][-1] == 1.0
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2])
@@ -315,7 +315,7 @@ def test_approximate_histogram_backends_agree(weighted: bool) -> None:
         np.testing.assert_allclose(got[3], want[3], rtol=1e-12)
     for st_ in (rs, ns):
         with pytest.raises(ValidationError, match="outside"):
-            st_.add_binned(ok[:1], np.array([1.5]), None if w is None else w[:1], 64)
+            st_.add(ok[:1], np.array([1.5]), None if w is None else w[:1], 64)
 
 
 def test_evaluators_of_different_backends_merge() -> None:

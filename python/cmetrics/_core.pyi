@@ -119,14 +119,7 @@ class GroupState:
         positive: npt.NDArray[np.bool_],
         score: npt.NDArray[np.float64],
         sample_weight: npt.NDArray[np.float64] | None = None,
-        n_threads: int = 0,
-    ) -> None: ...
-    def add_binned(
-        self,
-        positive: npt.NDArray[np.bool_],
-        score: npt.NDArray[np.float64],
-        sample_weight: npt.NDArray[np.float64] | None,
-        bins: int,
+        bins: int | None = None,
         n_threads: int = 0,
     ) -> None: ...
     def merge(self, other: GroupState, n_threads: int = 0) -> None: ...

@@ -97,6 +97,8 @@ class Source:
         self.batch_rows = batch_rows
         self.proba_names: list[str] = []
         self.total_rows: int | None = None
+        self._buffer: np.ndarray | None = None
+        self._reuse = False
         if self.format in ("npy", "npz"):
             self._arrays = [_open_arrays(p) for p in self.paths]
             names = list(self._arrays[0])
@@ -145,7 +147,7 @@ class Source:
         With ``reuse`` the probability matrix of every batch lives in one buffer that the
         next batch overwrites (consume each batch before asking for the next): a fresh
         40 MB matrix per batch costs more in page faults than the copy into it."""
-        self._buffer: np.ndarray | None = None
+        self._buffer = None
         self._reuse = reuse
         with read_errors([str(p) for p in self.paths]):
             yield from self._batches()
@@ -201,12 +203,14 @@ class Source:
                      _numbers(col(c.confidence), c.confidence), _numbers(col(c.weight), c.weight))
 
     def _matrix(self, cols: list[np.ndarray]) -> np.ndarray:
-        if not getattr(self, "_reuse", False):
+        """The batch's probability matrix, in the reused buffer when ``batches(reuse=True)``."""
+        if not self._reuse:
             return _column_matrix(cols)
-        m = _column_matrix(cols, self._buffer)
-        if self._buffer is None or m.base is not self._buffer:
-            self._buffer = m.T if m.T.base is None else m.T.base
-        return m
+        k, n, dtype = len(cols), len(cols[0]), _proba_dtype(cols)
+        buf = self._buffer  # flat, so that the front k * n values of a short batch stay contiguous
+        if buf is None or buf.dtype != dtype or buf.shape[0] < k * n:
+            buf = self._buffer = np.empty(k * n, dtype=dtype)
+        return _column_matrix(cols, buf[:k * n].reshape(k, n))
 
     def _array_batches(self) -> Iterator[Batch]:
         c = self.columns
@@ -229,22 +233,22 @@ class Source:
                             _numbers(get(c.confidence), c.confidence), _numbers(get(c.weight), c.weight))
 
 
-def _column_matrix(cols: list[np.ndarray], buffer: np.ndarray | None = None) -> np.ndarray:
-    """Columns as one Fortran-ordered (n, K) matrix: K contiguous copies (a C-ordered
-    matrix would need a strided write per column, several times slower), into the
-    front of ``buffer`` (K x capacity) when it is large enough and of the right dtype."""
-    dtype = np.float32 if all(a.dtype == np.float32 for a in cols) else np.float64
+def _column_matrix(cols: list[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+    """Columns as one Fortran-ordered (n, K) matrix: K contiguous copies into the rows of
+    ``out`` (K x n, new when not given), returned transposed. A C-ordered matrix would need
+    a strided write per column, several times slower."""
     for a in cols:
         if a.dtype.kind not in "biuf":
             raise InputError(f"a probability column has type {a.dtype}; it must hold numbers")
-    k, n = len(cols), len(cols[0])
-    if buffer is not None and buffer.dtype == dtype and buffer.shape[0] == k and buffer.shape[1] >= n:
-        out = buffer[:, :n]
-    else:
-        out = np.empty((k, n), dtype=dtype)
+    if out is None:
+        out = np.empty((len(cols), len(cols[0])), dtype=_proba_dtype(cols))
     for j, a in enumerate(cols):
         out[j] = a
     return out.T
+
+
+def _proba_dtype(cols: list[np.ndarray]) -> Any:
+    return np.float32 if all(a.dtype == np.float32 for a in cols) else np.float64
 
 
 _PRIMITIVE = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,

@@ -190,12 +190,7 @@ def evaluate(
     >>> round(r.accuracy, 4), round(r.log_loss, 4)
     (0.6667, 0.5108)
     """
-    if y_pred is None and y_proba is None:
-        msg = "evaluate needs y_pred, y_proba or both"
-        raise ValidationError(msg)
-    if confidence is not None and y_proba is not None:
-        msg = "pass confidence only with y_pred and without y_proba (with y_proba the confidence is its top probability)"
-        raise ValidationError(msg)
+    check_inputs("evaluate", y_pred, y_proba, confidence)
     n_bins = _p.check_n_bins(n_bins)
     tables: dict[str, Any] = {}
     res = None
@@ -223,6 +218,16 @@ def evaluate(
             walk = _ranking_walk(ok, conf, sample_weight, backend)
     return build_report(cm, res, walk, weighted=sample_weight is not None, zero_division=zero_division,
                         tables=tables)
+
+
+def check_inputs(caller: str, y_pred: Any, y_proba: Any, confidence: Any) -> None:
+    """The combinations of inputs ``evaluate`` and ``Evaluator.update`` accept."""
+    if y_pred is None and y_proba is None:
+        msg = f"{caller} needs y_pred, y_proba or both"
+        raise ValidationError(msg)
+    if confidence is not None and y_proba is not None:
+        msg = "pass confidence only with y_pred and without y_proba (with y_proba the confidence is its top probability)"
+        raise ValidationError(msg)
 
 
 def user_confidence(y_true: Any, y_pred: Any, confidence: Any) -> tuple[np.ndarray, np.ndarray]:

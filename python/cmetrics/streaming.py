@@ -53,7 +53,7 @@ from cmetrics._config import Backend, get_num_threads, resolve_backend
 from cmetrics._numpy.ranking import check_finite
 from cmetrics.confusion import ConfusionMatrix, _check_labels_arg
 from cmetrics.exceptions import LabelError, ValidationError
-from cmetrics.report import Report, build_report, user_confidence
+from cmetrics.report import Report, build_report, check_inputs, user_confidence
 
 __all__ = ["Evaluator", "RankingSummary", "StateError"]
 
@@ -104,16 +104,6 @@ class RankingSummary:
     def walk(self, backend: Backend = "auto") -> dict[str, Any]:
         """The ranking walk (the dict of ``binary_ranking``) over the groups."""
         return dict(resolve_backend(backend).walk_groups(self.arrays(), True))
-
-
-def check_unit_interval(conf: np.ndarray) -> None:
-    """The approximate mode bins confidences in [0, 1]: anything else is an error."""
-    check_finite("confidence", conf)
-    if len(conf) and (conf.min() < 0.0 or conf.max() > 1.0):
-        bad = int(np.flatnonzero((conf < 0.0) | (conf > 1.0))[0])
-        msg = (f"confidence[{bad}] = {float(conf[bad])!r} is outside [0, 1]; the approximate ranking mode "
-               "bins confidences in [0, 1] (use ranking='exact' for other scores)")
-        raise ValidationError(msg)
 
 
 # --------------------------------------------------------------------------------------
@@ -219,12 +209,7 @@ class Evaluator:
     def update(self, y_true: Any, *, y_pred: Any = None, y_proba: Any = None, confidence: Any = None,
                sample_weight: Any = None) -> Evaluator:
         """Add one batch of rows (arguments as in :func:`cmetrics.evaluate`). Returns self."""
-        if y_pred is None and y_proba is None:
-            msg = "update needs y_pred, y_proba or both"
-            raise ValidationError(msg)
-        if confidence is not None and y_proba is not None:
-            msg = "pass confidence only with y_pred and without y_proba (with y_proba it is the top probability)"
-            raise ValidationError(msg)
+        check_inputs("update", y_pred, y_proba, confidence)
         try:
             if len(y_true) == 0:  # an empty batch (a filtered record batch, say) adds nothing
                 return self
@@ -322,12 +307,8 @@ class Evaluator:
         ok = np.ascontiguousarray(correct, dtype=bool)
         conf = np.ascontiguousarray(confidence, dtype=np.float64)
         w = None if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
-        state = self._state(w is not None)
-        if self.ranking == "approximate":
-            check_unit_interval(conf)
-            state.add_binned(ok, conf, w, self.ranking_bins, get_num_threads())
-        else:
-            state.add(ok, conf, w, get_num_threads())
+        bins = self.ranking_bins if self.ranking == "approximate" else None
+        self._state(w is not None).add(ok, conf, w, bins, get_num_threads())
 
     def ranking_summary(self) -> RankingSummary | None:
         """The ranking summary: the distinct confidence values with their correct and wrong

@@ -268,7 +268,9 @@ class GroupState:
         check_finite("confidence", score)
         if unit_interval and ((score < 0.0) | (score > 1.0)).any():
             i = int(np.flatnonzero((score < 0.0) | (score > 1.0))[0])
-            raise ValidationError(f"confidence is invalid: confidence[{i}] = {float(score[i])} is outside [0, 1]")
+            raise ValidationError(f"confidence is invalid: confidence[{i}] = {float(score[i])!r} is outside [0, 1]; the "
+                                  "approximate ranking mode bins confidences in [0, 1] (use ranking='exact' for "
+                                  "other scores)")
         if sample_weight is not None and sample_weight.shape[0] != n:
             msg = (f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
                    "pass arrays of the same length")
@@ -283,13 +285,17 @@ class GroupState:
             raise ValidationError(f"{arg} is invalid: this ranking state holds {have} rows; {fix}")
 
     def add(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None,
-            n_threads: int = 0) -> None:
+            bins: int | None = None, n_threads: int = 0) -> None:
+        """Add rows; with ``bins``, each score is first binned in [0, 1] (the approximate mode)."""
+        if bins is not None:
+            self._add_binned(positive, score, sample_weight, bins)
+            return
         n = self._check_rows(positive, score, sample_weight)
         if n:
             self._push(score_groups(positive, score, sample_weight))
 
-    def add_binned(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None, bins: int,
-                   n_threads: int = 0) -> None:
+    def _add_binned(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None,
+                    bins: int) -> None:
         """Rows with each score replaced by the lower edge of its bin of width ``1 / bins``
         in [0, 1] (1.0 in a bin of its own), counted in a histogram."""
         n = self._check_rows(positive, score, sample_weight, unit_interval=True)

@@ -84,7 +84,7 @@ macro_rules! ensure {
 
 /// A float as Python's `repr` writes it (`nan`, `inf`, `-2.0`), so that both
 /// backends word their messages identically.
-fn py_float(x: f64) -> String {
+pub(crate) fn py_float(x: f64) -> String {
     if x.is_nan() {
         "nan".into()
     } else if x.is_infinite() {

@@ -196,14 +196,16 @@ impl GroupState {
         self.inner.entries()
     }
 
-    /// Add rows (`positive`, `score`, optional weights).
-    #[pyo3(signature = (positive, score, sample_weight=None, n_threads=0))]
+    /// Add rows (`positive`, `score`, optional weights); with `bins`, each
+    /// score is first binned in [0, 1] (the approximate mode).
+    #[pyo3(signature = (positive, score, sample_weight=None, bins=None, n_threads=0))]
     fn add(
         &mut self,
         py: Python<'_>,
         positive: PyReadonlyArray1<'_, bool>,
         score: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        bins: Option<u32>,
         n_threads: usize,
     ) -> PyResult<()> {
         let p = slice(&positive, "correct")?;
@@ -211,26 +213,10 @@ impl GroupState {
         let w = opt_slice(&sample_weight, "sample_weight")?;
         let pool = Pool::new(n_threads);
         let inner = &mut self.inner;
-        run(py, || inner.add(p, s, w, &pool))
-    }
-
-    /// Add rows binned in [0, 1] (`bins` bins): the approximate mode.
-    #[pyo3(signature = (positive, score, sample_weight, bins, n_threads=0))]
-    fn add_binned(
-        &mut self,
-        py: Python<'_>,
-        positive: PyReadonlyArray1<'_, bool>,
-        score: PyReadonlyArray1<'_, f64>,
-        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
-        bins: u32,
-        n_threads: usize,
-    ) -> PyResult<()> {
-        let p = slice(&positive, "correct")?;
-        let s = slice(&score, "confidence")?;
-        let w = opt_slice(&sample_weight, "sample_weight")?;
-        let pool = Pool::new(n_threads);
-        let inner = &mut self.inner;
-        run(py, || inner.add_binned(p, s, w, bins, &pool))
+        run(py, || match bins {
+            Some(b) => inner.add_binned(p, s, w, b, &pool),
+            None => inner.add(p, s, w, &pool),
+        })
     }
 
     /// Add the rows of another state (which is compacted, not changed).

@@ -478,7 +478,11 @@ impl GroupState {
         {
             return Err(MetricError::InvalidValue {
                 arg: "confidence",
-                detail: format!("confidence[{index}] = {value} is outside [0, 1]"),
+                detail: format!(
+                    "confidence[{index}] = {} is outside [0, 1]; the approximate ranking mode bins \
+                     confidences in [0, 1] (use ranking='exact' for other scores)",
+                    crate::error::py_float(value)
+                ),
             });
         }
         if let Some(w) = weight {
