@@ -1,4 +1,4 @@
-"""Shared fixtures: the backend parametrization, spec vectors, hypothesis profiles."""
+"""Shared fixtures: the backend parametrization, the test vectors, hypothesis profiles."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ settings.register_profile("fast", max_examples=40, deadline=None)
 settings.register_profile("slow", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
-ROOT = Path(__file__).resolve().parents[1]
-SPEC = Path(os.environ.get("CMETRICS_SPEC_DIR", ROOT.parent / "shared" / "spec"))
+#: The worked cases (provenance in tests/data/vectors/README.md).
+VECTORS = Path(__file__).resolve().parent / "data" / "vectors"
 
 BACKENDS = ["rust", "numpy"] if cmetrics.rust_available() else ["numpy"]
 
@@ -32,15 +32,12 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 def load_vectors(name: str) -> dict[str, Any]:
-    path = SPEC / "vectors" / name
-    if not path.exists():
-        pytest.fail(f"spec vector file {path} not found; set CMETRICS_SPEC_DIR to shared/spec")
-    with path.open() as fh:
+    with (VECTORS / name).open() as fh:
         return json.load(fh)
 
 
 def num(x: Any) -> Any:
-    """Decode the vectors' number encoding (spec 1.7)."""
+    """Decode the vectors' number encoding (docs/definitions.md section 1.7)."""
     if isinstance(x, list):
         return [num(v) for v in x]
     if isinstance(x, str):
