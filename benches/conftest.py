@@ -1,7 +1,7 @@
 """Benchmark fixtures: seeded data, the machine record, and the ratio table.
 
 Every benchmark registers its best time under a name; at the end of the run
-the ratios of the acceptance criteria are computed from timings of this same
+the ratios against the reference implementations are computed from timings of this same
 run, printed, and written to ``benches/results.json`` with the machine.
 """
 

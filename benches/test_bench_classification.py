@@ -1,4 +1,4 @@
-"""Hard-label benchmarks at n = 10^7, K = 10, int32 labels (issue 2's criteria).
+"""Hard-label benchmarks at n = 10^7, K = 10, int32 labels.
 
 Run: ``pytest benches --benchmark-enable -p no:cacheprovider`` (see benches/README.md).
 Ratios against numpy, scikit-learn and the memory-bandwidth floor come from

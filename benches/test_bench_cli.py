@@ -1,4 +1,4 @@
-"""Issue 5: ``cmetrics score`` on an n-row Parquet file (K = 10, float32 probabilities) against
+"""``cmetrics score`` on an n-row Parquet file (K = 10, float32 probabilities) against
 a Python process that only reads the same columns with pyarrow (both timed as whole processes,
 in one run), its peak memory, and the size of a serialised n-row Evaluator state."""
 

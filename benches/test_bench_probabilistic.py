@@ -1,4 +1,4 @@
-"""Probabilistic benchmarks at n = 10^7, K = 10, float32 probabilities (issue 3's criteria).
+"""Probabilistic benchmarks at n = 10^7, K = 10, float32 probabilities.
 
 Ratios come from this run: ``prob_confusion_matrix`` against the read-bandwidth
 floor of the matrix (measured now, on a buffer of the same size) and the best

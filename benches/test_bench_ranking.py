@@ -1,4 +1,4 @@
-"""Issue 4: ranking metrics at n = 10^7 (binary AUROC / refinement, Kendall tau-b)
+"""Ranking metrics at n = 10^7 (binary AUROC / refinement, Kendall tau-b)
 against scikit-learn, scipy and the best numpy formulation, ratios in one run."""
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def test_probabilistic_confusion(case: dict[str, Any], backend: str) -> None:
             assert_close(got[:3], want, f"{key} {avg}")
     if "marvin_probabilistic_confusion_matrix" in case:
         assert_close(cmetrics.prob_confusion_matrix(y, p, normalize="true", **kw),
-                     case["marvin_probabilistic_confusion_matrix"], "row-mean pCM (seed 004, marvin)")
+                     case["marvin_probabilistic_confusion_matrix"], "row-mean pCM (Tornetta 2021, marvin)")
     if "hard_check" in case:
         # One-hot scores: the confidence metrics are exactly the hard ones.
         hard = cmetrics.precision_recall_fscore_support(y, np.asarray(labels)[p.argmax(axis=1)], labels=labels,
@@ -57,7 +57,7 @@ def test_probabilistic_confusion(case: dict[str, Any], backend: str) -> None:
 
 
 def test_benefit_a_documented_example(backend: str) -> None:
-    """Seed 000's Benefit A on spec 4's worked example: the argmax never predicts
+    """The "Benefit A" of Yacouby and Axman (2020) on the worked example of docs/definitions.md §4: the argmax never predicts
     'c', so hard precision(c) is undefined, while cPrecision(c) = 11/23."""
     case = next(c for c in V04 if c["name"] == "three_class_rational")
     p = np.array(num(case["scores"]))

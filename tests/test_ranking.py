@@ -1,5 +1,5 @@
 """Ranking and selective-prediction metrics: spec vectors 05 and 07, scipy/sklearn
-parity with heavy ties and weights, a naive O(n^2) oracle, seed 003's theorems,
+parity with heavy ties and weights, a naive O(n^2) oracle, the theorems of Gu and Hopkins (2023),
 thread invariance and bad inputs, on both backends."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_refinement_vectors(case: dict[str, Any], backend: str) -> None:
     tau = num(e["scipy_kendalltau_b_conf_vs_correct"])
     got = quiet(cmetrics.kendall_tau, conf, ok, backend=backend)
     assert (math.isnan(got) and math.isnan(tau)) or abs(got - tau) <= 1e-12
-    # The tau-b / AUROC link of spec 5.
+    # The tau-b / AUROC link of docs/definitions.md §5.
     if not math.isnan(tau):
         n, c = e["n"], e["c"]
         x_ties = sum(k * (k - 1) // 2 for k in np.unique(conf, return_counts=True)[1])

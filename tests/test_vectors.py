@@ -64,13 +64,13 @@ def test_seed002_matrices(case: dict[str, Any], backend: str) -> None:
         assert_close(quiet(m.normalized_information_transfer), fam["nit"], "nit")
         assert_close(m.mutual_information_bits(), fam["mutual_information_bits"], "mi")
         assert_close(m.entropy_modulated_accuracy(), fam["ema"], "ema")
-        # Spec 3.4: the aacl release value is markedness when >= 2 classes are predicted.
+        # docs/definitions.md §3.4: the aacl release value is markedness when >= 2 classes are predicted.
         if (m.class_bias() > 0).sum() >= 2 and "aacl_release_informedness" in fam:
             assert abs(quiet(m.markedness) - fam["aacl_release_informedness"]) <= 1.1e-14
 
 
 def test_seed002_printed_values(backend: str) -> None:
-    """The full-precision numbers the notebook prints (spec 2.3)."""
+    """The full-precision numbers the notebook prints (docs/definitions.md §2.3)."""
     ex = {c["name"]: c for c in V01}
     cm1 = ConfusionMatrix(ex["ex1"]["confusion_matrix"], backend=backend)
     assert cm1.accuracy() == 0.8110236220472441
@@ -101,7 +101,7 @@ def test_small_cases(case: dict[str, Any], backend: str) -> None:
     assert_close(cmetrics.accuracy_score(t, p, **kw), exp["accuracy"], "accuracy")
     assert_close(quiet(cmetrics.balanced_accuracy_score, t, p, **kw), exp["balanced_accuracy"], "ba")
     adj = num(exp["balanced_accuracy_adjusted"])
-    want_adj = float("nan") if np.isinf(adj) else adj  # decision O8: NaN where sklearn gives -inf
+    want_adj = float("nan") if np.isinf(adj) else adj  # decision O8 (docs/definitions.md §9): NaN where sklearn gives -inf
     assert_close(quiet(cmetrics.balanced_accuracy_score, t, p, adjusted=True, **kw), want_adj, "ba adjusted")
     assert_close(cmetrics.matthews_corrcoef(t, p, **kw), exp["matthews_corrcoef"], "mcc")
     assert_close(quiet(cmetrics.cohen_kappa_score, t, p, **kw), exp["cohen_kappa"], "kappa")
@@ -180,7 +180,7 @@ def test_informedness_family(case: dict[str, Any], backend: str) -> None:
 
 
 def test_constant_predictor_scores_zero_informedness(backend: str) -> None:
-    """Seed 002 ex2 (always 'neutral'): Powers 0, the release 0.7534565069130245."""
+    """Potts 2020 ex2 (always 'neutral'): Powers 0, the release 0.7534565069130245."""
     ex2 = next(c for c in V01 if c["name"] == "ex2")
     cm = ConfusionMatrix(ex2["confusion_matrix"], backend=backend)
     assert cm.informedness() == 0.0

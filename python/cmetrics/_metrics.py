@@ -55,9 +55,9 @@ def prfs(
     zero_division: Any = "warn",
     prefix: str = "",
 ) -> tuple[Any, Any, Any, Any]:
-    """Precision, recall, F-beta and support with scikit-learn's semantics (spec 2.3).
+    """Precision, recall, F-beta and support with scikit-learn's semantics (docs/definitions.md §2.3).
 
-    The confidence versions (spec 4) run through here too, on a table whose
+    The confidence versions (docs/definitions.md §4) run through here too, on a table whose
     diagonal and column sums come from the probabilistic confusion matrix
     (``prefix="c"`` names them in warnings)."""
     v.check_average(average)
@@ -104,7 +104,7 @@ def accuracy(cm: ConfusionMatrix) -> float:
 
 
 def balanced_accuracy(cm: ConfusionMatrix, adjusted: bool = False) -> float:
-    """Balanced accuracy (spec 2.4)."""
+    """Balanced accuracy (docs/definitions.md §2.4)."""
     if ((cm._pred_sum > 0) & (cm._true_sum == 0)).any():
         warnings.warn("y_pred contains classes not in y_true", UserWarning, stacklevel=3)
     score, kept = cm._be.balanced_accuracy(cm._c, bool(adjusted))
@@ -114,12 +114,12 @@ def balanced_accuracy(cm: ConfusionMatrix, adjusted: bool = False) -> float:
 
 
 def matthews_corrcoef(cm: ConfusionMatrix) -> float:
-    """Matthews correlation coefficient (spec 2.5)."""
+    """Matthews correlation coefficient (docs/definitions.md §2.5)."""
     return float(cm._be.matthews_corrcoef(cm._c))
 
 
 def cohen_kappa(cm: ConfusionMatrix, labels: Any = None, weights: Any = None) -> float:
-    """Cohen's kappa; ``labels`` restricts the matrix as scikit-learn does (spec 2.6)."""
+    """Cohen's kappa; ``labels`` restricts the matrix as scikit-learn does (docs/definitions.md §2.6)."""
     if weights not in (None, "linear", "quadratic"):
         msg = f"weights={weights!r} is invalid; use None, 'linear' or 'quadratic'"
         raise ValidationError(msg)
@@ -134,7 +134,7 @@ def cohen_kappa(cm: ConfusionMatrix, labels: Any = None, weights: Any = None) ->
 
 
 def per_class(cm: ConfusionMatrix, which: str, labels: Any, zero_division: Any) -> np.ndarray:
-    """Per-class Youden J or markedness (spec 3.1) in ``labels`` order."""
+    """Per-class Youden J or markedness (docs/definitions.md §3.1) in ``labels`` order."""
     fn = cm._be.youden_j_per_class if which == "j" else cm._be.markedness_per_class
     values = np.asarray(fn(cm._c))
     if labels is not None:
@@ -146,7 +146,7 @@ def per_class(cm: ConfusionMatrix, which: str, labels: Any, zero_division: Any) 
 
 
 def informedness(cm: ConfusionMatrix, labels: Any = None, prior: Any = None) -> float:
-    """Powers' bookmaker informedness (spec 3.2, 3.5)."""
+    """Powers' bookmaker informedness (docs/definitions.md §3.2, §3.5)."""
     cm._superset(labels)
     c = cm._c
     pi = None
@@ -169,7 +169,7 @@ def informedness(cm: ConfusionMatrix, labels: Any = None, prior: Any = None) -> 
 
 
 def markedness(cm: ConfusionMatrix, labels: Any = None) -> float:
-    """Markedness (spec 3.3)."""
+    """Markedness (docs/definitions.md §3.3)."""
     cm._superset(labels)
     value = float(cm._be.markedness(cm._c))
     if np.isnan(value):
@@ -178,7 +178,7 @@ def markedness(cm: ConfusionMatrix, labels: Any = None) -> float:
 
 
 def nit(cm: ConfusionMatrix, n_classes: Any = None) -> float:
-    """Normalized Information Transfer (spec 3.6)."""
+    """Normalized Information Transfer (docs/definitions.md §3.6)."""
     if n_classes is not None and (not isinstance(n_classes, (int, np.integer)) or isinstance(n_classes, bool) or n_classes < 1):
         msg = f"n_classes={n_classes!r} is invalid; pass a positive integer"
         raise ValidationError(msg)
@@ -188,7 +188,7 @@ def nit(cm: ConfusionMatrix, n_classes: Any = None) -> float:
 
 
 def ema(cm: ConfusionMatrix) -> float:
-    """Entropy-modulated accuracy (spec 3.6)."""
+    """Entropy-modulated accuracy (docs/definitions.md §3.6)."""
     return float(cm._be.entropy_modulated_accuracy(cm._c))
 
 

@@ -1,5 +1,5 @@
 """Probability inputs and the metrics derived from the one-pass accumulators
-(spec sections 4, 6 and 7), shared by both backends."""
+(docs/definitions.md §4, §6 and §7), shared by both backends."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def accumulate(inp: ProbInputs, *, backend: Backend, n_bins: int = 15, validate:
 
 @dataclass(frozen=True)
 class CalibrationBins:
-    """Per-bin statistics of a reliability diagram (spec 7.3).
+    """Per-bin statistics of a reliability diagram (docs/definitions.md §7.3).
 
     Bin ``m`` (0-based) holds top-label confidences in ``(edges[m], edges[m+1]]``;
     the first bin also holds 0. ``mean_confidence`` and ``accuracy`` are NaN
@@ -193,7 +193,7 @@ class ProbResult:
             self.hard = ConfusionMatrix._from_parts(hard, labels, np.asarray(acc["hard_counts"]).astype(np.int64),
                                                      backend, weighted=weighted)
         self.pcm = np.ascontiguousarray(np.asarray(acc["pcm"], dtype=np.float64))
-        # cTP = diag(pCM), cTP + cFP = column sums of pCM, cRecall's denominator = hard true counts (spec 4).
+        # cTP = diag(pCM), cTP + cFP = column sums of pCM, cRecall's denominator = hard true counts (docs/definitions.md §4).
         self.cmatrix = ConfusionMatrix._from_parts(self.pcm, labels, None, backend, weighted=True)
         self.cmatrix._true_sum = self.true_weight.copy()
         self.cmatrix._weighted = weighted  # support comes back as int64 when unweighted
@@ -219,21 +219,21 @@ class ProbResult:
 
     def prob_matrix(self, normalize: Any = None) -> np.ndarray:
         """The probabilistic confusion matrix, optionally normalised like confusion_matrix
-        ("true" divides by the hard true counts: seed 004's row-mean matrix)."""
+        ("true" divides by the hard true counts: the row-mean matrix of Tornetta 2021)."""
         check_normalize(normalize)
         if normalize is None:
             return self.pcm.copy()
         return normalized(self.pcm, normalize, self.true_weight)
 
     def entropy_score(self) -> float:
-        """1 - mean normalised entropy of the rows (spec 6)."""
+        """1 - mean normalised entropy of the rows (docs/definitions.md §6)."""
         if self.k < 2:
             v.warn_undefined("Entropy score is undefined with a single column (log K = 0); returning NaN")
             return float("nan")
         return 1.0 - (self.entropy_sum / math.log(self.k)) / self.weight
 
     def purity(self) -> float:
-        """Purity of the row-normalised probabilistic confusion matrix (spec 6)."""
+        """Purity of the row-normalised probabilistic confusion matrix (docs/definitions.md §6)."""
         n = self.true_weight
         if (n == 0).any():
             absent = self.labels[n == 0].tolist()[:10]
@@ -242,7 +242,7 @@ class ProbResult:
         return purity_value(self.pcm / n[:, None])
 
     def brier(self, scale_by_half: bool = False) -> float:
-        """Mean squared distance to the one-hot truth (seed 000's form, range [0, 2])."""
+        """Mean squared distance to the one-hot truth (the form of Yacouby and Axman 2020, range [0, 2])."""
         value = self.brier_sum / self.weight
         return value / 2 if scale_by_half else value
 

@@ -3,7 +3,7 @@
 Each function counts the confusion matrix once (Rust kernel, GIL released)
 and derives its value from it; to compute several metrics, count once with
 :meth:`ConfusionMatrix.from_predictions` and call its methods, or use
-:func:`hard_label_report`. Conventions follow ``spec/metrics.md`` sections 1-3;
+:func:`hard_label_report`. Conventions follow ``docs/definitions.md`` sections 1-3;
 the README lists every intentional difference from scikit-learn.
 """
 
@@ -242,7 +242,7 @@ def informedness(
     perfect; binary = Youden's J. NaN with an ``UndefinedMetricWarning`` when
     fewer than two classes occur in ``y_true``.
 
-    ``prior`` (experimental, spec 3.5): per-class training prevalences, in
+    ``prior`` (experimental, docs/definitions.md §3.5): per-class training prevalences, in
     ``labels`` order, replacing the test prevalence in the bookmaker odds; the
     value may then leave [-1, 1].
 
@@ -276,7 +276,7 @@ def youden_j_per_class(
     zero_division: Any = "warn",
     backend: Backend = "auto",
 ) -> np.ndarray:
-    """One-vs-rest Youden J ``TPR_c + TNR_c - 1`` of each class (spec 3.1).
+    """One-vs-rest Youden J ``TPR_c + TNR_c - 1`` of each class (docs/definitions.md §3.1).
 
     Undefined unless ``0 < n_c < N``; such entries follow ``zero_division``.
     """

@@ -1,5 +1,5 @@
 """Probabilistic metrics: the whole predicted distribution is scored, not only
-its top label (spec sections 4, 6 and 7).
+its top label (docs/definitions.md §4, §6 and §7).
 
 Each function reads ``y_proba`` once, in the Rust kernel, with validation fused
 into the same pass: entries must lie in [0, 1] with no NaN/inf, and rows must
@@ -61,9 +61,9 @@ def prob_confusion_matrix(
 ) -> np.ndarray:
     """Probabilistic confusion matrix ``pCM[r, h] = sum_{i: y_i = r} w_i p_ih``.
 
-    Rows are true classes, columns hypothesised classes (seed 000). With one-hot
+    Rows are true classes, columns hypothesised classes (Yacouby and Axman 2020). With one-hot
     probabilities it equals :func:`cmetrics.confusion_matrix`. ``normalize="true"``
-    divides each row by the true count: the row-mean matrix of seed 004.
+    divides each row by the true count: the row-mean matrix of Tornetta 2021.
 
     Examples
     --------
@@ -87,15 +87,15 @@ def cprecision_recall_fscore_support(
     validate: bool = True,
     backend: Backend = "auto",
 ) -> tuple[Any, Any, Any, Any]:
-    """Confidence precision, recall and F-beta (seed 000) and support.
+    """Confidence precision, recall and F-beta (Yacouby and Axman 2020) and support.
 
     ``cPrecision_c = pCM[c, c] / colsum_c``, ``cRecall_c = pCM[c, c] / n_c`` (the hard
     true count), ``cF_c = (1 + b^2) pCM[c, c] / (b^2 n_c + colsum_c)``, computed from
-    sums, so a class scored but never true gets cF = 0 (decision O4). ``labels``
+    sums, so a class scored but never true gets cF = 0 (decision O4, docs/definitions.md §9). ``labels``
     names the columns of ``y_proba`` (every class, in column order); ``average``,
     ``pos_label`` and ``zero_division`` work as in
     :func:`cmetrics.precision_recall_fscore_support`. cPrecision is 0/0 only for a
-    class that receives no probability mass at all (seed 000's "Benefit A").
+    class that receives no probability mass at all (the "Benefit A" of Yacouby and Axman 2020).
     Higher is better.
 
     Examples
@@ -158,7 +158,7 @@ def crecall_score(
 def entropy_score(
     y_proba: Any, *, sample_weight: Any = None, validate: bool = True, backend: Backend = "auto"
 ) -> float:
-    """Entropy score ``1 - mean_i H(p_i) / log K`` (seed 004), in [0, 1].
+    """Entropy score ``1 - mean_i H(p_i) / log K`` (Tornetta 2021), in [0, 1].
 
     1 iff every row is one-hot (a fully confident model); 0 for uniform rows.
     Measures confidence, not correctness. NaN with a warning for K = 1.
@@ -186,7 +186,7 @@ def purity(
     backend: Backend = "auto",
 ) -> float:
     """Purity ``1 - ||P - I||_F / sqrt(2K)`` of the row-normalised probabilistic
-    confusion matrix P (seed 004), in [0, 1]; 1 iff P = I. NaN with a warning when
+    confusion matrix P (Tornetta 2021), in [0, 1]; 1 iff P = I. NaN with a warning when
     a class has no true samples."""
     return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate).purity()
 
@@ -213,7 +213,7 @@ def brier_score(
     y_true: Any, y_proba: Any, *, labels: Any = None, sample_weight: Any = None, scale_by_half: bool = False,
     validate: bool = True, backend: Backend = "auto",
 ) -> float:
-    """Brier score ``mean_i sum_j (p_ij - 1[y_i = j])^2`` (seed 000), range [0, 2].
+    """Brier score ``mean_i sum_j (p_ij - 1[y_i = j])^2`` (Yacouby and Axman 2020), range [0, 2].
 
     Equals ``sklearn.metrics.brier_score_loss(..., scale_by_half=False)``;
     ``scale_by_half=True`` halves it (sklearn's default for binary input). Lower is better.
@@ -244,7 +244,7 @@ def calibration_bins(
 ) -> CalibrationBins:
     """Per-bin count, weight, mean top-label confidence and accuracy: what a
     reliability diagram plots. Equal-width bins ``((m-1)/M, m/M]`` with edges
-    computed as ``m / M`` (spec 7.3); the first bin also holds 0."""
+    computed as ``m / M`` (docs/definitions.md §7.3); the first bin also holds 0."""
     n_bins = _p.check_n_bins(n_bins)
     return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, n_bins=n_bins).bins
 

@@ -1,7 +1,7 @@
-"""Ranking and selective-prediction metrics (spec section 5, 7.4 and 7.5).
+"""Ranking and selective-prediction metrics (docs/definitions.md §5, §7.4 and §7.5).
 
 A confidence function is judged by how well it ranks the correct predictions
-above the wrong ones (seed 003). Every function here sorts once (Rust: an LSD
+above the wrong ones (Gu and Hopkins 2023). Every function here sorts once (Rust: an LSD
 radix sort on order-preserving keys) and derives its value from the
 tie-grouped walk down the scores; pair counts are exact integers without
 weights. Scores must be finite: NaN or infinity raises ``NonFiniteError``.
@@ -126,7 +126,7 @@ def _refinement_value(d: dict[str, Any], ties: str, weighted: bool) -> float:
 
 def roc_auc_score(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_label: Any = None,
                   backend: Backend = "auto") -> float:
-    """Binary ROC AUC (spec 7.5): the weighted Mann-Whitney statistic, ties counting 1/2.
+    """Binary ROC AUC (docs/definitions.md §7.5): the weighted Mann-Whitney statistic, ties counting 1/2.
 
     NaN with ``UndefinedMetricWarning`` when ``y_true`` has one class (as scikit-learn 1.9).
 
@@ -141,9 +141,9 @@ def roc_auc_score(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_l
 
 def average_precision_score(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_label: Any = None,
                             backend: Backend = "auto") -> float:
-    """Average precision (spec 7.4): ``sum_k (R_k - R_{k-1}) P_k`` over distinct thresholds, as scikit-learn.
+    """Average precision (docs/definitions.md §7.4): ``sum_k (R_k - R_{k-1}) P_k`` over distinct thresholds, as scikit-learn.
 
-    No positives: 0.0 with ``UndefinedMetricWarning`` (decision O10).
+    No positives: 0.0 with ``UndefinedMetricWarning`` (decision O10, docs/definitions.md §9).
 
     >>> round(average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 4)
     0.8333
@@ -160,7 +160,7 @@ def aupr_trapezoid(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_
                    backend: Backend = "auto") -> float:
     """Trapezoidal area under the precision-recall curve, from (recall 0, precision 1) to the
     first point of full recall (``auc(recall, precision)`` over scikit-learn's curve): the "AUPR"
-    of seed 003 and spred. A compatibility function; :func:`average_precision_score` is the primary AP.
+    of Gu and Hopkins (2023) and their package spred (docs/definitions.md §5.4). A compatibility function; :func:`average_precision_score` is the primary AP.
     """
     d = _walk(_binary(y_true, pos_label), _scores(y_score, "y_score"), sample_weight, backend)
     if d["w_pos"] == 0:
@@ -170,7 +170,7 @@ def aupr_trapezoid(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_
 
 def refinement(correct: Any, confidence: Any, *, ties: Ties = "half", sample_weight: Any = None,
                backend: Backend = "auto") -> float:
-    """Refinement of a confidence function (seed 003, spec 5): the share of (correct, wrong)
+    """Refinement of a confidence function (Gu and Hopkins 2023, docs/definitions.md §5.1): the share of (correct, wrong)
     pairs that the confidence orders correctly.
 
     ``ties="half"`` (default) counts a tied pair as 1/2 and equals the AUROC of confidence for
@@ -187,7 +187,7 @@ def refinement(correct: Any, confidence: Any, *, ties: Ties = "half", sample_wei
 
 def reversed_pair_proportion(correct: Any, confidence: Any, *, sample_weight: Any = None,
                              backend: Backend = "auto") -> float:
-    """Reversed Pair Proportion (Xin et al. 2021, seed 003): ``L / n^2``, L = (correct, wrong)
+    """Reversed Pair Proportion (Xin et al. 2021, Gu and Hopkins 2023): ``L / n^2``, L = (correct, wrong)
     pairs with the correct one strictly less confident; weighted: ``sum w_i w_j / (sum w)^2``.
     0 when all predictions are correct or all wrong. Range [0, 1/4].
 
@@ -206,7 +206,7 @@ def reversed_pair_proportion(correct: Any, confidence: Any, *, sample_weight: An
 
 def kendall_tau_distance(correct: Any, confidence: Any, *, sample_weight: Any = None,
                          backend: Backend = "auto") -> float:
-    """Seed 003's Kendall-tau distance: the number of (correct, wrong) pairs with the correct
+    """The Kendall-tau distance of Gu and Hopkins (2023): the number of (correct, wrong) pairs with the correct
     prediction strictly less confident (a weight sum with ``sample_weight``). NaN with
     ``UndefinedMetricWarning`` when all predictions are correct or all wrong.
 
@@ -261,7 +261,7 @@ def risk_coverage_curve(correct: Any, confidence: Any, *, sample_weight: Any = N
 
 
 def kendall_tau(x: Any, y: Any, *, variant: Literal["b", "c"] = "b", backend: Backend = "auto") -> float:
-    """Kendall's tau-b (default) or tau-c between two real vectors, with ties (spec 5). Equals
+    """Kendall's tau-b (default) or tau-c between two real vectors, with ties (docs/definitions.md §5.3). Equals
     ``scipy.stats.kendalltau(x, y, variant=...).statistic``. The compiled core counts the pairs
     exactly by Knight's O(n log n) sort, or, when both vectors have at most 65,536 distinct
     values (rounded scores, grades, quantised confidences), by a faster O(n + D_x D_y) sweep

@@ -1,4 +1,4 @@
-//! Metrics derived from a counted confusion matrix (spec sections 2 and 3).
+//! Metrics derived from a counted confusion matrix (docs/definitions.md §2 and §3).
 //!
 //! Every function takes the `k x k` matrix `c` (row-major, rows = true, f64
 //! counts or weighted sums) and costs O(k^2) at most. Entries that are 0/0
@@ -81,7 +81,7 @@ fn ratio(num: f64, den: f64) -> f64 {
     }
 }
 
-/// Per-class precision, recall and F-beta, NaN where 0/0 (spec 2.3).
+/// Per-class precision, recall and F-beta, NaN where 0/0 (docs/definitions.md §2.3).
 /// F is computed from counts: `(1 + b^2) tp / (b^2 n + m)`; `beta = inf`
 /// gives recall and `beta = 0` precision.
 pub fn precision_recall_fbeta(
@@ -123,9 +123,9 @@ pub fn accuracy(c: &[f64]) -> Result<f64> {
     Ok(m.tp.iter().sum::<f64>() / m.total)
 }
 
-/// Balanced accuracy (spec 2.4): the mean recall over classes with `n_c > 0`,
+/// Balanced accuracy (docs/definitions.md §2.4): the mean recall over classes with `n_c > 0`,
 /// and the number of such classes `K'`. `adjusted` rescales by chance level;
-/// with `K' = 1` the adjusted value is NaN (decision O8).
+/// with `K' = 1` the adjusted value is NaN (decision O8, docs/definitions.md §9).
 ///
 /// # Errors
 /// `Shape` when `c` is not square.
@@ -151,7 +151,7 @@ pub fn balanced_accuracy(c: &[f64], adjusted: bool) -> Result<(f64, usize)> {
     Ok(((score - chance) / (1.0 - chance), kept))
 }
 
-/// Multi-class Matthews correlation coefficient (Gorodkin's R_K, spec 2.5);
+/// Multi-class Matthews correlation coefficient (Gorodkin's R_K, docs/definitions.md §2.5);
 /// 0.0 when one true or one predicted class makes the denominator vanish.
 ///
 /// # Errors
@@ -184,7 +184,7 @@ pub enum KappaWeights {
     Quadratic,
 }
 
-/// Cohen's kappa as scikit-learn computes it (spec 2.6); NaN when the expected
+/// Cohen's kappa as scikit-learn computes it (docs/definitions.md §2.6); NaN when the expected
 /// disagreement is 0.
 ///
 /// # Errors
@@ -224,7 +224,7 @@ pub fn cohen_kappa(c: &[f64], weights: KappaWeights) -> Result<f64> {
 }
 
 /// Per-class one-vs-rest Youden J `tp/n - fp/(N - n)`, NaN unless `0 < n_c < N`
-/// (spec 3.1).
+/// (docs/definitions.md §3.1).
 ///
 /// # Errors
 /// `Shape` when `c` is not square.
@@ -257,9 +257,9 @@ fn per_class_j(tp: &[f64], r: &[f64], q: &[f64], total: f64) -> Vec<f64> {
         .collect()
 }
 
-/// Powers' bookmaker informedness (spec 3.2): `sum_c B_c (TPR'_c - FPR_c)`;
+/// Powers' bookmaker informedness (docs/definitions.md §3.2): `sum_c B_c (TPR'_c - FPR_c)`;
 /// NaN when fewer than two classes occur in the truth. With a training
-/// `prior` (spec 3.5) the odds come from the prior instead of the test
+/// `prior` (docs/definitions.md §3.5) the odds come from the prior instead of the test
 /// prevalence; the result may then leave [-1, 1].
 ///
 /// # Errors
@@ -270,7 +270,7 @@ pub fn informedness(c: &[f64], prior: Option<&[f64]>) -> Result<f64> {
     bookmaker(&m.tp, &m.true_sum, &m.pred_sum, m.total, prior)
 }
 
-/// Markedness (spec 3.3): informedness with truth and prediction exchanged;
+/// Markedness (docs/definitions.md §3.3): informedness with truth and prediction exchanged;
 /// NaN when fewer than two classes are predicted.
 ///
 /// # Errors
@@ -356,7 +356,7 @@ pub fn mutual_information_bits(c: &[f64]) -> Result<f64> {
     Ok(if mi > 0.0 { mi } else { 0.0 })
 }
 
-/// Normalized Information Transfer `2^MI / k` (spec 3.6); `k` defaults to the
+/// Normalized Information Transfer `2^MI / k` (docs/definitions.md §3.6); `k` defaults to the
 /// number of classes present in the truth.
 ///
 /// # Errors
@@ -381,7 +381,7 @@ pub fn normalized_information_transfer(c: &[f64], n_classes: Option<usize>) -> R
     Ok(mutual_information_bits(c)?.exp2() / kf)
 }
 
-/// Entropy-modulated accuracy `2^-H(X|Y)` (spec 3.6).
+/// Entropy-modulated accuracy `2^-H(X|Y)` (docs/definitions.md §3.6).
 ///
 /// # Errors
 /// `Shape` when `c` is not square.

@@ -21,7 +21,7 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 /// Calibrated with `benches/crossover.py` on the 2-core reference machine
 /// (figures in `benches/README.md`): the confusion-matrix kernel on int32
 /// labels with K = 10 is no faster on two threads than on one up to 2^18 rows
-/// (0.95x; waking the second vCPU costs tens of microseconds on this VM) and
+/// (0.95x; waking the second vCPU of a virtual machine costs tens of microseconds) and
 /// 1.65x faster at 2^19, so work below 2^19 rows stays sequential.
 pub const SEQUENTIAL_BELOW: usize = 1 << 19;
 

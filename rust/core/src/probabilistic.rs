@@ -1,4 +1,4 @@
-//! The one pass over a probability matrix (spec sections 4, 6 and 7).
+//! The one pass over a probability matrix (docs/definitions.md §4, §6 and §7).
 //!
 //! [`evaluate_proba`] reads `y_true` (class codes `0..K-1`), the `N x K`
 //! probability matrix (f32 or f64, column `j` = class `j`; row-major, or
@@ -124,7 +124,7 @@ impl<'a, P> ProbaMatrix<'a, P> {
 pub struct ProbOptions {
     /// Check that each row sums to 1 within `atol`.
     pub validate_rows: bool,
-    /// Row-sum tolerance (spec 1.5 recommends `1e-6 * K`).
+    /// Row-sum tolerance (docs/definitions.md §1.5: `1e-6 * K`).
     pub atol: f64,
     /// Accumulate the entropy sum (one log per probability).
     pub entropy: bool,
@@ -248,7 +248,7 @@ fn addf(a: &mut [f64], b: &[f64]) {
 }
 
 /// The calibration bin (0-based) of a confidence: bin `m` (1-based) holds
-/// `((m-1)/M, m/M]`, bin 1 also holds 0; edges are `m / M` in f64 (spec 7.3).
+/// `((m-1)/M, m/M]`, bin 1 also holds 0; edges are `m / M` in f64 (docs/definitions.md §7.3).
 pub fn calibration_bin(conf: f64, n_bins: usize) -> usize {
     bin_of(conf, &bin_edges(n_bins))
 }

@@ -1,4 +1,4 @@
-//! Ranking metrics (spec section 5 and 7.4-7.5): pair counts between a
+//! Ranking metrics (docs/definitions.md §5 and §7.4-7.5): pair counts between a
 //! binary outcome and a score, the tie-grouped precision/recall and
 //! risk/coverage walks, and Kendall's tau-b/tau-c by Knight's algorithm.
 //!
@@ -27,7 +27,7 @@ pub fn order_key(x: f64) -> u64 {
     b ^ flip
 }
 
-/// Check that every value is finite (the package-wide rule, spec 1.5 and O9).
+/// Check that every value is finite (the package-wide rule, docs/definitions.md §1.5 and decision O9).
 fn check_finite(arg: &'static str, xs: &[f64]) -> Result<()> {
     if let Some((index, &value)) = xs.iter().enumerate().find(|(_, v)| !v.is_finite()) {
         return Err(MetricError::NonFinite { arg, index, value });

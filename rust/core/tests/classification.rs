@@ -23,7 +23,7 @@ fn rows(c: &[u32], k: usize) -> Vec<(usize, usize)> {
     out
 }
 
-/// Bookmaker sum of spec 3.2, evaluated per sample.
+/// Bookmaker sum of docs/definitions.md §3.2, evaluated per sample.
 fn informedness_by_samples(s: &[(usize, usize)], k: usize) -> f64 {
     let n = s.len() as f64;
     let prev: Vec<f64> = (0..k)

@@ -114,7 +114,7 @@ fn bin_edges_follow_the_spec() {
     assert_eq!(calibration_bin(0.5, 10), 4);
     assert_eq!(calibration_bin(0.500_000_000_000_000_1, 10), 5);
     assert_eq!(calibration_bin(1.0, 10), 9);
-    // 0.1 + 0.2 = 0.30000000000000004 > 3/10: bin 4 (spec 7.3).
+    // 0.1 + 0.2 = 0.30000000000000004 > 3/10: bin 4 (docs/definitions.md §7.3).
     assert_eq!(calibration_bin(0.1 + 0.2, 10), 3);
     for m in 1..=15 {
         let edge = m as f64 / 15.0;

@@ -1,4 +1,4 @@
-//! Kendall's tau-b and tau-c (spec 5): the pair counts of two vectors.
+//! Kendall's tau-b and tau-c (docs/definitions.md §5.3): the pair counts of two vectors.
 //!
 //! Two exact methods give the same counts. Knight's algorithm (a parallel sort
 //! of the `(x, y)` pairs, then a merge sort counting the inversions of `y`)
@@ -14,7 +14,7 @@ use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, Pool};
 use rayon::prelude::*;
 
-/// Pair counts of Kendall's tau between two vectors (spec 5, Knight 1966).
+/// Pair counts of Kendall's tau between two vectors (docs/definitions.md §5.3, Knight 1966).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KendallCounts {
     /// Rows.
@@ -213,7 +213,7 @@ pub enum KendallMethod {
 /// Most distinct values per vector the table sweep handles (ranks fit `u16`).
 pub const TABLE_MAX_DISTINCT: usize = 1 << 16;
 
-/// Kendall pair counts of `(x, y)` (spec 5), by the fastest exact method.
+/// Kendall pair counts of `(x, y)` (docs/definitions.md §5.3), by the fastest exact method.
 ///
 /// # Errors
 /// Length mismatch, empty input, NaN or infinite values.
