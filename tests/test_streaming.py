@@ -239,7 +239,7 @@ def test_group_kernels_against_numpy_and_errors(be: str) -> None:
         direct = k.binary_ranking(ok, conf, weight)
         for key in ("reversed", "tied", "ordered", "n_pos", "n_neg", "n_thresholds"):
             assert whole[key] == direct[key]
-        for key in ("w_reversed", "aurc", "average_precision", "aupr_trapezoid"):
+        for key in ("reversed_share", "tied_share", "aurc", "average_precision", "aupr_trapezoid"):
             assert whole[key] == pytest.approx(direct[key], rel=1e-12)
         a = k.score_groups(ok[:2000], conf[:2000], None if weight is None else weight[:2000])
         b = k.score_groups(ok[2000:], conf[2000:], None if weight is None else weight[2000:])

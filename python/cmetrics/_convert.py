@@ -128,6 +128,16 @@ def _bad_object(a: np.ndarray, i: int, name: str) -> LabelError:
     return LabelError(f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type")
 
 
+def check_object_strings(a: np.ndarray, name: str) -> None:
+    """Every element of an object label array must be a ``str`` (``np.str_`` included):
+    the :class:`LabelError` names the first that is not (missing or of another type)."""
+    if a.dtype.kind != "O" or a.shape[0] == 0:
+        return
+    is_str = np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool)
+    if not is_str.all():
+        raise _bad_object(a, int(np.flatnonzero(~is_str)[0]), name)
+
+
 def _strings(a: np.ndarray) -> np.ndarray:
     """``<U`` arrays pass through; so do object arrays, whose elements the
     encoding kernel checks (every one must be a ``str``) while it hashes them."""

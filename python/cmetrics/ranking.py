@@ -13,6 +13,7 @@ the positive class (as scikit-learn's ``roc_auc_score``), or ``pos_label=``.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from fractions import Fraction
 from dataclasses import dataclass
@@ -23,14 +24,16 @@ import numpy.typing as npt
 
 from cmetrics import _convert
 from cmetrics._config import Backend, get_num_threads, resolve_backend
-from cmetrics._numpy.ranking import check_finite, tie_runs
+from cmetrics._numpy.ranking import check_finite, check_totals, check_weights, order_keys, tie_runs
 from cmetrics.exceptions import (
+    LabelError,
     LengthMismatchError,
     NonFiniteError,
     ShapeError,
     UndefinedMetricWarning,
     UnsupportedDtypeError,
     ValidationError,
+    WeightError,
 )
 
 __all__ = [
@@ -51,30 +54,59 @@ __all__ = [
 Ties = Literal["half", "strict", "harsh"]
 
 
-def _scores(x: Any, name: str) -> npt.NDArray[np.float64]:
+def _scores(x: Any, name: str) -> np.ndarray:
+    """Scores as the kernels read them: float64, or int64 / uint64 for integers, which are
+    ordered as integers (float64 holds integers exactly only up to 2^53)."""
     a = _convert.as_1d(x, name)
-    if a.dtype.kind not in "biuf":
-        msg = f"{name} has dtype {a.dtype}; pass real numbers"
-        raise UnsupportedDtypeError(msg)
-    return np.ascontiguousarray(a, dtype=np.float64)
+    if a.dtype.kind == "O":
+        try:
+            a = np.array(a.tolist())
+        except (TypeError, ValueError, OverflowError):
+            a = np.empty(0, dtype=object)
+        if a.dtype.kind not in "biuf" or a.ndim != 1:
+            msg = f"{name} holds objects that are not numbers; pass real numbers"
+            raise UnsupportedDtypeError(msg)
+    kind = a.dtype.kind
+    if kind == "b" or kind == "i" or (kind == "u" and a.dtype.itemsize < 8):
+        return np.ascontiguousarray(a, dtype=np.int64)
+    if kind == "u":
+        return np.ascontiguousarray(a, dtype=np.uint64)
+    if kind == "f":
+        return np.ascontiguousarray(a, dtype=np.float64)
+    msg = f"{name} has dtype {a.dtype}; pass real numbers"
+    raise UnsupportedDtypeError(msg)
 
 
 def _binary(y_true: Any, pos_label: Any, name: str = "y_true") -> npt.NDArray[np.bool_]:
+    """``y_true == pos_label`` for binary labels, with scikit-learn's rules: integer labels
+    in {0, 1} or {-1, 1} need no ``pos_label`` (1 is positive), two string labels take the
+    greater as positive, and a ``pos_label`` that is not one of two present labels raises."""
     a = _convert.as_1d(y_true, name)
     if a.dtype == np.bool_:
-        return np.ascontiguousarray(a) if pos_label in (None, True) else ~a
-    if a.dtype.kind == "f" and not np.isfinite(a).all():
-        raise NonFiniteError(f"{name} has NaN or infinite values; pass labels")
-    classes = np.unique(a)
+        if pos_label not in (None, True, False, 0, 1):
+            msg = f"pos_label={pos_label!r} is not a valid label. It should be one of [False, True]"
+            raise LabelError(msg)
+        return np.ascontiguousarray(a) if pos_label in (None, True, 1) else ~a
+    pair = _convert.label_pair(a, a, names=(name, name))
+    values = pair.y_true
+    if pair.kind == "str":
+        _convert.check_object_strings(values, name)
+        values = values.astype(np.str_)
+    classes = np.unique(values)
+    shown = classes.tolist()[:10]
+    if len(classes) > 2:
+        msg = f"{name} has {len(classes)} classes; these metrics are binary (pass a bool array or pos_label=)"
+        raise ValidationError(msg)
     if pos_label is None:
-        if len(classes) > 2:
-            msg = f"{name} has {len(classes)} classes; these metrics are binary (pass a bool array or pos_label=)"
-            raise ValidationError(msg)
-        if a.dtype.kind in "iuf" and not set(classes.tolist()) <= {0, 1} and not set(classes.tolist()) <= {-1, 1}:
-            msg = f"{name} has labels {classes.tolist()}; pass pos_label= to say which one is positive"
-            raise ValidationError(msg)
-        pos_label = 1 if a.dtype.kind in "iuf" else (classes[-1] if len(classes) else None)
-    return np.ascontiguousarray(a == pos_label)
+        if pair.kind == "int" and not set(classes.tolist()) <= {0, 1} and not set(classes.tolist()) <= {-1, 1}:
+            msg = (f"{name} takes value in {shown} and pos_label is not specified: either make {name} take "
+                   "value in {0, 1} or {-1, 1} or pass pos_label explicitly")
+            raise LabelError(msg)
+        pos_label = 1 if pair.kind == "int" else (classes[-1] if len(classes) else None)
+    elif (isinstance(pos_label, str) != (pair.kind == "str")) or (len(classes) == 2 and pos_label not in shown):
+        msg = f"pos_label={pos_label!r} is not a valid label. It should be one of {shown}"
+        raise LabelError(msg)
+    return np.ascontiguousarray(values == pos_label)
 
 
 def _same_length(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray) -> None:
@@ -99,20 +131,16 @@ def _undefined(what: str) -> float:
     return float("nan")
 
 
-def _pairs(d: dict[str, Any], weighted: bool) -> tuple[float, float, float, float]:
-    """(reversed, tied, ordered, all pairs), exact without weights."""
-    if not weighted:
-        return float(d["reversed"]), float(d["tied"]), float(d["ordered"]), float(d["n_pos"] * d["n_neg"])
-    total = d["w_pos"] * d["w_neg"]
-    return d["w_reversed"], d["w_tied"], total - d["w_reversed"] - d["w_tied"], total
+def _no_pairs(d: dict[str, Any]) -> bool:
+    """No (positive, negative) pair to rank: one side empty, or of zero weight."""
+    return bool(d["n_pos"] == 0 or d["n_neg"] == 0 or math.isnan(d["reversed_share"]))
 
 
 def _refinement_value(d: dict[str, Any], ties: str, weighted: bool) -> float:
     if ties not in ("half", "strict", "harsh"):
         msg = f"ties={ties!r} is not one of 'half', 'strict', 'harsh'"
         raise ValidationError(msg)
-    rev, tied, _, total = _pairs(d, weighted)
-    if d["n_pos"] == 0 or d["n_neg"] == 0 or total == 0:
+    if _no_pairs(d):
         return _undefined("refinement is undefined when all predictions are correct or all are wrong "
                           "(c(n - c) = 0); returning NaN")
     if not weighted:  # exact integer arithmetic, one rounding
@@ -120,8 +148,33 @@ def _refinement_value(d: dict[str, Any], ties: str, weighted: bool) -> float:
         value = {"strict": Fraction(pairs - r, pairs), "half": Fraction(2 * (pairs - r) - t, 2 * pairs),
                  "harsh": Fraction(pairs - r - t, pairs)}[ties]
         return float(value)
-    lost = {"strict": rev, "half": rev + tied / 2, "harsh": rev + tied}[ties]
-    return 1.0 - lost / total
+    # The weighted shares are summed separately: each is in [0, 1]; the clamp only absorbs
+    # the last ulp of a sum of two of them.
+    rev, tied = d["reversed_share"], d["tied_share"]
+    value = {"strict": 1.0 - rev, "half": 1.0 - rev - tied / 2, "harsh": 1.0 - rev - tied}[ties]
+    return min(1.0, max(0.0, value))
+
+
+def _reversed_weight(d: dict[str, Any]) -> float:
+    """The summed weight ``w_i w_j`` of the reversed pairs (absolute units: it may leave float64)."""
+    share = d["reversed_share"]
+    value = share * d["w_pos"] * d["w_neg"]
+    if not math.isfinite(value) or (share > 0 and value < sys.float_info.min):
+        msg = ("the weighted count of reversed pairs is beyond the float64 range; divide every sample_weight by the "
+               "same constant (normalised metrics such as reversed_pair_proportion do not change)")
+        raise WeightError(msg)
+    return float(value)
+
+
+def _rpp(d: dict[str, Any], weighted: bool) -> float:
+    """Reversed pairs over all ordered pairs of samples, ``L / n^2`` (weights: over ``(sum w)^2``)."""
+    if not weighted:
+        n = d["n_pos"] + d["n_neg"]
+        return float(Fraction(d["reversed"], n * n))
+    if _no_pairs(d):
+        return 0.0
+    total = d["w_pos"] + d["w_neg"]
+    return float(d["reversed_share"] * (d["w_pos"] / total) * (d["w_neg"] / total))
 
 
 def roc_auc_score(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_label: Any = None,
@@ -134,7 +187,7 @@ def roc_auc_score(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_l
     0.75
     """
     d = _walk(_binary(y_true, pos_label), _scores(y_score, "y_score"), sample_weight, backend, curves=False)
-    if d["n_pos"] == 0 or d["n_neg"] == 0:
+    if _no_pairs(d):
         return _undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
     return _refinement_value(d, "half", sample_weight is not None)
 
@@ -195,13 +248,7 @@ def reversed_pair_proportion(correct: Any, confidence: Any, *, sample_weight: An
     0.07
     """
     d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend, curves=False)
-    if sample_weight is None:
-        n = d["n_pos"] + d["n_neg"]
-        return float(Fraction(d["reversed"], n * n))
-    total = d["w_pos"] + d["w_neg"]
-    if total == 0:
-        return _undefined("sample_weight sums to 0; RPP is undefined")
-    return float(d["w_reversed"] / (total * total))
+    return _rpp(d, sample_weight is not None)
 
 
 def kendall_tau_distance(correct: Any, confidence: Any, *, sample_weight: Any = None,
@@ -214,9 +261,9 @@ def kendall_tau_distance(correct: Any, confidence: Any, *, sample_weight: Any = 
     7.0
     """
     d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend, curves=False)
-    if d["n_pos"] == 0 or d["n_neg"] == 0:
+    if _no_pairs(d):
         return _undefined("kendall_tau_distance is undefined when all predictions are correct or all are wrong")
-    return float(d["reversed"]) if sample_weight is None else float(d["w_reversed"])
+    return float(d["reversed"]) if sample_weight is None else _reversed_weight(d)
 
 
 def aurc(correct: Any, confidence: Any, *, sample_weight: Any = None, backend: Backend = "auto") -> float:
@@ -247,43 +294,49 @@ def risk_coverage_curve(correct: Any, confidence: Any, *, sample_weight: Any = N
     _same_length("correct", ok, "confidence", conf)
     check_finite("confidence", conf)
     w = _weights(sample_weight, ok.shape[0])
+    if w is not None:
+        check_weights(w, ok.shape[0])
+        check_totals(float(np.sum(w)), 0.0, ok.shape[0])
     w = np.ones(ok.shape[0]) if w is None else w
-    order = np.argsort(-(conf + 0.0), kind="stable")
-    c, o, ww = conf[order] + 0.0, ok[order], w[order]
+    keys = order_keys(conf)
+    order = np.argsort(keys, kind="stable")[::-1]
+    c, o, ww = keys[order], ok[order], w[order]
     starts = tie_runs(c)
     accepted = np.cumsum(np.add.reduceat(ww, starts)) if len(c) else np.zeros(0)
     errors = np.cumsum(np.add.reduceat(np.where(o, 0.0, ww), starts)) if len(c) else np.zeros(0)
     total = accepted[-1] if len(accepted) else 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
         coverage = accepted / total
-        risk = errors / accepted
-    return coverage, risk, c[starts]
+        risk = errors / accepted  # NaN only where nothing of weight is accepted yet
+    return coverage, risk, c[starts].astype(np.float64)
 
 
 def kendall_tau(x: Any, y: Any, *, variant: Literal["b", "c"] = "b", backend: Backend = "auto") -> float:
-    """Kendall's tau-b (default) or tau-c between two real vectors, with ties (docs/definitions.md §5.3). Equals
-    ``scipy.stats.kendalltau(x, y, variant=...).statistic``. The compiled core counts the pairs
-    exactly by Knight's O(n log n) sort, or, when both vectors have at most 65,536 distinct
-    values (rounded scores, grades, quantised confidences), by a faster O(n + D_x D_y) sweep
-    over the table of their ranks; both give the same counts.
-    NaN (with ``UndefinedMetricWarning``) when x or y is constant or n < 2; NaN input raises.
+    """Kendall's tau-b (default) or tau-c between two real vectors, with ties (docs/definitions.md §5.3).
+
+    Equals ``scipy.stats.kendalltau(x, y, variant=...).statistic``. Integers are ordered as
+    integers (int64 and uint64 values at any magnitude), ``-inf`` and ``inf`` as the smallest and
+    largest values, as scipy orders them; NaN raises ``NonFiniteError``. The compiled core counts
+    the pairs exactly by Knight's O(n log n) sort, or, when both vectors have at most 65,536
+    distinct values (rounded scores, grades, quantised confidences), by a faster O(n + D_x D_y)
+    sweep over the table of their ranks; both give the same counts. A constant vector, or a
+    single sample, gives NaN with an ``UndefinedMetricWarning`` (scipy's value); empty input
+    raises ``ShapeError``.
 
     >>> kendall_tau([1, 2, 3, 4, 5], [3, 1, 2, 5, 4])
     0.4
+    >>> kendall_tau([2**62, 2**62 + 1, 2**62 + 2], [3, 2, 1])
+    -1.0
     """
     if variant not in ("b", "c"):
         msg = f"variant={variant!r} is not one of 'b', 'c'"
         raise ValidationError(msg)
-    xs, ys = _scores(x, "x"), _scores(y, "y")  # the kernels check lengths and finiteness
+    xs, ys = _scores(x, "x"), _scores(y, "y")  # the kernels check lengths and NaN
     d = resolve_backend(backend).kendall_counts(xs, ys, get_num_threads())
     value = float(d["tau_b"] if variant == "b" else d["tau_c"])
     if math.isnan(value):
         return _undefined("Kendall's tau is undefined for a constant vector or fewer than 2 samples; returning NaN")
-    if variant == "b":  # exact numerator, one division (as scipy's formula)
-        n0 = d["n"] * (d["n"] - 1) // 2
-        num = n0 + d["joint_ties"] - d["x_ties"] - d["y_ties"] - 2 * d["discordant"]
-        value = num / (math.sqrt(n0 - d["x_ties"]) * math.sqrt(n0 - d["y_ties"]))
-    return min(1.0, max(-1.0, value))
+    return value
 
 
 @dataclass(frozen=True)
@@ -346,16 +399,18 @@ def selective_from_walk(d: dict[str, Any], ties: str, weighted: bool) -> Selecti
         ref = _refinement_value(d, ties, weighted)
         auroc = _refinement_value(d, "half", weighted)
     total = d["w_pos"] + d["w_neg"]
-    n = d["n_pos"] + d["n_neg"]
-    undefined = d["n_pos"] == 0 or d["n_neg"] == 0
+    undefined = _no_pairs(d)
     if undefined:
         warnings.warn("refinement, AUROC and the Kendall-tau distance are undefined when all predictions are "
                       "correct or all are wrong; they are NaN", UndefinedMetricWarning, stacklevel=3)
-    rpp = (d["reversed"] / (n * n)) if not weighted else (d["w_reversed"] / (total * total) if total else float("nan"))
+    if undefined:
+        distance = float("nan")
+    else:
+        distance = float(d["reversed"]) if not weighted else _reversed_weight(d)
     return SelectiveScores(
-        refinement=ref, auroc=auroc, reversed_pair_proportion=float(rpp),
-        kendall_tau_distance=float("nan") if undefined else float(d["reversed"] if not weighted else d["w_reversed"]),
+        refinement=ref, auroc=auroc, reversed_pair_proportion=_rpp(d, weighted),
+        kendall_tau_distance=distance,
         aurc=float(d["aurc"]), aupr=float(d["aupr_trapezoid"]),
         average_precision=float(d["average_precision"]) if d["w_pos"] > 0 else 0.0,
-        accuracy=float(d["w_pos"] / total) if total else float("nan"),
+        accuracy=float(d["w_pos"] / total),
     )

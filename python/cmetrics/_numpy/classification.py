@@ -1,12 +1,15 @@
 """Metrics from a confusion matrix with numpy (mirror of
-``rust/core/src/classification.rs``; NaN marks 0/0 entries)."""
+``rust/core/src/classification.rs``; NaN marks 0/0 entries).
+
+As in the Rust module, every metric reads the table multiplied by the power of two that
+brings its total into [0.5, 1) (:func:`_table`): exact, and no product of sums can overflow."""
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics.exceptions import ShapeError, ValidationError
+from cmetrics.exceptions import ShapeError, ValidationError, WeightError
 
 F64 = npt.NDArray[np.float64]
 
@@ -17,6 +20,19 @@ def _square(c: np.ndarray) -> np.ndarray:
         msg = f"confusion matrix has the wrong shape: {c.shape} is not a non-empty square"
         raise ShapeError(msg)
     return c
+
+
+def _table(c: np.ndarray) -> np.ndarray:
+    """``c`` scaled by a power of two bringing its total into [0.5, 1)."""
+    c = _square(c)
+    total = float(c.sum())
+    if not np.isfinite(total):
+        msg = ("the total of the confusion matrix is beyond the float64 range; divide every sample_weight by the "
+               "same constant (the metrics do not change)")
+        raise WeightError(msg)
+    if total <= 0:
+        return c
+    return np.ldexp(c, -int(np.frexp(total)[1]))
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> F64:
@@ -48,13 +64,13 @@ def precision_recall_fbeta(tp: np.ndarray, true_sum: np.ndarray, pred_sum: np.nd
 
 def accuracy(c: np.ndarray) -> float:
     """``trace / N``."""
-    c = _square(c)
+    c = _table(c)
     return float(np.trace(c) / c.sum())
 
 
 def balanced_accuracy(c: np.ndarray, adjusted: bool) -> tuple[float, int]:
     """Mean recall over classes present in the truth, and how many there are."""
-    tp, n, _, _ = marginals(c)
+    tp, n, _, _ = marginals(_table(c))
     keep = n > 0
     kept = int(keep.sum())
     score = float(np.mean(tp[keep] / n[keep]))
@@ -68,7 +84,7 @@ def balanced_accuracy(c: np.ndarray, adjusted: bool) -> tuple[float, int]:
 
 def matthews_corrcoef(c: np.ndarray) -> float:
     """Gorodkin's R_K; 0.0 when the denominator vanishes."""
-    c = _square(c)
+    c = _table(c)
     t, p = c.sum(axis=1), c.sum(axis=0)
     s = t.sum()
     cov_ytyp = np.trace(c) * s - t @ p
@@ -82,7 +98,7 @@ def matthews_corrcoef(c: np.ndarray) -> float:
 
 def cohen_kappa(c: np.ndarray, weights: str | None = None) -> float:
     """Cohen's kappa as scikit-learn computes it; NaN when expected disagreement is 0."""
-    c = _square(c)
+    c = _table(c)
     k = c.shape[0]
     expected = np.outer(c.sum(axis=0), c.sum(axis=1)) / c.sum()
     idx = np.arange(k)
@@ -111,13 +127,13 @@ def _ovr_j(tp: np.ndarray, r: np.ndarray, q: np.ndarray, total: float) -> F64:
 
 def youden_j_per_class(c: np.ndarray) -> F64:
     """Per-class Youden J, NaN unless ``0 < n_c < N``."""
-    tp, n, m, total = marginals(c)
+    tp, n, m, total = marginals(_table(c))
     return _ovr_j(tp, n, m, total)
 
 
 def markedness_per_class(c: np.ndarray) -> F64:
     """Per-class markedness, NaN unless ``0 < m_c < N``."""
-    tp, n, m, total = marginals(c)
+    tp, n, m, total = marginals(_table(c))
     return _ovr_j(tp, m, n, total)
 
 
@@ -148,19 +164,19 @@ def _bookmaker(tp: np.ndarray, r: np.ndarray, q: np.ndarray, total: float, prior
 
 def informedness(c: np.ndarray, prior: np.ndarray | None = None) -> float:
     """Powers' bookmaker informedness; NaN with fewer than two true classes."""
-    tp, n, m, total = marginals(c)
+    tp, n, m, total = marginals(_table(c))
     return _bookmaker(tp, n, m, total, prior)
 
 
 def markedness(c: np.ndarray) -> float:
     """Informedness of the transposed problem; NaN with fewer than two predicted classes."""
-    tp, n, m, total = marginals(c)
+    tp, n, m, total = marginals(_table(c))
     return _bookmaker(tp, m, n, total, None)
 
 
 def mutual_information_bits(c: np.ndarray) -> float:
     """Plug-in mutual information in bits, clamped at 0 (sum of logs of counts: no underflow)."""
-    c = _square(c)
+    c = _table(c)
     total = c.sum()
     r = np.broadcast_to(c.sum(axis=1)[:, None], c.shape)
     q = np.broadcast_to(c.sum(axis=0)[None, :], c.shape)
@@ -171,7 +187,7 @@ def mutual_information_bits(c: np.ndarray) -> float:
 
 def normalized_information_transfer(c: np.ndarray, n_classes: int | None = None) -> float:
     """``2^MI / k``, k = classes present in the truth unless given."""
-    c = _square(c)
+    c = _table(c)
     if n_classes is None:
         k = int((c.sum(axis=1) > 0).sum())
     else:
@@ -184,7 +200,7 @@ def normalized_information_transfer(c: np.ndarray, n_classes: int | None = None)
 
 def entropy_modulated_accuracy(c: np.ndarray) -> float:
     """``2^-H(X|Y)``."""
-    c = _square(c)
+    c = _table(c)
     total = c.sum()
     col = np.broadcast_to(c.sum(axis=0), c.shape)
     nz = c > 0

@@ -85,10 +85,16 @@ def evaluate_proba(
         "true_count": np.zeros(k, dtype=np.uint64),
         "true_weight": np.zeros(k),
     }
-    for lo in range(0, n, _CHUNK):
-        hi = min(lo + _CHUNK, n)
-        _chunk(out, lo, y_true[lo:hi], y_proba[lo:hi], None if y_pred is None else y_pred[lo:hi],
-               None if sample_weight is None else sample_weight[lo:hi], k, tol, validate, entropy, scores, n_bins, hard)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for lo in range(0, n, _CHUNK):
+            hi = min(lo + _CHUNK, n)
+            _chunk(out, lo, y_true[lo:hi], y_proba[lo:hi], None if y_pred is None else y_pred[lo:hi],
+                   None if sample_weight is None else sample_weight[lo:hi], k, tol, validate, entropy, scores, n_bins,
+                   hard)
+    if not all(np.isfinite(out[key]) for key in ("weight_sum", "entropy_sum", "brier_sum", "log_loss_sum")):
+        msg = ("a weighted sum of the probability pass is beyond the float64 range; divide every sample_weight by "
+               "the same constant (the metrics do not change)")
+        raise WeightError(msg)
     if not out["weight_sum"] > 0:
         msg = "sample_weight sums to 0; at least one sample needs a positive weight"
         raise WeightError(msg)

@@ -9,15 +9,41 @@ from typing import Any
 
 import numpy as np
 
-from cmetrics.exceptions import LengthMismatchError, NonFiniteError, ValidationError, WeightError
+from cmetrics.exceptions import LengthMismatchError, NonFiniteError, ShapeError, ValidationError, WeightError
 
 
 def check_finite(arg: str, x: np.ndarray) -> None:
+    if x.dtype.kind != "f":
+        return  # integers are finite
     bad = ~np.isfinite(x)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         msg = f"{arg}[{i}] = {float(x[i])!r} is not finite; remove or impute NaN and infinite values"
         raise NonFiniteError(msg)
+
+
+def check_not_nan(arg: str, x: np.ndarray) -> None:
+    """NaN is refused where values are ordered (infinities order as extremes)."""
+    if x.dtype.kind != "f":
+        return
+    bad = np.isnan(x)
+    if bad.any():
+        msg = f"{arg}[{int(np.flatnonzero(bad)[0])}] is NaN; remove or impute NaN values"
+        raise NonFiniteError(msg)
+
+
+def order_keys(x: np.ndarray) -> np.ndarray:
+    """Values that sort as the scores do: floats with -0.0 as 0.0, integers as they are."""
+    return x + 0.0 if x.dtype.kind == "f" else x
+
+
+def weight_scale(total: float) -> float:
+    """A power of two bringing ``total`` into [0.5, 1) (1 for 0 or non-finite): the scale the
+    Rust walk multiplies every weight by, so that no product of weight sums leaves the float64 range."""
+    if not (np.isfinite(total) and total > 0):
+        return 1.0
+    _, e = np.frexp(total)
+    return float(np.ldexp(1.0, -int(e)))
 
 
 def _check_pair(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray, data: str) -> None:
@@ -26,7 +52,7 @@ def _check_pair(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray, data: st
         msg = f"{a_name} has {a.shape[0]} rows but {b_name} has {b.shape[0]}; pass arrays of the same length"
         raise LengthMismatchError(msg)
     if a.shape[0] == 0:
-        raise ValidationError(f"{data} is empty; at least one sample is required")
+        raise ShapeError(f"{data} is empty; at least one sample is required")
 
 
 def tie_runs(sorted_values: np.ndarray) -> np.ndarray:
@@ -42,7 +68,7 @@ def _tie_pairs(starts: np.ndarray, n: int) -> int:
     return int(sum(t * (t - 1) // 2)) if len(t) else 0
 
 
-def _check_weights(sample_weight: np.ndarray | None, n: int) -> None:
+def check_weights(sample_weight: np.ndarray | None, n: int) -> None:
     if sample_weight is None:
         return
     if sample_weight.shape[0] != n:
@@ -65,6 +91,17 @@ def binary_ranking(
     return _walk_ascending(score_groups(positive, score, sample_weight), curves)
 
 
+def check_totals(w_pos: float, w_neg: float, rows: int) -> None:
+    """The weight totals must be finite and, when there are rows, positive (as the Rust kernels)."""
+    if not np.isfinite(w_pos + w_neg):
+        msg = ("the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
+               "constant (the metrics do not change)")
+        raise WeightError(msg)
+    if rows and not w_pos + w_neg > 0:
+        msg = "sample_weight sums to 0; at least one sample needs a positive weight"
+        raise WeightError(msg)
+
+
 def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:
     """``sum(a * b)`` as an exact integer (int64 when ``bound`` says it cannot overflow)."""
     if len(a) == 0:
@@ -75,22 +112,34 @@ def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:
 
 
 def _walk_desc(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, curves: bool = True,
-               ) -> dict[str, Any]:
+               weighted: bool = False) -> dict[str, Any]:
     """The walk over tie groups given from the highest score down: positive and negative
-    counts and weights per group."""
+    counts and weights per group (as the Rust walk)."""
     n_pos, n_neg = int(cp.sum()), int(cn.sum())
     neg_above = np.cumsum(cn) - cn
     # Exact integers for the pair counts (every partial sum is at most n_pos * n_neg).
     reversed_ = _exact_dot(cp, neg_above, n_pos * n_neg)
     tied = _exact_dot(cp, cn, n_pos * n_neg)
+    ordered = n_pos * n_neg - reversed_ - tied
     w_pos, w_neg = float(np.sum(wp)), float(np.sum(wn))
-    # Sequential sums in walk order, as the Rust loop.
-    w_neg_above = np.cumsum(wn) - wn
-    ap, aupr, aurc = _curves(wp, wn, w_pos, w_neg) if curves else (float("nan"),) * 3  # as the Rust kernel
+    check_totals(w_pos, w_neg, n_pos + n_neg)
+    if weighted:
+        # Weights scaled by a power of two; each kind of pair summed on its own.
+        scale = weight_scale(max(w_pos, w_neg))
+        sp, sn = wp * scale, wn * scale
+        w_rev = float(np.sum(sp * (np.cumsum(sn) - sn)))
+        w_ord = float(np.sum(sn * (np.cumsum(sp) - sp)))
+        w_tied = float(np.sum(sp * sn))
+        every = w_rev + w_tied + w_ord
+        shares = (w_rev / every, w_tied / every, w_ord / every) if every > 0 else (float("nan"),) * 3
+    else:
+        every = reversed_ + tied + ordered
+        shares = (reversed_ / every, tied / every, ordered / every) if every else (float("nan"),) * 3
+    ap, aupr, aurc = _curves(cp, cn, wp, wn) if curves else (float("nan"),) * 3  # as the Rust kernel
     return {
         "n_pos": n_pos, "n_neg": n_neg, "w_pos": w_pos, "w_neg": w_neg,
-        "reversed": reversed_, "tied": tied, "ordered": n_pos * n_neg - reversed_ - tied,
-        "w_reversed": float(np.sum(wp * w_neg_above)), "w_tied": float(np.sum(wp * wn)),
+        "reversed": reversed_, "tied": tied, "ordered": ordered,
+        "reversed_share": shares[0], "tied_share": shares[1], "ordered_share": shares[2],
         "average_precision": ap, "aupr_trapezoid": aupr, "aurc": aurc, "n_thresholds": int(len(cp)),
     }
 
@@ -115,17 +164,26 @@ def score_groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndar
     n = score.shape[0]
     _check_pair("y_true", positive, "y_score", score, "y_score")
     check_finite("y_score", score)
-    _check_weights(sample_weight, n)
-    key = score + 0.0
+    check_weights(sample_weight, n)
+    if sample_weight is not None:
+        check_totals(float(np.sum(sample_weight)), 0.0, n)
+    return _groups(positive, score, sample_weight)
+
+
+def _groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None) -> Groups:
+    """The tie groups of checked rows (group values as float64)."""
+    n = score.shape[0]
+    key = order_keys(score)
     order = np.argsort(key, kind="stable")
     s, p = key[order], positive[order]
     starts = tie_runs(s)
     size = np.diff(np.append(starts, n)).astype(np.uint64)
-    cp = np.add.reduceat(p.astype(np.uint64), starts)
+    cp = np.add.reduceat(p.astype(np.uint64), starts) if n else np.zeros(0, np.uint64)
+    values = s[starts].astype(np.float64)
     if sample_weight is None:
-        return s[starts], cp, size - cp, None, None
+        return values, cp, size - cp, None, None
     w = sample_weight[order]
-    return (s[starts], cp, size - cp, np.add.reduceat(np.where(p, w, 0.0), starts),
+    return (values, cp, size - cp, np.add.reduceat(np.where(p, w, 0.0), starts),
             np.add.reduceat(np.where(p, 0.0, w), starts))
 
 
@@ -161,23 +219,26 @@ def _walk_ascending(groups: Groups, curves: bool) -> dict[str, Any]:
     cp, cn = p[::-1].astype(np.int64), q[::-1].astype(np.int64)
     if wp is None or wn is None:
         return _walk_desc(cp, cn, cp.astype(np.float64), cn.astype(np.float64), curves)
-    return _walk_desc(cp, cn, wp[::-1], wn[::-1], curves)
+    return _walk_desc(cp, cn, wp[::-1], wn[::-1], curves, weighted=True)
 
 
-def _curves(wp: np.ndarray, wn: np.ndarray, w_pos: float, w_neg: float) -> tuple[float, float, float]:
-    """(AP, trapezoid AUPR, AURC) from the per-group weights, highest scores first."""
-    tp = np.cumsum(wp)
-    fp = np.cumsum(wn)
+def _curves(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray) -> tuple[float, float, float]:
+    """(AP, trapezoid AUPR, AURC) from the per-group counts and weights, highest scores first.
+    A side with no row at or above a group (counted exactly) contributes exactly 0 there."""
+    tp = np.where(np.cumsum(cp) > 0, np.cumsum(wp), 0.0)
+    fp = np.where(np.cumsum(cn) > 0, np.cumsum(wn), 0.0)
+    w_pos, w_neg = float(np.sum(wp)), float(np.sum(wn))
     covered = tp + fp
     total = w_pos + w_neg
     ok = covered > 0
     precision = np.where(ok, tp / np.where(ok, covered, 1.0), 0.0)
     if w_pos > 0:
+        # sum_k (tp_k - tp_{k-1}) P_k, divided once: a perfect ranking gives exactly 1.
+        ap = float(np.sum(wp * precision) / w_pos)
         recall = tp / w_pos
         last_recall = np.concatenate(([0.0], recall[:-1]))
-        ap = float(np.sum(np.where(ok, (recall - last_recall) * precision, 0.0)))
         last_precision = np.concatenate(([1.0], precision[:-1]))
-        full = np.flatnonzero(tp >= w_pos)
+        full = np.flatnonzero(np.cumsum(cp) >= cp.sum())
         stop = int(full[0]) + 1 if len(full) else len(tp)
         seg = ((recall - last_recall) * (precision + last_precision) / 2.0)[:stop]
         aupr = float(np.sum(seg[ok[:stop]]))
@@ -214,10 +275,10 @@ def _inversions(r: np.ndarray) -> int:
 def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str, Any]:
     n = x.shape[0]
     _check_pair("x", x, "y", y, "x")
-    check_finite("x", x)
-    check_finite("y", y)
-    x = x + 0.0
-    y = y + 0.0
+    check_not_nan("x", x)
+    check_not_nan("y", y)
+    x = order_keys(x)
+    y = order_keys(y)
     order = np.lexsort((y, x))
     xs, ys = x[order], y[order]
     x_starts = tie_runs(xs)
@@ -230,9 +291,11 @@ def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str
     n0 = n * (n - 1) // 2
     cmd = n0 + joint_ties - x_ties - y_ties - 2 * discordant
     a, b = n0 - x_ties, n0 - y_ties
-    tau_b = float("nan") if a == 0 or b == 0 else cmd / (np.sqrt(float(a)) * np.sqrt(float(b)))
+    # As scipy: two square roots, two divisions, clamped to [-1, 1] against rounding.
+    tau_b = float("nan") if a == 0 or b == 0 else float(np.clip(cmd / np.sqrt(float(a)) / np.sqrt(float(b)), -1, 1))
     m = min(len(x_starts), len(uy))
-    tau_c = float("nan") if m < 2 or n < 2 else 2.0 * cmd / (float(n) * float(n) * (m - 1.0) / m)
+    tau_c = float("nan") if m < 2 or n < 2 else \
+        float(np.clip(2.0 * cmd / (float(n) * float(n) * (m - 1.0) / m), -1, 1))
     return {
         "n": n, "x_ties": x_ties, "y_ties": y_ties, "joint_ties": joint_ties, "discordant": discordant,
         "x_distinct": int(len(x_starts)), "y_distinct": int(len(uy)), "tau_b": float(tau_b), "tau_c": float(tau_c),
@@ -275,7 +338,7 @@ class GroupState:
             msg = (f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
                    "pass arrays of the same length")
             raise LengthMismatchError(msg)
-        _check_weights(sample_weight, n)
+        check_weights(sample_weight, n)
         return int(n)
 
     def _weights_match(self, weighted: bool, arg: str) -> None:
@@ -292,7 +355,7 @@ class GroupState:
             return
         n = self._check_rows(positive, score, sample_weight)
         if n:
-            self._push(score_groups(positive, score, sample_weight))
+            self._push(_groups(positive, score, sample_weight))
 
     def _add_binned(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None,
                     bins: int) -> None:

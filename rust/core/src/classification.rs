@@ -4,7 +4,14 @@
 //! counts or weighted sums) and costs O(k^2) at most. Entries that are 0/0
 //! come back as NaN; the Python layer turns them into the `zero_division`
 //! value and the warning, identically for both backends. Whole-table metrics
-//! return NaN only where the spec says "NaN + warning".
+//! return NaN only where docs/definitions.md says "NaN with a warning".
+//!
+//! The metrics are ratios, so they do not change when every entry is
+//! multiplied by one constant (docs/definitions.md §1.3). Each function reads
+//! the table multiplied by a power of two that brings its total into
+//! [0.5, 1) ([`Table`]): an exact operation, so the values are those of the
+//! raw table wherever the raw arithmetic would not overflow, and no product
+//! of sums (MCC, kappa) can overflow or underflow.
 
 use crate::ensure;
 use crate::error::{MetricError, Result};
@@ -37,22 +44,51 @@ fn side(c: &[f64]) -> Result<usize> {
     Ok(k)
 }
 
-fn at(c: &[f64], k: usize, i: usize, j: usize) -> f64 {
-    c.get(i * k + j).copied().unwrap_or(0.0)
+/// A table read through a power-of-two scale (module docs), with its
+/// scaled marginals.
+struct Table<'a> {
+    c: &'a [f64],
+    k: usize,
+    scale: f64,
+    m: Marginals,
 }
 
-/// The marginals of `c`.
+impl<'a> Table<'a> {
+    fn new(c: &'a [f64]) -> Result<Self> {
+        let k = side(c)?;
+        let total: f64 = c.iter().sum();
+        ensure!(
+            total.is_finite(),
+            MetricError::WeightRange {
+                what: "the total of the confusion matrix"
+            }
+        );
+        let scale = crate::ranking::weight_scale(total);
+        let m = sums(c, k, scale);
+        Ok(Self { c, k, scale, m })
+    }
+
+    fn at(&self, i: usize, j: usize) -> f64 {
+        self.c.get(i * self.k + j).copied().unwrap_or(0.0) * self.scale
+    }
+}
+
+/// The marginals of `c` (not scaled).
 ///
 /// # Errors
 /// `Shape` when `c` is not a non-empty square.
 pub fn marginals(c: &[f64]) -> Result<Marginals> {
     let k = side(c)?;
+    Ok(sums(c, k, 1.0))
+}
+
+fn sums(c: &[f64], k: usize, scale: f64) -> Marginals {
     let mut true_sum = vec![0.0; k];
     let mut pred_sum = vec![0.0; k];
     let mut tp = vec![0.0; k];
     for i in 0..k {
         for j in 0..k {
-            let v = at(c, k, i, j);
+            let v = c.get(i * k + j).copied().unwrap_or(0.0) * scale;
             if let Some(r) = true_sum.get_mut(i) {
                 *r += v;
             }
@@ -61,16 +97,16 @@ pub fn marginals(c: &[f64]) -> Result<Marginals> {
             }
         }
         if let Some(d) = tp.get_mut(i) {
-            *d = at(c, k, i, i);
+            *d = c.get(i * k + i).copied().unwrap_or(0.0) * scale;
         }
     }
     let total = true_sum.iter().sum();
-    Ok(Marginals {
+    Marginals {
         tp,
         true_sum,
         pred_sum,
         total,
-    })
+    }
 }
 
 fn ratio(num: f64, den: f64) -> f64 {
@@ -119,7 +155,7 @@ pub fn precision_recall_fbeta(
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn accuracy(c: &[f64]) -> Result<f64> {
-    let m = marginals(c)?;
+    let m = Table::new(c)?.m;
     Ok(m.tp.iter().sum::<f64>() / m.total)
 }
 
@@ -130,7 +166,7 @@ pub fn accuracy(c: &[f64]) -> Result<f64> {
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn balanced_accuracy(c: &[f64], adjusted: bool) -> Result<(f64, usize)> {
-    let m = marginals(c)?;
+    let m = Table::new(c)?.m;
     let recalls: Vec<f64> =
         m.tp.iter()
             .zip(&m.true_sum)
@@ -157,7 +193,7 @@ pub fn balanced_accuracy(c: &[f64], adjusted: bool) -> Result<(f64, usize)> {
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn matthews_corrcoef(c: &[f64]) -> Result<f64> {
-    let m = marginals(c)?;
+    let m = Table::new(c)?.m;
     let s = m.total;
     let trace: f64 = m.tp.iter().sum();
     let tp_dot: f64 = m.true_sum.iter().zip(&m.pred_sum).map(|(a, b)| a * b).sum();
@@ -190,8 +226,8 @@ pub enum KappaWeights {
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn cohen_kappa(c: &[f64], weights: KappaWeights) -> Result<f64> {
-    let k = side(c)?;
-    let m = marginals(c)?;
+    let t = Table::new(c)?;
+    let (k, m) = (t.k, &t.m);
     let mut num = 0.0;
     let mut den = 0.0;
     for i in 0..k {
@@ -213,7 +249,7 @@ pub fn cohen_kappa(c: &[f64], weights: KappaWeights) -> Result<f64> {
             let expected = m.pred_sum.get(i).copied().unwrap_or(0.0)
                 * m.true_sum.get(j).copied().unwrap_or(0.0)
                 / m.total;
-            num += w * at(c, k, i, j);
+            num += w * t.at(i, j);
             den += w * expected;
         }
     }
@@ -229,7 +265,7 @@ pub fn cohen_kappa(c: &[f64], weights: KappaWeights) -> Result<f64> {
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn youden_j_per_class(c: &[f64]) -> Result<Vec<f64>> {
-    let m = marginals(c)?;
+    let m = Table::new(c)?.m;
     Ok(per_class_j(&m.tp, &m.true_sum, &m.pred_sum, m.total))
 }
 
@@ -238,7 +274,7 @@ pub fn youden_j_per_class(c: &[f64]) -> Result<Vec<f64>> {
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn markedness_per_class(c: &[f64]) -> Result<Vec<f64>> {
-    let m = marginals(c)?;
+    let m = Table::new(c)?.m;
     Ok(per_class_j(&m.tp, &m.pred_sum, &m.true_sum, m.total))
 }
 
@@ -266,7 +302,7 @@ fn per_class_j(tp: &[f64], r: &[f64], q: &[f64], total: f64) -> Vec<f64> {
 /// `Shape` for a non-square matrix or a prior of the wrong length;
 /// `InvalidValue` for a prior outside (0, 1) on a predicted class.
 pub fn informedness(c: &[f64], prior: Option<&[f64]>) -> Result<f64> {
-    let m = marginals(c)?;
+    let m = Table::new(c)?.m;
     bookmaker(&m.tp, &m.true_sum, &m.pred_sum, m.total, prior)
 }
 
@@ -276,7 +312,7 @@ pub fn informedness(c: &[f64], prior: Option<&[f64]>) -> Result<f64> {
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn markedness(c: &[f64]) -> Result<f64> {
-    let m = marginals(c)?;
+    let m = Table::new(c)?.m;
     bookmaker(&m.tp, &m.pred_sum, &m.true_sum, m.total, None)
 }
 
@@ -337,13 +373,13 @@ fn bookmaker(tp: &[f64], r: &[f64], q: &[f64], total: f64, prior: Option<&[f64]>
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn mutual_information_bits(c: &[f64]) -> Result<f64> {
-    let k = side(c)?;
-    let m = marginals(c)?;
+    let t = Table::new(c)?;
+    let (k, m) = (t.k, &t.m);
     let log_total = m.total.log2();
     let mut mi = 0.0;
     for i in 0..k {
         for j in 0..k {
-            let v = at(c, k, i, j);
+            let v = t.at(i, j);
             if v > 0.0 {
                 // log2(p_ij / (p_i p_j)) from the counts, as a sum of logs:
                 // no intermediate product can underflow.
@@ -362,7 +398,7 @@ pub fn mutual_information_bits(c: &[f64]) -> Result<f64> {
 /// # Errors
 /// `Shape` when `c` is not square; `InvalidValue` for `n_classes = 0`.
 pub fn normalized_information_transfer(c: &[f64], n_classes: Option<usize>) -> Result<f64> {
-    let m = marginals(c)?;
+    let m = Table::new(c)?.m;
     let k = match n_classes {
         Some(k) => {
             ensure!(
@@ -386,12 +422,12 @@ pub fn normalized_information_transfer(c: &[f64], n_classes: Option<usize>) -> R
 /// # Errors
 /// `Shape` when `c` is not square.
 pub fn entropy_modulated_accuracy(c: &[f64]) -> Result<f64> {
-    let k = side(c)?;
-    let m = marginals(c)?;
+    let t = Table::new(c)?;
+    let (k, m) = (t.k, &t.m);
     let mut h = 0.0;
     for i in 0..k {
         for j in 0..k {
-            let v = at(c, k, i, j);
+            let v = t.at(i, j);
             let col = m.pred_sum.get(j).copied().unwrap_or(0.0);
             if v > 0.0 {
                 h -= v / m.total * (v.log2() - col.log2());

@@ -212,6 +212,9 @@ fn count_unweighted<L: Label>(t: &[L], p: &[L], d: usize, pool: &Pool) -> Padded
         scratch: vec![0; cells * lanes],
     };
     let step = |mut acc: Acc, (tc, pc): (&[L], &[L])| {
+        if pool.stopped() {
+            return acc;
+        }
         acc.scratch.iter_mut().for_each(|c| *c = 0);
         count_chunk(tc, pc, d, &mut acc.scratch, lanes);
         for lane in acc.scratch.chunks_exact(cells) {
@@ -319,6 +322,7 @@ fn count_weighted<L: Label>(t: &[L], p: &[L], w: &[f64], d: usize, pool: &Pool) 
     };
     let mut start = 0;
     while start < n_chunks {
+        pool.check()?;
         let end = (start + group).min(n_chunks);
         let parts: Vec<WeightedPart> = if group > 1 {
             pool.install(|| (start..end).into_par_iter().map(part).collect())
@@ -356,10 +360,12 @@ fn count_padded<L: Label>(
     d: usize,
     pool: &Pool,
 ) -> Result<Padded> {
-    match w {
-        Some(w) => count_weighted(t, p, w, d, pool),
-        None => Ok(count_unweighted(t, p, d, pool)),
-    }
+    let padded = match w {
+        Some(w) => count_weighted(t, p, w, d, pool)?,
+        None => count_unweighted(t, p, d, pool),
+    };
+    pool.check()?;
+    Ok(padded)
 }
 
 fn check_inputs<L>(t: &[L], p: &[L], w: Option<&[f64]>) -> Result<()> {
@@ -403,7 +409,14 @@ fn finish(padded: &Padded, offset: i64, keep_all: bool, opts: &CountOptions) -> 
         });
     }
     if let Some(w) = &weighted {
-        ensure!(w.iter().sum::<f64>() > 0.0, MetricError::ZeroWeightSum);
+        let total = w.iter().sum::<f64>();
+        ensure!(
+            total.is_finite(),
+            MetricError::WeightRange {
+                what: "the sum of sample_weight"
+            }
+        );
+        ensure!(total > 0.0, MetricError::ZeroWeightSum);
     }
     let labels = present
         .iter()

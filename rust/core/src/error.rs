@@ -30,6 +30,9 @@ pub enum MetricError {
     /// All weights are zero.
     #[error("sample_weight sums to 0; at least one sample needs a positive weight")]
     ZeroWeightSum,
+    /// A sum of weights (or a quantity in weight units) beyond the float64 range.
+    #[error("{what} is beyond the float64 range; divide every sample_weight by the same constant (the metrics do not change)")]
+    WeightRange { what: &'static str },
     /// The number of distinct labels needs more memory than allowed.
     #[error("{what} would be {needed}, above the limit of {limit}; {hint}")]
     LimitExceeded {
@@ -62,9 +65,15 @@ pub enum MetricError {
         index: usize,
         value: f64,
     },
+    /// A NaN where values must be ordered (infinities are allowed there).
+    #[error("{arg}[{index}] is NaN; remove or impute NaN values")]
+    IsNan { arg: &'static str, index: usize },
     /// A value outside the range an option allows.
     #[error("{arg} is invalid: {detail}")]
     InvalidValue { arg: &'static str, detail: String },
+    /// The caller raised the pool's stop flag (Ctrl-C).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Shorthand used across the crate.

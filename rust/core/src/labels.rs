@@ -100,7 +100,12 @@ pub fn encode_ints<L: Label>(a: &[L], b: &[L], max_classes: usize, pool: &Pool) 
         if pool.parallel_for(x.len()) {
             pool.install(|| {
                 x.par_chunks(BASE_CHUNK * 4)
-                    .map(|c| c.iter().map(|v| v.to_i64()).collect::<FxHashSet<i64>>())
+                    .map(|c| {
+                        if pool.stopped() {
+                            return FxHashSet::default();
+                        }
+                        c.iter().map(|v| v.to_i64()).collect::<FxHashSet<i64>>()
+                    })
                     .reduce(FxHashSet::default, |mut s, t| {
                         s.extend(t);
                         s
@@ -112,6 +117,7 @@ pub fn encode_ints<L: Label>(a: &[L], b: &[L], max_classes: usize, pool: &Pool) 
     };
     let mut set = collect(a);
     set.extend(collect(b));
+    pool.check()?;
     check_classes(set.len(), max_classes)?;
     let mut values: Vec<i64> = set.into_iter().collect();
     values.sort_unstable();

@@ -15,6 +15,7 @@ pub mod probabilistic;
 pub mod ranking;
 #[cfg(target_arch = "x86_64")]
 pub mod simd;
+pub mod sort;
 
 pub use confusion::{confusion_matrix, confusion_matrix_codes, Confusion, CountOptions};
 pub use error::{MetricError, Result};

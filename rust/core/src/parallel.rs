@@ -12,9 +12,13 @@
 //! thread count. Integer counts are exact in any order.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
+
+use crate::error::{MetricError, Result};
 
 /// Below this many rows a kernel runs on the calling thread.
 ///
@@ -37,9 +41,19 @@ fn pools() -> &'static Mutex<PoolMap> {
     POOLS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// Rows per unit of interruptible work: a chunk of this many rows is the
+/// longest stretch a kernel runs without looking at its stop flag.
+pub const CHECK_ROWS: usize = 1 << 20;
+
 /// The number of threads used when a caller asks for 0 ("all cores").
 pub fn available_threads() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// The most threads a pool may have: `max(16, 4 x cores)`. More only adds
+/// the cost of starting and scheduling threads that wait for a core.
+pub fn max_threads() -> usize {
+    (4 * available_threads()).max(16)
 }
 
 /// A handle on the crate-owned pool for one thread count.
@@ -48,16 +62,18 @@ pub struct Pool {
     threads: usize,
     inner: Option<Arc<ThreadPool>>,
     min_parallel: usize,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Pool {
-    /// The pool for `threads` threads (0 means all available cores). One thread
-    /// means no pool at all: everything runs on the caller's thread.
+    /// The pool for `threads` threads (0 means all available cores; more than
+    /// [`max_threads`] means that many). One thread means no pool at all:
+    /// everything runs on the caller's thread.
     pub fn new(threads: usize) -> Self {
         let threads = if threads == 0 {
             available_threads()
         } else {
-            threads
+            threads.min(max_threads())
         };
         if threads <= 1 {
             return Self::sequential();
@@ -72,6 +88,7 @@ impl Pool {
                 threads,
                 inner: Some(Arc::clone(pool)),
                 min_parallel: SEQUENTIAL_BELOW,
+                stop: None,
             };
         }
         // Pools of a parent process are unusable in a forked child: forget them
@@ -99,6 +116,36 @@ impl Pool {
             threads,
             inner: built,
             min_parallel: SEQUENTIAL_BELOW,
+            stop: None,
+        }
+    }
+
+    /// The same pool, stopped by `flag`: once it is set, [`Self::check`]
+    /// fails and the kernel returns [`MetricError::Interrupted`].
+    #[must_use]
+    pub fn with_stop(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
+    /// Whether the stop flag is raised.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// `Err(Interrupted)` once the stop flag is raised.
+    ///
+    /// # Errors
+    /// [`MetricError::Interrupted`] when the caller asked the kernel to stop.
+    #[inline]
+    pub fn check(&self) -> Result<()> {
+        if self.stopped() {
+            Err(MetricError::Interrupted)
+        } else {
+            Ok(())
         }
     }
 
@@ -116,6 +163,25 @@ impl Pool {
             threads: 1,
             inner: None,
             min_parallel: SEQUENTIAL_BELOW,
+            stop: None,
+        }
+    }
+
+    /// The same pool without a stop flag (for work that must run to its end).
+    #[must_use]
+    pub fn without_stop(&self) -> Self {
+        Self {
+            stop: None,
+            ..self.clone()
+        }
+    }
+
+    /// The same stop flag on a pool that runs on the calling thread.
+    #[must_use]
+    pub fn sequential_like(&self) -> Self {
+        Self {
+            stop: self.stop.clone(),
+            ..Self::sequential()
         }
     }
 
@@ -193,4 +259,35 @@ pub fn big_vec<T>(n: usize) -> Vec<T> {
         }
     }
     v
+}
+
+/// `(0..n).map(item)` collected into a vector (huge-page backed), in parallel
+/// chunks of [`CHECK_ROWS`] when `pool` runs large work in parallel. Stops
+/// between chunks once the pool's stop flag is raised.
+///
+/// # Errors
+/// [`MetricError::Interrupted`].
+pub fn collect_chunked<T: Copy + Default + Send + Sync>(
+    n: usize,
+    item: impl Fn(usize) -> T + Send + Sync,
+    pool: &Pool,
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = big_vec(n);
+    out.resize(n, T::default());
+    let fill = |(c, piece): (usize, &mut [T])| {
+        if pool.stopped() {
+            return;
+        }
+        let base = c * CHECK_ROWS;
+        for (i, slot) in piece.iter_mut().enumerate() {
+            *slot = item(base + i);
+        }
+    };
+    if pool.parallel_for(n) {
+        pool.install(|| out.par_chunks_mut(CHECK_ROWS).enumerate().for_each(fill));
+    } else {
+        out.chunks_mut(CHECK_ROWS).enumerate().for_each(fill);
+    }
+    pool.check()?;
+    Ok(out)
 }

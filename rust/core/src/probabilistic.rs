@@ -18,7 +18,7 @@ use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::fastmath;
 use crate::labels::Label;
-use crate::parallel::Pool;
+use crate::parallel::{Pool, CHECK_ROWS};
 #[cfg(target_arch = "x86_64")]
 use crate::simd;
 
@@ -1065,15 +1065,19 @@ pub fn evaluate_proba<L: Label, P: Prob>(
         chunk(&inp, &opts, out)
     };
     // Chunks run a group at a time and are folded in chunk order; a group's
-    // partial tables are bounded to about 64 MiB.
+    // partial tables are bounded to about 64 MiB, and its rows to a few
+    // times CHECK_ROWS, so that the stop flag is looked at often.
     let per_part = 16 * k * k + 64;
     let group = if pool.parallel_for(n) {
-        ((64 << 20) / per_part).max(2 * pool.threads())
+        ((64 << 20) / per_part)
+            .min((4 * CHECK_ROWS) / rows)
+            .max(2 * pool.threads())
     } else {
         1
     };
     let mut start = 0;
     while start < n_chunks {
+        pool.check()?;
         let end = (start + group).min(n_chunks);
         let lo = start * rows;
         let hi = (end * rows).min(n);
@@ -1144,6 +1148,18 @@ pub fn evaluate_proba<L: Label, P: Prob>(
         }
         None => {}
     }
+    let sums = [
+        total.weight_sum,
+        total.entropy_sum,
+        total.brier_sum,
+        total.log_loss_sum,
+    ];
+    ensure!(
+        sums.iter().all(|x| x.is_finite()),
+        MetricError::WeightRange {
+            what: "a weighted sum of the probability pass"
+        }
+    );
     ensure!(total.weight_sum > 0.0, MetricError::ZeroWeightSum);
     total.confidence = conf;
     total.correct = corr;

@@ -2,17 +2,23 @@
 //! binary outcome and a score, the tie-grouped precision/recall and
 //! risk/coverage walks, and Kendall's tau-b/tau-c by Knight's algorithm.
 //!
-//! Scores become order-preserving `u64` keys ([`order_key`]; `-0.0 == 0.0`)
-//! sorted by the `rdst` crate's parallel radix sort (measured faster than
-//! rayon's parallel quicksort and than hand-written LSD and MSD radix sorts
-//! on the reference machine). Pair counts are exact integers (`u128`) without weights
-//! and f64 sums of `w_i * w_j` with them; nothing depends on the thread count.
+//! Scores become order-preserving `u64` keys ([`Score::key`]: floats with
+//! `-0.0 == 0.0`, integers exactly, never rounded through f64) sorted by
+//! [`crate::sort::sort_keys`] (the `rdst` crate's parallel radix sort,
+//! measured faster than rayon's parallel quicksort and than hand-written LSD
+//! and MSD radix sorts on the reference machine, cut into blocks on very large
+//! inputs so that a stop flag can interrupt it). Pair counts are exact
+//! integers (`u128`) without weights; with weights the three kinds of pairs
+//! (ordered, tied, reversed) are f64 sums of `w_i w_j`, each accumulated on
+//! its own from weights scaled by a power of two (so no sum overflows or
+//! underflows and none is a difference of the others). Nothing depends on the
+//! thread count.
 
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::{big_vec, Pool};
+use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
+use crate::sort::sort_keys;
 use rayon::prelude::*;
-use rdst::RadixSort;
 
 /// An order-preserving key: `a < b` iff `order_key(a) < order_key(b)` for
 /// non-NaN floats, with `-0.0` and `0.0` mapped to the same key.
@@ -27,12 +33,124 @@ pub fn order_key(x: f64) -> u64 {
     b ^ flip
 }
 
+/// A score type the ranking kernels read: floats, and integers ordered as
+/// integers (a float64 holds integers exactly only up to 2^53).
+pub trait Score: Copy + Send + Sync + 'static {
+    /// An order-preserving key: `a < b` iff `a.key() < b.key()` (NaN aside).
+    fn key(self) -> u64;
+    /// Whether the value is finite (integers always are).
+    fn is_finite(self) -> bool;
+    /// Whether the value is NaN.
+    fn is_nan(self) -> bool;
+    /// The value as f64 (for messages and reported thresholds).
+    fn to_f64(self) -> f64;
+    /// The value of a key, as f64.
+    fn key_value(k: u64) -> f64;
+}
+
+impl Score for f64 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        order_key(self)
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn key_value(k: u64) -> f64 {
+        from_order_key(k)
+    }
+}
+
+impl Score for i64 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        #[allow(clippy::cast_sign_loss)]
+        let k = (self as u64) ^ (1 << 63);
+        k
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        false
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[allow(clippy::cast_possible_wrap, clippy::cast_precision_loss)]
+    fn key_value(k: u64) -> f64 {
+        (k ^ (1 << 63)) as i64 as f64
+    }
+}
+
+impl Score for u64 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        false
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn key_value(k: u64) -> f64 {
+        k as f64
+    }
+}
+
 /// Check that every value is finite (the package-wide rule, docs/definitions.md §1.5 and decision O9).
-fn check_finite(arg: &'static str, xs: &[f64]) -> Result<()> {
+fn check_finite<X: Score>(arg: &'static str, xs: &[X]) -> Result<()> {
     if let Some((index, &value)) = xs.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(MetricError::NonFinite { arg, index, value });
+        return Err(MetricError::NonFinite {
+            arg,
+            index,
+            value: value.to_f64(),
+        });
     }
     Ok(())
+}
+
+/// A power of two `s` such that `total * s` lies in [0.5, 1) (1 for a total
+/// of 0): multiplying every weight by it changes no ratio and keeps every
+/// product of two weight sums inside the float64 range.
+pub(crate) fn weight_scale(total: f64) -> f64 {
+    if total.is_nan() || total <= 0.0 || total.is_infinite() {
+        return 1.0;
+    }
+    // total = m * 2^e with m in [0.5, 1): s = 2^-e, split in two factors so
+    // that neither overflows (e ranges over -1073..=1024).
+    let bits = total.to_bits();
+    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let e = if biased == 0 {
+        // subnormal: find the exponent from the leading bit of the mantissa
+        #[allow(clippy::cast_possible_wrap)]
+        let lz = (bits << 12).leading_zeros() as i32;
+        -1022 - lz
+    } else {
+        biased - 1022
+    };
+    let half = -e / 2;
+    2f64.powi(half) * 2f64.powi(-e - half)
 }
 
 /// Check weights: one per row of `rows` (`n` of them), finite and >= 0.
@@ -72,9 +190,13 @@ pub struct BinaryRanking {
     pub reversed: u128,
     pub tied: u128,
     pub ordered: u128,
-    /// The same as sums of `w_i w_j` (equal to the counts without weights).
-    pub w_reversed: f64,
-    pub w_tied: f64,
+    /// The share of all (positive, negative) pairs that are reversed, tied
+    /// and ordered, pairs weighted by `w_i w_j` when weights are given (the
+    /// three sums are accumulated separately, so each share lies in [0, 1]);
+    /// NaN when there is no such pair (or their weight is 0).
+    pub reversed_share: f64,
+    pub tied_share: f64,
+    pub ordered_share: f64,
     /// Average precision (sklearn, no interpolation); NaN without positives.
     pub average_precision: f64,
     /// Trapezoidal area under the precision-recall curve from (0, 1) to the
@@ -94,10 +216,10 @@ trait Item: Copy + Default + Send + Sync {
     fn weight(self) -> f64;
     /// An item above every real key (finite scores never map to `u64::MAX`).
     fn sentinel() -> Self;
-    /// Sort (rdst's parallel radix sort) by a total order, key then weight
-    /// bits: the sorted sequence, and so every floating-point sum over it,
-    /// is the same whatever the thread count.
-    fn sort(v: &mut [Self]);
+    /// Sort by a total order, key then weight bits: the sorted sequence, and
+    /// so every floating-point sum over it, is the same whatever the thread
+    /// count.
+    fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
 }
 
 impl Item for u64 {
@@ -113,8 +235,8 @@ impl Item for u64 {
     fn sentinel() -> Self {
         u64::MAX
     }
-    fn sort(v: &mut [Self]) {
-        v.radix_sort_unstable();
+    fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        sort_keys(v, pool)
     }
 }
 
@@ -134,8 +256,8 @@ impl Item for u128 {
     fn sentinel() -> Self {
         u128::MAX
     }
-    fn sort(v: &mut [Self]) {
-        v.radix_sort_unstable();
+    fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        sort_keys(v, pool)
     }
 }
 
@@ -150,42 +272,39 @@ fn split<T: Copy + Default>(
     positive: &[bool],
     n_pos: usize,
     item: impl Fn(usize) -> T,
-) -> (Vec<T>, Vec<T>) {
+    pool: &Pool,
+) -> Result<(Vec<T>, Vec<T>)> {
     let mut pos = big_vec(n_pos + 1);
     pos.resize(n_pos + 1, T::default());
     let mut neg = big_vec(positive.len() - n_pos + 1);
     neg.resize(positive.len() - n_pos + 1, T::default());
     let (mut ip, mut ineg) = (0, 0);
-    for (i, &p) in positive.iter().enumerate() {
-        let v = item(i);
-        if let (Some(a), Some(b)) = (pos.get_mut(ip), neg.get_mut(ineg)) {
-            *a = v;
-            *b = v;
+    for (c, chunk) in positive.chunks(CHECK_ROWS).enumerate() {
+        pool.check()?;
+        for (i, &p) in chunk.iter().enumerate() {
+            let v = item(c * CHECK_ROWS + i);
+            if let (Some(a), Some(b)) = (pos.get_mut(ip), neg.get_mut(ineg)) {
+                *a = v;
+                *b = v;
+            }
+            ip += usize::from(p);
+            ineg += usize::from(!p);
         }
-        ip += usize::from(p);
-        ineg += usize::from(!p);
     }
     pos.truncate(n_pos);
     neg.truncate(positive.len() - n_pos);
-    (pos, neg)
+    Ok((pos, neg))
 }
 
 fn sort_and_walk<T: Item>(
     mut pos: Vec<T>,
     mut neg: Vec<T>,
+    totals: Totals,
     pool: &Pool,
     curves: bool,
-) -> BinaryRanking {
-    pool.install(|| {
-        T::sort(&mut pos);
-        T::sort(&mut neg);
-    });
-    let totals = Totals {
-        n_pos: pos.len() as u64,
-        n_neg: neg.len() as u64,
-        w_pos: pos.iter().map(|x| x.weight()).sum(),
-        w_neg: neg.iter().map(|x| x.weight()).sum(),
-    };
+) -> Result<BinaryRanking> {
+    T::sort(&mut pos, pool)?;
+    T::sort(&mut neg, pool)?;
     walk(
         Merge {
             pos,
@@ -195,6 +314,7 @@ fn sort_and_walk<T: Item>(
         },
         totals,
         curves,
+        pool,
     )
 }
 
@@ -205,12 +325,12 @@ fn sort_and_walk_packed<T: Item>(
     totals: Totals,
     pool: &Pool,
     curves: bool,
-) -> BinaryRanking {
-    pool.install(|| T::sort(&mut rows));
+) -> Result<BinaryRanking> {
+    T::sort(&mut rows, pool)?;
     if !curves && !T::WEIGHTED && pool.parallel_for(rows.len()) {
-        return pool.install(|| pairs_in_pieces(&rows, totals));
+        return Ok(pool.install(|| pairs_in_pieces(&rows, totals)));
     }
-    walk(Packed { rows: rows.iter() }, totals, curves)
+    walk(Packed { rows: rows.iter() }, totals, curves, pool)
 }
 
 /// Pair counts only, without weights: the sorted rows are cut into pieces
@@ -243,7 +363,11 @@ fn pairs_in_pieces<T: Item>(rows: &[T], totals: Totals) -> BinaryRanking {
         .map(|w| {
             let piece = rows.get(w[0]..w[1]).unwrap_or(&[]);
             let mut walk = Walk::new(empty, false, false);
-            walk.run(Packed { rows: piece.iter() }, piece.len() as u64);
+            walk.run(
+                Packed { rows: piece.iter() },
+                piece.len() as u64,
+                &Pool::sequential(),
+            );
             walk
         })
         .collect();
@@ -257,8 +381,8 @@ fn pairs_in_pieces<T: Item>(rows: &[T], totals: Totals) -> BinaryRanking {
         neg_before += w.neg_below;
     }
     let reversed = u128::from(totals.n_pos) * u128::from(totals.n_neg) - ordered - tied;
-    #[allow(clippy::cast_precision_loss)]
-    let r = BinaryRanking {
+    let (reversed_share, tied_share, ordered_share) = count_shares(reversed, tied, ordered);
+    BinaryRanking {
         n_pos: totals.n_pos,
         n_neg: totals.n_neg,
         w_pos: totals.w_pos,
@@ -266,24 +390,40 @@ fn pairs_in_pieces<T: Item>(rows: &[T], totals: Totals) -> BinaryRanking {
         reversed,
         tied,
         ordered,
-        w_reversed: reversed as f64,
-        w_tied: tied as f64,
+        reversed_share,
+        tied_share,
+        ordered_share,
         average_precision: f64::NAN,
         aupr_trapezoid: f64::NAN,
         aurc: f64::NAN,
         n_thresholds: groups,
-    };
-    r
+    }
+}
+
+/// The shares of exact pair counts (NaN without pairs).
+#[allow(clippy::cast_precision_loss)]
+fn count_shares(reversed: u128, tied: u128, ordered: u128) -> (f64, f64, f64) {
+    let all = reversed + tied + ordered;
+    if all == 0 {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let all = all as f64;
+    (
+        reversed as f64 / all,
+        tied as f64 / all,
+        ordered as f64 / all,
+    )
 }
 
 /// Validate and walk `(positive, score, weight)` (module docs). With `curves`
 /// false only the pair counts are computed (AP, AUPR and AURC are NaN).
 ///
 /// # Errors
-/// Length mismatch, empty input, a non-finite score, an invalid weight.
-pub fn binary_ranking(
+/// Length mismatch, empty input, a non-finite score, an invalid weight,
+/// weights summing to 0 or past the float64 range, an interruption.
+pub fn binary_ranking<X: Score>(
     positive: &[bool],
-    score: &[f64],
+    score: &[X],
     weight: Option<&[f64]>,
     curves: bool,
     pool: &Pool,
@@ -296,8 +436,20 @@ pub fn binary_ranking(
 /// own constant bit 0) or two sides split by outcome, both unsorted.
 trait Sink {
     type Out;
-    fn packed<T: Item>(self, rows: Vec<T>, totals: Totals, bit0: u64, pool: &Pool) -> Self::Out;
-    fn split<T: Item>(self, pos: Vec<T>, neg: Vec<T>, pool: &Pool) -> Self::Out;
+    fn packed<T: Item, X: Score>(
+        self,
+        rows: Vec<T>,
+        totals: Totals,
+        bit0: u64,
+        pool: &Pool,
+    ) -> Result<Self::Out>;
+    fn split<T: Item, X: Score>(
+        self,
+        pos: Vec<T>,
+        neg: Vec<T>,
+        totals: Totals,
+        pool: &Pool,
+    ) -> Result<Self::Out>;
 }
 
 struct WalkSink {
@@ -306,24 +458,63 @@ struct WalkSink {
 
 impl Sink for WalkSink {
     type Out = BinaryRanking;
-    fn packed<T: Item>(
+    fn packed<T: Item, X: Score>(
         self,
         rows: Vec<T>,
         totals: Totals,
         _bit0: u64,
         pool: &Pool,
-    ) -> BinaryRanking {
+    ) -> Result<BinaryRanking> {
         sort_and_walk_packed(rows, totals, pool, self.curves)
     }
-    fn split<T: Item>(self, pos: Vec<T>, neg: Vec<T>, pool: &Pool) -> BinaryRanking {
-        sort_and_walk(pos, neg, pool, self.curves)
+    fn split<T: Item, X: Score>(
+        self,
+        pos: Vec<T>,
+        neg: Vec<T>,
+        totals: Totals,
+        pool: &Pool,
+    ) -> Result<BinaryRanking> {
+        sort_and_walk(pos, neg, totals, pool, self.curves)
     }
 }
 
+/// The totals of the rows; weights must not sum to 0 or overflow.
+fn totals_of(positive: &[bool], weight: Option<&[f64]>, n_pos: u64) -> Result<Totals> {
+    let n_neg = positive.len() as u64 - n_pos;
+    #[allow(clippy::cast_precision_loss)]
+    let (w_pos, w_neg) = match weight {
+        None => (n_pos as f64, n_neg as f64),
+        Some(w) => {
+            let (mut a, mut b) = (0.0_f64, 0.0_f64);
+            for (&p, &x) in positive.iter().zip(w) {
+                if p {
+                    a += x;
+                } else {
+                    b += x;
+                }
+            }
+            (a, b)
+        }
+    };
+    ensure!(
+        (w_pos + w_neg).is_finite(),
+        MetricError::WeightRange {
+            what: "the sum of sample_weight"
+        }
+    );
+    ensure!(w_pos + w_neg > 0.0, MetricError::ZeroWeightSum);
+    Ok(Totals {
+        n_pos,
+        n_neg,
+        w_pos,
+        w_neg,
+    })
+}
+
 /// Check `(positive, score, weight)` and hand the keyed rows to `sink`.
-fn prepare<S: Sink>(
+fn prepare<S: Sink, X: Score>(
     positive: &[bool],
-    score: &[f64],
+    score: &[X],
     weight: Option<&[f64]>,
     pool: &Pool,
     sink: S,
@@ -341,7 +532,7 @@ fn prepare<S: Sink>(
     ensure!(n > 0, MetricError::Empty { arg: "y_score" });
     let seen = pool.install(|| scan(positive, score, pool.parallel_for(n)));
     if let Some(index) = seen.first_bad {
-        let value = score.get(index).copied().unwrap_or(f64::NAN);
+        let value = score.get(index).map_or(f64::NAN, |s| s.to_f64());
         return Err(MetricError::NonFinite {
             arg: "y_score",
             index,
@@ -351,7 +542,9 @@ fn prepare<S: Sink>(
     if let Some(w) = weight {
         check_weights(w, n, "y_score")?;
     }
-    let key = |i: usize| order_key(score.get(i).copied().unwrap_or(0.0));
+    pool.check()?;
+    let totals = totals_of(positive, weight, seen.n_pos)?;
+    let key = |i: usize| score.get(i).map_or(0, |s| s.key());
     // Bit 0 of the keys the same everywhere (f32 scores widened to f64 have
     // 29 zero low bits): it can carry the outcome, and one sorted array
     // replaces two sorted sides and their merge.
@@ -359,70 +552,36 @@ fn prepare<S: Sink>(
         let bit0 = u64::from(seen.ones);
         let packed =
             |i: usize| (key(i) & !1) | u64::from(positive.get(i).copied().unwrap_or(false));
-        let n_pos = seen.n_pos;
-        let n_neg = n as u64 - n_pos;
-        return Ok(match weight {
+        return match weight {
             None => {
-                let mut rows: Vec<u64> = big_vec(n);
-                pool.install(|| {
-                    (0..n)
-                        .into_par_iter()
-                        .map(packed)
-                        .collect_into_vec(&mut rows)
-                });
-                #[allow(clippy::cast_precision_loss)]
-                let totals = Totals {
-                    n_pos,
-                    n_neg,
-                    w_pos: n_pos as f64,
-                    w_neg: n_neg as f64,
-                };
-                sink.packed(rows, totals, bit0, pool)
+                let rows: Vec<u64> = collect_chunked(n, packed, pool)?;
+                sink.packed::<u64, X>(rows, totals, bit0, pool)
             }
             Some(w) => {
                 let weight_of = |i: usize| w.get(i).copied().unwrap_or(0.0);
-                let rows: Vec<u128> = pool.install(|| {
-                    (0..n)
-                        .into_par_iter()
-                        .map(|i| weighted(packed(i), weight_of(i)))
-                        .collect()
-                });
-                let w_pos = positive
-                    .iter()
-                    .zip(w)
-                    .filter(|(&p, _)| p)
-                    .map(|(_, &x)| x)
-                    .sum();
-                let w_neg = positive
-                    .iter()
-                    .zip(w)
-                    .filter(|(&p, _)| !p)
-                    .map(|(_, &x)| x)
-                    .sum();
-                let totals = Totals {
-                    n_pos,
-                    n_neg,
-                    w_pos,
-                    w_neg,
-                };
-                sink.packed(rows, totals, bit0, pool)
+                let rows: Vec<u128> =
+                    collect_chunked(n, |i| weighted(packed(i), weight_of(i)), pool)?;
+                sink.packed::<u128, X>(rows, totals, bit0, pool)
             }
-        });
+        };
     }
     #[allow(clippy::cast_possible_truncation)]
     let n_pos = seen.n_pos as usize;
-    Ok(match weight {
+    match weight {
         None => {
-            let (pos, neg) = split(positive, n_pos, key);
-            sink.split(pos, neg, pool)
+            let (pos, neg) = split(positive, n_pos, key, pool)?;
+            sink.split::<u64, X>(pos, neg, totals, pool)
         }
         Some(w) => {
-            let (pos, neg) = split(positive, n_pos, |i| {
-                weighted(key(i), w.get(i).copied().unwrap_or(0.0))
-            });
-            sink.split(pos, neg, pool)
+            let (pos, neg) = split(
+                positive,
+                n_pos,
+                |i| weighted(key(i), w.get(i).copied().unwrap_or(0.0)),
+                pool,
+            )?;
+            sink.split::<u128, X>(pos, neg, totals, pool)
         }
-    })
+    }
 }
 
 /// The tie groups of `(score, outcome, weight)` rows in increasing score
@@ -468,14 +627,14 @@ pub fn from_order_key(k: u64) -> f64 {
 struct GroupSink;
 
 impl GroupSink {
-    fn collect<S: Stream>(mut rows: S, n: usize, key_of: impl Fn(u64) -> u64) -> ScoreGroups {
+    fn collect<S: Stream>(mut rows: S, n: usize, value_of: impl Fn(u64) -> f64) -> ScoreGroups {
         let mut out = ScoreGroups::default();
         let mut prev = u64::MAX;
         let mut g = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
         for _ in 0..n {
             let (k, p, w) = rows.next();
             if k != prev && g.0 + g.1 > 0 {
-                out.push(from_order_key(key_of(prev)), g, S::WEIGHTED);
+                out.push(value_of(prev), g, S::WEIGHTED);
                 g = (0, 0, 0.0, 0.0);
             }
             prev = k;
@@ -488,7 +647,7 @@ impl GroupSink {
             }
         }
         if g.0 + g.1 > 0 {
-            out.push(from_order_key(key_of(prev)), g, S::WEIGHTED);
+            out.push(value_of(prev), g, S::WEIGHTED);
         }
         out
     }
@@ -496,18 +655,30 @@ impl GroupSink {
 
 impl Sink for GroupSink {
     type Out = ScoreGroups;
-    fn packed<T: Item>(self, mut rows: Vec<T>, _t: Totals, bit0: u64, pool: &Pool) -> ScoreGroups {
-        pool.install(|| T::sort(&mut rows));
+    fn packed<T: Item, X: Score>(
+        self,
+        mut rows: Vec<T>,
+        _t: Totals,
+        bit0: u64,
+        pool: &Pool,
+    ) -> Result<ScoreGroups> {
+        T::sort(&mut rows, pool)?;
         let n = rows.len();
-        Self::collect(Packed { rows: rows.iter() }, n, |k| (k << 1) | bit0)
+        Ok(Self::collect(Packed { rows: rows.iter() }, n, |k| {
+            X::key_value((k << 1) | bit0)
+        }))
     }
-    fn split<T: Item>(self, mut pos: Vec<T>, mut neg: Vec<T>, pool: &Pool) -> ScoreGroups {
-        pool.install(|| {
-            T::sort(&mut pos);
-            T::sort(&mut neg);
-        });
+    fn split<T: Item, X: Score>(
+        self,
+        mut pos: Vec<T>,
+        mut neg: Vec<T>,
+        _t: Totals,
+        pool: &Pool,
+    ) -> Result<ScoreGroups> {
+        T::sort(&mut pos, pool)?;
+        T::sort(&mut neg, pool)?;
         let n = pos.len() + neg.len();
-        Self::collect(
+        Ok(Self::collect(
             Merge {
                 pos,
                 neg,
@@ -515,8 +686,8 @@ impl Sink for GroupSink {
                 ineg: 0,
             },
             n,
-            |k| k,
-        )
+            X::key_value,
+        ))
     }
 }
 
@@ -654,24 +825,24 @@ pub fn merge_groups(a: GroupsRef, b: GroupsRef) -> Result<ScoreGroups> {
 /// The walk of [`binary_ranking`] over tie groups in increasing score order.
 ///
 /// # Errors
-/// As [`merge_groups`] for malformed groups.
+/// As [`merge_groups`] for malformed groups; weights summing to 0 or past
+/// the float64 range.
 pub fn walk_groups(g: GroupsRef, curves: bool) -> Result<BinaryRanking> {
     g.check("groups")?;
     let weighted = !g.w_pos.is_empty();
-    Ok(walk_groups_iter(
-        (0..g.values.len()).map(|i| g.get(i)),
-        weighted,
-        curves,
-    ))
+    walk_groups_iter((0..g.values.len()).map(|i| g.get(i)), weighted, curves)
 }
 
 /// The walk over `(n_pos, n_neg, w_pos, w_neg)` tie groups in increasing
 /// score order (weights ignored unless `weighted`).
-fn walk_groups_iter(
+///
+/// # Errors
+/// Weights summing to 0 or past the float64 range.
+pub(crate) fn walk_groups_iter(
     groups: impl Iterator<Item = (u64, u64, f64, f64)> + Clone,
     weighted: bool,
     curves: bool,
-) -> BinaryRanking {
+) -> Result<BinaryRanking> {
     let (mut n_pos, mut n_neg, mut w_pos, mut w_neg) = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
     for (p, q, wp, wq) in groups.clone() {
         n_pos += p;
@@ -682,31 +853,25 @@ fn walk_groups_iter(
         }
     }
     #[allow(clippy::cast_precision_loss)]
-    let totals = if weighted {
-        Totals {
-            n_pos,
-            n_neg,
-            w_pos,
-            w_neg,
+    if !weighted {
+        (w_pos, w_neg) = (n_pos as f64, n_neg as f64);
+    }
+    ensure!(
+        (w_pos + w_neg).is_finite(),
+        MetricError::WeightRange {
+            what: "the sum of sample_weight"
         }
-    } else {
-        Totals {
-            n_pos,
-            n_neg,
-            w_pos: n_pos as f64,
-            w_neg: n_neg as f64,
-        }
+    );
+    ensure!(
+        w_pos + w_neg > 0.0 || n_pos + n_neg == 0,
+        MetricError::ZeroWeightSum
+    );
+    let totals = Totals {
+        n_pos,
+        n_neg,
+        w_pos,
+        w_neg,
     };
-    walk_groups_with(groups, totals, weighted, curves)
-}
-
-/// The walk over tie groups whose totals are known.
-fn walk_groups_with(
-    groups: impl Iterator<Item = (u64, u64, f64, f64)>,
-    totals: Totals,
-    weighted: bool,
-    curves: bool,
-) -> BinaryRanking {
     let mut w = Walk::new(totals, weighted, curves);
     for (p, q, wp, wq) in groups {
         if p + q == 0 {
@@ -716,7 +881,9 @@ fn walk_groups_with(
         w.ordered += u128::from(p) * u128::from(w.neg_below);
         (w.gp, w.gn) = (p, q);
         if weighted {
+            let (wp, wq) = (wp * w.scale, wq * w.scale);
             w.w_ordered += wp * w.w_neg_below;
+            w.w_reversed += wq * w.w_pos_below;
             (w.gwp, w.gwn) = (wp, wq);
         }
         w.close_group();
@@ -724,7 +891,7 @@ fn walk_groups_with(
     if w.groups > 0 {
         w.finish_curve();
     }
-    w.result()
+    Ok(w.result())
 }
 
 /// What one read of the scores and outcomes tells.
@@ -740,9 +907,9 @@ struct Seen {
 }
 
 /// Check the scores and count, in one read (in parallel over fixed chunks).
-fn scan(positive: &[bool], score: &[f64], parallel: bool) -> Seen {
+fn scan<X: Score>(positive: &[bool], score: &[X], parallel: bool) -> Seen {
     const CHUNK: usize = 1 << 16;
-    let part = |(c, (ps, ss)): (usize, (&[bool], &[f64]))| {
+    let part = |(c, (ps, ss)): (usize, (&[bool], &[X]))| {
         let mut seen = Seen {
             first_bad: None,
             ones: false,
@@ -753,7 +920,7 @@ fn scan(positive: &[bool], score: &[f64], parallel: bool) -> Seen {
             if !s.is_finite() && seen.first_bad.is_none() {
                 seen.first_bad = Some(c * CHUNK + i);
             }
-            let bit = order_key(s) & 1 == 1;
+            let bit = s.key() & 1 == 1;
             seen.ones |= bit;
             seen.zeros |= !bit;
             seen.n_pos += u64::from(p);
@@ -791,11 +958,11 @@ fn scan(positive: &[bool], score: &[f64], parallel: bool) -> Seen {
 
 /// Row totals of each outcome.
 #[derive(Clone, Copy)]
-struct Totals {
-    n_pos: u64,
-    n_neg: u64,
-    w_pos: f64,
-    w_neg: f64,
+pub(crate) struct Totals {
+    pub(crate) n_pos: u64,
+    pub(crate) n_neg: u64,
+    pub(crate) w_pos: f64,
+    pub(crate) w_neg: f64,
 }
 
 /// Rows in ascending score order (negatives first within a tie): `(key, positive, weight)`.
@@ -817,10 +984,15 @@ impl<T: Item> Stream for Merge<T> {
     const WEIGHTED: bool = T::WEIGHTED;
     #[inline(always)]
     fn next(&mut self) -> (u64, bool, f64) {
-        let a = self.pos.get(self.ip).copied().unwrap_or_else(T::sentinel);
-        let b = self.neg.get(self.ineg).copied().unwrap_or_else(T::sentinel);
-        let take_neg = b.key() <= a.key();
-        let x = if take_neg { b } else { a };
+        // An exhausted side compares above every key (integer scores use
+        // all 2^64 keys, so no key can serve as the end marker).
+        let end = 1_u128 << 64;
+        let a = self.pos.get(self.ip).copied();
+        let b = self.neg.get(self.ineg).copied();
+        let ka = a.map_or(end, |x| u128::from(x.key()));
+        let kb = b.map_or(end, |x| u128::from(x.key()));
+        let take_neg = kb <= ka;
+        let x = if take_neg { b } else { a }.unwrap_or_else(T::sentinel);
         self.ip += usize::from(!take_neg);
         self.ineg += usize::from(take_neg);
         (x.key(), !take_neg, x.weight())
@@ -847,18 +1019,26 @@ impl<T: Item> Stream for Packed<'_, T> {
 /// two sorted sides, or one packed array; negatives first within a tie).
 /// Per row: the pair counts; per closed group: the ties and, when `curves`
 /// is set, the precision-recall and risk-coverage terms.
-fn walk<S: Stream>(rows: S, totals: Totals, curves: bool) -> BinaryRanking {
+fn walk<S: Stream>(rows: S, totals: Totals, curves: bool, pool: &Pool) -> Result<BinaryRanking> {
     let mut w = Walk::new(totals, S::WEIGHTED, curves);
-    w.run(rows, totals.n_pos + totals.n_neg);
-    w.result()
+    w.run(rows, totals.n_pos + totals.n_neg, pool);
+    pool.check()?;
+    Ok(w.result())
 }
 
 /// The state of [`walk`]: rows and weights strictly below the current tie
-/// group, the group's own counts, and the sums so far.
+/// group, the group's own counts, and the sums so far. Weights are
+/// multiplied by `scale` (a power of two, see [`weight_scale`]) as they come
+/// in: the curves are ratios and the pair sums are reported as shares, so
+/// the scale cancels, while every product of two weight sums stays finite.
 struct Walk {
     r: BinaryRanking,
     weighted: bool,
     curves: bool,
+    scale: f64,
+    /// Scaled totals.
+    sw_pos: f64,
+    sw_neg: f64,
     groups: u64,
     pos_below: u64,
     neg_below: u64,
@@ -872,6 +1052,8 @@ struct Walk {
     tied: u128,
     w_ordered: f64,
     w_tied: f64,
+    w_reversed: f64,
+    /// `sum_k (tp_k - tp_{k-1}) precision_k`, divided by the positive weight at the end.
     ap: f64,
     aupr: f64,
     aurc: f64,
@@ -882,17 +1064,28 @@ struct Walk {
 }
 
 impl Walk {
-    /// Walk `n` rows of `rows`, closing the last group at the end.
-    fn run<S: Stream>(&mut self, mut rows: S, n: u64) {
-        let mut prev = u64::MAX;
-        for _ in 0..n {
-            let (k, p, wi) = rows.next();
-            if k != prev && self.groups > 0 {
-                self.close_group();
+    /// Walk `n` rows of `rows`, closing the last group at the end; stops
+    /// early once the pool's stop flag is raised.
+    fn run<S: Stream>(&mut self, mut rows: S, n: u64, pool: &Pool) {
+        let mut prev = 0;
+        let mut left = n;
+        while left > 0 {
+            if pool.stopped() {
+                return;
             }
-            self.groups += u64::from(k != prev);
-            prev = k;
-            self.push(p, wi);
+            let step = left.min(CHECK_ROWS as u64);
+            for _ in 0..step {
+                let (k, p, wi) = rows.next();
+                // Every key is possible: the first row always opens a group.
+                let new_group = k != prev || self.groups == 0;
+                if new_group && self.groups > 0 {
+                    self.close_group();
+                }
+                self.groups += u64::from(new_group);
+                prev = k;
+                self.push(p, wi);
+            }
+            left -= step;
         }
         if self.groups > 0 {
             self.close_group();
@@ -901,6 +1094,11 @@ impl Walk {
     }
 
     fn new(t: Totals, weighted: bool, curves: bool) -> Self {
+        let scale = if weighted {
+            weight_scale(t.w_pos.max(t.w_neg))
+        } else {
+            1.0
+        };
         Self {
             r: BinaryRanking {
                 n_pos: t.n_pos,
@@ -911,6 +1109,9 @@ impl Walk {
             },
             weighted,
             curves,
+            scale,
+            sw_pos: t.w_pos * scale,
+            sw_neg: t.w_neg * scale,
             groups: 0,
             pos_below: 0,
             neg_below: 0,
@@ -924,6 +1125,7 @@ impl Walk {
             tied: 0,
             w_ordered: 0.0,
             w_tied: 0.0,
+            w_reversed: 0.0,
             ap: 0.0,
             aupr: 0.0,
             aurc: 0.0,
@@ -941,10 +1143,13 @@ impl Walk {
         self.gp += u64::from(p);
         self.gn += u64::from(!p);
         if self.weighted {
+            let w = w * self.scale;
             let wp = f64::from(u8::from(p)) * w;
+            let wn = w - wp;
             self.w_ordered += wp * self.w_neg_below;
+            self.w_reversed += wn * self.w_pos_below;
             self.gwp += wp;
-            self.gwn += w - wp;
+            self.gwn += wn;
         }
     }
 
@@ -972,16 +1177,26 @@ impl Walk {
     }
 
     /// Precision-recall and risk-coverage terms of the group being closed:
-    /// everything at or above it is accepted.
+    /// everything at or above it is accepted. A side with no row left at or
+    /// above the group (counted exactly) contributes exactly 0, whatever the
+    /// rounding of its weight sums.
     fn curve_terms(&mut self) {
-        let (w_pos, w_neg) = (self.r.w_pos, self.r.w_neg);
+        let (w_pos, w_neg) = (self.sw_pos, self.sw_neg);
         let total = w_pos + w_neg;
-        let tp = w_pos - self.w_pos_below;
-        let fp = w_neg - self.w_neg_below;
+        let tp = if self.pos_below == self.r.n_pos {
+            0.0
+        } else {
+            (w_pos - self.w_pos_below).max(0.0)
+        };
+        let fp = if self.neg_below == self.r.n_neg {
+            0.0
+        } else {
+            (w_neg - self.w_neg_below).max(0.0)
+        };
         let covered = tp + fp;
         let precision = if covered > 0.0 { tp / covered } else { 0.0 };
         if w_pos > 0.0 {
-            self.ap += self.gwp / w_pos * precision;
+            self.ap += self.gwp * precision;
             self.aupr += self.pending_w / w_pos * (self.pending_precision + precision) / 2.0;
             // Groups below the lowest positive lie past full recall.
             let in_curve = self.w_pos_below + self.gwp > 0.0;
@@ -995,8 +1210,8 @@ impl Walk {
 
     /// The top group's trapezoid reaches up to (recall 0, precision 1).
     fn finish_curve(&mut self) {
-        if self.curves && self.r.w_pos > 0.0 {
-            self.aupr += self.pending_w / self.r.w_pos * (self.pending_precision + 1.0) / 2.0;
+        if self.curves && self.sw_pos > 0.0 {
+            self.aupr += self.pending_w / self.sw_pos * (self.pending_precision + 1.0) / 2.0;
         }
     }
 
@@ -1007,17 +1222,26 @@ impl Walk {
         r.ordered = self.ordered;
         r.tied = self.tied;
         r.reversed = u128::from(r.n_pos) * u128::from(r.n_neg) - self.ordered - self.tied;
-        if self.weighted {
-            r.w_tied = self.w_tied;
-            r.w_reversed = r.w_pos * r.w_neg - self.w_ordered - self.w_tied;
+        (r.reversed_share, r.tied_share, r.ordered_share) = if self.weighted {
+            let all = self.w_reversed + self.w_tied + self.w_ordered;
+            if all > 0.0 {
+                (
+                    self.w_reversed / all,
+                    self.w_tied / all,
+                    self.w_ordered / all,
+                )
+            } else {
+                (f64::NAN, f64::NAN, f64::NAN)
+            }
         } else {
-            (r.w_tied, r.w_reversed) = (r.tied as f64, r.reversed as f64);
-        }
-        let total = r.w_pos + r.w_neg;
+            count_shares(r.reversed, r.tied, r.ordered)
+        };
+        // `w_pos_below` ends as the positive weight summed in walk order, the
+        // order of the AP numerator: a perfect ranking gives exactly 1.
         let curve = |v: f64, ok: bool| if self.curves && ok { v } else { f64::NAN };
-        r.average_precision = curve(self.ap, r.w_pos > 0.0);
-        r.aupr_trapezoid = curve(self.aupr, r.w_pos > 0.0);
-        r.aurc = curve(self.aurc, total > 0.0);
+        r.average_precision = curve(self.ap / self.w_pos_below, self.w_pos_below > 0.0);
+        r.aupr_trapezoid = curve(self.aupr, self.sw_pos > 0.0);
+        r.aurc = curve(self.aurc, self.sw_pos + self.sw_neg > 0.0);
         r
     }
 }

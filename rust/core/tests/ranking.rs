@@ -21,13 +21,14 @@ proptest! {
             if packed || i % 2 == 0 { f64::from(v as f32) } else { v + f64::EPSILON }
         }).collect();
         let w: Vec<f64> = rows.iter().map(|r| f64::from(r.2) / 2.0).collect();
-        let (mut rev, mut tied, mut wrev) = (0_u128, 0_u128, 0.0_f64);
+        let (mut rev, mut tied, mut wrev, mut wall) = (0_u128, 0_u128, 0.0_f64, 0.0_f64);
         for i in 0..s.len() {
             for j in 0..s.len() {
                 if ok[i] && !ok[j] {
                     rev += u128::from(s[i] < s[j]);
                     tied += u128::from(s[i] == s[j]);
                     if s[i] < s[j] { wrev += w[i] * w[j]; }
+                    wall += w[i] * w[j];
                 }
             }
         }
@@ -39,8 +40,16 @@ proptest! {
             let q = binary_ranking(&ok, &s, None, false, &pool).unwrap();
             prop_assert_eq!((q.reversed, q.tied, q.ordered, q.n_thresholds), (r.reversed, r.tied, r.ordered, r.n_thresholds));
             prop_assert_eq!(r.reversed + r.tied + r.ordered, u128::from(r.n_pos) * u128::from(r.n_neg));
-            let rw = binary_ranking(&ok, &s, Some(&w), true, &pool).unwrap();
-            prop_assert!((rw.w_reversed - wrev).abs() <= 1e-9 * wrev.max(1.0));
+            let rw = binary_ranking(&ok, &s, Some(&w), true, &pool);
+            if w.iter().sum::<f64>() == 0.0 {
+                prop_assert_eq!(rw, Err(cmetrics_core::MetricError::ZeroWeightSum));
+            } else if wall > 0.0 {
+                let rw = rw.unwrap();
+                prop_assert!((rw.reversed_share - wrev / wall).abs() <= 1e-12, "{} vs {}", rw.reversed_share, wrev / wall);
+                prop_assert!((0.0..=1.0).contains(&rw.reversed_share) && (0.0..=1.0).contains(&rw.ordered_share));
+            } else {
+                prop_assert!(rw.unwrap().reversed_share.is_nan());
+            }
         }
     }
 
@@ -59,7 +68,8 @@ proptest! {
         let direct = binary_ranking(&ok, &s, wt, true, &pool).unwrap();
         prop_assert_eq!((walked.reversed, walked.tied, walked.ordered, walked.n_thresholds), (direct.reversed, direct.tied, direct.ordered, direct.n_thresholds));
         prop_assert!((walked.aurc - direct.aurc).abs() <= 1e-12);
-        prop_assert!((walked.w_reversed - direct.w_reversed).abs() <= 1e-9 * direct.w_pos.max(1.0) * direct.w_neg.max(1.0));
+        prop_assert!((walked.reversed_share - direct.reversed_share).abs() <= 1e-12 || direct.reversed_share.is_nan());
+        prop_assert!((walked.tied_share - direct.tied_share).abs() <= 1e-12 || direct.tied_share.is_nan());
         let c = cut.min(ok.len());
         if c > 0 && c < ok.len() {
             let wa = wt.map(|x| &x[..c]);
@@ -120,7 +130,7 @@ proptest! {
                 prop_assert!((x - y).abs() <= 1e-12 * y.max(1.0));
             }
         }
-        let walked = one.walk(true, &pool);
+        let walked = one.walk(true, &pool).unwrap();
         let direct = binary_ranking(&ok, &s, wt, true, &pool).unwrap();
         prop_assert_eq!((walked.reversed, walked.tied, walked.ordered, walked.n_thresholds), (direct.reversed, direct.tied, direct.ordered, direct.n_thresholds));
         prop_assert!((walked.average_precision - direct.average_precision).abs() <= 1e-12 || direct.average_precision.is_nan());
@@ -291,4 +301,141 @@ fn nan_is_rejected() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("y_score[1]"));
+}
+
+/// Naive pair counts of integer scores, compared as integers.
+fn naive_pairs<T: PartialOrd + Copy>(ok: &[bool], s: &[T]) -> (u128, u128) {
+    let (mut rev, mut tied) = (0_u128, 0_u128);
+    for i in 0..s.len() {
+        for j in 0..s.len() {
+            if ok[i] && !ok[j] {
+                rev += u128::from(s[i] < s[j]);
+                tied += u128::from(s[i] == s[j]);
+            }
+        }
+    }
+    (rev, tied)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// Integer scores are ordered as integers, at the extremes too (f64
+    /// would merge 2^62 and 2^62 + 1).
+    #[test]
+    fn integer_scores_are_exact(rows in prop::collection::vec((any::<bool>(), 0_u8..8), 1..200)) {
+        let ok: Vec<bool> = rows.iter().map(|r| r.0).collect();
+        let base = [i64::MIN, i64::MIN + 1, -1, 0, (1 << 62), (1 << 62) + 1, i64::MAX - 1, i64::MAX];
+        let si: Vec<i64> = rows.iter().map(|r| base[usize::from(r.1)]).collect();
+        let su: Vec<u64> = rows.iter().map(|r| [0, 1, 1 << 53, (1 << 53) + 1, 1 << 63, u64::MAX - 2, u64::MAX - 1, u64::MAX][usize::from(r.1)]).collect();
+        let pool = Pool::sequential();
+        let r = binary_ranking(&ok, &si, None, true, &pool).unwrap();
+        prop_assert_eq!((r.reversed, r.tied), naive_pairs(&ok, &si));
+        let r = binary_ranking(&ok, &su, None, true, &pool).unwrap();
+        prop_assert_eq!((r.reversed, r.tied), naive_pairs(&ok, &su));
+        let n = si.len() as u64;
+        let k = kendall_counts(&si, &su, &pool).unwrap();
+        let mut disc = 0_u128;
+        for i in 0..si.len() { for j in i + 1..si.len() {
+            if (si[i] < si[j] && su[i] > su[j]) || (si[i] > si[j] && su[i] < su[j]) { disc += 1; }
+        } }
+        prop_assert_eq!(k.discordant, disc);
+        prop_assert_eq!(k.n, n);
+        let t = kendall_counts_with(&si, &su, KendallMethod::Table, &pool).unwrap();
+        prop_assert_eq!(t, k);
+    }
+
+    /// Multiplying every weight by a power of two changes no share and no
+    /// curve; by any constant, nothing beyond rounding, up to 1e+-250.
+    #[test]
+    fn weighted_shares_do_not_depend_on_the_scale(rows in prop::collection::vec((any::<bool>(), 0_u8..6, 1_u8..5), 2..200)) {
+        let ok: Vec<bool> = rows.iter().map(|r| r.0).collect();
+        let s: Vec<f64> = rows.iter().map(|r| f64::from(r.1) / 5.0).collect();
+        let w: Vec<f64> = rows.iter().map(|r| f64::from(r.2) / 3.0).collect();
+        let pool = Pool::sequential();
+        let base = binary_ranking(&ok, &s, Some(&w), true, &pool).unwrap();
+        for k in [-1000_i32, -300, 7, 300, 1000] {
+            let wk: Vec<f64> = w.iter().map(|x| x * 2f64.powi(k)).collect();
+            let r = binary_ranking(&ok, &s, Some(&wk), true, &pool).unwrap();
+            prop_assert_eq!(r.reversed_share.to_bits(), base.reversed_share.to_bits());
+            prop_assert_eq!(r.tied_share.to_bits(), base.tied_share.to_bits());
+            prop_assert_eq!(r.average_precision.to_bits(), base.average_precision.to_bits());
+            prop_assert_eq!(r.aurc.to_bits(), base.aurc.to_bits());
+        }
+        for c in [1e-250, 1e-170, 1e160, 1e250] {
+            let wc: Vec<f64> = w.iter().map(|x| x * c).collect();
+            let r = binary_ranking(&ok, &s, Some(&wc), true, &pool).unwrap();
+            for (a, b) in [(r.reversed_share, base.reversed_share), (r.tied_share, base.tied_share), (r.average_precision, base.average_precision), (r.aupr_trapezoid, base.aupr_trapezoid), (r.aurc, base.aurc)] {
+                prop_assert!((a - b).abs() <= 1e-12 || (a.is_nan() && b.is_nan()), "{} vs {} at {}", a, b, c);
+            }
+        }
+    }
+
+    /// A perfect ranking has AP exactly 1 and no reversed pair, whatever the weights.
+    #[test]
+    fn perfect_rankings_are_exact(n_neg in 1_usize..50, n_pos in 1_usize..50, wseed in prop::collection::vec(1_u32..1000, 100)) {
+        let ok: Vec<bool> = (0..n_neg + n_pos).map(|i| i >= n_neg).collect();
+        let s: Vec<f64> = (0..n_neg + n_pos).map(|i| i as f64 / 7.0).collect();
+        let w: Vec<f64> = (0..n_neg + n_pos).map(|i| f64::from(wseed[i % 100]) * 0.1).collect();
+        let pool = Pool::sequential();
+        for wt in [None, Some(w.as_slice())] {
+            let r = binary_ranking(&ok, &s, wt, true, &pool).unwrap();
+            prop_assert_eq!(r.average_precision, 1.0);
+            prop_assert_eq!(r.ordered_share, 1.0);
+            prop_assert_eq!(r.reversed_share, 0.0);
+        }
+    }
+}
+
+#[test]
+fn weights_summing_to_zero_or_overflowing_are_errors() {
+    let pool = Pool::sequential();
+    let ok = [true, false, true, false];
+    let s = [0.1, 0.2, 0.3, 0.4];
+    assert_eq!(
+        binary_ranking(&ok, &s, Some(&[0.0; 4]), true, &pool),
+        Err(cmetrics_core::MetricError::ZeroWeightSum)
+    );
+    assert!(matches!(
+        binary_ranking(&ok, &s, Some(&[1e308; 4]), true, &pool),
+        Err(cmetrics_core::MetricError::WeightRange { .. })
+    ));
+    // Tiny and huge weights give the unweighted shares exactly (equal weights).
+    let plain = binary_ranking(&ok, &s, None, true, &pool).unwrap();
+    for c in [1e-300, 1e-170, 1e160, 1e300] {
+        let r = binary_ranking(&ok, &s, Some(&[c; 4]), true, &pool).unwrap();
+        assert_eq!(r.reversed_share, plain.reversed_share, "{c}");
+        assert_eq!(r.average_precision, plain.average_precision, "{c}");
+    }
+}
+
+#[test]
+fn kendall_orders_infinities_and_refuses_nan() {
+    let pool = Pool::sequential();
+    let x = [f64::NEG_INFINITY, 1.0, 2.0, f64::INFINITY];
+    let y = [1.0, 2.0, 3.0, 4.0];
+    let c = kendall_counts(&x, &y, &pool).unwrap();
+    assert_eq!((c.discordant, c.x_ties, c.y_ties), (0, 0, 0));
+    assert_eq!(c.tau_b(), 1.0);
+    let z = [1.0, f64::NAN, 2.0, 3.0];
+    assert_eq!(
+        kendall_counts(&x, &z, &pool),
+        Err(cmetrics_core::MetricError::IsNan { arg: "y", index: 1 })
+    );
+}
+
+#[test]
+fn a_raised_stop_flag_interrupts_every_ranking_kernel() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let pool = Pool::new(2).with_stop(Arc::new(AtomicBool::new(true)));
+    let n = 1 << 12;
+    let ok: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+    let s: Vec<f64> = (0..n).map(|i| f64::from(i as u32 % 97)).collect();
+    let stop = Err(cmetrics_core::MetricError::Interrupted);
+    assert_eq!(binary_ranking(&ok, &s, None, true, &pool), stop);
+    assert_eq!(
+        kendall_counts(&s, &s, &pool).map(|_| ()),
+        stop.map(|_: cmetrics_core::ranking::BinaryRanking| ())
+    );
 }

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 
 use crate::arrays::opt_slice;
 use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
-use crate::error::{run, run_attached, LabelError, ValidationError};
+use crate::error::{run, run_attached, run_pool, LabelError, ValidationError};
 use pyo3::types::{PyFloat, PyString};
 
 type Counted<'py> = (
@@ -63,14 +63,14 @@ pub fn confusion_matrix<'py>(
     let counted = match (&y_true, &y_pred) {
         (LabelArray::I32(t), LabelArray::I32(p)) => {
             let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);
-            run(py, || {
-                cmetrics_core::confusion_matrix(t, p, w, &opts, &pool)
+            run_pool(py, t.len(), &pool, |pool| {
+                cmetrics_core::confusion_matrix(t, p, w, &opts, pool)
             })?
         }
         (LabelArray::I64(t), LabelArray::I64(p)) => {
             let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);
-            run(py, || {
-                cmetrics_core::confusion_matrix(t, p, w, &opts, &pool)
+            run_pool(py, t.len(), &pool, |pool| {
+                cmetrics_core::confusion_matrix(t, p, w, &opts, pool)
             })?
         }
         _ => return Err(mismatched_dtypes()),
@@ -94,14 +94,14 @@ pub fn confusion_matrix_codes<'py>(
     let counted = match (&y_true, &y_pred) {
         (LabelArray::I32(t), LabelArray::I32(p)) => {
             let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);
-            run(py, || {
-                cmetrics_core::confusion_matrix_codes(t, p, w, n_classes, &pool)
+            run_pool(py, t.len(), &pool, |pool| {
+                cmetrics_core::confusion_matrix_codes(t, p, w, n_classes, pool)
             })?
         }
         (LabelArray::I64(t), LabelArray::I64(p)) => {
             let (t, p) = (slice(t, "y_true")?, slice(p, "y_pred")?);
-            run(py, || {
-                cmetrics_core::confusion_matrix_codes(t, p, w, n_classes, &pool)
+            run_pool(py, t.len(), &pool, |pool| {
+                cmetrics_core::confusion_matrix_codes(t, p, w, n_classes, pool)
             })?
         }
         _ => return Err(mismatched_dtypes()),

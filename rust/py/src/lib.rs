@@ -28,8 +28,15 @@ fn available_threads() -> usize {
     cmetrics_core::parallel::available_threads()
 }
 
+/// The most threads a kernel may use (`max(16, 4 x cores)`).
+#[pyfunction]
+fn max_threads() -> usize {
+    cmetrics_core::parallel::max_threads()
+}
+
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    error::install_panic_hook();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "SEQUENTIAL_BELOW",
@@ -71,5 +78,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ranking::GroupState>()?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(max_threads, m)?)?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 
 use crate::arrays::opt_slice;
 use crate::arrays::{matrix, mismatched_dtypes, slice, LabelArray};
-use crate::error::{run, ValidationError};
+use crate::error::{run_pool, ValidationError};
 
 /// Probabilities as the kernel reads them.
 #[derive(FromPyObject)]
@@ -105,7 +105,9 @@ pub fn evaluate_proba<'py>(
                 Some(v) => Some(slice(v, "y_pred")?),
                 None => None,
             };
-            run(py, || core_evaluate(t, p, yp, w, &opts, &pool))?
+            run_pool(py, t.len(), &pool, |pool| {
+                core_evaluate(t, p, yp, w, &opts, pool)
+            })?
         }};
     }
     let acc = match (&y_true, &y_pred) {

@@ -8,7 +8,19 @@ use pyo3::types::PyDict;
 
 use crate::arrays::opt_slice;
 use crate::arrays::slice;
-use crate::error::run;
+use crate::error::{run, run_pool};
+
+/// Scores as the kernels read them: float64, or integers ordered exactly
+/// (int64, or uint64 for values above the int64 range).
+#[derive(FromPyObject)]
+pub enum ScoreArray<'py> {
+    /// float64 scores.
+    F64(PyReadonlyArray1<'py, f64>),
+    /// int64 scores.
+    I64(PyReadonlyArray1<'py, i64>),
+    /// uint64 scores.
+    U64(PyReadonlyArray1<'py, u64>),
+}
 
 /// Tie-grouped walk of a binary outcome against a score (`rk::BinaryRanking` as a dict).
 #[pyfunction]
@@ -16,16 +28,27 @@ use crate::error::run;
 pub fn binary_ranking<'py>(
     py: Python<'py>,
     positive: PyReadonlyArray1<'py, bool>,
-    score: PyReadonlyArray1<'py, f64>,
+    score: ScoreArray<'py>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     curves: bool,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = slice(&positive, "y_true")?;
-    let s = slice(&score, "y_score")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    let r = run(py, || rk::binary_ranking(p, s, w, curves, &pool))?;
+    macro_rules! go {
+        ($a:expr) => {{
+            let s = slice($a, "y_score")?;
+            run_pool(py, s.len(), &pool, |pool| {
+                rk::binary_ranking(p, s, w, curves, pool)
+            })?
+        }};
+    }
+    let r = match &score {
+        ScoreArray::F64(a) => go!(a),
+        ScoreArray::I64(a) => go!(a),
+        ScoreArray::U64(a) => go!(a),
+    };
     ranking_dict(py, &r)
 }
 
@@ -38,8 +61,9 @@ fn ranking_dict<'py>(py: Python<'py>, r: &rk::BinaryRanking) -> PyResult<Bound<'
     d.set_item("reversed", r.reversed)?;
     d.set_item("tied", r.tied)?;
     d.set_item("ordered", r.ordered)?;
-    d.set_item("w_reversed", r.w_reversed)?;
-    d.set_item("w_tied", r.w_tied)?;
+    d.set_item("reversed_share", r.reversed_share)?;
+    d.set_item("tied_share", r.tied_share)?;
+    d.set_item("ordered_share", r.ordered_share)?;
     d.set_item("average_precision", r.average_precision)?;
     d.set_item("aupr_trapezoid", r.aupr_trapezoid)?;
     d.set_item("aurc", r.aurc)?;
@@ -103,7 +127,7 @@ pub fn score_groups<'py>(
     let s = slice(&score, "y_score")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    let g = run(py, || rk::score_groups(p, s, w, &pool))?;
+    let g = run_pool(py, s.len(), &pool, |pool| rk::score_groups(p, s, w, pool))?;
     Ok(group_arrays(py, g))
 }
 
@@ -132,19 +156,37 @@ pub fn walk_groups<'py>(
     ranking_dict(py, &r)
 }
 
-/// Kendall pair counts of `(x, y)` (`rk::KendallCounts` as a dict, exact integers).
+/// Kendall pair counts of `(x, y)` (`rk::KendallCounts` as a dict, exact
+/// integers); each vector float64, int64 or uint64.
 #[pyfunction]
 #[pyo3(signature = (x, y, n_threads=0))]
 pub fn kendall_counts<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, f64>,
-    y: PyReadonlyArray1<'py, f64>,
+    x: ScoreArray<'py>,
+    y: ScoreArray<'py>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let xs = slice(&x, "x")?;
-    let ys = slice(&y, "y")?;
     let pool = Pool::new(n_threads);
-    let c = run(py, || rk::kendall_counts(xs, ys, &pool))?;
+    macro_rules! go {
+        ($a:expr, $b:expr) => {{
+            let (xs, ys) = (slice($a, "x")?, slice($b, "y")?);
+            run_pool(py, xs.len(), &pool, |pool| rk::kendall_counts(xs, ys, pool))?
+        }};
+    }
+    macro_rules! with_y {
+        ($a:expr) => {
+            match &y {
+                ScoreArray::F64(b) => go!($a, b),
+                ScoreArray::I64(b) => go!($a, b),
+                ScoreArray::U64(b) => go!($a, b),
+            }
+        };
+    }
+    let c = match &x {
+        ScoreArray::F64(a) => with_y!(a),
+        ScoreArray::I64(a) => with_y!(a),
+        ScoreArray::U64(a) => with_y!(a),
+    };
     let d = PyDict::new(py);
     d.set_item("n", c.n)?;
     d.set_item("x_ties", c.x_ties)?;
@@ -260,7 +302,7 @@ impl GroupState {
     ) -> PyResult<Bound<'py, PyDict>> {
         let pool = Pool::new(n_threads);
         let inner = &mut self.inner;
-        let r = run(py, || Ok(inner.walk(curves, &pool)))?;
+        let r = run(py, || inner.walk(curves, &pool))?;
         ranking_dict(py, &r)
     }
 }

@@ -8,10 +8,11 @@
 //! ranks), and each group's histogram of `y` ranks is weighed against the
 //! running histogram of all earlier groups.
 
-use super::{check_finite, order_key};
+use super::Score;
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::{big_vec, Pool};
+use crate::parallel::{collect_chunked, Pool};
+use crate::sort::sort_keys;
 use rayon::prelude::*;
 
 /// Pair counts of Kendall's tau between two vectors (docs/definitions.md §5.3, Knight 1966).
@@ -45,7 +46,9 @@ impl KendallCounts {
             - (self.x_ties + self.y_ties) as i128
             - 2 * self.discordant as i128
     }
-    /// Kendall's tau-b (NaN when x or y is constant, or n < 2).
+    /// Kendall's tau-b (NaN when x or y is constant, or n < 2), computed as
+    /// scipy does: `(n_c - n_d) / sqrt(n0 - n1) / sqrt(n0 - n2)`, clamped to
+    /// [-1, 1] against rounding.
     #[must_use]
     #[allow(clippy::cast_precision_loss)]
     pub fn tau_b(&self) -> f64 {
@@ -54,7 +57,8 @@ impl KendallCounts {
         if a == 0 || b == 0 {
             return f64::NAN;
         }
-        self.concordant_minus_discordant() as f64 / ((a as f64).sqrt() * (b as f64).sqrt())
+        (self.concordant_minus_discordant() as f64 / (a as f64).sqrt() / (b as f64).sqrt())
+            .clamp(-1.0, 1.0)
     }
     /// Stuart's tau-c (NaN when x or y is constant, or n < 2).
     #[must_use]
@@ -66,7 +70,7 @@ impl KendallCounts {
         }
         let n = self.n as f64;
         let m = m as f64;
-        2.0 * self.concordant_minus_discordant() as f64 / (n * n * (m - 1.0) / m)
+        (2.0 * self.concordant_minus_discordant() as f64 / (n * n * (m - 1.0) / m)).clamp(-1.0, 1.0)
     }
 }
 
@@ -91,10 +95,15 @@ fn tie_runs<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K) -> (u128, u64)
 
 /// Sort `v` (merge sort) and return its number of inversions (`i < j`,
 /// `v[i] > v[j]`; equal values are not inversions). `buf` is scratch space.
+/// Returns early, with a meaningless count, once the pool's stop flag is
+/// raised (the caller checks it).
 fn sort_count_inversions(v: &mut [u64], buf: &mut [u64], pool: &Pool) -> u128 {
     const SMALL: usize = 32;
     const PARALLEL_ABOVE: usize = 1 << 16;
     let n = v.len();
+    if n >= PARALLEL_ABOVE && pool.stopped() {
+        return 0;
+    }
     if n <= SMALL {
         // Insertion sort: every shift past a larger value is one inversion.
         let mut inv = 0_u128;
@@ -161,28 +170,27 @@ fn sort_count_inversions(v: &mut [u64], buf: &mut [u64], pool: &Pool) -> u128 {
 }
 
 /// Knight's algorithm: sort the `(x, y)` pairs, count the inversions of `y`.
-fn by_sort(x: &[f64], y: &[f64], pool: &Pool) -> KendallCounts {
+fn by_sort<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<KendallCounts> {
     let n = x.len();
     // (x key, y key) as one u128: sorting it sorts by x, then y.
-    let mut pairs: Vec<u128> = big_vec(n);
-    pool.install(|| {
-        x.par_iter()
-            .zip(y)
-            .map(|(&a, &b)| (u128::from(order_key(a)) << 64) | u128::from(order_key(b)))
-            .collect_into_vec(&mut pairs);
-    });
-    pool.install(|| pairs.par_sort_unstable());
+    let pair = |i: usize| {
+        let a = x.get(i).map_or(0, |v| v.key());
+        let b = y.get(i).map_or(0, |v| v.key());
+        (u128::from(a) << 64) | u128::from(b)
+    };
+    let mut pairs: Vec<u128> = collect_chunked(n, pair, pool)?;
+    sort_keys(&mut pairs, pool)?;
     let (x_ties, x_distinct) = tie_runs(&pairs, |p| p >> 64);
     let (joint_ties, _) = tie_runs(&pairs, |p| *p);
+    pool.check()?;
     #[allow(clippy::cast_possible_truncation)]
-    let mut ys: Vec<u64> = big_vec(n);
-    ys.extend(pairs.iter().map(|&p| p as u64));
+    let mut ys: Vec<u64> = collect_chunked(n, |i| pairs.get(i).map_or(0, |&p| p as u64), pool)?;
     drop(pairs);
-    let mut buf: Vec<u64> = big_vec(n);
-    buf.resize(n, 0);
+    let mut buf: Vec<u64> = vec![0; n];
     let discordant = pool.install(|| sort_count_inversions(&mut ys, &mut buf, pool));
+    pool.check()?;
     let (y_ties, y_distinct) = tie_runs(&ys, |v| *v);
-    KendallCounts {
+    Ok(KendallCounts {
         n: n as u64,
         x_ties,
         y_ties,
@@ -190,7 +198,7 @@ fn by_sort(x: &[f64], y: &[f64], pool: &Pool) -> KendallCounts {
         discordant,
         x_distinct,
         y_distinct,
-    }
+    })
 }
 
 /// How [`kendall_counts_with`] counts the pairs. Every method gives the same
@@ -213,21 +221,31 @@ pub enum KendallMethod {
 /// Most distinct values per vector the table sweep handles (ranks fit `u16`).
 pub const TABLE_MAX_DISTINCT: usize = 1 << 16;
 
-/// Kendall pair counts of `(x, y)` (docs/definitions.md §5.3), by the fastest exact method.
+/// Kendall pair counts of `(x, y)` (docs/definitions.md §5.3), by the fastest
+/// exact method. Integers are ordered as integers; `-inf` and `inf` are the
+/// smallest and largest values.
 ///
 /// # Errors
-/// Length mismatch, empty input, NaN or infinite values.
-pub fn kendall_counts(x: &[f64], y: &[f64], pool: &Pool) -> Result<KendallCounts> {
+/// Length mismatch, empty input, NaN values, an interruption.
+pub fn kendall_counts<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<KendallCounts> {
     kendall_counts_with(x, y, KendallMethod::Auto, pool)
+}
+
+/// The first NaN of `xs`, as an error.
+fn check_not_nan<X: Score>(arg: &'static str, xs: &[X]) -> Result<()> {
+    match xs.iter().position(|v| v.is_nan()) {
+        Some(index) => Err(MetricError::IsNan { arg, index }),
+        None => Ok(()),
+    }
 }
 
 /// Kendall pair counts of `(x, y)` by the given method.
 ///
 /// # Errors
-/// Length mismatch, empty input, NaN or infinite values.
-pub fn kendall_counts_with(
-    x: &[f64],
-    y: &[f64],
+/// Length mismatch, empty input, NaN values, an interruption.
+pub fn kendall_counts_with<X: Score, Y: Score>(
+    x: &[X],
+    y: &[Y],
     method: KendallMethod,
     pool: &Pool,
 ) -> Result<KendallCounts> {
@@ -242,27 +260,32 @@ pub fn kendall_counts_with(
         }
     );
     ensure!(n > 0, MetricError::Empty { arg: "x" });
-    let (fx, fy) = pool.install(|| rayon::join(|| check_finite("x", x), || check_finite("y", y)));
+    let (fx, fy) = pool.install(|| rayon::join(|| check_not_nan("x", x), || check_not_nan("y", y)));
     fx?;
     fy?;
     if method != KendallMethod::Sort && u32::try_from(n).is_ok() {
         let cells = (method == KendallMethod::Auto).then_some(16 * n + (1 << 20));
-        if let Some(c) = by_table(x, y, cells, pool) {
+        let table = by_table(x, y, cells, pool);
+        pool.check()?;
+        if let Some(c) = table {
             return Ok(c);
         }
     }
-    Ok(by_sort(x, y, pool))
+    by_sort(x, y, pool)
 }
 
 /// Open-addressing map from order keys to a `u32` (a count, then a rank).
+/// The key `u64::MAX` marks empty slots; the value of that key (a real key
+/// for integer scores) is kept on the side.
 struct KeyMap {
     keys: Vec<u64>,
     values: Vec<u32>,
     len: usize,
     shift: u32,
+    max_key: Option<u32>,
 }
 
-/// No finite value has this key (it is the key of a NaN).
+/// The key that marks an empty slot.
 const EMPTY: u64 = u64::MAX;
 
 impl KeyMap {
@@ -273,6 +296,7 @@ impl KeyMap {
             values: vec![0; slots],
             len: 0,
             shift: 64 - slots.trailing_zeros(),
+            max_key: None,
         }
     }
 
@@ -287,6 +311,13 @@ impl KeyMap {
     /// Count one more `key`.
     #[inline]
     fn add(&mut self, key: u64) {
+        if key == EMPTY {
+            if self.max_key.is_none() {
+                self.len += 1;
+            }
+            *self.max_key.get_or_insert(0) += 1;
+            return;
+        }
         let mask = self.keys.len() - 1;
         let mut i = self.slot(key);
         loop {
@@ -318,6 +349,13 @@ impl KeyMap {
     }
 
     fn insert(&mut self, key: u64, value: u32) {
+        if key == EMPTY {
+            if self.max_key.is_none() {
+                self.len += 1;
+            }
+            self.max_key = Some(value);
+            return;
+        }
         let mask = self.keys.len() - 1;
         let mut i = self.slot(key);
         while self.keys.get(i).is_some_and(|&k| k != EMPTY) {
@@ -329,6 +367,9 @@ impl KeyMap {
     /// The value of a key known to be present.
     #[inline]
     fn get(&self, key: u64) -> u32 {
+        if key == EMPTY {
+            return self.max_key.unwrap_or(0);
+        }
         let mask = self.keys.len() - 1;
         let mut i = self.slot(key);
         loop {
@@ -346,6 +387,7 @@ impl KeyMap {
             .zip(&self.values)
             .filter(|(&k, _)| k != EMPTY)
             .map(|(&k, &v)| (k, v))
+            .chain(self.max_key.map(|v| (EMPTY, v)))
     }
 }
 
@@ -384,9 +426,9 @@ fn pairs_within(counts: &[u64]) -> u128 {
 }
 
 /// One chunk of rows after the first pass: its distinct keys with counts.
-struct Chunk<'a> {
-    x: &'a [f64],
-    y: &'a [f64],
+struct Chunk<'a, X, Y> {
+    x: &'a [X],
+    y: &'a [Y],
     xs: KeyMap,
     ys: KeyMap,
 }
@@ -398,7 +440,12 @@ struct Chunk<'a> {
 /// O(n + D_x D_y), memory `2 n` bytes plus O(D_x + D_y) per thread. `None`
 /// when the data have too many distinct values (`cells` bounds `D_x D_y`).
 #[allow(clippy::too_many_lines)]
-fn by_table(x: &[f64], y: &[f64], cells: Option<usize>, pool: &Pool) -> Option<KendallCounts> {
+fn by_table<X: Score, Y: Score>(
+    x: &[X],
+    y: &[Y],
+    cells: Option<usize>,
+    pool: &Pool,
+) -> Option<KendallCounts> {
     use std::sync::atomic::{AtomicBool, Ordering};
     let n = x.len();
     let parts = pool.threads().max(1);
@@ -409,7 +456,7 @@ fn by_table(x: &[f64], y: &[f64], cells: Option<usize>, pool: &Pool) -> Option<K
     // Pass 1: the distinct keys of each chunk, with counts; stop early when
     // any chunk alone already has too many.
     let gave_up = AtomicBool::new(false);
-    let chunks: Option<Vec<Chunk>> = pool.install(|| {
+    let chunks: Option<Vec<Chunk<X, Y>>> = pool.install(|| {
         x.par_chunks(size)
             .zip(y.par_chunks(size))
             .map(|(cx, cy)| {
@@ -421,10 +468,13 @@ fn by_table(x: &[f64], y: &[f64], cells: Option<usize>, pool: &Pool) -> Option<K
                 };
                 for (bx, by) in cx.chunks(4096).zip(cy.chunks(4096)) {
                     for (&a, &b) in bx.iter().zip(by) {
-                        c.xs.add(order_key(a));
-                        c.ys.add(order_key(b));
+                        c.xs.add(a.key());
+                        c.ys.add(b.key());
                     }
-                    if gave_up.load(Ordering::Relaxed) || !fits(c.xs.len, c.ys.len) {
+                    if gave_up.load(Ordering::Relaxed)
+                        || !fits(c.xs.len, c.ys.len)
+                        || pool.stopped()
+                    {
                         gave_up.store(true, Ordering::Relaxed);
                         return None;
                     }
@@ -478,9 +528,9 @@ fn by_table(x: &[f64], y: &[f64], cells: Option<usize>, pool: &Pool) -> Option<K
                 let mut next = starts.clone();
                 let mut out = vec![0_u16; c.x.len()];
                 for (&a, &b) in c.x.iter().zip(c.y) {
-                    let rx = x_rank.get(order_key(a)) as usize;
+                    let rx = x_rank.get(a.key()) as usize;
                     #[allow(clippy::cast_possible_truncation)]
-                    let ry = y_rank.get(order_key(b)) as u16;
+                    let ry = y_rank.get(b.key()) as u16;
                     if let Some(p) = next.get_mut(rx) {
                         if let Some(o) = out.get_mut(*p) {
                             *o = ry;

@@ -21,10 +21,9 @@
 //! from one split to another by rounding only).
 
 use super::{
-    check_finite, from_order_key, order_key, walk_groups_with, BinaryRanking, ScoreGroups,
+    check_finite, from_order_key, order_key, walk_groups_iter, BinaryRanking, ScoreGroups,
 };
-use super::{check_weights, Totals};
-use super::{GroupsRef, Item};
+use super::{check_weights, GroupsRef, Item};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{reserve_big, Pool};
@@ -531,7 +530,11 @@ impl GroupState {
                 std::mem::take(&mut self.wbuf_pos),
                 std::mem::take(&mut self.wbuf_neg),
             );
-            pool.install(|| rayon::join(|| u128::sort(&mut a), || u128::sort(&mut b)));
+            // A compaction runs to its end (the state stays whole); its
+            // buffer is bounded, so it is short.
+            let whole = pool.without_stop();
+            let _ = u128::sort(&mut a, &whole);
+            let _ = u128::sort(&mut b, &whole);
             let mut run = Groups::default();
             collapse(&a, &b, |x| (x.key(), x.weight()), &mut run, true);
             self.groups.merge_in(GroupsBack::new(&run), run.len(), true);
@@ -664,25 +667,16 @@ impl GroupState {
     }
 
     /// The ranking walk over every row added (as [`super::binary_ranking`]).
-    pub fn walk(&mut self, curves: bool, pool: &Pool) -> BinaryRanking {
+    ///
+    /// # Errors
+    /// Weights summing to 0 or past the float64 range.
+    pub fn walk(&mut self, curves: bool, pool: &Pool) -> Result<BinaryRanking> {
         self.compact(pool);
-        let g = &self.groups;
-        let sum = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum::<u64>();
-        let (n_pos, n_neg) = pool.install(|| rayon::join(|| sum(&g.pos), || sum(&g.neg)));
-        let (w_pos, w_neg) = if self.weighted {
-            (g.w_pos.iter().sum(), g.w_neg.iter().sum())
-        } else {
-            #[allow(clippy::cast_precision_loss)]
-            (n_pos as f64, n_neg as f64)
-        };
-        let totals = Totals {
-            n_pos,
-            n_neg,
-            w_pos,
-            w_neg,
-        };
-        let groups = g.distinct().map(|(_, p, n, wp, wn)| (p, n, wp, wn));
-        walk_groups_with(groups, totals, self.weighted, curves)
+        let groups = self
+            .groups
+            .distinct()
+            .map(|(_, p, n, wp, wn)| (p, n, wp, wn));
+        walk_groups_iter(groups, self.weighted, curves)
     }
 }
 
