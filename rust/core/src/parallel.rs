@@ -261,33 +261,36 @@ pub fn big_vec<T>(n: usize) -> Vec<T> {
     v
 }
 
-/// `(0..n).map(item)` collected into a vector (huge-page backed), in parallel
-/// chunks of [`CHECK_ROWS`] when `pool` runs large work in parallel. Stops
-/// between chunks once the pool's stop flag is raised.
+/// `(0..n).map(item)` collected into a vector (huge-page backed, see
+/// [`big_vec`]), in parallel chunks of [`CHECK_ROWS`] when `pool` runs large
+/// work in parallel. Stops between chunks once the pool's stop flag is raised.
 ///
 /// # Errors
 /// [`MetricError::Interrupted`].
-pub fn collect_chunked<T: Copy + Default + Send + Sync>(
+pub fn collect_chunked<T: Copy + Send + Sync>(
     n: usize,
     item: impl Fn(usize) -> T + Send + Sync,
     pool: &Pool,
 ) -> Result<Vec<T>> {
     let mut out: Vec<T> = big_vec(n);
-    out.resize(n, T::default());
-    let fill = |(c, piece): (usize, &mut [T])| {
+    let spare = out.spare_capacity_mut().get_mut(..n).unwrap_or_default();
+    let fill = |(c, piece): (usize, &mut [std::mem::MaybeUninit<T>])| {
         if pool.stopped() {
             return;
         }
         let base = c * CHECK_ROWS;
         for (i, slot) in piece.iter_mut().enumerate() {
-            *slot = item(base + i);
+            slot.write(item(base + i));
         }
     };
     if pool.parallel_for(n) {
-        pool.install(|| out.par_chunks_mut(CHECK_ROWS).enumerate().for_each(fill));
+        pool.install(|| spare.par_chunks_mut(CHECK_ROWS).enumerate().for_each(fill));
     } else {
-        out.chunks_mut(CHECK_ROWS).enumerate().for_each(fill);
+        spare.chunks_mut(CHECK_ROWS).enumerate().for_each(fill);
     }
     pool.check()?;
+    // SAFETY: the flag was not raised, so every chunk ran and wrote each of
+    // its slots: the first `n` values are initialised (`T: Copy` needs no drop).
+    unsafe { out.set_len(n) };
     Ok(out)
 }

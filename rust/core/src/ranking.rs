@@ -268,31 +268,39 @@ fn weighted(key: u64, w: f64) -> u128 {
 
 /// Split the rows by outcome into two vectors of `item(row)`, without a
 /// branch on the outcome (each row is written to both and kept in one).
-fn split<T: Copy + Default>(
+fn split<T: Copy>(
     positive: &[bool],
     n_pos: usize,
     item: impl Fn(usize) -> T,
     pool: &Pool,
 ) -> Result<(Vec<T>, Vec<T>)> {
-    let mut pos = big_vec(n_pos + 1);
-    pos.resize(n_pos + 1, T::default());
-    let mut neg = big_vec(positive.len() - n_pos + 1);
-    neg.resize(positive.len() - n_pos + 1, T::default());
-    let (mut ip, mut ineg) = (0, 0);
-    for (c, chunk) in positive.chunks(CHECK_ROWS).enumerate() {
-        pool.check()?;
-        for (i, &p) in chunk.iter().enumerate() {
-            let v = item(c * CHECK_ROWS + i);
-            if let (Some(a), Some(b)) = (pos.get_mut(ip), neg.get_mut(ineg)) {
-                *a = v;
-                *b = v;
+    let n_neg = positive.len() - n_pos;
+    let mut pos: Vec<T> = big_vec(n_pos + 1);
+    let mut neg: Vec<T> = big_vec(n_neg + 1);
+    {
+        let ps = pos.spare_capacity_mut();
+        let ns = neg.spare_capacity_mut();
+        let (mut ip, mut ineg) = (0, 0);
+        for (c, chunk) in positive.chunks(CHECK_ROWS).enumerate() {
+            pool.check()?;
+            for (i, &p) in chunk.iter().enumerate() {
+                let v = item(c * CHECK_ROWS + i);
+                if let (Some(a), Some(b)) = (ps.get_mut(ip), ns.get_mut(ineg)) {
+                    a.write(v);
+                    b.write(v);
+                }
+                ip += usize::from(p);
+                ineg += usize::from(!p);
             }
-            ip += usize::from(p);
-            ineg += usize::from(!p);
         }
     }
-    pos.truncate(n_pos);
-    neg.truncate(positive.len() - n_pos);
+    // SAFETY: each cursor wrote every slot below its final value (it only
+    // moves past a slot after a row wrote it), and n_pos / n_neg are those
+    // final values; `T: Copy` needs no drop.
+    unsafe {
+        pos.set_len(n_pos);
+        neg.set_len(n_neg);
+    }
     Ok((pos, neg))
 }
 
@@ -302,20 +310,27 @@ fn sort_and_walk<T: Item>(
     totals: Totals,
     pool: &Pool,
     curves: bool,
+    max_key: bool,
 ) -> Result<BinaryRanking> {
     T::sort(&mut pos, pool)?;
     T::sort(&mut neg, pool)?;
-    walk(
-        Merge {
+    if max_key {
+        let rows: Merge<T, true> = Merge {
             pos,
             neg,
             ip: 0,
             ineg: 0,
-        },
-        totals,
-        curves,
-        pool,
-    )
+        };
+        walk(rows, totals, curves, pool)
+    } else {
+        let rows: Merge<T, false> = Merge {
+            pos,
+            neg,
+            ip: 0,
+            ineg: 0,
+        };
+        walk(rows, totals, curves, pool)
+    }
 }
 
 /// The packed path: one array, keys with the outcome in bit 0 (which the
@@ -448,6 +463,7 @@ trait Sink {
         pos: Vec<T>,
         neg: Vec<T>,
         totals: Totals,
+        max_key: bool,
         pool: &Pool,
     ) -> Result<Self::Out>;
 }
@@ -472,9 +488,10 @@ impl Sink for WalkSink {
         pos: Vec<T>,
         neg: Vec<T>,
         totals: Totals,
+        max_key: bool,
         pool: &Pool,
     ) -> Result<BinaryRanking> {
-        sort_and_walk(pos, neg, totals, pool, self.curves)
+        sort_and_walk(pos, neg, totals, pool, self.curves, max_key)
     }
 }
 
@@ -570,7 +587,7 @@ fn prepare<S: Sink, X: Score>(
     match weight {
         None => {
             let (pos, neg) = split(positive, n_pos, key, pool)?;
-            sink.split::<u64, X>(pos, neg, totals, pool)
+            sink.split::<u64, X>(pos, neg, totals, seen.max_key, pool)
         }
         Some(w) => {
             let (pos, neg) = split(
@@ -579,7 +596,7 @@ fn prepare<S: Sink, X: Score>(
                 |i| weighted(key(i), w.get(i).copied().unwrap_or(0.0)),
                 pool,
             )?;
-            sink.split::<u128, X>(pos, neg, totals, pool)
+            sink.split::<u128, X>(pos, neg, totals, seen.max_key, pool)
         }
     }
 }
@@ -673,21 +690,20 @@ impl Sink for GroupSink {
         mut pos: Vec<T>,
         mut neg: Vec<T>,
         _t: Totals,
+        _max_key: bool,
         pool: &Pool,
     ) -> Result<ScoreGroups> {
         T::sort(&mut pos, pool)?;
         T::sort(&mut neg, pool)?;
         let n = pos.len() + neg.len();
-        Ok(Self::collect(
-            Merge {
-                pos,
-                neg,
-                ip: 0,
-                ineg: 0,
-            },
-            n,
-            X::key_value,
-        ))
+        // Guarded whatever the keys: this path is not the hot one.
+        let rows: Merge<T, true> = Merge {
+            pos,
+            neg,
+            ip: 0,
+            ineg: 0,
+        };
+        Ok(Self::collect(rows, n, X::key_value))
     }
 }
 
@@ -904,6 +920,8 @@ struct Seen {
     zeros: bool,
     /// Positive rows.
     n_pos: u64,
+    /// Some score has the key `u64::MAX` (integer scores only).
+    max_key: bool,
 }
 
 /// Check the scores and count, in one read (in parallel over fixed chunks).
@@ -915,14 +933,17 @@ fn scan<X: Score>(positive: &[bool], score: &[X], parallel: bool) -> Seen {
             ones: false,
             zeros: false,
             n_pos: 0,
+            max_key: false,
         };
         for (i, (&p, &s)) in ps.iter().zip(ss).enumerate() {
             if !s.is_finite() && seen.first_bad.is_none() {
                 seen.first_bad = Some(c * CHUNK + i);
             }
-            let bit = s.key() & 1 == 1;
+            let k = s.key();
+            let bit = k & 1 == 1;
             seen.ones |= bit;
             seen.zeros |= !bit;
+            seen.max_key |= k == u64::MAX;
             seen.n_pos += u64::from(p);
         }
         seen
@@ -932,12 +953,14 @@ fn scan<X: Score>(positive: &[bool], score: &[X], parallel: bool) -> Seen {
         ones: a.ones | b.ones,
         zeros: a.zeros | b.zeros,
         n_pos: a.n_pos + b.n_pos,
+        max_key: a.max_key | b.max_key,
     };
     let empty = Seen {
         first_bad: None,
         ones: false,
         zeros: false,
         n_pos: 0,
+        max_key: false,
     };
     if parallel {
         positive
@@ -972,27 +995,30 @@ trait Stream {
     fn next(&mut self) -> (u64, bool, f64);
 }
 
-/// The branch-free merge of the two sorted sides (each ending in a sentinel).
-struct Merge<T> {
+/// The branch-free merge of the two sorted sides; an exhausted side reads as
+/// a sentinel keyed `u64::MAX`. That is also a real key (integer scores at
+/// `i64::MAX` or `u64::MAX`): with `GUARDED` the merge checks the sides'
+/// lengths instead, which costs a third of the walk, so it is used only when
+/// such a key occurs.
+struct Merge<T, const GUARDED: bool> {
     pos: Vec<T>,
     neg: Vec<T>,
     ip: usize,
     ineg: usize,
 }
 
-impl<T: Item> Stream for Merge<T> {
+impl<T: Item, const GUARDED: bool> Stream for Merge<T, GUARDED> {
     const WEIGHTED: bool = T::WEIGHTED;
     #[inline(always)]
     fn next(&mut self) -> (u64, bool, f64) {
-        // An exhausted side compares above every key (integer scores use
-        // all 2^64 keys, so no key can serve as the end marker).
-        let end = 1_u128 << 64;
-        let a = self.pos.get(self.ip).copied();
-        let b = self.neg.get(self.ineg).copied();
-        let ka = a.map_or(end, |x| u128::from(x.key()));
-        let kb = b.map_or(end, |x| u128::from(x.key()));
-        let take_neg = kb <= ka;
-        let x = if take_neg { b } else { a }.unwrap_or_else(T::sentinel);
+        let a = self.pos.get(self.ip).copied().unwrap_or_else(T::sentinel);
+        let b = self.neg.get(self.ineg).copied().unwrap_or_else(T::sentinel);
+        let take_neg = if GUARDED {
+            self.ineg < self.neg.len() && (self.ip >= self.pos.len() || b.key() <= a.key())
+        } else {
+            b.key() <= a.key()
+        };
+        let x = if take_neg { b } else { a };
         self.ip += usize::from(!take_neg);
         self.ineg += usize::from(take_neg);
         (x.key(), !take_neg, x.weight())
@@ -1067,8 +1093,15 @@ impl Walk {
     /// Walk `n` rows of `rows`, closing the last group at the end; stops
     /// early once the pool's stop flag is raised.
     fn run<S: Stream>(&mut self, mut rows: S, n: u64, pool: &Pool) {
-        let mut prev = 0;
-        let mut left = n;
+        if n == 0 {
+            return;
+        }
+        // The first row opens the first group (every key is possible, so no
+        // key can stand for "none yet").
+        let (mut prev, p, wi) = rows.next();
+        self.groups += 1;
+        self.push(p, wi);
+        let mut left = n - 1;
         while left > 0 {
             if pool.stopped() {
                 return;
@@ -1076,21 +1109,17 @@ impl Walk {
             let step = left.min(CHECK_ROWS as u64);
             for _ in 0..step {
                 let (k, p, wi) = rows.next();
-                // Every key is possible: the first row always opens a group.
-                let new_group = k != prev || self.groups == 0;
-                if new_group && self.groups > 0 {
+                if k != prev {
                     self.close_group();
                 }
-                self.groups += u64::from(new_group);
+                self.groups += u64::from(k != prev);
                 prev = k;
                 self.push(p, wi);
             }
             left -= step;
         }
-        if self.groups > 0 {
-            self.close_group();
-            self.finish_curve();
-        }
+        self.close_group();
+        self.finish_curve();
     }
 
     fn new(t: Totals, weighted: bool, curves: bool) -> Self {

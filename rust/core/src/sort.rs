@@ -1,9 +1,9 @@
 //! Sorting that a stop flag can interrupt.
 //!
-//! Up to [`BLOCK_BYTES`] of keys are sorted in one step (`rdst`'s parallel
+//! Up to [`SortKey::BLOCK`] keys are sorted in one step (`rdst`'s parallel
 //! radix sort for `u64`, rayon's parallel pattern-defeating quicksort for
 //! wider keys). Larger inputs are cut into blocks of that size, the blocks
-//! sorted in parallel, then merged in rounds of pairwise merges, each merge
+//! sorted one after the other (each by every thread), then merged in rounds of pairwise merges, each merge
 //! cut into pieces of [`MERGE_PIECE`] outputs (merge-path splitting). Between
 //! two looks at the stop flag there is at most one block or one piece of
 //! work, whatever the input size. The result is the sorted sequence, which
@@ -15,25 +15,27 @@ use rdst::RadixSort;
 use crate::error::Result;
 use crate::parallel::Pool;
 
-/// Bytes of keys sorted in one uninterruptible step (32 Mi `u64` keys, about
-/// a fifth of a second on the two cores of the reference machine).
-pub const BLOCK_BYTES: usize = 1 << 28;
 /// Outputs of one piece of a merge.
 pub const MERGE_PIECE: usize = 1 << 22;
 
 /// A key type [`sort_keys`] sorts.
 pub trait SortKey: Ord + Copy + Default + Send + Sync {
+    /// Keys sorted in one uninterruptible step (with every thread of the
+    /// pool): about a fifth of a second on the reference machine.
+    const BLOCK: usize;
     /// Sort a slice in one step (it may use the pool's threads).
     fn sort_block(v: &mut [Self]);
 }
 
 impl SortKey for u64 {
+    const BLOCK: usize = 1 << 25;
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
     }
 }
 
 impl SortKey for u128 {
+    const BLOCK: usize = 1 << 24;
     fn sort_block(v: &mut [Self]) {
         v.par_sort_unstable();
     }
@@ -45,8 +47,7 @@ impl SortKey for u128 {
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_keys<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
-    let block = (BLOCK_BYTES / std::mem::size_of::<T>().max(1)).max(2);
-    sort_keys_in_blocks(v, block, pool)
+    sort_keys_in_blocks(v, T::BLOCK, pool)
 }
 
 /// [`sort_keys`] with a given block length (tests use small blocks).
@@ -61,13 +62,12 @@ pub fn sort_keys_in_blocks<T: SortKey>(v: &mut Vec<T>, block: usize, pool: &Pool
         pool.install(|| T::sort_block(v));
         return pool.check();
     }
-    pool.install(|| {
-        v.par_chunks_mut(block).for_each(|c| {
-            if !pool.stopped() {
-                T::sort_block(c);
-            }
-        });
-    });
+    // One block at a time, each sorted by every thread: a raised flag waits
+    // for one block only.
+    for c in v.chunks_mut(block) {
+        pool.check()?;
+        pool.install(|| T::sort_block(c));
+    }
     pool.check()?;
     // Zeroed memory is mapped lazily: the first merge round touches it in parallel.
     let mut other: Vec<T> = vec![T::default(); n];

@@ -11,7 +11,7 @@
 use super::Score;
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::{collect_chunked, Pool};
+use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
 use crate::sort::sort_keys;
 use rayon::prelude::*;
 
@@ -74,12 +74,20 @@ impl KendallCounts {
     }
 }
 
-/// Pairs within runs of equal `key` in a sorted sequence, and the number of runs.
-fn tie_runs<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K) -> (u128, u64) {
+/// Pairs within runs of equal `key` in a sorted sequence, and the number of
+/// runs (meaningless once the pool's stop flag is raised: the caller checks).
+fn tie_runs<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K, pool: &Pool) -> (u128, u64) {
     let mut pairs = 0_u128;
     let mut runs = 0_u64;
     let mut i = 0;
+    let mut next_check = CHECK_ROWS;
     while let Some(first) = sorted.get(i) {
+        if i >= next_check {
+            if pool.stopped() {
+                break;
+            }
+            next_check = i + CHECK_ROWS;
+        }
         let k = key(first);
         let mut j = i + 1;
         while sorted.get(j).is_some_and(|v| key(v) == k) {
@@ -136,6 +144,9 @@ fn sort_count_inversions(v: &mut [u64], buf: &mut [u64], pool: &Pool) -> u128 {
     let (mut i, mut j, mut k) = (0, 0, 0);
     let (l, r) = (&*left, &*right);
     while i < l.len() && j < r.len() {
+        if k & (CHECK_ROWS - 1) == CHECK_ROWS - 1 && pool.stopped() {
+            return 0;
+        }
         let (x, y) = (
             l.get(i).copied().unwrap_or(0),
             r.get(j).copied().unwrap_or(0),
@@ -180,8 +191,8 @@ fn by_sort<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<KendallC
     };
     let mut pairs: Vec<u128> = collect_chunked(n, pair, pool)?;
     sort_keys(&mut pairs, pool)?;
-    let (x_ties, x_distinct) = tie_runs(&pairs, |p| p >> 64);
-    let (joint_ties, _) = tie_runs(&pairs, |p| *p);
+    let (x_ties, x_distinct) = tie_runs(&pairs, |p| p >> 64, pool);
+    let (joint_ties, _) = tie_runs(&pairs, |p| *p, pool);
     pool.check()?;
     #[allow(clippy::cast_possible_truncation)]
     let mut ys: Vec<u64> = collect_chunked(n, |i| pairs.get(i).map_or(0, |&p| p as u64), pool)?;
@@ -189,7 +200,8 @@ fn by_sort<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<KendallC
     let mut buf: Vec<u64> = vec![0; n];
     let discordant = pool.install(|| sort_count_inversions(&mut ys, &mut buf, pool));
     pool.check()?;
-    let (y_ties, y_distinct) = tie_runs(&ys, |v| *v);
+    let (y_ties, y_distinct) = tie_runs(&ys, |v| *v, pool);
+    pool.check()?;
     Ok(KendallCounts {
         n: n as u64,
         x_ties,
