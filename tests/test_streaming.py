@@ -166,7 +166,7 @@ def test_merging_different_settings_or_inputs_raises() -> None:
     weighted = Evaluator(n_classes=2).update([0, 1], y_proba=[[0.9, 0.1], [0.2, 0.8]], sample_weight=[1, 2])
     with pytest.raises(StateError, match="different inputs"):
         a.merge(weighted)
-    with pytest.raises(TypeError):
+    with pytest.raises(StateError, match="merge takes an Evaluator"):
         a.merge("not an evaluator")  # type: ignore[arg-type]
 
 

@@ -118,7 +118,7 @@ def test_undefined_values_warn(backend: str) -> None:
             assert np.isnan(cmetrics.balanced_accuracy_score([1, 1, 1], [0, 1, 1], adjusted=True, backend=backend))
     with pytest.warns(cmetrics.UndefinedMetricWarning, match="NIT with a single class"):
         assert cmetrics.normalized_information_transfer([1, 1], [0, 1], backend=backend) == 1.0
-    with pytest.warns(cmetrics.UndefinedMetricWarning, match="kappa is undefined"):
+    with pytest.warns(cmetrics.UndefinedMetricWarning, match="`cohen_kappa_score` is undefined"):
         assert np.isnan(cmetrics.cohen_kappa_score([1, 1], [1, 1], backend=backend))
     # zero_division given: no warning.
     assert cmetrics.precision_score([0, 1, 1], [0, 0, 0], average="macro", zero_division=0, backend=backend) == pytest.approx(1 / 6)

@@ -6,7 +6,15 @@ the extension is unavailable. Every public function takes
 ``backend="auto" | "rust" | "numpy"``.
 """
 
-from cmetrics._config import get_num_threads, rust_available, set_num_threads, thread_limit
+from cmetrics._config import (
+    get_max_classes,
+    get_num_threads,
+    max_threads,
+    rust_available,
+    set_max_classes,
+    set_num_threads,
+    thread_limit,
+)
 from cmetrics.classification import (
     accuracy_score,
     balanced_accuracy_score,
@@ -98,6 +106,7 @@ __all__ = [
     "expected_calibration_error",
     "f1_score",
     "fbeta_score",
+    "get_max_classes",
     "get_num_threads",
     "hard_label_report",
     "informedness",
@@ -108,6 +117,7 @@ __all__ = [
     "markedness_per_class",
     "matthews_corrcoef",
     "max_calibration_error",
+    "max_threads",
     "normalized_information_transfer",
     "precision_recall_fscore_support",
     "precision_score",
@@ -121,6 +131,7 @@ __all__ = [
     "roc_auc_score",
     "rust_available",
     "selective_prediction_scores",
+    "set_max_classes",
     "set_num_threads",
     "thread_limit",
     "youden_j_per_class",

@@ -113,8 +113,11 @@ def _numeric(a: np.ndarray, name: str) -> np.ndarray:
             bad = int(np.flatnonzero(a != np.floor(a))[0])
             msg = f"{name}[{bad}] = {float(a[bad])!r}: float labels must be integral; labels must be integers or strings"
             raise LabelError(msg)
-        if a.size and (a.min() < _INT64.min or a.max() > _INT64.max):
-            msg = f"{name} has float labels outside the int64 range"
+        # The int64 range is [-2^63, 2^63); 2^63 itself is a float but not an int64.
+        if a.size and (float(a.min()) < -(2.0**63) or float(a.max()) >= 2.0**63):
+            bad = int(np.flatnonzero((a < -(2.0**63)) | (a >= 2.0**63))[0])
+            msg = (f"{name}[{bad}] = {float(a[bad])!r} is outside the int64 range; labels must be integers in "
+                   "[-2^63, 2^63) or strings")
             raise LabelError(msg)
         return a.astype(np.int64)
     msg = f"{name} has dtype {a.dtype}, which is not a label type"
@@ -229,6 +232,12 @@ def weights(sample_weight: Any, n: int) -> npt.NDArray[np.float64] | None:
         msg = f"sample_weight has {w.shape[0]} rows but y_true has {n}; pass one weight per sample"
         raise LengthMismatchError(msg)
     return np.ascontiguousarray(w, dtype=np.float64)
+
+
+def integral_weights(sample_weight: Any) -> bool:
+    """Whether ``sample_weight`` holds integers or booleans (scikit-learn then returns
+    an int64 confusion matrix)."""
+    return to_numpy(sample_weight, "sample_weight").dtype.kind in "biu"
 
 
 def ucs4_view(a: np.ndarray) -> npt.NDArray[np.uint32]:

@@ -17,7 +17,7 @@ def confusion_matrix(
     y_pred: _Labels,
     sample_weight: _F64 | None = None,
     *,
-    max_classes: int = 16384,
+    max_classes: int = 4096,
     n_threads: int = 0,
     min_parallel: int | None = None,
 ) -> _Counted:
@@ -29,12 +29,12 @@ def confusion_matrix_codes(
     """Count codes in 0..n_classes; every class keeps its row."""
 
 def encode_strings(
-    a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32], *, max_classes: int = 16384
+    a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32], *, max_classes: int = 4096
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """Encode two (n, width) UCS-4 arrays to shared codes sorted by code point."""
 
 def encode_objects(
-    a: npt.NDArray[np.object_], b: npt.NDArray[np.object_], *, max_classes: int = 16384
+    a: npt.NDArray[np.object_], b: npt.NDArray[np.object_], *, max_classes: int = 4096
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """Encode two object arrays of str to shared codes sorted by code point (keeps the GIL)."""
 

@@ -118,19 +118,35 @@ def matthews_corrcoef(cm: ConfusionMatrix) -> float:
     return float(cm._be.matthews_corrcoef(cm._c))
 
 
-def cohen_kappa(cm: ConfusionMatrix, labels: Any = None, weights: Any = None) -> float:
-    """Cohen's kappa; ``labels`` restricts the matrix as scikit-learn does (docs/definitions.md §2.6)."""
+def cohen_kappa(cm: ConfusionMatrix, labels: Any = None, weights: Any = None,
+                replace_undefined_by: float = float("nan")) -> float:
+    """Cohen's kappa; ``labels`` restricts the matrix as scikit-learn does (docs/definitions.md §2.6).
+    Undefined (no sample with both labels among ``labels``, or a zero expected disagreement):
+    ``replace_undefined_by`` with an ``UndefinedMetricWarning``, as scikit-learn."""
     if weights not in (None, "linear", "quadratic"):
         msg = f"weights={weights!r} is invalid; use None, 'linear' or 'quadratic'"
         raise ValidationError(msg)
-    c = cm._c if labels is None else cm.table(labels=labels).astype(np.float64)
+    fill = _undefined_value(replace_undefined_by)
+    c = cm._c if labels is None else cm.table(labels=labels, _quiet=True).astype(np.float64)
     if not c.sum() > 0:
-        msg = "cohen_kappa: no sample has both labels among the given labels"
-        raise ValidationError(msg)
+        v.warn_undefined("`y2` contains no labels that are present in both `y1` and `labels`. `cohen_kappa_score` "
+                         f"is undefined and set to the value defined by the `replace_undefined_by` param ({fill}).")
+        return fill
     k = float(cm._be.cohen_kappa(np.ascontiguousarray(c, dtype=np.float64), weights))
     if np.isnan(k):
-        v.warn_undefined("Cohen's kappa is undefined: the expected disagreement is 0; returning NaN")
+        v.warn_undefined("`y1`, `y2` and `labels` have only one label in common (the expected disagreement is 0). "
+                         "`cohen_kappa_score` is undefined and set to the value defined by the `replace_undefined_by` "
+                         f"param ({fill}).")
+        return fill
     return k
+
+
+def _undefined_value(value: Any) -> float:
+    """``replace_undefined_by``: a number (NaN included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        msg = f"replace_undefined_by={value!r} is invalid; pass a number (float('nan') by default)"
+        raise ValidationError(msg)
+    return float(value)
 
 
 def per_class(cm: ConfusionMatrix, which: str, labels: Any, zero_division: Any) -> np.ndarray:
@@ -179,10 +195,16 @@ def markedness(cm: ConfusionMatrix, labels: Any = None) -> float:
 
 def nit(cm: ConfusionMatrix, n_classes: Any = None) -> float:
     """Normalized Information Transfer (docs/definitions.md §3.6)."""
-    if n_classes is not None and (not isinstance(n_classes, (int, np.integer)) or isinstance(n_classes, bool) or n_classes < 1):
-        msg = f"n_classes={n_classes!r} is invalid; pass a positive integer"
-        raise ValidationError(msg)
-    if n_classes is None and int((cm._true_sum > 0).sum()) == 1:
+    present = int((cm._true_sum > 0).sum())
+    if n_classes is not None:
+        if not isinstance(n_classes, (int, np.integer)) or isinstance(n_classes, bool) or n_classes < 1:
+            msg = f"n_classes={n_classes!r} is invalid; pass a positive integer"
+            raise ValidationError(msg)
+        if n_classes < present:
+            msg = (f"n_classes={n_classes} is below the {present} classes present in y_true (NIT would exceed 1); "
+                   f"pass n_classes >= {present}")
+            raise LabelError(msg)
+    if n_classes is None and present == 1:
         v.warn_undefined("NIT with a single class in y_true is 1.0 by convention (no information to transfer)")
     return float(cm._be.normalized_information_transfer(cm._c, None if n_classes is None else int(n_classes)))
 

@@ -12,14 +12,14 @@ import numpy.typing as npt
 
 from cmetrics import _convert
 from cmetrics import _validation as v
-from cmetrics._config import Backend, get_num_threads, resolve_backend
+from cmetrics._config import Backend, check_classes, get_num_threads, resolve_backend
 from cmetrics.confusion import ConfusionMatrix, _check_labels_arg, check_normalize, normalized
 from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, UnsupportedDtypeError, ValidationError
 
 MAX_BINS = 1 << 20
 
 
-def proba_array(y_proba: Any, n: int | None = None) -> np.ndarray:
+def proba_array(y_proba: Any, n: int | None = None, max_classes: Any = None) -> np.ndarray:
     """``y_proba`` as a C- or Fortran-contiguous (n, K) float32/float64 array, borrowed
     when it already is one (the compiled kernel reads both layouts in place: a
     DataFrame's ``to_numpy()`` is often Fortran-ordered); other layouts and dtypes
@@ -34,6 +34,7 @@ def proba_array(y_proba: Any, n: int | None = None) -> np.ndarray:
     if p.shape[1] == 0 or p.shape[0] == 0:
         msg = f"y_proba is empty (shape {p.shape}); at least one sample and one class are required"
         raise ProbabilityError(msg)
+    check_classes(p.shape[1], "y_proba", max_classes)
     if n is not None and p.shape[0] != n:
         msg = f"y_proba has {p.shape[0]} rows but y_true has {n}; pass one probability row per sample"
         raise LengthMismatchError(msg)
@@ -230,7 +231,10 @@ class ProbResult:
         if self.k < 2:
             v.warn_undefined("Entropy score is undefined with a single column (log K = 0); returning NaN")
             return float("nan")
-        return 1.0 - (self.entropy_sum / math.log(self.k)) / self.weight
+        # Rows that sum to 1 only within the tolerance (float32 softmax rows, say) can carry
+        # a hair more entropy than log K (2e-8 for uniform float32 rows): the score is
+        # clamped to its range [0, 1].
+        return min(1.0, max(0.0, 1.0 - (self.entropy_sum / math.log(self.k)) / self.weight))
 
     def purity(self) -> float:
         """Purity of the row-normalised probabilistic confusion matrix (docs/definitions.md §6)."""

@@ -12,6 +12,7 @@ import numpy.typing as npt
 from cmetrics.exceptions import UndefinedMetricWarning, ValidationError
 
 Average = Literal["binary", "micro", "macro", "weighted"]
+RankingMode = Literal["exact", "approximate", "off"]
 ZeroDivision = Union[Literal["warn"], float]
 AVERAGES = (None, "binary", "micro", "macro", "weighted")
 
@@ -49,8 +50,10 @@ def apply_zero_division(
     out = values.copy()
     out[mask] = fill
     if warn and isinstance(zero_division, str):
+        # scikit-learn's wording: "due to" for a single value, "in labels with" per class.
+        where = "due to" if values.size == 1 else "in labels with"
         warnings.warn(
-            f"{what} is ill-defined and being set to 0.0 in labels with no {reason}. "
+            f"{what} is ill-defined and being set to 0.0 {where} no {reason}. "
             "Use `zero_division` parameter to control this behavior.",
             UndefinedMetricWarning,
             stacklevel=4,
@@ -81,13 +84,42 @@ def warn_undefined(message: str) -> None:
 
 
 def check_beta(beta: Any) -> float:
-    """``beta`` must be a number >= 0 (``inf`` allowed)."""
+    """``beta`` must be a number >= 0 (``inf`` allowed). A finite beta so large that
+    ``beta**2`` overflows is its limit, ``inf`` (F-beta tends to recall)."""
+    if isinstance(beta, (str, bytes)):
+        msg = f"beta={beta!r} is invalid; pass a number >= 0"
+        raise ValidationError(msg)
     try:
         b = float(beta)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         msg = f"beta={beta!r} is invalid; pass a number >= 0"
         raise ValidationError(msg) from None
     if not b >= 0:
         msg = f"beta={beta!r} is invalid; beta should be >= 0"
         raise ValidationError(msg)
+    if not math.isfinite(b * b):
+        return math.inf
     return b
+
+
+def ranking_mode(ranking: Any) -> RankingMode:
+    """The one set of ``ranking`` values of :func:`cmetrics.evaluate`, :class:`Evaluator` and
+    ``cmetrics score --ranking``: "exact", "approximate" or "off" (``True`` and ``False``
+    stand for "exact" and "off"); anything else raises."""
+    if ranking is True:
+        return "exact"
+    if ranking is False:
+        return "off"
+    if isinstance(ranking, str) and ranking in ("exact", "approximate", "off"):
+        return ranking  # type: ignore[return-value]
+    msg = f"ranking={ranking!r} is not one of 'exact', 'approximate', 'off' (or True / False)"
+    raise ValidationError(msg)
+
+
+def check_ranking_bins(ranking_bins: Any) -> int:
+    """Bins of the approximate ranking mode: an integer from 1 to 2^24."""
+    if isinstance(ranking_bins, bool) or not isinstance(ranking_bins, (int, np.integer)) \
+            or not 1 <= ranking_bins <= 1 << 24:
+        msg = f"ranking_bins={ranking_bins!r} is invalid; pass an integer from 1 to 2^24"
+        raise ValidationError(msg)
+    return int(ranking_bins)

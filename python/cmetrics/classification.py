@@ -215,15 +215,22 @@ def cohen_kappa_score(
     labels: Any = None,
     weights: str | None = None,
     sample_weight: Any = None,
+    replace_undefined_by: float = float("nan"),
     backend: Backend = "auto",
 ) -> float:
-    """Cohen's kappa ``1 - sum(W*C) / sum(W*E)`` between two annotations.
+    """Cohen's kappa ``1 - sum(W*C) / sum(W*E)`` between two annotations (docs/definitions.md §2.6).
 
-    ``labels`` restricts the matrix to those classes (scikit-learn);
-    ``weights`` is None, "linear" or "quadratic". NaN with a warning when the
-    expected disagreement is 0.
+    ``labels`` restricts the matrix to those classes (scikit-learn); ``weights`` is None,
+    "linear" or "quadratic". When kappa is undefined (no sample has both labels among
+    ``labels``, or the expected disagreement is 0) it is ``replace_undefined_by`` (NaN by
+    default), with an ``UndefinedMetricWarning``, as scikit-learn.
+
+    Examples
+    --------
+    >>> cohen_kappa_score([0, 1, 1, 0], [0, 1, 0, 0])
+    0.5
     """
-    return _m.cohen_kappa(_count(y1, y2, sample_weight, backend), labels, weights)
+    return _m.cohen_kappa(_count(y1, y2, sample_weight, backend), labels, weights, replace_undefined_by)
 
 
 def informedness(

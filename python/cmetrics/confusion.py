@@ -3,6 +3,8 @@ hard-label metric is derived from it without touching the rows again."""
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -10,17 +12,17 @@ import numpy.typing as npt
 
 from cmetrics import _convert
 from cmetrics import _metrics as _m
-from cmetrics._config import Backend, get_num_threads, resolve_backend
-from cmetrics.exceptions import LabelError, ShapeError, ValidationError
+from cmetrics._config import Backend, check_classes, check_max_classes, get_num_threads, resolve_backend
+from cmetrics.exceptions import LabelError, LimitExceededError, ShapeError, ValidationError
 
 Normalize = Literal["true", "pred", "all"]
 
-#: Largest label set counted by default (a k x k table of float64 is 2 GiB at this size).
-MAX_CLASSES = 16384
 
-
-def _check_labels_arg(labels: Any, kind: str) -> np.ndarray:
-    arr = np.asarray(labels)
+def _check_labels_arg(labels: Any, kind: str, max_classes: Any = None) -> np.ndarray:
+    """``labels=``: a 1-D list of distinct labels of the data's kind, at most ``max_classes``
+    of them (checked before anything else, so that a huge list allocates nothing)."""
+    check_classes(_length(labels), "labels", max_classes)
+    arr = _convert.to_numpy(labels, "labels")
     if arr.ndim != 1:
         msg = f"labels must be a 1-D list of labels, got shape {arr.shape}"
         raise LabelError(msg)
@@ -39,6 +41,14 @@ def _check_labels_arg(labels: Any, kind: str) -> np.ndarray:
         msg = f"labels has duplicates ({values[counts > 1].tolist()}); list each label once"
         raise LabelError(msg)
     return arr
+
+
+def _length(labels: Any) -> int:
+    """How many entries ``labels`` has, without converting it (0 when it has no length)."""
+    try:
+        return len(labels) if not isinstance(labels, (str, bytes)) else 0
+    except TypeError:
+        return 0
 
 
 class ConfusionMatrix:
@@ -93,6 +103,7 @@ class ConfusionMatrix:
         self, c: np.ndarray, labels: np.ndarray, counts: np.ndarray | None, backend: Backend, *, weighted: bool
     ) -> None:
         self._weighted = weighted
+        self._integral_weights = False
         self._c = c
         self._labels = labels
         self._counts = counts
@@ -122,7 +133,7 @@ class ConfusionMatrix:
         *,
         labels: Any = None,
         sample_weight: Any = None,
-        max_classes: int = MAX_CLASSES,
+        max_classes: int | None = None,
         backend: Backend = "auto",
     ) -> ConfusionMatrix:
         """Count the matrix of ``y_true`` against ``y_pred`` in one pass.
@@ -136,11 +147,16 @@ class ConfusionMatrix:
             but must include every label that occurs. Default: the sorted union.
         sample_weight : array-like of shape (n,), optional
             Finite, non-negative weights, not all zero.
-        max_classes : int
-            Refuse more distinct labels than this (memory guard).
+        max_classes : int, optional
+            Refuse more distinct labels than this (memory guard; default
+            :func:`cmetrics.get_max_classes`, 4096).
         backend : {"auto", "rust", "numpy"}
         """
         be = resolve_backend(backend)
+        limit = check_max_classes(max_classes)
+        if labels is not None:  # fail before counting
+            check_classes(_length(labels), "labels", limit)
+        max_classes = min(limit, sys.maxsize)
         pair = _convert.label_pair(y_true, y_pred)
         w = _convert.weights(sample_weight, pair.y_true.shape[0])
         threads = get_num_threads()
@@ -168,7 +184,7 @@ class ConfusionMatrix:
         c = np.asarray(weighted) if weighted is not None else counts.astype(np.float64)
         self = cls.__new__(cls)
         if labels is not None:
-            lab = _check_labels_arg(labels, pair.kind)
+            lab = _check_labels_arg(labels, pair.kind, limit)
             lab = lab.astype(union.dtype) if pair.kind == "int" else lab.astype(np.str_)
             pos = _positions(union, lab)
             if (pos < 0).sum() != lab.size - union.size or not np.isin(union, lab).all():
@@ -182,6 +198,7 @@ class ConfusionMatrix:
             counts = _expand(counts, pos)
             union = lab
         self._init(np.ascontiguousarray(c), union, counts.astype(np.int64), backend, weighted=weighted is not None)
+        self._integral_weights = sample_weight is not None and _convert.integral_weights(sample_weight)
         return self
 
     # -- basic views -------------------------------------------------------------------
@@ -249,16 +266,17 @@ class ConfusionMatrix:
         lab = np.asarray(labels)
         return lab, pick(self._tp), pick(self._true_sum), pick(self._pred_sum)
 
-    def table(self, labels: Any = None, normalize: Normalize | None = None) -> np.ndarray:
+    def table(self, labels: Any = None, normalize: Normalize | None = None, *, _quiet: bool = False) -> np.ndarray:
         """The matrix restricted to (and ordered by) ``labels``, optionally normalised.
 
         Mirrors :func:`sklearn.metrics.confusion_matrix`: unlisted labels are dropped,
         at least one listed label must occur in ``y_true``; ``normalize`` divides by
         row sums ("true"), column sums ("pred") or the total ("all"), 0/0 -> 0.
-        Unweighted tables come back as int64 unless normalised.
+        Unweighted tables (and those counted with integer or boolean weights) come back
+        as int64 unless normalised; a 1 x 1 table warns as scikit-learn does.
         """
         check_normalize(normalize)
-        integral = not self._weighted
+        integral = not self._weighted or self._integral_weights
         if labels is None:
             c = self._c.copy()
         else:
@@ -267,8 +285,12 @@ class ConfusionMatrix:
                 msg = "At least one label specified must be in y_true"
                 raise LabelError(msg)
             c = _expand(self._c, pos)
+        if c.shape == (1, 1) and not _quiet:
+            warnings.warn("A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have the "
+                          "correct shape, use the 'labels' parameter to pass all known labels.", UserWarning,
+                          stacklevel=3)
         if normalize is None:
-            return c.astype(np.int64) if integral else c
+            return _as_int64(c) if integral else c
         return normalized(c, normalize, c.sum(axis=1))
 
 
@@ -343,6 +365,14 @@ class ConfusionMatrix:
     def report(self, *, zero_division: Any = "warn") -> dict[str, Any]:
         """Every hard-label metric as a dict of plain Python values (per-class under ``"per_class"``)."""
         return _m.report(self, zero_division)
+
+
+def _as_int64(c: np.ndarray) -> npt.NDArray[np.int64]:
+    """Counts (or sums of integer weights) as int64; refused beyond its range."""
+    if c.size and float(c.max()) >= 2.0**63:
+        msg = "the weighted counts exceed the int64 range; pass float weights to get float64 sums"
+        raise LimitExceededError(msg)
+    return c.astype(np.int64)
 
 
 def check_normalize(normalize: Any) -> None:

@@ -223,19 +223,23 @@ def brier_score(
 
 
 def log_loss(
-    y_true: Any, y_proba: Any, *, labels: Any = None, sample_weight: Any = None, validate: bool = True,
-    backend: Backend = "auto",
+    y_true: Any, y_proba: Any, *, normalize: bool = True, labels: Any = None, sample_weight: Any = None,
+    validate: bool = True, backend: Backend = "auto",
 ) -> float:
     """Log loss ``-mean_i log clip(p_{i, y_i}, eps, 1 - eps)``, eps = float64 machine
-    epsilon, as scikit-learn. Rows not summing to 1 raise (scikit-learn only warns).
-    Lower is better.
+    epsilon, as scikit-learn (docs/definitions.md §7.2); ``normalize=False`` gives the
+    (weighted) sum instead of the mean. Rows not summing to 1 raise (scikit-learn only
+    warns). Lower is better.
 
     Examples
     --------
     >>> round(log_loss([0, 1], [[0.9, 0.1], [0.2, 0.8]]), 6)
     0.164252
+    >>> round(log_loss([0, 1], [[0.9, 0.1], [0.2, 0.8]], normalize=False), 6)
+    0.328504
     """
-    return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, scores=True).log_loss()
+    res = _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, scores=True)
+    return res.log_loss() if normalize else float(res.log_loss_sum)
 
 
 def calibration_bins(

@@ -12,7 +12,8 @@ import numpy as np
 from cmetrics import _convert
 from cmetrics import _metrics as _m
 from cmetrics import _probabilistic as _p
-from cmetrics._config import Backend
+from cmetrics._config import Backend, get_num_threads, resolve_backend
+from cmetrics._validation import RankingMode, check_ranking_bins, ranking_mode
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import LengthMismatchError, UndefinedMetricWarning, ValidationError
 
@@ -163,7 +164,8 @@ def evaluate(
     zero_division: Any = "warn",
     validate: bool = True,
     keep_confidence: bool = False,
-    ranking: bool = True,
+    ranking: RankingMode | bool = "exact",
+    ranking_bins: int = 1 << 16,
     backend: Backend = "auto",
 ) -> Report:
     """Score an evaluation dump in one pass and return a :class:`Report`.
@@ -172,10 +174,13 @@ def evaluate(
     that single pass yields the hard confusion matrix of the top label (ties to the
     lowest column; or of ``y_pred`` if given), the probabilistic confusion matrix,
     the entropy, Brier and log-loss sums and the calibration bins; every hard-label
-    and probabilistic metric is derived from those, and (``ranking=True``) the
-    selective-prediction metrics of the top-label confidence. Without ``y_proba``
-    the report holds the hard-label metrics of ``y_pred``, plus the
-    selective-prediction metrics when a per-row ``confidence`` is given.
+    and probabilistic metric is derived from those, and the selective-prediction metrics
+    of the top-label confidence. Without ``y_proba`` the report holds the hard-label
+    metrics of ``y_pred``, plus the selective-prediction metrics when a per-row
+    ``confidence`` is given. ``ranking`` says how those are computed, as for
+    :class:`cmetrics.Evaluator` and ``cmetrics score --ranking``: "exact" (default; one
+    sort of the confidences), "approximate" (confidences in [0, 1] binned into
+    ``ranking_bins`` bins first) or "off" (``True`` and ``False`` mean "exact" and "off").
     ``keep_confidence=True`` also keeps each row's top-label confidence and
     correctness (``report.confidence``, ``report.correct``; O(N) memory).
 
@@ -192,6 +197,8 @@ def evaluate(
     """
     check_inputs("evaluate", y_pred, y_proba, confidence)
     n_bins = _p.check_n_bins(n_bins)
+    mode = ranking_mode(ranking)
+    bins = check_ranking_bins(ranking_bins) if mode == "approximate" else None
     tables: dict[str, Any] = {}
     res = None
     walk = None
@@ -199,7 +206,7 @@ def evaluate(
         inp = _p.prob_inputs(y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight,
                              backend=backend)
         acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate,
-                            keep_confidence=keep_confidence or ranking)
+                            keep_confidence=keep_confidence or mode != "off")
         res = _p.ProbResult(acc, inp.labels, inp.kind, backend)
         if res.hard is None:  # accumulate(hard=True) always counts it
             msg = "internal error: the probability pass returned no hard confusion matrix"
@@ -208,16 +215,17 @@ def evaluate(
         if keep_confidence:
             tables["confidence"] = np.asarray(res.confidence)
             tables["correct"] = np.asarray(res.correct)
-        if ranking:
-            walk = _ranking_walk(acc["correct"], acc["confidence"], sample_weight, backend)
+        if mode != "off":
+            walk = _ranking_walk(acc["correct"], acc["confidence"], inp.sample_weight, backend, bins)
     else:
         t = _convert.as_1d(y_true, "y_true")
         cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
-        if confidence is not None and ranking:
+        if confidence is not None and mode != "off":
             ok, conf = user_confidence(t, y_pred, confidence)
-            walk = _ranking_walk(ok, conf, sample_weight, backend)
+            walk = _ranking_walk(ok, conf, _convert.weights(sample_weight, t.shape[0]), backend, bins)
+    made = None if walk is None else ({"mode": "exact"} if bins is None else {"mode": "approximate", "bins": bins})
     return build_report(cm, res, walk, weighted=sample_weight is not None, zero_division=zero_division,
-                        tables=tables)
+                        tables=tables, ranking=made)
 
 
 def check_inputs(caller: str, y_pred: Any, y_proba: Any, confidence: Any) -> None:
@@ -244,12 +252,18 @@ def user_confidence(y_true: Any, y_pred: Any, confidence: Any) -> tuple[np.ndarr
     return ok, conf
 
 
-def _ranking_walk(correct: Any, confidence: Any, sample_weight: Any, backend: Backend) -> dict[str, Any]:
-    """The tie-grouped walk of the confidence against correctness (one sort)."""
+def _ranking_walk(correct: Any, confidence: Any, weight: np.ndarray | None, backend: Backend,
+                  bins: int | None) -> dict[str, Any]:
+    """The tie-grouped walk of the confidence against correctness: one sort, or, with
+    ``bins``, a histogram of the confidences (the approximate mode, as the Evaluator's)."""
     from cmetrics import ranking as _r
 
-    return _r._walk(np.ascontiguousarray(correct, dtype=bool), _r._scores(confidence, "confidence"),
-                    sample_weight, backend)
+    ok = np.ascontiguousarray(correct, dtype=bool)
+    if bins is None:
+        return _r._walk(ok, _r._scores(confidence, "confidence"), weight, backend)
+    state = resolve_backend(backend).GroupState(weight is not None)
+    state.add(ok, np.ascontiguousarray(confidence, dtype=np.float64), weight, bins, get_num_threads())
+    return dict(state.walk(True, get_num_threads()))
 
 
 def build_report(cm: ConfusionMatrix, res: _p.ProbResult | None, walk: dict[str, Any] | None, *, weighted: bool,
@@ -263,7 +277,7 @@ def build_report(cm: ConfusionMatrix, res: _p.ProbResult | None, walk: dict[str,
     tables = dict(tables or {})
     _hard(cm, values, undefined, zero_division)
     per_class = _per_class(cm, zero_division)
-    tables["confusion_matrix"] = cm.table()
+    tables["confusion_matrix"] = cm.table(_quiet=True)
     calibration = None
     if res is not None:
         _proba(res, values, undefined, zero_division, per_class)

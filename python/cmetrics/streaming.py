@@ -40,6 +40,7 @@ bit-identical counts; floating-point sums agree to rounding (about 1e-15 relativ
 from __future__ import annotations
 
 import json
+import math
 import struct
 import zlib
 from dataclasses import dataclass
@@ -49,15 +50,16 @@ import numpy as np
 
 from cmetrics import _convert
 from cmetrics import _probabilistic as _p
-from cmetrics._config import Backend, get_num_threads, resolve_backend
+from cmetrics._config import Backend, check_classes, check_max_classes, get_num_threads, resolve_backend
 from cmetrics._numpy.ranking import check_finite
 from cmetrics.confusion import ConfusionMatrix, _check_labels_arg
-from cmetrics.exceptions import LabelError, ValidationError
+from cmetrics._validation import RankingMode, check_ranking_bins, ranking_mode
+from cmetrics._validation import zero_division_value as _zero_division_value
+from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
 from cmetrics.report import Report, build_report, check_inputs, user_confidence
 
 __all__ = ["Evaluator", "RankingSummary", "StateError"]
 
-RankingMode = Literal["exact", "approximate", "off"]
 
 #: First bytes of every serialised state, and the format version this module writes.
 MAGIC = b"CMETRICS"
@@ -115,17 +117,6 @@ _PROBA_ARRAYS = ("hard_counts", "hard_weighted", "pcm", "true_count", "true_weig
                  "bin_weight", "bin_confidence", "bin_correct", "bin_count")
 
 
-def _ranking_mode(ranking: Any) -> RankingMode:
-    if ranking is True:
-        return "exact"
-    if ranking is False or ranking is None:
-        return "off"
-    if ranking in ("exact", "approximate", "off"):
-        return ranking  # type: ignore[no-any-return]
-    msg = f"ranking={ranking!r} is not one of 'exact', 'approximate', 'off' (or True / False)"
-    raise ValidationError(msg)
-
-
 class Evaluator:
     """Accumulate an evaluation batch by batch; :meth:`report` gives what
     :func:`cmetrics.evaluate` gives on all the rows at once.
@@ -148,6 +139,10 @@ class Evaluator:
         ``ranking_bins`` bins of [0, 1] (fixed memory); or not at all.
     ranking_bins : int
         Bins of the approximate mode (default 2^16: at most 1.5 MiB of state).
+    max_classes : int, optional
+        The most classes this Evaluator counts (default :func:`cmetrics.get_max_classes`);
+        ``n_classes``, ``labels`` and the label set of hard-label batches are checked
+        against it before anything is allocated.
     backend : "auto", "rust" or "numpy"
 
     Every batch must have the same shape of inputs: ``y_proba`` in all or none, a
@@ -167,31 +162,31 @@ class Evaluator:
 
     def __init__(self, labels: Any = None, *, n_classes: int | None = None, n_bins: int = 15,
                  zero_division: Any = "warn", ranking: RankingMode | bool = "exact", ranking_bins: int = 1 << 16,
-                 backend: Backend = "auto") -> None:
+                 max_classes: int | None = None, backend: Backend = "auto") -> None:
         if labels is not None and n_classes is not None:
             msg = "pass labels or n_classes, not both"
             raise ValidationError(msg)
+        self.max_classes = check_max_classes(max_classes)
         if n_classes is not None:
             if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
                 msg = f"n_classes={n_classes!r} is invalid; pass a positive integer"
                 raise ValidationError(msg)
+            check_classes(int(n_classes), "n_classes", self.max_classes)
             labels = np.arange(int(n_classes))
         self._labels: np.ndarray | None = None
         self._kind: str | None = None
         self._fixed = labels is not None
         if labels is not None:
+            check_classes(len(labels) if hasattr(labels, "__len__") else 0, "labels", self.max_classes)
             lab = _convert.to_numpy(labels, "labels")
             kind = "str" if lab.dtype.kind in "UOS" else "int"
-            self._labels = _check_labels_arg(lab, kind)
+            self._labels = _check_labels_arg(lab, kind, self.max_classes)
             self._kind = kind
         self.n_bins = _p.check_n_bins(n_bins)
+        _zero_division_value(zero_division)
         self.zero_division = zero_division
-        self.ranking: RankingMode = _ranking_mode(ranking)
-        if isinstance(ranking_bins, bool) or not isinstance(ranking_bins, (int, np.integer)) \
-                or not 1 <= ranking_bins <= 1 << 24:
-            msg = f"ranking_bins={ranking_bins!r} is invalid; pass an integer from 1 to 2^24"
-            raise ValidationError(msg)
-        self.ranking_bins = int(ranking_bins)
+        self.ranking: RankingMode = ranking_mode(ranking)
+        self.ranking_bins = check_ranking_bins(ranking_bins)
         self.backend: Backend = backend
         # Set by the first batch: "proba" or "hard"; weights; a confidence with hard labels.
         self._mode: str | None = None
@@ -210,11 +205,13 @@ class Evaluator:
                sample_weight: Any = None) -> Evaluator:
         """Add one batch of rows (arguments as in :func:`cmetrics.evaluate`). Returns self."""
         check_inputs("update", y_pred, y_proba, confidence)
-        try:
-            if len(y_true) == 0:  # an empty batch (a filtered record batch, say) adds nothing
-                return self
-        except TypeError:
-            pass
+        if _is_empty(y_true):  # an empty batch (a filtered record batch, say) adds nothing...
+            for name, other in (("y_pred", y_pred), ("y_proba", y_proba), ("confidence", confidence),
+                                ("sample_weight", sample_weight)):
+                if other is not None and not _is_empty(other):  # ...when every argument is empty
+                    msg = f"y_true is empty but {name} has rows; pass one {name} row per y_true row"
+                    raise LengthMismatchError(msg)
+            return self
         t = _convert.as_1d(y_true, "y_true")
         mode = "proba" if y_proba is not None else "hard"
         weighted = sample_weight is not None
@@ -245,7 +242,7 @@ class Evaluator:
     def _update_proba(self, t: np.ndarray, y_proba: Any, y_pred: Any, sample_weight: Any) -> None:
         labels = self._labels
         if labels is None:
-            k = _p.proba_array(y_proba, t.shape[0]).shape[1]
+            k = _p.proba_array(y_proba, t.shape[0], self.max_classes).shape[1]
             if t.dtype.kind in "UOS":
                 msg = ("y_true holds strings but the Evaluator has no labels; pass labels= naming the class "
                        "of each probability column")
@@ -271,7 +268,8 @@ class Evaluator:
 
     def _update_hard(self, t: np.ndarray, y_pred: Any, confidence: Any, sample_weight: Any) -> None:
         cm = ConfusionMatrix.from_predictions(t, y_pred, labels=self._labels if self._fixed else None,
-                                              sample_weight=sample_weight, backend=self.backend)
+                                              sample_weight=sample_weight, max_classes=self.max_classes,
+                                              backend=self.backend)
         if confidence is not None and self.ranking != "off":
             ok, conf = user_confidence(t, y_pred, confidence)
             self._add_ranking(ok, conf, _convert.weights(sample_weight, t.shape[0]))
@@ -290,11 +288,15 @@ class Evaluator:
             union = labels if self._labels is None else self._labels
         else:
             union = self._labels if self._fixed else np.union1d(self._labels, labels)
-        self._hard_counts = _embed(self._hard_counts, self._labels, union, np.uint64)
-        self._hard_counts += _embed(counts, labels, union, np.uint64)
+        check_classes(union.shape[0], "the label set of the batches", self.max_classes)
+        # Both tables are built before either is kept: a refused batch changes nothing.
+        new_counts = _embed(self._hard_counts, self._labels, union, np.uint64)
+        new_counts += _embed(counts, labels, union, np.uint64)
+        new_weighted = self._hard_weighted
         if weighted is not None:
-            self._hard_weighted = _embed(self._hard_weighted, self._labels, union, np.float64)
-            self._hard_weighted += _embed(weighted, labels, union, np.float64)
+            new_weighted = _embed(self._hard_weighted, self._labels, union, np.float64)
+            new_weighted += _embed(weighted, labels, union, np.float64)
+        self._hard_counts, self._hard_weighted = new_counts, new_weighted
         self._labels, self._kind = union, kind
 
     def _state(self, weighted: bool) -> Any:
@@ -328,8 +330,8 @@ class Evaluator:
     def merge(self, other: Evaluator) -> Evaluator:
         """Add the rows of another Evaluator (same settings) to this one. Returns self."""
         if not isinstance(other, Evaluator):
-            msg = f"merge takes an Evaluator, got {type(other).__name__}"
-            raise TypeError(msg)
+            msg = f"merge takes an Evaluator, got {type(other).__name__}; pass another Evaluator (or Evaluator.from_bytes(...))"
+            raise StateError(msg)
         mine, theirs = self._settings(), other._settings()
         if mine != theirs:
             diff = {k: (mine[k], theirs[k]) for k in mine if mine[k] != theirs[k]}
@@ -357,10 +359,13 @@ class Evaluator:
                 raise StateError(msg)
             for key, val in other._acc.items():
                 self._acc[key] = (self._acc[key] + val) if key in self._acc else np.copy(val)
-        else:
-            if other._labels is not None and other._hard_counts is not None:
+        elif other._labels is not None and other._hard_counts is not None:
+            try:
                 self._add_table(other._labels, other._hard_counts,
                                 other._hard_weighted if other._weighted else None)
+            except LabelError as e:
+                msg = f"cannot merge these Evaluators: {e}"
+                raise StateError(msg) from None
         if other._rank is not None:
             mine = self._state(other._rank.weighted)
             if other is self or type(other._rank) is not type(mine):
@@ -445,59 +450,22 @@ class Evaluator:
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> Evaluator:
-        """An Evaluator from :meth:`to_bytes` output (StateError if corrupt or foreign)."""
-        buf = bytes(data)
-        if len(buf) < _HEAD.size + 4 or buf[:8] != MAGIC:
-            msg = "not a cmetrics Evaluator state (bad magic bytes); pass the output of Evaluator.to_bytes()"
-            raise StateError(msg)
-        if zlib.crc32(buf[:-4]) != struct.unpack("<I", buf[-4:])[0]:
-            msg = "the Evaluator state is corrupt (checksum mismatch); it was truncated or altered"
-            raise StateError(msg)
-        _, version, _, hlen = _HEAD.unpack_from(buf)
-        if version != FORMAT_VERSION:
-            msg = (f"Evaluator state format version {version} is not supported by this cmetrics (reads version "
-                   f"{FORMAT_VERSION}); upgrade cmetrics")
+        """An Evaluator from :meth:`to_bytes` output.
+
+        The state is checked before anything is built from it: the checksum, then every
+        header field (types and ranges), every array (name, dtype, shape, values) and the
+        consistency of all counts with the row count (at most 2^53). Anything else is a
+        :class:`StateError`; nothing is allocated beyond the size of ``data``."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            msg = f"from_bytes takes bytes, got {type(data).__name__}; pass the output of Evaluator.to_bytes()"
             raise StateError(msg)
         try:
-            header = json.loads(buf[_HEAD.size:_HEAD.size + hlen])
-            s = header["settings"]
-            ev = cls(n_bins=s["n_bins"], zero_division=_zd_value(s["zero_division"]), ranking=s["ranking"],
-                     ranking_bins=s["ranking_bins"] or 1 << 16)
-            arrays: dict[str, np.ndarray] = {}
-            at = _HEAD.size + hlen
-            for spec in header["arrays"]:
-                dtype = np.dtype(spec["dtype"])
-                if dtype.str not in ("<u8", "<f8", "<i8", "<u4", "<f4"):
-                    raise ValueError(f"unexpected dtype {dtype.str}")
-                count = int(np.prod(spec["shape"], dtype=np.int64))
-                a = np.frombuffer(buf, dtype=dtype, count=count, offset=at).reshape(spec["shape"])
-                wide = {"f": np.float64, "u": np.uint64, "i": np.int64}[dtype.kind]
-                arrays[spec["name"]] = a.astype(wide)
-                at += a.nbytes
-            if at != len(buf) - 4:
-                raise ValueError("trailing bytes")
-            lab = header["labels"]
-            ev._labels = None if lab is None else np.array(lab["values"], dtype=np.dtype(lab["dtype"]))
-            ev._fixed = bool(header["fixed_labels"])
-            ev._kind = header["kind"]
-            ev._mode = header["mode"]
-            ev._weighted = header["weighted"]
-            ev._has_confidence = bool(header["has_confidence"])
-            ev.n_rows = int(header["n_rows"])
-            ev._acc = {k[4:]: v for k, v in arrays.items() if k.startswith("acc.")}
-            ev._acc.update({k: float(v) for k, v in header["sums"].items()})
-            ev._hard_counts = arrays.get("hard.counts")
-            ev._hard_weighted = arrays.get("hard.weighted")
-            if "ranking.values" in arrays:
-                groups = (arrays["ranking.values"], arrays["ranking.n_pos"], arrays["ranking.n_neg"],
-                          arrays.get("ranking.w_pos"), arrays.get("ranking.w_neg"))
-                ev._state(groups[3] is not None).absorb(groups, get_num_threads())
-        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
-            if isinstance(e, ValidationError):
-                raise
+            return _load(bytes(data))
+        except StateError:
+            raise
+        except (ValidationError, KeyError, TypeError, ValueError, OverflowError, IndexError) as e:
             msg = f"the Evaluator state is malformed ({e}); pass the output of Evaluator.to_bytes()"
-            raise StateError(msg) from e
-        return ev
+            raise StateError(msg) from None
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         # Pickle as the documented byte format (no pickled objects inside).
@@ -510,8 +478,186 @@ class Evaluator:
                 f"ranking={self.ranking!r}, ranking_entries={size:,})")
 
 
+def _is_empty(x: Any) -> bool:
+    """Whether an argument has no rows (objects without a length are not empty)."""
+    try:
+        return len(x) == 0
+    except TypeError:
+        return False
+
+
 def _from_bytes(data: bytes) -> Evaluator:
     return Evaluator.from_bytes(data)
+
+
+#: The most rows a state may count (counts stay exact in float64 and far from u64 overflow).
+MAX_STATE_ROWS = 2**53
+
+
+def _bad(what: str) -> StateError:
+    return StateError(f"the Evaluator state is malformed: {what}; pass the output of Evaluator.to_bytes()")
+
+
+def _want(cond: bool, what: str) -> None:
+    if not cond:
+        raise _bad(what)
+
+
+def _int_in(x: Any, lo: int, hi: int, what: str) -> int:
+    _want(isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi, f"{what} must be an integer in [{lo}, {hi}]")
+    return int(x)
+
+
+def _exact_sum(a: np.ndarray) -> int:
+    """Sum of non-negative uint64 values without wrapping (in 32-bit halves)."""
+    low = int(np.sum(a & np.uint64(0xFFFFFFFF), dtype=np.uint64))
+    high = int(np.sum(a >> np.uint64(32), dtype=np.uint64))
+    return (high << 32) + low
+
+
+def _load(buf: bytes) -> Evaluator:
+    """Parse and check a state (see :meth:`Evaluator.from_bytes`)."""
+    if len(buf) < _HEAD.size + 4 or buf[:8] != MAGIC:
+        msg = "not a cmetrics Evaluator state (bad magic bytes); pass the output of Evaluator.to_bytes()"
+        raise StateError(msg)
+    if zlib.crc32(buf[:-4]) != struct.unpack("<I", buf[-4:])[0]:
+        msg = "the Evaluator state is corrupt (checksum mismatch); it was truncated or altered"
+        raise StateError(msg)
+    _, version, _, hlen = _HEAD.unpack_from(buf)
+    if version != FORMAT_VERSION:
+        msg = (f"Evaluator state format version {version} is not supported by this cmetrics (reads version "
+               f"{FORMAT_VERSION}); upgrade cmetrics")
+        raise StateError(msg)
+    _want(_HEAD.size + hlen <= len(buf) - 4, "the header runs past the end")
+    header = json.loads(buf[_HEAD.size:_HEAD.size + hlen])
+    _want(isinstance(header, dict) and header.get("format") == "cmetrics.Evaluator", "not an Evaluator header")
+    s = header["settings"]
+    _want(isinstance(s, dict), "settings must be a mapping")
+    mode = header["mode"]
+    _want(mode in (None, "proba", "hard"), f"unknown input mode {mode!r}")
+    weighted = header["weighted"]
+    _want(weighted in (None, True, False) and (weighted is None) == (mode is None), "inconsistent weighting")
+    has_confidence = header["has_confidence"]
+    _want(isinstance(has_confidence, bool), "has_confidence must be true or false")
+    _want(isinstance(header["fixed_labels"], bool), "fixed_labels must be true or false")
+    n_rows = _int_in(header["n_rows"], 0, MAX_STATE_ROWS, "n_rows")
+    _want((n_rows == 0) == (mode is None), "rows without inputs, or inputs without rows")
+    ranking = s["ranking"]
+    _want(ranking in ("exact", "approximate", "off"), f"unknown ranking mode {ranking!r}")
+    bins = s["ranking_bins"]
+    _want((bins is None) == (ranking != "approximate"), "ranking_bins must be set exactly in approximate mode")
+    ev = Evaluator(n_bins=_int_in(s["n_bins"], 1, _p.MAX_BINS, "n_bins"),
+                   zero_division=_zd_value(s["zero_division"]), ranking=ranking,
+                   ranking_bins=1 << 16 if bins is None else _int_in(bins, 1, 1 << 24, "ranking_bins"))
+    # Labels: a list of distinct ints or strings, within the class limit.
+    lab = header["labels"]
+    labels = None
+    kind = header["kind"]
+    if lab is not None:
+        _want(isinstance(lab, dict) and isinstance(lab["values"], list), "labels must be a list")
+        values = lab["values"]
+        check_classes(len(values), "the state's labels", ev.max_classes)
+        dtype = np.dtype(lab["dtype"])
+        if kind == "int":
+            _want(dtype.kind in "iu" and all(isinstance(v, int) and not isinstance(v, bool) for v in values),
+                  "integer labels must be integers")
+            _want(all(-(2**63) <= v < 2**63 for v in values), "integer labels must fit int64")
+            labels = np.array(values, dtype=np.int64) if values else np.zeros(0, np.int64)
+        else:
+            _want(kind == "str" and dtype.kind == "U" and all(isinstance(v, str) for v in values),
+                  "string labels must be strings")
+            labels = np.array(values, dtype=np.str_) if values else np.zeros(0, np.str_)
+        _want(labels.shape[0] > 0 and np.unique(labels).shape[0] == labels.shape[0], "labels must be distinct")
+    else:
+        _want(kind is None and mode is None, "inputs without labels")
+    _want(mode is None or labels is not None, "inputs without labels")
+    k = 0 if labels is None else labels.shape[0]
+    # Arrays: known names, dtypes and shapes, within the buffer.
+    shapes = {"hard.counts": (k, k), "hard.weighted": (k, k), "acc.hard_counts": (k, k),
+              "acc.hard_weighted": (k, k), "acc.pcm": (k, k), "acc.true_count": (k,), "acc.true_weight": (k,),
+              "acc.bin_weight": (ev.n_bins,), "acc.bin_confidence": (ev.n_bins,), "acc.bin_correct": (ev.n_bins,),
+              "acc.bin_count": (ev.n_bins,)}
+    arrays: dict[str, np.ndarray] = {}
+    at = _HEAD.size + hlen
+    specs = header["arrays"]
+    _want(isinstance(specs, list), "arrays must be a list")
+    for spec in specs:
+        name, dtype, shape = spec["name"], np.dtype(spec["dtype"]), spec["shape"]
+        _want(isinstance(name, str) and name not in arrays, f"array {name!r} repeated or unnamed")
+        _want(dtype.str in ("<u8", "<f8", "<u4", "<f4"), f"array {name!r} has dtype {dtype.str}")
+        _want(isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                              for d in shape), f"array {name!r} has a bad shape")
+        count = 1
+        for d in shape:
+            count *= d
+        _want(count * dtype.itemsize <= len(buf) - 4 - at, f"array {name!r} runs past the end")
+        if name.startswith("ranking."):
+            _want(len(shape) == 1, f"array {name!r} must be 1-D")
+        else:
+            _want(name in shapes and tuple(shape) == shapes[name], f"unexpected array {name!r} of shape {shape}")
+        a = np.frombuffer(buf, dtype=dtype, count=count, offset=at).reshape(shape)
+        wide = np.float64 if dtype.kind == "f" else np.uint64
+        arrays[name] = a.astype(wide)
+        at += a.nbytes
+    _want(at == len(buf) - 4, "trailing bytes after the arrays")
+    for name, a in arrays.items():
+        if a.dtype.kind == "f":
+            _want(bool(np.isfinite(a).all()), f"array {name!r} holds NaN or infinity")
+            if name != "ranking.values":
+                _want(bool((a >= 0).all()), f"array {name!r} holds negative sums")
+        else:
+            _want(a.size == 0 or int(a.max()) <= n_rows, f"array {name!r} holds counts above n_rows")
+    sums = header["sums"]
+    _want(isinstance(sums, dict), "sums must be a mapping")
+    for key, value in sums.items():
+        _want(key in _SUM_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool)
+              and math.isfinite(value) and value >= 0, f"bad sum {key!r}")
+    # What each mode must hold, and the counts agreeing with n_rows.
+    proba_names = {f"acc.{key}" for key in _PROBA_ARRAYS if key != "hard_weighted"}
+    if mode == "proba":
+        want = proba_names | ({"acc.hard_weighted"} if weighted else set())
+        _want(set(arrays) - {n for n in arrays if n.startswith("ranking.")} == want, "missing or extra arrays")
+        _want(set(sums) == set(_SUM_KEYS), "missing sums")
+        _want(not has_confidence, "a confidence column with probabilities")
+        for name in ("acc.hard_counts", "acc.true_count", "acc.bin_count"):
+            _want(_exact_sum(arrays[name]) == n_rows, f"{name} does not add up to n_rows")
+    elif mode == "hard":
+        want = {"hard.counts"} | ({"hard.weighted"} if weighted else set())
+        _want(set(arrays) - {n for n in arrays if n.startswith("ranking.")} == want, "missing or extra arrays")
+        _want(not sums, "sums without probabilities")
+        _want(_exact_sum(arrays["hard.counts"]) == n_rows, "hard.counts does not add up to n_rows")
+    else:
+        _want(not arrays and not sums, "arrays without rows")
+    ranked = [n for n in arrays if n.startswith("ranking.")]
+    expect_ranking = mode is not None and ranking != "off" and (mode == "proba" or has_confidence)
+    if expect_ranking:
+        want = {"ranking.values", "ranking.n_pos", "ranking.n_neg"} | \
+            ({"ranking.w_pos", "ranking.w_neg"} if weighted else set())
+        _want(set(ranked) == want, "missing or extra ranking arrays")
+        g = len(arrays["ranking.values"])
+        _want(all(len(arrays[n]) == g for n in want), "ranking arrays of different lengths")
+        v = arrays["ranking.values"]
+        _want(g == 0 or bool((np.diff(v) > 0).all()), "ranking values not strictly increasing")
+        if ranking == "approximate":
+            _want(g == 0 or (v[0] >= 0 and v[-1] <= 1), "approximate ranking values outside [0, 1]")
+        _want(_exact_sum(arrays["ranking.n_pos"]) + _exact_sum(arrays["ranking.n_neg"]) == n_rows,
+              "ranking counts do not add up to n_rows")
+    else:
+        _want(not ranked, "ranking arrays where none belong")
+    # Built only now, from checked parts.
+    ev._labels, ev._kind = labels, kind
+    ev._fixed = bool(header["fixed_labels"])
+    ev._mode, ev._weighted, ev._has_confidence = mode, weighted, has_confidence
+    ev.n_rows = n_rows
+    ev._acc = {name[4:]: a for name, a in arrays.items() if name.startswith("acc.")}
+    ev._acc.update({key: float(value) for key, value in sums.items()})
+    ev._hard_counts = arrays.get("hard.counts")
+    ev._hard_weighted = arrays.get("hard.weighted")
+    if expect_ranking:
+        groups = (arrays["ranking.values"], arrays["ranking.n_pos"], arrays["ranking.n_neg"],
+                  arrays.get("ranking.w_pos"), arrays.get("ranking.w_neg"))
+        ev._state(bool(weighted)).absorb(groups, get_num_threads())
+    return ev
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:
@@ -548,7 +694,7 @@ def _embed(table: np.ndarray | None, labels: np.ndarray | None, union: np.ndarra
     if labels.shape == union.shape and np.array_equal(labels, union):
         return np.asarray(table, dtype=dtype).copy()
     order = np.argsort(union, kind="stable")
-    pos = order[np.searchsorted(union, labels, sorter=order)]
+    pos = order[np.minimum(np.searchsorted(union, labels, sorter=order), union.shape[0] - 1)]
     if not np.array_equal(union[pos], labels):
         missing = labels[union[pos] != labels].tolist()[:10]
         msg = f"labels {missing} are not among the Evaluator's labels; create it with every label in labels="

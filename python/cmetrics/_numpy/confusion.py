@@ -49,8 +49,9 @@ def _dense_ok(d: int, n: int) -> bool:
 def _limit(k: int, max_classes: int) -> None:
     if k > max_classes:
         msg = (
-            f"the number of distinct labels would be {k}, above the limit of {max_classes}; the data has more "
-            "distinct labels than max_classes allows; raise max_classes if that is intended"
+            f"the number of distinct labels would be {k}, above the limit of {max_classes}; each class adds a row "
+            "and a column to the K x K tables of counts and sums (16 K^2 bytes); raise max_classes= or "
+            "cmetrics.set_max_classes() if that is intended"
         )
         raise LimitExceededError(msg)
 
@@ -93,7 +94,7 @@ def confusion_matrix(
     y_pred: np.ndarray,
     sample_weight: np.ndarray | None = None,
     *,
-    max_classes: int = 16384,
+    max_classes: int = 4096,
     n_threads: int = 0,
     min_parallel: int | None = None,
 ) -> Counted:
@@ -140,7 +141,7 @@ def confusion_matrix_codes(
 
 
 def encode_strings(
-    a: np.ndarray, b: np.ndarray, *, max_classes: int = 16384
+    a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Encode two (n, width) uint32 code-point arrays to shared sorted codes."""
     if a.ndim != 2 or b.ndim != 2:
@@ -164,7 +165,7 @@ def _encode_sorted(
 
 
 def encode_objects(
-    a: np.ndarray, b: np.ndarray, *, max_classes: int = 16384
+    a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Encode two object arrays of ``str`` to shared codes sorted by code point."""
     for arr, name in ((a, "y_true"), (b, "y_pred")):

@@ -405,7 +405,7 @@ fn finish(padded: &Padded, offset: i64, keep_all: bool, opts: &CountOptions) -> 
             what: "the number of distinct labels",
             needed: present.len() as u128,
             limit: opts.max_classes as u128,
-            hint: "the data has more distinct labels than max_classes allows; raise max_classes if that is intended",
+            hint: "each class adds a row and a column to the K x K tables of counts and sums (16 K^2 bytes); raise max_classes= or cmetrics.set_max_classes() if that is intended",
         });
     }
     if let Some(w) = &weighted {

@@ -258,7 +258,7 @@ fn check_classes(k: usize, max_classes: usize) -> Result<()> {
             what: "the number of distinct labels",
             needed: k as u128,
             limit: max_classes as u128,
-            hint: "the data has more distinct labels than max_classes allows; raise max_classes if that is intended",
+            hint: "each class adds a row and a column to the K x K tables of counts and sums (16 K^2 bytes); raise max_classes= or cmetrics.set_max_classes() if that is intended",
         });
     }
     Ok(())

@@ -44,7 +44,7 @@ fn to_py(py: Python<'_>, c: Confusion) -> PyResult<Counted<'_>> {
 
 /// Count the confusion matrix over the labels that occur.
 #[pyfunction]
-#[pyo3(signature = (y_true, y_pred, sample_weight=None, *, max_classes=16384, n_threads=0, min_parallel=None))]
+#[pyo3(signature = (y_true, y_pred, sample_weight=None, *, max_classes=4096, n_threads=0, min_parallel=None))]
 pub fn confusion_matrix<'py>(
     py: Python<'py>,
     y_true: LabelArray<'py>,
@@ -119,7 +119,7 @@ type EncodedPy<'py> = (
 /// Encode two fixed-width UCS-4 string arrays (viewed as `(n, width)` uint32)
 /// to shared codes sorted by code point.
 #[pyfunction]
-#[pyo3(signature = (a, b, *, max_classes=16384))]
+#[pyo3(signature = (a, b, *, max_classes=4096))]
 pub fn encode_strings<'py>(
     py: Python<'py>,
     a: PyReadonlyArray2<'py, u32>,
@@ -198,7 +198,7 @@ fn object_strs<'a>(objs: &'a [Py<PyAny>], py: Python<'_>, name: &str) -> PyResul
 /// objects, which another Python thread could release by overwriting the
 /// array while the GIL is free.
 #[pyfunction]
-#[pyo3(signature = (a, b, *, max_classes=16384))]
+#[pyo3(signature = (a, b, *, max_classes=4096))]
 pub fn encode_objects<'py>(
     py: Python<'py>,
     a: PyReadonlyArray1<'py, Py<PyAny>>,
