@@ -131,6 +131,23 @@ def _bad_object(a: np.ndarray, i: int, name: str) -> LabelError:
     return LabelError(f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type")
 
 
+def check_text(a: np.ndarray, name: str) -> None:
+    """Labels are Unicode text: a ``<U`` array holding a lone surrogate (a code point
+    between U+D800 and U+DFFF, which no UTF-8 text contains) raises :class:`LabelError`."""
+    if a.dtype.kind != "U" or a.size == 0 or a.dtype.itemsize == 0:
+        return
+    v = ucs4_view(a)
+    bad = ((v >= 0xD800) & (v <= 0xDFFF)).any(axis=1)
+    if bad.any():
+        raise surrogate_error(name, int(np.flatnonzero(bad)[0]))
+
+
+def surrogate_error(name: str, i: int) -> LabelError:
+    """The error of a label that is not valid Unicode text (shared by both backends)."""
+    return LabelError(f"{name}[{i}] is not valid Unicode text (it holds a lone surrogate); labels must be valid "
+                      "strings")
+
+
 def check_object_strings(a: np.ndarray, name: str) -> None:
     """Every element of an object label array must be a ``str`` (``np.str_`` included):
     the :class:`LabelError` names the first that is not (missing or of another type)."""
@@ -170,7 +187,7 @@ def _object_numeric(a: np.ndarray, name: str) -> np.ndarray:
     except (TypeError, ValueError, OverflowError):
         msg = f"{name} holds objects that are neither numbers nor strings"
         raise UnsupportedDtypeError(msg) from None
-    if values.dtype.kind in "biuf":
+    if values.dtype.kind in "biuf" and values.shape == a.shape:
         return values
     is_str = np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool) if values.dtype.kind == "O" else None
     if values.dtype.kind == "U" or (is_str is not None and is_str.any()):
@@ -200,6 +217,10 @@ def label_pair(y_true: Any, y_pred: Any, names: tuple[str, str] = ("y_true", "y_
         ts, ps = _strings(t), _strings(p)
         if ts.dtype.kind != ps.dtype.kind:  # one <U, one object: share the object path
             ts, ps = ts.astype(object), ps.astype(object)
+        ts, ps = np.ascontiguousarray(ts), np.ascontiguousarray(ps)
+        for arr, name in ((ts, names[0]), (ps, names[1])):
+            if arr.dtype.kind == "U":
+                check_text(arr, name)
         return Labels("str", ts, ps, np.dtype(np.str_))
     if t.dtype.kind == "O":
         t = _object_numeric(t, names[0])

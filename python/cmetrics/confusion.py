@@ -79,7 +79,11 @@ class ConfusionMatrix:
     """
 
     def __init__(self, matrix: Any, labels: Any = None, *, backend: Backend = "auto") -> None:
-        c = np.array(matrix, dtype=np.float64)
+        try:
+            c = np.array(matrix, dtype=np.float64)
+        except (TypeError, ValueError):
+            msg = "matrix must be a square (k, k) table of numbers; pass a nested list or a 2-D array"
+            raise ShapeError(msg) from None
         if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] == 0:
             msg = f"matrix must be a non-empty square (k, k) table, got shape {c.shape}"
             raise ShapeError(msg)

@@ -199,7 +199,11 @@ def purity_from_matrix(matrix: Any) -> float:
     >>> purity_from_matrix([[0.5, 0.5], [0.5, 0.5]])
     0.5
     """
-    p = np.asarray(matrix, dtype=np.float64)
+    try:
+        p = np.asarray(matrix, dtype=np.float64)
+    except (TypeError, ValueError):
+        msg = "matrix must be a square (K, K) array of numbers; pass a nested list or a 2-D array"
+        raise ShapeError(msg) from None
     if p.ndim != 2 or p.shape[0] != p.shape[1] or p.shape[0] == 0:
         msg = f"matrix must be a non-empty square (K, K) array, got shape {p.shape}"
         raise ShapeError(msg)

@@ -168,16 +168,16 @@ def encode_objects(
     a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Encode two object arrays of ``str`` to shared codes sorted by code point."""
+    from cmetrics._convert import check_object_strings, surrogate_error
+
     for arr, name in ((a, "y_true"), (b, "y_pred")):
-        if set(map(type, arr.tolist())) != {str}:
-            is_str = np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(arr).astype(bool)
-            i = int(np.flatnonzero(~is_str)[0])
-            v = arr[i]
-            if v is None or (isinstance(v, float) and v != v):
-                msg = f"{name}[{i}] is missing ({v!r}); every sample needs a label"
-            else:
-                msg = f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type"
-            raise LabelError(msg)
+        check_object_strings(arr, name)
+        for i, text in enumerate(arr.tolist()):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise surrogate_error(name, i) from None
+    # Fixed-width strings drop trailing NULs, as the compiled kernel does.
     both = np.concatenate([a.astype(np.str_), b.astype(np.str_)]).astype(np.str_)
     return _encode_sorted(both, len(a), max_classes)
 

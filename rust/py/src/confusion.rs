@@ -152,8 +152,10 @@ fn encoded_to_py(
     ))
 }
 
-/// The string of each element of an object array, or the `LabelError` naming
-/// the first element that is not a string (missing: None/NaN; else mixed).
+/// The string of each element of an object array (trailing NULs dropped, as
+/// numpy's fixed-width strings drop them), or the `LabelError` naming the
+/// first element that is not a string (missing: None/NaN; else mixed) or not
+/// valid Unicode text (a lone surrogate).
 fn object_strs<'a>(objs: &'a [Py<PyAny>], py: Python<'_>, name: &str) -> PyResult<Vec<&'a str>> {
     let mut out = Vec::with_capacity(objs.len());
     for (i, o) in objs.iter().enumerate() {
@@ -164,7 +166,11 @@ fn object_strs<'a>(objs: &'a [Py<PyAny>], py: Python<'_>, name: &str) -> PyResul
             // cached UTF-8 buffer (or NULL with an exception set).
             let data = unsafe { pyo3::ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &raw mut size) };
             if data.is_null() {
-                return Err(PyErr::fetch(py));
+                // Only a lone surrogate has no UTF-8 form.
+                drop(PyErr::take(py));
+                return Err(LabelError::new_err(format!(
+                    "{name}[{i}] is not valid Unicode text (it holds a lone surrogate); labels must be valid strings"
+                )));
             }
             let len = usize::try_from(size).unwrap_or(0);
             // SAFETY: the buffer is valid UTF-8 of `len` bytes and lives as long
@@ -173,7 +179,7 @@ fn object_strs<'a>(objs: &'a [Py<PyAny>], py: Python<'_>, name: &str) -> PyResul
             let text = unsafe {
                 std::str::from_utf8_unchecked(std::slice::from_raw_parts(data.cast::<u8>(), len))
             };
-            out.push(text);
+            out.push(text.trim_end_matches('\0'));
             continue;
         }
         let missing = b.is_none() || b.cast::<PyFloat>().is_ok_and(|f| f.value().is_nan());
