@@ -62,7 +62,7 @@ def written(tmp: Path, d: dict[str, np.ndarray]) -> dict[str, Path]:
 
 def score_json(tmp: Path, *args: str) -> dict[str, Any]:
     out = tmp / "report.json"
-    assert main(["score", *args, "--format", "json", "--output", str(out), "--quiet"]) == 0
+    assert main(["score", *args, "--format", "json", "--output", str(out), "--force", "--quiet"]) == 0
     return json.loads(out.read_text())
 
 
@@ -211,7 +211,16 @@ def test_demo_writes_parquet_and_scores_it(tmp_path: Path) -> None:
     assert payload["n_samples"] == 200_000 and payload["run"]["rows"] == 200_000
     for key in ("accuracy", "f1_macro", "cf1_macro", "log_loss", "refinement", "aurc"):
         assert close(payload["metrics"][key], want.metrics[key]), key
-    assert abs(payload["metrics"]["accuracy"] - 0.7) < 0.01
+    # The synthetic model: prevalence 1 / (c + 1), per-class accuracy from 0.85 down to 0.45.
+    prevalence = [1 / (c + 1) for c in range(7)]
+    prevalence = [p / sum(prevalence) for p in prevalence]
+    per_class = [0.85 - 0.4 * c / 6 for c in range(7)]
+    expected = sum(p * a for p, a in zip(prevalence, per_class))
+    assert abs(payload["metrics"]["accuracy"] - expected) < 0.01
+    recall = [payload["per_class"][str(c)]["recall"] for c in range(7)]
+    assert all(abs(r - a) < 0.03 for r, a in zip(recall, per_class)), recall  # rare classes are harder
+    support = [payload["per_class"][str(c)]["support"] for c in range(7)]
+    assert support == sorted(support, reverse=True)  # and less frequent
     assert payload["metrics"]["refinement"] > 0.6  # more confident where it is right
     table_out = run("demo", "--rows", "50000")
     assert table_out.returncode == 0, table_out.stderr

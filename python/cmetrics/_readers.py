@@ -17,6 +17,7 @@ copies, no strided transpose); the compiled kernel reads that layout in place.
 from __future__ import annotations
 
 import os
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -89,6 +90,7 @@ class Source:
         for p in self.paths:
             if not p.exists():
                 raise InputError(f"{p}: no such file or directory")
+        _refuse_repeats(self.paths)
         formats = {file_format(p) for p in self.paths}
         if len(formats) > 1:
             raise InputError(f"all inputs must have one format; got {sorted(formats)}")
@@ -108,6 +110,7 @@ class Source:
             self.total_rows = sum(len(next(iter(a.values()))) for a in self._arrays if a)
         elif self.format == "parquet":
             self._files = _parquet_files(self.paths)
+            _refuse_repeats(self._files)
             first = _parquet_file(self._files[0])
             names = list(first.schema_arrow.names)
             self.total_rows = first.metadata.num_rows
@@ -127,6 +130,7 @@ class Source:
         self._needed = list(dict.fromkeys(needed))
         if self.format not in ("npy", "npz"):
             _check_number_columns(self._schema, [*self.proba_names, columns.confidence, columns.weight])
+            _check_label_columns(self._schema, [columns.label, columns.pred])
 
     @property
     def labels_from_names(self) -> list[Any] | None:
@@ -193,14 +197,17 @@ class Source:
         def col(name: str | None) -> np.ndarray | None:
             return None if name is None else arrow_numpy(rb.column(name), name)
 
+        def label_col(name: str | None) -> np.ndarray | None:
+            return None if name is None else arrow_numpy(_text_column(rb.column(name), name), name)
+
         proba = None
         if c.proba_list is not None:
             proba = _list_matrix(rb.column(c.proba_list), c.proba_list)
         elif self.proba_names:
             cols = [col(name) for name in self.proba_names]
             proba = self._matrix(cols)  # type: ignore[arg-type]
-        return Batch(_labels(col(c.label), c.label), _labels(col(c.pred), c.pred) if c.pred else None, proba,
-                     _numbers(col(c.confidence), c.confidence), _numbers(col(c.weight), c.weight))
+        return Batch(_labels(label_col(c.label), c.label), _labels(label_col(c.pred), c.pred) if c.pred else None,
+                     proba, _numbers(col(c.confidence), c.confidence), _numbers(col(c.weight), c.weight))
 
     def _matrix(self, cols: list[np.ndarray]) -> np.ndarray:
         """The batch's probability matrix, in the reused buffer when ``batches(reuse=True)``."""
@@ -278,7 +285,7 @@ def _check_number_columns(schema: Any, names: list[str | None]) -> None:
     for name in names:
         if name is not None:
             t = schema.field(name).type
-            if not (pa.types.is_floating(t) or pa.types.is_integer(t)):
+            if not (pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_null(t)):
                 raise InputError(f"column {name!r} has type {t}; it must hold numbers")
 
 
@@ -306,9 +313,70 @@ def _parquet_file(path: Path) -> Any:
     return pq.ParquetFile(path)
 
 
+def _refuse_repeats(paths: list[Path]) -> None:
+    """The same file named twice would be counted twice: refused."""
+    seen: dict[str, Path] = {}
+    for p in paths:
+        key = os.path.realpath(p)
+        if key in seen:
+            raise InputError(f"{p} is given more than once (as {seen[key]} too); name each file once")
+        seen[key] = p
+
+
+def _check_label_columns(schema: Any, names: list[str | None]) -> None:
+    """Label columns hold numbers or text (nested types are refused before reading)."""
+    import pyarrow as pa
+
+    for name in names:
+        if name is None:
+            continue
+        t = schema.field(name).type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        ok = (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_string(t)
+              or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+              or pa.types.is_null(t))  # a column without rows
+        if not ok:
+            raise InputError(f"column {name!r} has type {t}; labels must be integers or strings")
+
+
+def _text_column(arr: Any, name: str) -> Any:
+    """A label column with dictionaries decoded and binary data read as UTF-8 text (an
+    :class:`InputError` names the first row that is not valid UTF-8)."""
+    import pyarrow as pa
+
+    if hasattr(arr, "combine_chunks"):
+        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):
+        try:
+            arr = arr.cast(pa.large_string() if pa.types.is_large_binary(arr.type) else pa.string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            row = next(i for i, v in enumerate(arr.to_pylist()) if v is not None and not _is_utf8(v))
+            raise InputError(f"column {name!r} holds text that is not valid UTF-8 (row {row}: "
+                             f"{arr[row].as_py()[:20]!r}); re-encode the file as UTF-8") from None
+    return arr
+
+
+def _is_utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _labels(a: np.ndarray | None, name: str | None) -> np.ndarray:
     if a is None:
         raise InputError(f"column {name!r} is missing")
+    if a.dtype.kind == "S":  # fixed-width bytes of a .npy / .npz array: UTF-8 text
+        try:
+            return np.char.decode(a, "utf-8")
+        except UnicodeDecodeError:
+            row = next(i for i, v in enumerate(a.tolist()) if not _is_utf8(v))
+            raise InputError(f"column {name!r} holds text that is not valid UTF-8 (row {row}: {a[row][:20]!r}); "
+                             "re-encode it as UTF-8") from None
     if a.dtype.kind == "f":
         if not np.isfinite(a).all() or not (a == np.round(a)).all():
             raise InputError(f"column {name!r} holds non-integer numbers; labels must be integers or strings")
@@ -402,7 +470,7 @@ def read_errors(paths: list[str]) -> Iterator[None]:
         yield
     except ValidationError:
         raise
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise InputError(f"cannot read {', '.join(paths)}: {_first_line(e)}") from e
     except Exception as e:  # pyarrow's ArrowInvalid and friends
         if type(e).__module__.startswith("pyarrow"):

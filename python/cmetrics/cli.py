@@ -26,16 +26,23 @@ import click
 import numpy as np
 
 import cmetrics
+from cmetrics._config import check_classes
 
 
 def synthetic_dump(n_rows: int, n_classes: int, seed: int = 0, accuracy: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
-    """Uniform int32 truth and predictions right on ``accuracy`` of the rows,
-    wrong ones spread over the other classes."""
+    """int32 truth and predictions of a plausible model: class ``c`` has prevalence
+    proportional to ``1 / (c + 1)`` (class 0 the most frequent) and the model is right more
+    often on frequent classes (per-class accuracy from ``accuracy + 0.15`` on class 0 down to
+    ``accuracy - 0.25`` on the rarest); wrong predictions go to the other classes uniformly."""
     rng = np.random.default_rng(seed)
-    y = rng.integers(0, n_classes, n_rows, dtype=np.int32)
+    k = max(n_classes, 1)
+    prevalence = 1.0 / np.arange(1, k + 1)
+    prevalence /= prevalence.sum()
+    y = np.minimum(np.searchsorted(np.cumsum(prevalence), rng.random(n_rows)), k - 1).astype(np.int32)
+    per_class = np.clip(accuracy + 0.15 - 0.4 * np.arange(k) / max(k - 1, 1), 0.05, 0.99)
     shift = rng.integers(1, max(n_classes, 2), n_rows, dtype=np.int32)
     wrong = (y + shift) % n_classes
-    correct = rng.random(n_rows, dtype=np.float32) < accuracy
+    correct = rng.random(n_rows, dtype=np.float32) < per_class[y]
     return y, np.where(correct, y, wrong).astype(np.int32)
 
 
@@ -59,39 +66,36 @@ def synthetic_proba(y_pred: np.ndarray, n_classes: int, seed: int = 0, y_true: n
     return logits
 
 
-def _fmt(x: Any) -> str:
-    if isinstance(x, float):
-        if math.isnan(x):
-            return "nan"
-        return f"{x:,.0f}" if x.is_integer() and abs(x) >= 1000 else f"{x:.6f}"
-    return str(x)
-
-
 def _table(report: cmetrics.Report, summary: str) -> str:
-    """The report as rich tables rendered to text."""
+    """The report as rich tables rendered to text: the metrics of each family under a
+    heading, then the per-class table (labels escaped, integers as integers)."""
     from rich.console import Console
     from rich.table import Table
 
+    from cmetrics.report import number, printable
+
     console = Console(record=True, width=100, file=open(os.devnull, "w"), force_terminal=False)  # noqa: SIM115
-    scalars = {"n_samples": report.n_samples, "n_classes": float(report.n_classes), **report.metrics}
-    t = Table(show_edge=False)
-    t.add_column("metric")
-    t.add_column("value", justify="right")
-    for k, v in scalars.items():
-        t.add_row(k, _fmt(v))
-    console.print(t)
+    console.print(f"{number(report.n_samples)} samples, {report.n_classes} classes")
+    for family, values in report.families():
+        t = Table(title=family, title_justify="left", show_edge=False)
+        t.add_column("metric")
+        t.add_column("value", justify="right")
+        for k, v in values.items():
+            t.add_row(k, number(v))
+        console.print()
+        console.print(t)
     cols = ["precision", "recall", "f1", "support", "youden_j"] + (["cprecision", "crecall", "cf1"]
                                                                      if report.has_proba else [])
-    pc = Table(show_edge=False)
+    pc = Table(title="per class", title_justify="left", show_edge=False)
     pc.add_column("class", justify="right")
     for c in cols:
         pc.add_column(c, justify="right")
     for label, row in report.per_class.items():
-        pc.add_row(str(label), *[f"{row[c]:.0f}" if c == "support" else _fmt(row[c]) for c in cols])
+        pc.add_row(printable(label), *[number(row[c]) for c in cols])
     console.print()
     console.print(pc)
     if report.undefined:
-        console.print("\nundefined: " + "; ".join(f"{k}: {v}" for k, v in report.undefined.items()))
+        console.print("\nundefined: " + "; ".join(f"{k}: {printable(v)}" for k, v in report.undefined.items()))
     return summary + "\n\n" + console.export_text()
 
 
@@ -117,8 +121,8 @@ class UserError(click.ClickException):
 def score_files(paths: list[str], *, label: str, pred: str | None = None, proba: tuple[str, ...] = (),
                 proba_prefix: str | None = None, proba_list: str | None = None, confidence: str | None = None,
                 weight: str | None = None, labels: list[Any] | None = None, batch_rows: int = 1 << 20,
-                ranking: str = "exact", ranking_bins: int = 1 << 16, n_bins: int = 15, progress: bool = False,
-                ) -> tuple[cmetrics.Report, dict[str, Any]]:
+                ranking: str = "exact", ranking_bins: int = 1 << 16, n_bins: int = 15, max_classes: int | None = None,
+                progress: bool = False) -> tuple[cmetrics.Report, dict[str, Any]]:
     """Stream files into an Evaluator; the report and a record of the run. Raises
     :class:`cmetrics._readers.InputError` and the package's ValidationErrors on bad input."""
     from cmetrics._readers import Columns, InputError, open_source
@@ -137,8 +141,10 @@ def score_files(paths: list[str], *, label: str, pred: str | None = None, proba:
     if labels is not None and src.proba_names and len(labels) != len(src.proba_names):
         raise InputError(f"--labels lists {len(labels)} classes but there are {len(src.proba_names)} probability "
                          "columns; give one label per column")
+    if src.proba_names:  # before any row is read
+        check_classes(len(src.proba_names), "the input's probability columns", max_classes)
     ev = cmetrics.Evaluator(labels=labels, n_bins=n_bins, ranking=ranking,  # type: ignore[arg-type]
-                            ranking_bins=ranking_bins)
+                            ranking_bins=ranking_bins, max_classes=max_classes)
     rows = 0
     bar = _progress(src.total_rows) if progress else None
     try:
@@ -198,13 +204,44 @@ def _render(report: cmetrics.Report, run: dict[str, Any], fmt: str) -> str:
     return text + f"\nscored {', '.join(run['files'])} in {run['seconds']:.2f} s ({rate:,.1f} M rows/s)\n"
 
 
-def _write(text: str, output: str | None) -> None:
+def _check_output(output: str | None, *, force: bool, inputs: tuple[str, ...]) -> None:
+    """``--output`` is never an input file (nor a directory), and an existing file only with
+    ``--force``: checked before any row is read."""
+    if output is None:
+        return
+    target = Path(output)
+    if target.is_dir():
+        raise UserError(f"--output {output} is a directory; name a file")
+    if not target.exists():
+        return
+    for p in inputs:
+        if os.path.exists(p) and os.path.samefile(target, p):
+            raise UserError(f"--output {output} is one of the input files; write the report elsewhere")
+    if not force:
+        raise UserError(f"--output {output} exists; pass --force to overwrite it")
+
+
+def _write(text: str, output: str | None, *, force: bool = False, inputs: tuple[str, ...] = ()) -> None:
+    """Print ``text``, or write it to ``output`` (checked as by :func:`_check_output`),
+    atomically: a temporary file beside it, then a rename over it."""
     if output is None:
         click.echo(text, nl=False)
         return
+    _check_output(output, force=force, inputs=inputs)
+    target = Path(output)
+    tmp = None
     try:
-        Path(output).write_text(text)
+        with tempfile.NamedTemporaryFile("w", dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp",
+                                         delete=False, encoding="utf-8") as fh:
+            tmp = fh.name
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would give
+        os.replace(tmp, target)
     except OSError as e:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
         raise UserError(f"cannot write {output}: {e.strerror or e}") from e
 
 
@@ -226,7 +263,9 @@ def cli() -> None:
 @click.option("--labels", multiple=True, help="class labels of the probability columns (repeat or comma-separate)")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
               show_default=True)
-@click.option("--output", "-o", help="write the report to FILE instead of standard output")
+@click.option("--output", "-o", help="write the report to FILE instead of standard output (atomically; never an "
+              "input file)")
+@click.option("--force", is_flag=True, help="overwrite --output if it exists")
 @click.option("--batch-rows", type=click.IntRange(1), default=1 << 20, show_default=True,
               help="rows per batch (memory grows with it)")
 @click.option("--ranking", type=click.Choice(["exact", "approximate", "off"]), default="exact", show_default=True,
@@ -235,24 +274,27 @@ def cli() -> None:
 @click.option("--bins", "n_bins", type=click.IntRange(1, 1 << 20), default=15, show_default=True,
               help="calibration bins")
 @click.option("--threads", type=click.IntRange(0), default=0, help="kernel threads (0: all cores)")
+@click.option("--max-classes", type=click.IntRange(1), default=None,
+              help="the most classes to count (default 4096; each costs a row and a column of K x K tables)")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 def score(paths: tuple[str, ...], label: str, pred: str | None, proba: tuple[str, ...], proba_prefix: str | None,
           proba_list: str | None, confidence: str | None, weight: str | None, labels: tuple[str, ...], fmt: str,
-          output: str | None, batch_rows: int, ranking: str, ranking_bins: int, n_bins: int, threads: int,
-          quiet: bool) -> None:
+          output: str | None, force: bool, batch_rows: int, ranking: str, ranking_bins: int, n_bins: int,
+          threads: int, max_classes: int | None, quiet: bool) -> None:
     """Score evaluation dumps: Parquet files or directories, CSV/TSV, JSON Lines, .npz or
     structured .npy."""
-    if threads:
-        cmetrics.set_num_threads(threads)
     show = not quiet and sys.stderr.isatty()
+    _check_output(output, force=force, inputs=paths)
     try:
+        if threads:
+            cmetrics.set_num_threads(threads)
         report, run = score_files(list(paths), label=label, pred=pred, proba=proba, proba_prefix=proba_prefix,
                                   proba_list=proba_list, confidence=confidence, weight=weight,
                                   labels=_labels_option(labels), batch_rows=batch_rows, ranking=ranking,
-                                  ranking_bins=ranking_bins, n_bins=n_bins, progress=show)
+                                  ranking_bins=ranking_bins, n_bins=n_bins, max_classes=max_classes, progress=show)
     except (cmetrics.exceptions.ValidationError, TypeError) as e:
         raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
-    _write(_render(report, run, fmt), output)
+    _write(_render(report, run, fmt), output, force=force, inputs=paths)
 
 
 def write_demo(directory: Path, rows: int, classes: int, seed: int = 0, chunk_rows: int = 1 << 21) -> Path:
@@ -286,7 +328,10 @@ def write_demo(directory: Path, rows: int, classes: int, seed: int = 0, chunk_ro
 def demo(rows: int, classes: int, seed: int, directory: str | None, fmt: str, threads: int, quiet: bool) -> None:
     """Write a synthetic evaluation dump as Parquet and score it with `cmetrics score`."""
     if threads:
-        cmetrics.set_num_threads(threads)
+        try:
+            cmetrics.set_num_threads(threads)
+        except cmetrics.exceptions.ValidationError as e:
+            raise UserError(str(e)) from e
     with tempfile.TemporaryDirectory(prefix="cmetrics-demo-") as tmp:
         where = Path(directory) if directory else Path(tmp)
         where.mkdir(parents=True, exist_ok=True)

@@ -31,8 +31,41 @@ PROBA_METRICS = (
     "cprecision_weighted", "crecall_weighted", "cf1_weighted",
     "cprecision_micro", "crecall_micro", "cf1_micro",
     "entropy_score", "purity", "brier_score", "log_loss",
-    "expected_calibration_error", "max_calibration_error",
 )
+CALIBRATION_METRICS = ("expected_calibration_error", "max_calibration_error")
+RANKING_METRICS = ("refinement", "auroc_confidence", "reversed_pair_proportion", "aurc")
+#: The metric families, in display order: the table and Markdown show each under a heading.
+FAMILIES = (
+    ("hard-label", HARD_METRICS),
+    ("probabilistic", PROBA_METRICS),
+    ("calibration", CALIBRATION_METRICS),
+    ("selective prediction", RANKING_METRICS),
+)
+
+
+def printable(label: Any) -> str:
+    """A label as text safe to show in a terminal or a table: newlines, tabs, escape sequences
+    and other control characters appear as their backslash escapes."""
+    text = str(label)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def number(x: Any) -> str:
+    """A value for people: integers as integers (with thousands separators), other floats to
+    six significant digits, NaN as "nan"."""
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        if math.isnan(x):
+            return "nan"
+        if float(x).is_integer() and abs(x) < 2**53:
+            return f"{int(x):,}"
+        return f"{float(x):.6g}"
+    return str(x)
 
 
 class Report:
@@ -79,6 +112,16 @@ class Report:
         """The scalar metrics as a dict (NaN where undefined)."""
         return dict(self._values)
 
+    def families(self) -> list[tuple[str, dict[str, float]]]:
+        """The scalar metrics grouped by family (hard-label, probabilistic, calibration,
+        selective prediction), families without a value left out."""
+        out = []
+        for name, keys in FAMILIES:
+            values = {k: self._values[k] for k in keys if k in self._values}
+            if values:
+                out.append((name, values))
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict: plain floats and lists; NaN becomes None with its reason
         under ``"undefined"``."""
@@ -110,36 +153,34 @@ class Report:
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
 
     def to_markdown(self) -> str:
-        """The metrics and the per-class table as GitHub-flavoured Markdown."""
-        lines = [f"**{self.n_samples:,.0f} samples, {self.n_classes} classes**", "", "| metric | value |", "|---|---|"]
-        lines += [f"| {k} | {_fmt(v)} |" for k, v in self._values.items()]
+        """The metrics, one table per family under a heading, and the per-class table, as
+        GitHub-flavoured Markdown (labels escaped: no control character or ``|`` gets through)."""
+        lines = [f"**{number(self.n_samples)} samples, {self.n_classes} classes**"]
+        for family, values in self.families():
+            lines += ["", f"### {family.capitalize()}", "", "| metric | value |", "|---|---|"]
+            lines += [f"| {k} | {number(v)} |" for k, v in values.items()]
         if self.per_class:
             cols = list(next(iter(self.per_class.values())))
-            lines += ["", "| class | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+            lines += ["", "### Per class", "", "| class | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
             for lab, row in self.per_class.items():
-                lines.append(f"| {_md(lab)} | " + " | ".join(_fmt(row[c]) for c in cols) + " |")
+                lines.append(f"| {_md(lab)} | " + " | ".join(number(row[c]) for c in cols) + " |")
         if self.undefined:
-            lines += ["", "Undefined: " + "; ".join(f"{k}: {v}" for k, v in self.undefined.items())]
+            lines += ["", "Undefined: " + "; ".join(f"{k}: {_md(v)}" for k, v in self.undefined.items())]
         return "\n".join(lines) + "\n"
 
     def __repr__(self) -> str:
-        head = f"Report(n_samples={self.n_samples:,.0f}, n_classes={self.n_classes}, proba={self.has_proba})"
-        width = max(len(k) for k in self._values)
-        body = "\n".join(f"  {k:<{width}}  {_fmt(v)}" for k, v in self._values.items())
+        head = f"Report(n_samples={number(self.n_samples)}, n_classes={self.n_classes}, proba={self.has_proba})"
+        width = max((len(k) for k in self._values), default=0)
+        body = "\n".join(f"  {k:<{width}}  {number(v)}" for k, v in self._values.items())
         return f"{head}\n{body}"
 
 
 _WARN = ("precision", "recall", "f-score")
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return "nan" if math.isnan(v) else f"{v:.6g}"
-    return str(v)
-
-
 def _md(label: Any) -> str:
-    return str(label).replace("|", "\\|")
+    """A label inside a Markdown table cell."""
+    return printable(label).replace("|", "\\|")
 
 
 def _collect(values: dict[str, Any], undefined: dict[str, str], name: str, fn: Any) -> None:
