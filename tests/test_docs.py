@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import doctest
+import importlib
+import pkgutil
 import re
 import warnings
 from pathlib import Path
@@ -10,17 +12,31 @@ from pathlib import Path
 import pytest
 
 import cmetrics
-import cmetrics.classification
-import cmetrics.confusion
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-@pytest.mark.parametrize("module", [cmetrics.classification, cmetrics.confusion], ids=lambda m: m.__name__)
-def test_docstring_examples(module: object) -> None:
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)  # type: ignore[arg-type]
-    assert result.attempted > 0
+#: Every module of the package (``__main__`` runs the command line when imported).
+MODULES = sorted(m.name for m in pkgutil.walk_packages(cmetrics.__path__, "cmetrics.")
+                 if not m.name.endswith("__main__"))
+#: The public modules: their docstrings carry examples.
+WITH_EXAMPLES = {"cmetrics.classification", "cmetrics.confusion", "cmetrics.probabilistic", "cmetrics.ranking",
+                 "cmetrics.report", "cmetrics.streaming"}
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+    if name in WITH_EXAMPLES:
+        assert result.attempted > 0
+
+
+def test_every_public_module_is_listed() -> None:
+    public = {name for name in MODULES if not any(part.startswith("_") for part in name.split("."))
+              and name not in ("cmetrics.cli", "cmetrics.exceptions")}
+    assert public == WITH_EXAMPLES
 
 
 def test_readme_tour_runs() -> None:

@@ -101,7 +101,7 @@ def cprecision_recall_fscore_support(
     Examples
     --------
     >>> p, r, f, s = cprecision_recall_fscore_support([0, 1], [[0.8, 0.2], [0.4, 0.6]])
-    >>> [round(x, 4) for x in p], [round(x, 4) for x in r]
+    >>> p.round(4).tolist(), r.round(4).tolist()
     ([0.6667, 0.75], [0.8, 0.6])
     """
     res = _result(y_true, y_proba, labels, sample_weight, backend, validate=validate)

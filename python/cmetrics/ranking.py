@@ -384,8 +384,8 @@ def selective_prediction_scores(y_true: Any, *, y_pred: Any = None, y_proba: Any
     ``(y_true, y_pred, confidence)``.
 
     >>> s = selective_prediction_scores([0, 1, 1], y_proba=[[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]])
-    >>> s.refinement, s.accuracy
-    (1.0, 0.6666666666666666)
+    >>> s.refinement, s.accuracy  # the wrong prediction ties a right one at 0.6: half a pair lost
+    (0.75, 0.6666666666666666)
     """
     ok, conf = correctness(y_true, y_pred=y_pred, y_proba=y_proba, confidence=confidence, labels=labels,
                            backend=backend)

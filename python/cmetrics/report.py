@@ -233,8 +233,8 @@ def evaluate(
     Examples
     --------
     >>> r = evaluate([0, 1, 1], y_proba=[[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]])
-    >>> round(r.accuracy, 4), round(r.log_loss, 4)
-    (0.6667, 0.5108)
+    >>> round(r.accuracy, 4), round(r.log_loss, 4)  # -(ln 0.7 + ln 0.6 + ln 0.4) / 3
+    (0.6667, 0.5946)
     """
     check_inputs("evaluate", y_pred, y_proba, confidence)
     n_bins = _p.check_n_bins(n_bins)

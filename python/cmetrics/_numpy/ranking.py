@@ -5,6 +5,7 @@ level-by-level merge). Same keys, checks and messages as the Rust backend."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -291,8 +292,8 @@ def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str
     n0 = n * (n - 1) // 2
     cmd = n0 + joint_ties - x_ties - y_ties - 2 * discordant
     a, b = n0 - x_ties, n0 - y_ties
-    # As scipy: two square roots, two divisions, clamped to [-1, 1] against rounding.
-    tau_b = float("nan") if a == 0 or b == 0 else float(np.clip(cmd / np.sqrt(float(a)) / np.sqrt(float(b)), -1, 1))
+    # The product of the pair counts formed exactly, one square root, one division, clamped.
+    tau_b = float("nan") if a == 0 or b == 0 else float(np.clip(cmd / math.sqrt(float(a * b)), -1, 1))
     m = min(len(x_starts), len(uy))
     tau_c = float("nan") if m < 2 or n < 2 else \
         float(np.clip(2.0 * cmd / (float(n) * float(n) * (m - 1.0) / m), -1, 1))

@@ -46,9 +46,10 @@ impl KendallCounts {
             - (self.x_ties + self.y_ties) as i128
             - 2 * self.discordant as i128
     }
-    /// Kendall's tau-b (NaN when x or y is constant, or n < 2), computed as
-    /// scipy does: `(n_c - n_d) / sqrt(n0 - n1) / sqrt(n0 - n2)`, clamped to
-    /// [-1, 1] against rounding.
+    /// Kendall's tau-b (NaN when x or y is constant, or n < 2):
+    /// `(n_c - n_d) / sqrt((n0 - n1) (n0 - n2))`, the product formed exactly
+    /// (u128) and rounded once, so three roundings in all (scipy's two square
+    /// roots and two divisions take four); clamped to [-1, 1].
     #[must_use]
     #[allow(clippy::cast_precision_loss)]
     pub fn tau_b(&self) -> f64 {
@@ -57,8 +58,11 @@ impl KendallCounts {
         if a == 0 || b == 0 {
             return f64::NAN;
         }
-        (self.concordant_minus_discordant() as f64 / (a as f64).sqrt() / (b as f64).sqrt())
-            .clamp(-1.0, 1.0)
+        let den = a.checked_mul(b).map_or_else(
+            || (a as f64).sqrt() * (b as f64).sqrt(),
+            |ab| (ab as f64).sqrt(),
+        );
+        (self.concordant_minus_discordant() as f64 / den).clamp(-1.0, 1.0)
     }
     /// Stuart's tau-c (NaN when x or y is constant, or n < 2).
     #[must_use]
