@@ -59,7 +59,11 @@ def _codes(values: np.ndarray, labels: np.ndarray, name: str, kind: str) -> np.n
     if kind == "int" and np.array_equal(labels, np.arange(labels.size)) and values.dtype in (np.int32, np.int64):
         return values  # already codes; the kernel checks the range
     lab = labels.astype(np.str_) if kind == "str" else labels
-    vals = values.astype(np.str_) if kind == "str" and values.dtype.kind == "O" else values
+    if kind == "str" and values.dtype.kind == "O":
+        _convert.check_object_strings(values, name)
+        values = values.astype(np.str_)
+        _convert.check_text(values, name)
+    vals = values
     order = np.argsort(lab, kind="stable")
     sorted_lab = lab[order]
     pos = np.minimum(np.searchsorted(sorted_lab, vals), lab.size - 1)

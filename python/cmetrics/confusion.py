@@ -90,7 +90,13 @@ class ConfusionMatrix:
         if not np.isfinite(c).all() or (c < 0).any():
             msg = "matrix must hold finite, non-negative counts"
             raise ValidationError(msg)
-        if not c.sum() > 0:
+        with np.errstate(over="ignore"):
+            total = float(c.sum())
+        if not np.isfinite(total):
+            msg = ("the matrix adds up to more than the largest float64; divide every entry by the same constant "
+                   "(the metrics do not change)")
+            raise ValidationError(msg)
+        if not total > 0:
             msg = "matrix sums to 0; there is nothing to score"
             raise ValidationError(msg)
         if labels is None:

@@ -296,7 +296,8 @@ def risk_coverage_curve(correct: Any, confidence: Any, *, sample_weight: Any = N
     w = _weights(sample_weight, ok.shape[0])
     if w is not None:
         check_weights(w, ok.shape[0])
-        check_totals(float(np.sum(w)), 0.0, ok.shape[0])
+        with np.errstate(over="ignore"):
+            check_totals(float(np.sum(w)), 0.0, ok.shape[0])
     w = np.ones(ok.shape[0]) if w is None else w
     keys = order_keys(conf)
     order = np.argsort(keys, kind="stable")[::-1]

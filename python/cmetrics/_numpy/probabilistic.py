@@ -118,27 +118,35 @@ def _chunk(
     k: int, tol: float, validate: bool, entropy: bool, scores: bool, n_bins: int, hard: bool,
 ) -> None:
     m = len(y)
-    yi = _codes_in_range(y, "y_true", lo, k)
     pd = p.astype(np.float64, copy=False)
+    # The checks of the Rust pass, row by row: the first bad row decides, and within a row
+    # y_true, then the entries, then the sum, then y_pred.
+    yi = y.astype(np.int64)
+    bad_true = (yi < 0) | (yi >= k)
     invalid = ~((pd >= 0) & (pd <= 1))
-    if invalid.any():
-        r, c = np.argwhere(invalid)[0]
-        msg = f"y_proba[{lo + int(r)}, {int(c)}] = {_py(pd[r, c])} is not a probability; entries must lie in [0, 1] (no NaN or inf)"
-        raise ProbabilityError(msg)
+    bad_entry = invalid.any(axis=1)
     sums = pd.sum(axis=1)
-    if validate:
-        off = np.abs(sums - 1.0) > tol
-        if off.any():
-            r = int(np.flatnonzero(off)[0])
+    bad_sum = (np.abs(sums - 1.0) > tol) & ~bad_entry if validate else np.zeros(m, dtype=bool)
+    yp_codes = None if yp is None else yp.astype(np.int64)
+    bad_pred = np.zeros(m, dtype=bool) if yp_codes is None else (yp_codes < 0) | (yp_codes >= k)
+    bad = bad_true | bad_entry | bad_sum | bad_pred
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        if bad_true[r]:
+            _codes_in_range(y[r:r + 1], "y_true", lo + r, k)
+        if bad_entry[r]:
+            c = int(np.flatnonzero(invalid[r])[0])
+            msg = (f"y_proba[{lo + r}, {c}] = {_py(pd[r, c])} is not a probability; entries must lie in [0, 1] "
+                   "(no NaN or inf)")
+            raise ProbabilityError(msg)
+        if bad_sum[r]:
             msg = (f"y_proba row {lo + r} sums to {_py(sums[r])}, not 1 (tolerance {_py(tol)}); "
                    "pass normalised probabilities (softmax output) or validate=False")
             raise ProbabilityError(msg)
+        _codes_in_range(yp[r:r + 1], "y_pred", lo + r, k)  # type: ignore[index]
     top = pd.argmax(axis=1)
     best = pd[np.arange(m), top]
-    if yp is None:
-        pred = top
-    else:
-        pred = _codes_in_range(yp, "y_pred", lo, k)
+    pred = top if yp_codes is None else yp_codes
     ww = np.ones(m) if w is None else w
     out["true_count"] += np.bincount(yi, minlength=k).astype(np.uint64)
     out["true_weight"] += np.bincount(yi, weights=ww, minlength=k)

@@ -118,6 +118,12 @@ def _walk_desc(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, c
     counts and weights per group (as the Rust walk)."""
     n_pos, n_neg = int(cp.sum()), int(cn.sum())
     neg_above = np.cumsum(cn) - cn
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _walk_sums(cp, cn, wp, wn, curves, weighted, n_pos, n_neg, neg_above)
+
+
+def _walk_sums(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, curves: bool, weighted: bool,
+               n_pos: int, n_neg: int, neg_above: np.ndarray) -> dict[str, Any]:
     # Exact integers for the pair counts (every partial sum is at most n_pos * n_neg).
     reversed_ = _exact_dot(cp, neg_above, n_pos * n_neg)
     tied = _exact_dot(cp, cn, n_pos * n_neg)
@@ -167,7 +173,8 @@ def score_groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndar
     check_finite("y_score", score)
     check_weights(sample_weight, n)
     if sample_weight is not None:
-        check_totals(float(np.sum(sample_weight)), 0.0, n)
+        with np.errstate(over="ignore"):
+            check_totals(float(np.sum(sample_weight)), 0.0, n)
     return _groups(positive, score, sample_weight)
 
 
