@@ -242,3 +242,115 @@ def test_reused_probability_buffer_stays_fortran_ordered(tmp_path: Path, dump: d
         starts.add(b.y_proba.__array_interface__["data"][0])
         rows += len(b)
     assert rows == 30_000 and len(starts) == 1
+
+
+# -- files and output: the findings of testing from outside ------------------------------------
+
+
+def small_npz(path: Path) -> Path:
+    np.savez(path, label=np.array([0, 1, 1, 0]), p_0=np.array([0.7, 0.2, 0.4, 0.9]),
+             p_1=np.array([0.3, 0.8, 0.6, 0.1]))
+    return path
+
+
+def test_output_is_never_an_input_and_never_overwritten_without_force(tmp_path: Path) -> None:
+    data = small_npz(tmp_path / "data.npz")
+    before = data.read_bytes()
+    args = (str(data), "--label", "label", "--proba-prefix", "p_", "--quiet")
+    out = run("score", *args, "--output", str(data), "--force")
+    assert out.returncode == 2 and "is one of the input files" in out.stderr
+    assert data.read_bytes() == before
+    report = tmp_path / "report.txt"
+    assert run("score", *args, "--output", str(report)).returncode == 0
+    first = report.read_text()
+    assert "accuracy" in first
+    again = run("score", *args, "--output", str(report), "--format", "json")
+    assert again.returncode == 2 and "exists; pass --force" in again.stderr
+    assert report.read_text() == first
+    forced = run("score", *args, "--output", str(report), "--format", "json", "--force")
+    assert forced.returncode == 0 and json.loads(report.read_text())["n_samples"] == 4
+    # Atomic: nothing is left beside the report, and the mode is what open() would give.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npz", "report.txt"]
+    assert report.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_broken_and_empty_archives_are_one_line_errors(tmp_path: Path) -> None:
+    good = small_npz(tmp_path / "good.npz").read_bytes()
+    (tmp_path / "truncated.npz").write_bytes(good[: len(good) // 2])
+    (tmp_path / "zero.npz").write_bytes(b"")
+    (tmp_path / "zero.npy").write_bytes(b"")
+    np.save(tmp_path / "norows.npy", np.zeros(0, dtype=[("label", "i8"), ("pred", "i8")]))
+    for name, cols in [("truncated.npz", ("--proba-prefix", "p_")), ("zero.npz", ("--pred", "pred")),
+                       ("zero.npy", ("--pred", "pred")), ("norows.npy", ("--pred", "pred"))]:
+        out = run("score", str(tmp_path / name), "--label", "label", *cols)
+        assert out.returncode == 2, (name, out.returncode, out.stderr)
+        assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_a_file_given_twice_is_an_error(tmp_path: Path) -> None:
+    data = small_npz(tmp_path / "data.npz")
+    out = run("score", str(data), str(tmp_path / "." / "data.npz"), "--label", "label", "--proba-prefix", "p_")
+    assert out.returncode == 2 and "is given more than once" in out.stderr
+    d = tmp_path / "parts"
+    d.mkdir()
+    pq.write_table(pa.table({"label": [0, 1], "pred": [0, 1]}), d / "a.parquet")
+    out = run("score", str(d), str(d / "a.parquet"), "--label", "label", "--pred", "pred")
+    assert out.returncode == 2 and "is given more than once" in out.stderr
+
+
+def test_label_columns_of_other_types_and_bad_text_say_so(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"label": pa.array([["a"], ["b"]]), "pred": [1, 2]}), tmp_path / "lists.parquet")
+    out = run("score", str(tmp_path / "lists.parquet"), "--label", "label", "--pred", "pred")
+    assert out.returncode == 2 and "column 'label' has type list" in out.stderr
+    pq.write_table(pa.table({"label": pa.array([b"\xff\xfe", b"a"], pa.binary()),
+                             "pred": pa.array([b"a", b"a"], pa.binary())}), tmp_path / "bytes.parquet")
+    out = run("score", str(tmp_path / "bytes.parquet"), "--label", "label", "--pred", "pred")
+    assert out.returncode == 2 and "not valid UTF-8 (row 0" in out.stderr
+    (tmp_path / "latin1.csv").write_bytes(b"label,pred\n\xe9t\xe9,a\na,a\n")
+    out = run("score", str(tmp_path / "latin1.csv"), "--label", "label", "--pred", "pred")
+    assert out.returncode == 2 and "not valid UTF-8" in out.stderr
+    # Valid UTF-8 in a binary column is text.
+    pq.write_table(pa.table({"label": pa.array(["é".encode(), b"a"], pa.binary()),
+                             "pred": pa.array(["é".encode(), b"b"], pa.binary())}), tmp_path / "ok.parquet")
+    ok = run("score", str(tmp_path / "ok.parquet"), "--label", "label", "--pred", "pred", "--format", "json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["labels"] == ["a", "b", "é"]
+
+
+def test_labels_are_escaped_in_every_format(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"label": ["a|b", "c\nd", "e"], "pred": ["a|b", "x\x1b[31m", "e"]}),
+                   tmp_path / "odd.parquet")
+    args = (str(tmp_path / "odd.parquet"), "--label", "label", "--pred", "pred")
+    md = run("score", *args, "--format", "markdown")
+    assert md.returncode == 0
+    per_class = md.stdout.split("### Per class", 1)[1].strip().splitlines()
+    cells = [line.count("|") - line.count("\\|") for line in per_class if line.startswith("|")]
+    assert len(cells) == 2 + 4 and len(set(cells)) == 1, per_class  # header, rule, four classes
+    assert "| a\\|b |" in md.stdout and "| c\\nd |" in md.stdout and "| x\\x1b[31m |" in md.stdout
+    assert "\x1b" not in md.stdout and "\x1b" not in run("score", *args).stdout
+    table = run("score", *args)
+    assert "c\\nd" in table.stdout and "x\\x1b[31m" in table.stdout
+    report = cmetrics.evaluate(["a|b", "c\nd"], y_pred=["a|b", "x\x1b"])
+    assert "\x1b" not in report.to_markdown() and "c\\nd" in report.to_markdown()
+
+
+def test_the_report_reads_as_families_with_integers_as_integers(tmp_path: Path) -> None:
+    out = run("demo", "--rows", "20000", "--classes", "5")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    for heading in ("hard-label", "probabilistic", "calibration", "selective prediction", "per class"):
+        assert f"\n{heading}" in text, heading
+    assert "20,000 samples, 5 classes" in text
+    assert "10.000000" not in text and "5.000000" not in text
+    support = [line.split("│")[4].strip() for line in text.splitlines() if line.count("│") >= 8]
+    assert support and all(s.replace(",", "").isdigit() for s in support)
+    md = cmetrics.evaluate([0, 1, 1], y_proba=[[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]]).to_markdown()
+    assert "### Hard-label" in md and "### Probabilistic" in md and "### Selective prediction" in md
+    assert "**3 samples, 2 classes**" in md
