@@ -39,9 +39,13 @@ pub trait Score: Copy + Send + Sync + 'static {
     /// An order-preserving key: `a < b` iff `a.key() < b.key()` (NaN aside).
     fn key(self) -> u64;
     /// Whether the value is finite (integers always are).
-    fn is_finite(self) -> bool;
-    /// Whether the value is NaN.
-    fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool {
+        true
+    }
+    /// Whether the value is NaN (integers never are).
+    fn is_nan(self) -> bool {
+        false
+    }
     /// The value as f64 (for messages and reported thresholds).
     fn to_f64(self) -> f64;
     /// The value of a key, as f64.
@@ -76,14 +80,6 @@ impl Score for i64 {
         let k = (self as u64) ^ (1 << 63);
         k
     }
-    #[inline(always)]
-    fn is_finite(self) -> bool {
-        true
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        false
-    }
     #[allow(clippy::cast_precision_loss)]
     fn to_f64(self) -> f64 {
         self as f64
@@ -98,14 +94,6 @@ impl Score for u64 {
     #[inline(always)]
     fn key(self) -> u64 {
         self
-    }
-    #[inline(always)]
-    fn is_finite(self) -> bool {
-        true
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        false
     }
     #[allow(clippy::cast_precision_loss)]
     fn to_f64(self) -> f64 {
@@ -315,21 +303,9 @@ fn sort_and_walk<T: Item>(
     T::sort(&mut pos, pool)?;
     T::sort(&mut neg, pool)?;
     if max_key {
-        let rows: Merge<T, true> = Merge {
-            pos,
-            neg,
-            ip: 0,
-            ineg: 0,
-        };
-        walk(rows, totals, curves, pool)
+        walk(Merge::<T, true>::new(pos, neg), totals, curves, pool)
     } else {
-        let rows: Merge<T, false> = Merge {
-            pos,
-            neg,
-            ip: 0,
-            ineg: 0,
-        };
-        walk(rows, totals, curves, pool)
+        walk(Merge::<T, false>::new(pos, neg), totals, curves, pool)
     }
 }
 
@@ -697,13 +673,11 @@ impl Sink for GroupSink {
         T::sort(&mut neg, pool)?;
         let n = pos.len() + neg.len();
         // Guarded whatever the keys: this path is not the hot one.
-        let rows: Merge<T, true> = Merge {
-            pos,
-            neg,
-            ip: 0,
-            ineg: 0,
-        };
-        Ok(Self::collect(rows, n, X::key_value))
+        Ok(Self::collect(
+            Merge::<T, true>::new(pos, neg),
+            n,
+            X::key_value,
+        ))
     }
 }
 
@@ -1005,6 +979,17 @@ struct Merge<T, const GUARDED: bool> {
     neg: Vec<T>,
     ip: usize,
     ineg: usize,
+}
+
+impl<T, const GUARDED: bool> Merge<T, GUARDED> {
+    fn new(pos: Vec<T>, neg: Vec<T>) -> Self {
+        Self {
+            pos,
+            neg,
+            ip: 0,
+            ineg: 0,
+        }
+    }
 }
 
 impl<T: Item, const GUARDED: bool> Stream for Merge<T, GUARDED> {
