@@ -32,8 +32,10 @@ def _process(code: str) -> tuple[float, float]:
     """Wall time of a whole Python process and its peak resident memory (MiB)."""
     # VmHWM is the peak of this process image (ru_maxrss would carry over the forking
     # parent's peak across exec).
+    # The process exits with the command's status (`status`, when the code sets it), so that
+    # a failing run fails the benchmark (check=True) instead of timing an error message.
     wrapped = code + ("\nprint('MAXRSS', [l.split()[1] for l in open('/proc/self/status') "
-                      "if l.startswith('VmHWM')][0])")
+                      "if l.startswith('VmHWM')][0])\nimport sys; sys.exit(globals().get('status') or 0)")
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", wrapped], capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - t0
@@ -42,8 +44,10 @@ def _process(code: str) -> tuple[float, float]:
 
 
 def _score_code(path: Path, ranking: str) -> str:
-    return (f"from cmetrics.cli import main; main(['score', {str(path)!r}, '--label', 'label', '--proba-prefix', "
-            f"'p_', '--quiet', '--format', 'json', '--output', '/dev/null', '--ranking', {ranking!r}])")
+    # The exit status is the command's: a run that fails fails the benchmark (check=True).
+    return (f"from cmetrics.cli import main; status = main(['score', {str(path)!r}, '--label', 'label', "
+            f"'--proba-prefix', 'p_', '--quiet', '--format', 'json', '--output', '/dev/null', '--ranking', "
+            f"{ranking!r}])")
 
 
 def _read_code(path: Path) -> str:

@@ -354,3 +354,11 @@ def test_the_report_reads_as_families_with_integers_as_integers(tmp_path: Path) 
     md = cmetrics.evaluate([0, 1, 1], y_proba=[[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]]).to_markdown()
     assert "### Hard-label" in md and "### Probabilistic" in md and "### Selective prediction" in md
     assert "**3 samples, 2 classes**" in md
+
+
+def test_output_to_a_device_is_written_in_place(tmp_path: Path) -> None:
+    """/dev/null (or a FIFO) is written to, never renamed over, and needs no --force."""
+    data = small_npz(tmp_path / "data.npz")
+    out = run("score", str(data), "--label", "label", "--proba-prefix", "p_", "--quiet", "--output", "/dev/null")
+    assert out.returncode == 0, out.stderr
+    assert Path("/dev/null").is_char_device()

@@ -205,14 +205,15 @@ def _render(report: cmetrics.Report, run: dict[str, Any], fmt: str) -> str:
 
 
 def _check_output(output: str | None, *, force: bool, inputs: tuple[str, ...]) -> None:
-    """``--output`` is never an input file (nor a directory), and an existing file only with
-    ``--force``: checked before any row is read."""
+    """``--output`` is never an input file (nor a directory), and an existing regular file only
+    with ``--force``: checked before any row is read. A device or pipe (``/dev/null``, a FIFO)
+    is written to as it is."""
     if output is None:
         return
     target = Path(output)
     if target.is_dir():
         raise UserError(f"--output {output} is a directory; name a file")
-    if not target.exists():
+    if not target.exists() or not target.is_file():
         return
     for p in inputs:
         if os.path.exists(p) and os.path.samefile(target, p):
@@ -229,6 +230,13 @@ def _write(text: str, output: str | None, *, force: bool = False, inputs: tuple[
         return
     _check_output(output, force=force, inputs=inputs)
     target = Path(output)
+    if target.exists() and not target.is_file():  # a device or a pipe: no rename over it
+        try:
+            with target.open("w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise UserError(f"cannot write {output}: {e.strerror or e}") from e
+        return
     tmp = None
     try:
         with tempfile.NamedTemporaryFile("w", dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp",
