@@ -49,7 +49,7 @@ def num(x: Any) -> Any:
 
 
 def assert_close(got: Any, want: Any, what: str = "") -> None:
-    """Spec tolerance: |a - b| <= 1e-12 * max(1, |b|); NaN equals NaN."""
+    """The vectors' tolerance (docs/definitions.md §1.6): |a - b| <= 1e-12 * max(1, |b|); NaN equals NaN."""
     g = np.asarray(got, dtype=np.float64)
     w = np.asarray(num(want), dtype=np.float64)
     assert g.shape == w.shape, f"{what}: shape {g.shape} != {w.shape}"

@@ -1,4 +1,4 @@
-"""Spec vectors 04 (probabilistic confusion, cP/cR/cF), 06 (entropy score, purity)
+"""Test vectors 04 (probabilistic confusion, cP/cR/cF), 06 (entropy score, purity)
 and the probabilistic cases of 07 (Brier, log loss, ECE/MCE), on both backends."""
 
 from __future__ import annotations

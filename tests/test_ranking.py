@@ -1,4 +1,4 @@
-"""Ranking and selective-prediction metrics: spec vectors 05 and 07, scipy/sklearn
+"""Ranking and selective-prediction metrics: test vectors 05 and 07, scipy/sklearn
 parity with heavy ties and weights, a naive O(n^2) oracle, the theorems of Gu and Hopkins (2023),
 thread invariance and bad inputs, on both backends."""
 

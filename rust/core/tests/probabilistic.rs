@@ -106,7 +106,7 @@ proptest! {
 }
 
 #[test]
-fn bin_edges_follow_the_spec() {
+fn bin_edges_follow_the_definitions() {
     // M = 10: edges m/10 close their bin; 0 is in the first bin; 1.0 in the last.
     assert_eq!(calibration_bin(0.0, 10), 0);
     assert_eq!(calibration_bin(0.1, 10), 0);
