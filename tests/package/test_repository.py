@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Suffixes of build outputs and data blobs that never belong in the repository.
 BINARY_SUFFIXES = (".whl", ".so", ".pyd", ".dll", ".dylib", ".exe", ".o", ".a", ".zip", ".tar", ".gz", ".bz2",

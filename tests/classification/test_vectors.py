@@ -1,4 +1,4 @@
-"""Every case of spec vectors 01, 02 and 03, on both backends."""
+"""Every case of test vectors 01, 02 and 03, on both backends."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import pytest
 
 import cmetrics
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 #: Every module of the package (``__main__`` runs the command line when imported).

@@ -1,4 +1,4 @@
-"""Invariance properties (reliability guide section 8) and backend/thread parity."""
+"""Invariance properties (row order, containers, dtypes, layouts, relabelling, weights) and backend/thread parity."""
 
 from __future__ import annotations
 
