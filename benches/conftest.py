@@ -12,6 +12,7 @@ import os
 import platform
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,14 @@ N = int(os.environ.get("CMETRICS_BENCH_ROWS", 10_000_000))
 K = 10
 TIMINGS: dict[str, float] = {}
 EXTRA: dict[str, Any] = {}
+_READERS = ThreadPoolExecutor(os.cpu_count() or 1)
+
+
+def read_probe(words: np.ndarray) -> int:
+    """The memory-bandwidth floor: a sum of u64 words, one slice per core (numpy releases the
+    GIL inside the reduction, so the slices are read in parallel as the kernels read theirs)."""
+    parts = np.array_split(words, os.cpu_count() or 1)
+    return sum(int(s) for s in _READERS.map(lambda a: np.add.reduce(a, dtype=np.uint64), parts))
 
 
 def record(name: str, benchmark: Any) -> None:

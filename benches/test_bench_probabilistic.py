@@ -18,19 +18,17 @@ import pytest
 import sklearn.metrics as skm
 
 import cmetrics
-from benches.conftest import EXTRA, K, N, record
+from benches.conftest import EXTRA, K, N, read_probe, record
 
 pytestmark = pytest.mark.skipif(not cmetrics.rust_available(), reason="benchmarks measure the Rust backend")
 
 
 def test_proba_read_bandwidth(benchmark: Any, proba_1e7: np.ndarray, labels_1e7: tuple[np.ndarray, np.ndarray]) -> None:
     """Read bandwidth over as many bytes as the pCM kernel reads (P plus y)."""
-    from cmetrics import _core
-
     nbytes = proba_1e7.nbytes + labels_1e7[0].nbytes
     words = np.ones(nbytes // 8, dtype=np.uint64)
     benchmark.group = "bandwidth"
-    total = benchmark.pedantic(_core.read_probe, args=(words,), rounds=10, iterations=1, warmup_rounds=2)
+    total = benchmark.pedantic(read_probe, args=(words,), rounds=10, iterations=1, warmup_rounds=2)
     assert total == words.size
     if getattr(benchmark, "stats", None) is None:
         return

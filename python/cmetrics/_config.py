@@ -6,12 +6,14 @@ import contextlib
 import os
 import warnings
 from collections.abc import Iterator
-from types import ModuleType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from cmetrics.exceptions import LimitExceededError, ValidationError
+
+if TYPE_CHECKING:
+    from cmetrics._kernels import Kernels
 
 Backend = Literal["auto", "rust", "numpy"]
 
@@ -26,7 +28,7 @@ _max_classes = DEFAULT_MAX_CLASSES
 try:
     from cmetrics import _core
 
-    _CORE: ModuleType | None = _core
+    _CORE: Kernels | None = _core
     _IMPORT_ERROR: ImportError | None = None
 except ImportError as exc:  # pragma: no cover - exercised only without the extension
     _CORE = None
@@ -138,8 +140,8 @@ def thread_limit(n: int) -> Iterator[None]:
         _threads = previous
 
 
-def resolve_backend(backend: str) -> ModuleType:
-    """Module implementing the kernels for ``backend``.
+def resolve_backend(backend: str) -> Kernels:
+    """The kernels of ``backend`` (a module satisfying :class:`cmetrics._kernels.Kernels`).
 
     ``"auto"`` is the Rust extension, or the numpy backend with one warning when
     the extension cannot be imported; ``"rust"`` raises in that case.

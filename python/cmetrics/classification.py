@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from cmetrics import _metrics as _m
+from cmetrics import _hard as _m
 from cmetrics._config import Backend
 from cmetrics.confusion import ConfusionMatrix
 

@@ -10,8 +10,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics import _convert
-from cmetrics import _metrics as _m
+from cmetrics import _checks
+from cmetrics import _hard as _m
 from cmetrics._config import Backend, check_classes, check_max_classes, get_num_threads, resolve_backend
 from cmetrics.exceptions import LabelError, LimitExceededError, ShapeError, ValidationError
 
@@ -22,7 +22,7 @@ def _check_labels_arg(labels: Any, kind: str, max_classes: Any = None) -> np.nda
     """``labels=``: a 1-D list of distinct labels of the data's kind, at most ``max_classes``
     of them (checked before anything else, so that a huge list allocates nothing)."""
     check_classes(_length(labels), "labels", max_classes)
-    arr = _convert.to_numpy(labels, "labels")
+    arr = _checks.to_numpy(labels, "labels")
     if arr.ndim != 1:
         msg = f"labels must be a 1-D list of labels, got shape {arr.shape}"
         raise LabelError(msg)
@@ -167,15 +167,15 @@ class ConfusionMatrix:
         if labels is not None:  # fail before counting
             check_classes(_length(labels), "labels", limit)
         max_classes = min(limit, sys.maxsize)
-        pair = _convert.label_pair(y_true, y_pred)
-        w = _convert.weights(sample_weight, pair.y_true.shape[0])
+        pair = _checks.label_pair(y_true, y_pred)
+        w = _checks.weights(sample_weight, pair.y_true.shape[0])
         threads = get_num_threads()
         if pair.kind == "str":
             if pair.y_true.dtype.kind == "O":
                 which, rows, ta, pb = be.encode_objects(pair.y_true, pair.y_pred, max_classes=max_classes)
             else:
-                a = _convert.ucs4_view(pair.y_true)
-                b = _convert.ucs4_view(pair.y_pred)
+                a = _checks.ucs4_view(pair.y_true)
+                b = _checks.ucs4_view(pair.y_pred)
                 which, rows, ta, pb = be.encode_strings(a, b, max_classes=max_classes)
             which = np.asarray(which)
             rows = np.asarray(rows).astype(np.intp)
@@ -208,7 +208,7 @@ class ConfusionMatrix:
             counts = _expand(counts, pos)
             union = lab
         self._init(np.ascontiguousarray(c), union, counts.astype(np.int64), backend, weighted=weighted is not None)
-        self._integral_weights = sample_weight is not None and _convert.integral_weights(sample_weight)
+        self._integral_weights = sample_weight is not None and _checks.integral_weights(sample_weight)
         return self
 
     # -- basic views -------------------------------------------------------------------

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from cmetrics import _metrics as _m
-from cmetrics import _probabilistic as _p
+from cmetrics import _hard as _m
+from cmetrics import _proba as _p
 from cmetrics._config import Backend
-from cmetrics._probabilistic import CalibrationBins
+from cmetrics._proba import CalibrationBins
 from cmetrics.exceptions import ShapeError, ValidationError
 
 __all__ = [
@@ -46,7 +46,7 @@ def _result(
     inp = _p.prob_inputs(y_true, y_proba, labels=labels, sample_weight=sample_weight, backend=backend)
     acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, entropy=entropy, scores=scores,
                         hard=False)
-    return _p.ProbResult(acc, inp.labels, inp.kind, backend)
+    return _p.ProbResult(acc, inp.labels, inp.kind, backend, hard=False)
 
 
 def prob_confusion_matrix(
@@ -172,13 +172,13 @@ def entropy_score(
     zeros = np.zeros(p.shape[0], dtype=np.int32)
     inp = _p.ProbInputs(zeros, p, None, _weights(sample_weight, p.shape[0]), np.arange(p.shape[1]), "int")
     acc = _p.accumulate(inp, backend=backend, n_bins=0, validate=validate, entropy=True, scores=False, hard=False)
-    return _p.ProbResult(acc, inp.labels, "int", backend).entropy_score()
+    return _p.ProbResult(acc, inp.labels, "int", backend, hard=False).entropy_score()
 
 
 def _weights(sample_weight: Any, n: int) -> Any:
-    from cmetrics import _convert
+    from cmetrics import _checks
 
-    return _convert.weights(sample_weight, n)
+    return _checks.weights(sample_weight, n)
 
 
 def purity(

@@ -22,8 +22,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics import _convert
+from cmetrics import _checks
 from cmetrics._config import Backend, get_num_threads, resolve_backend
+from cmetrics._kernels import BinaryRanking
 from cmetrics._numpy.ranking import check_finite, check_totals, check_weights, order_keys, tie_runs
 from cmetrics.exceptions import (
     LabelError,
@@ -57,7 +58,7 @@ Ties = Literal["half", "strict", "harsh"]
 def _scores(x: Any, name: str) -> np.ndarray:
     """Scores as the kernels read them: float64, or int64 / uint64 for integers, which are
     ordered as integers (float64 holds integers exactly only up to 2^53)."""
-    a = _convert.as_1d(x, name)
+    a = _checks.as_1d(x, name)
     if a.dtype.kind == "O":
         try:
             a = np.array(a.tolist())
@@ -81,16 +82,16 @@ def _binary(y_true: Any, pos_label: Any, name: str = "y_true") -> npt.NDArray[np
     """``y_true == pos_label`` for binary labels, with scikit-learn's rules: integer labels
     in {0, 1} or {-1, 1} need no ``pos_label`` (1 is positive), two string labels take the
     greater as positive, and a ``pos_label`` that is not one of two present labels raises."""
-    a = _convert.as_1d(y_true, name)
+    a = _checks.as_1d(y_true, name)
     if a.dtype == np.bool_:
         if pos_label not in (None, True, False, 0, 1):
             msg = f"pos_label={pos_label!r} is not a valid label. It should be one of [False, True]"
             raise LabelError(msg)
         return np.ascontiguousarray(a) if pos_label in (None, True, 1) else ~a
-    pair = _convert.label_pair(a, a, names=(name, name))
+    pair = _checks.label_pair(a, a, names=(name, name))
     values = pair.y_true
     if pair.kind == "str":
-        _convert.check_object_strings(values, name)
+        _checks.check_object_strings(values, name)
         values = values.astype(np.str_)
     classes = np.unique(values)
     shown = classes.tolist()[:10]
@@ -116,11 +117,11 @@ def _same_length(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray) -> None
 
 
 def _weights(sample_weight: Any, n: int) -> npt.NDArray[np.float64] | None:
-    return _convert.weights(sample_weight, n)
+    return _checks.weights(sample_weight, n)
 
 
 def _walk(positive: np.ndarray, score: np.ndarray, sample_weight: Any, backend: Backend, *,
-          curves: bool = True) -> dict[str, Any]:
+          curves: bool = True) -> BinaryRanking:
     """The tie-grouped walk of the selected backend (``curves=False``: pair counts only)."""
     w = _weights(sample_weight, positive.shape[0])  # the kernels check the other lengths
     return resolve_backend(backend).binary_ranking(positive, score, w, curves, get_num_threads())
@@ -131,12 +132,12 @@ def _undefined(what: str) -> float:
     return float("nan")
 
 
-def _no_pairs(d: dict[str, Any]) -> bool:
+def _no_pairs(d: BinaryRanking) -> bool:
     """No (positive, negative) pair to rank: one side empty, or of zero weight."""
-    return bool(d["n_pos"] == 0 or d["n_neg"] == 0 or math.isnan(d["reversed_share"]))
+    return bool(d.n_pos == 0 or d.n_neg == 0 or math.isnan(d.reversed_share))
 
 
-def _refinement_value(d: dict[str, Any], ties: str, weighted: bool) -> float:
+def _refinement_value(d: BinaryRanking, ties: str, weighted: bool) -> float:
     if ties not in ("half", "strict", "harsh"):
         msg = f"ties={ties!r} is not one of 'half', 'strict', 'harsh'"
         raise ValidationError(msg)
@@ -144,21 +145,21 @@ def _refinement_value(d: dict[str, Any], ties: str, weighted: bool) -> float:
         return _undefined("refinement is undefined when all predictions are correct or all are wrong "
                           "(c(n - c) = 0); returning NaN")
     if not weighted:  # exact integer arithmetic, one rounding
-        r, t, pairs = d["reversed"], d["tied"], d["n_pos"] * d["n_neg"]
+        r, t, pairs = d.reversed, d.tied, d.n_pos * d.n_neg
         value = {"strict": Fraction(pairs - r, pairs), "half": Fraction(2 * (pairs - r) - t, 2 * pairs),
                  "harsh": Fraction(pairs - r - t, pairs)}[ties]
         return float(value)
     # The weighted shares are summed separately: each is in [0, 1]; the clamp only absorbs
     # the last ulp of a sum of two of them.
-    rev, tied = d["reversed_share"], d["tied_share"]
+    rev, tied = d.reversed_share, d.tied_share
     value = {"strict": 1.0 - rev, "half": 1.0 - rev - tied / 2, "harsh": 1.0 - rev - tied}[ties]
     return min(1.0, max(0.0, value))
 
 
-def _reversed_weight(d: dict[str, Any]) -> float:
+def _reversed_weight(d: BinaryRanking) -> float:
     """The summed weight ``w_i w_j`` of the reversed pairs (absolute units: it may leave float64)."""
-    share = d["reversed_share"]
-    value = share * d["w_pos"] * d["w_neg"]
+    share = d.reversed_share
+    value = share * d.w_pos * d.w_neg
     if not math.isfinite(value) or (share > 0 and value < sys.float_info.min):
         msg = ("the weighted count of reversed pairs is beyond the float64 range; divide every sample_weight by the "
                "same constant (normalised metrics such as reversed_pair_proportion do not change)")
@@ -166,15 +167,15 @@ def _reversed_weight(d: dict[str, Any]) -> float:
     return float(value)
 
 
-def _rpp(d: dict[str, Any], weighted: bool) -> float:
+def _rpp(d: BinaryRanking, weighted: bool) -> float:
     """Reversed pairs over all ordered pairs of samples, ``L / n^2`` (weights: over ``(sum w)^2``)."""
     if not weighted:
-        n = d["n_pos"] + d["n_neg"]
-        return float(Fraction(d["reversed"], n * n))
+        n = d.n_pos + d.n_neg
+        return float(Fraction(d.reversed, n * n))
     if _no_pairs(d):
         return 0.0
-    total = d["w_pos"] + d["w_neg"]
-    return float(d["reversed_share"] * (d["w_pos"] / total) * (d["w_neg"] / total))
+    total = d.w_pos + d.w_neg
+    return float(d.reversed_share * (d.w_pos / total) * (d.w_neg / total))
 
 
 def roc_auc_score(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_label: Any = None,
@@ -202,11 +203,11 @@ def average_precision_score(y_true: Any, y_score: Any, *, sample_weight: Any = N
     0.8333
     """
     d = _walk(_binary(y_true, pos_label), _scores(y_score, "y_score"), sample_weight, backend)
-    if d["w_pos"] == 0:
+    if d.w_pos == 0:
         warnings.warn("No positive class found in y_true, recall is set to one for all thresholds; "
                       "average precision is 0.0", UndefinedMetricWarning, stacklevel=2)
         return 0.0
-    return float(d["average_precision"])
+    return float(d.average_precision)
 
 
 def aupr_trapezoid(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_label: Any = None,
@@ -216,9 +217,9 @@ def aupr_trapezoid(y_true: Any, y_score: Any, *, sample_weight: Any = None, pos_
     of Gu and Hopkins (2023) and their package spred (docs/definitions.md §5.4). A compatibility function; :func:`average_precision_score` is the primary AP.
     """
     d = _walk(_binary(y_true, pos_label), _scores(y_score, "y_score"), sample_weight, backend)
-    if d["w_pos"] == 0:
+    if d.w_pos == 0:
         return _undefined("aupr_trapezoid is undefined without positive samples; returning NaN")
-    return float(d["aupr_trapezoid"])
+    return float(d.aupr_trapezoid)
 
 
 def refinement(correct: Any, confidence: Any, *, ties: Ties = "half", sample_weight: Any = None,
@@ -263,7 +264,7 @@ def kendall_tau_distance(correct: Any, confidence: Any, *, sample_weight: Any = 
     d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend, curves=False)
     if _no_pairs(d):
         return _undefined("kendall_tau_distance is undefined when all predictions are correct or all are wrong")
-    return float(d["reversed"]) if sample_weight is None else _reversed_weight(d)
+    return float(d.reversed) if sample_weight is None else _reversed_weight(d)
 
 
 def aurc(correct: Any, confidence: Any, *, sample_weight: Any = None, backend: Backend = "auto") -> float:
@@ -276,7 +277,7 @@ def aurc(correct: Any, confidence: Any, *, sample_weight: Any = None, backend: B
     0.1458
     """
     d = _walk(_binary(correct, None, "correct"), _scores(confidence, "confidence"), sample_weight, backend)
-    return float(d["aurc"])
+    return float(d.aurc)
 
 
 def risk_coverage_curve(correct: Any, confidence: Any, *, sample_weight: Any = None
@@ -334,7 +335,7 @@ def kendall_tau(x: Any, y: Any, *, variant: Literal["b", "c"] = "b", backend: Ba
         raise ValidationError(msg)
     xs, ys = _scores(x, "x"), _scores(y, "y")  # the kernels check lengths and NaN
     d = resolve_backend(backend).kendall_counts(xs, ys, get_num_threads())
-    value = float(d["tau_b"] if variant == "b" else d["tau_c"])
+    value = float(d.tau_b if variant == "b" else d.tau_c)
     if math.isnan(value):
         return _undefined("Kendall's tau is undefined for a constant vector or fewer than 2 samples; returning NaN")
     return value
@@ -359,18 +360,18 @@ def correctness(y_true: Any, *, y_pred: Any = None, y_proba: Any = None, confide
     """``(correct, confidence)`` from ``(y_true, y_proba)`` (confidence = top probability,
     prediction = its column, ties to the lowest) or from ``(y_true, y_pred, confidence)``."""
     if y_proba is not None:
-        from cmetrics import _probabilistic as _p
+        from cmetrics import _proba as _p
 
         if y_pred is not None or confidence is not None:
             raise ValidationError("pass y_proba, or y_pred with confidence, not both")
         # The validated probability pass keeps each row's top-label confidence and correctness.
         inp = _p.prob_inputs(y_true, y_proba, labels=labels, backend=backend)
         acc = _p.accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, keep_confidence=True)
-        return np.ascontiguousarray(acc["correct"], dtype=bool), np.ascontiguousarray(acc["confidence"], dtype=np.float64)
+        return np.ascontiguousarray(acc.correct, dtype=bool), np.ascontiguousarray(acc.confidence, dtype=np.float64)
     if y_pred is None or confidence is None:
         raise ValidationError("pass y_proba, or both y_pred and confidence")
-    yt = _convert.as_1d(y_true, "y_true")
-    yp = _convert.as_1d(y_pred, "y_pred")
+    yt = _checks.as_1d(y_true, "y_true")
+    yp = _checks.as_1d(y_pred, "y_pred")
     _same_length("y_true", yt, "y_pred", yp)
     conf = _scores(confidence, "confidence")
     if conf.ndim != 1:
@@ -393,13 +394,13 @@ def selective_prediction_scores(y_true: Any, *, y_pred: Any = None, y_proba: Any
     return selective_from_walk(_walk(ok, conf, sample_weight, backend), ties, sample_weight is not None)
 
 
-def selective_from_walk(d: dict[str, Any], ties: str, weighted: bool) -> SelectiveScores:
+def selective_from_walk(d: BinaryRanking, ties: str, weighted: bool) -> SelectiveScores:
     """:class:`SelectiveScores` from a ranking walk (shared with ``evaluate``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         ref = _refinement_value(d, ties, weighted)
         auroc = _refinement_value(d, "half", weighted)
-    total = d["w_pos"] + d["w_neg"]
+    total = d.w_pos + d.w_neg
     undefined = _no_pairs(d)
     if undefined:
         warnings.warn("refinement, AUROC and the Kendall-tau distance are undefined when all predictions are "
@@ -407,11 +408,11 @@ def selective_from_walk(d: dict[str, Any], ties: str, weighted: bool) -> Selecti
     if undefined:
         distance = float("nan")
     else:
-        distance = float(d["reversed"]) if not weighted else _reversed_weight(d)
+        distance = float(d.reversed) if not weighted else _reversed_weight(d)
     return SelectiveScores(
         refinement=ref, auroc=auroc, reversed_pair_proportion=_rpp(d, weighted),
         kendall_tau_distance=distance,
-        aurc=float(d["aurc"]), aupr=float(d["aupr_trapezoid"]),
-        average_precision=float(d["average_precision"]) if d["w_pos"] > 0 else 0.0,
-        accuracy=float(d["w_pos"] / total),
+        aurc=float(d.aurc), aupr=float(d.aupr_trapezoid),
+        average_precision=float(d.average_precision) if d.w_pos > 0 else 0.0,
+        accuracy=float(d.w_pos / total),
     )

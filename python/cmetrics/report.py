@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from cmetrics import _convert
-from cmetrics import _metrics as _m
-from cmetrics import _probabilistic as _p
+from cmetrics import _checks
+from cmetrics import _hard as _m
+from cmetrics import _proba as _p
 from cmetrics._config import Backend, get_num_threads, resolve_backend
+from cmetrics._kernels import BinaryRanking
 from cmetrics._validation import RankingMode, check_ranking_bins, ranking_mode
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import LengthMismatchError, UndefinedMetricWarning, ValidationError
@@ -257,13 +258,13 @@ def evaluate(
             tables["confidence"] = np.asarray(res.confidence)
             tables["correct"] = np.asarray(res.correct)
         if mode != "off":
-            walk = _ranking_walk(acc["correct"], acc["confidence"], inp.sample_weight, backend, bins)
+            walk = _ranking_walk(acc.correct, acc.confidence, inp.sample_weight, backend, bins)
     else:
-        t = _convert.as_1d(y_true, "y_true")
+        t = _checks.as_1d(y_true, "y_true")
         cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
         if confidence is not None and mode != "off":
             ok, conf = user_confidence(t, y_pred, confidence)
-            walk = _ranking_walk(ok, conf, _convert.weights(sample_weight, t.shape[0]), backend, bins)
+            walk = _ranking_walk(ok, conf, _checks.weights(sample_weight, t.shape[0]), backend, bins)
     made = None if walk is None else ({"mode": "exact"} if bins is None else {"mode": "approximate", "bins": bins})
     return build_report(cm, res, walk, weighted=sample_weight is not None, zero_division=zero_division,
                         tables=tables, ranking=made)
@@ -294,7 +295,7 @@ def user_confidence(y_true: Any, y_pred: Any, confidence: Any) -> tuple[np.ndarr
 
 
 def _ranking_walk(correct: Any, confidence: Any, weight: np.ndarray | None, backend: Backend,
-                  bins: int | None) -> dict[str, Any]:
+                  bins: int | None) -> BinaryRanking:
     """The tie-grouped walk of the confidence against correctness: one sort, or, with
     ``bins``, a histogram of the confidences (the approximate mode, as the Evaluator's)."""
     from cmetrics import ranking as _r
@@ -304,10 +305,10 @@ def _ranking_walk(correct: Any, confidence: Any, weight: np.ndarray | None, back
         return _r._walk(ok, _r._scores(confidence, "confidence"), weight, backend)
     state = resolve_backend(backend).GroupState(weight is not None)
     state.add(ok, np.ascontiguousarray(confidence, dtype=np.float64), weight, bins, get_num_threads())
-    return dict(state.walk(True, get_num_threads()))
+    return state.walk(True, get_num_threads())
 
 
-def build_report(cm: ConfusionMatrix, res: _p.ProbResult | None, walk: dict[str, Any] | None, *, weighted: bool,
+def build_report(cm: ConfusionMatrix, res: _p.ProbResult | None, walk: BinaryRanking | None, *, weighted: bool,
                  zero_division: Any, tables: dict[str, Any] | None = None, ranking: dict[str, Any] | None = None,
                  ) -> Report:
     """The :class:`Report` of a hard confusion matrix, the accumulators of the probability
@@ -336,7 +337,7 @@ def build_report(cm: ConfusionMatrix, res: _p.ProbResult | None, walk: dict[str,
     return Report(values, per_class, tables, undefined, calibration, meta)
 
 
-def _ranking(d: dict[str, Any], weighted: bool, values: dict[str, Any], undefined: dict[str, str]) -> None:
+def _ranking(d: BinaryRanking, weighted: bool, values: dict[str, Any], undefined: dict[str, str]) -> None:
     """Selective-prediction metrics of the confidence, from the ranking walk."""
     from cmetrics import ranking as _r
 

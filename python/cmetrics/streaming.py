@@ -48,9 +48,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from cmetrics import _convert
-from cmetrics import _probabilistic as _p
+from cmetrics import _checks
+from cmetrics import _proba as _p
 from cmetrics._config import Backend, check_classes, check_max_classes, get_num_threads, resolve_backend
+from cmetrics._kernels import BinaryRanking, Groups, ProbAccumulators
 from cmetrics._numpy.ranking import check_finite
 from cmetrics.confusion import ConfusionMatrix, _check_labels_arg
 from cmetrics._validation import RankingMode, check_ranking_bins, ranking_mode
@@ -65,6 +66,11 @@ __all__ = ["Evaluator", "RankingSummary", "StateError"]
 MAGIC = b"CMETRICS"
 FORMAT_VERSION = 1
 _HEAD = struct.Struct("<8sHHI")  # magic, version, reserved (0), header length
+
+
+#: The float sums of the probability accumulators (the fields named ``*_sum``), stored in the
+#: header of a state; the array fields follow the header.
+_SUM_FIELDS = tuple(f for f in ProbAccumulators._fields if f.endswith("_sum"))
 
 
 class StateError(ValidationError):
@@ -98,23 +104,19 @@ class RankingSummary:
     @property
     def nbytes(self) -> int:
         """Memory held by the summary."""
-        return sum(a.nbytes for a in self.arrays() if a is not None)
+        return sum(a.nbytes for a in self.groups() if a is not None)
 
-    def arrays(self) -> tuple[Any, Any, Any, Any, Any]:
-        return (self.values, self.n_pos, self.n_neg, self.w_pos, self.w_neg)
+    def groups(self) -> Groups:
+        """The summary as the kernels' tie groups."""
+        return Groups(self.values, self.n_pos, self.n_neg, self.w_pos, self.w_neg)
 
-    def walk(self, backend: Backend = "auto") -> dict[str, Any]:
-        """The ranking walk (the dict of ``binary_ranking``) over the groups."""
-        return dict(resolve_backend(backend).walk_groups(self.arrays(), True))
+    def walk(self, backend: Backend = "auto") -> BinaryRanking:
+        """The ranking walk over the groups (the pair counts and curve areas of every ranking metric)."""
+        return resolve_backend(backend).walk_groups(self.groups(), True)
 
 
 # --------------------------------------------------------------------------------------
 # The evaluator
-
-
-_SUM_KEYS = ("entropy_sum", "brier_sum", "log_loss_sum", "weight_sum")
-_PROBA_ARRAYS = ("hard_counts", "hard_weighted", "pcm", "true_count", "true_weight",
-                 "bin_weight", "bin_confidence", "bin_correct", "bin_count")
 
 
 class Evaluator:
@@ -178,7 +180,7 @@ class Evaluator:
         self._fixed = labels is not None
         if labels is not None:
             check_classes(len(labels) if hasattr(labels, "__len__") else 0, "labels", self.max_classes)
-            lab = _convert.to_numpy(labels, "labels")
+            lab = _checks.to_numpy(labels, "labels")
             kind = "str" if lab.dtype.kind in "UOS" else "int"
             self._labels = _check_labels_arg(lab, kind, self.max_classes)
             self._kind = kind
@@ -193,7 +195,7 @@ class Evaluator:
         self._weighted: bool | None = None
         self._has_confidence = False
         self.n_rows = 0
-        self._acc: dict[str, Any] = {}
+        self._acc: ProbAccumulators | None = None
         self._hard_counts: np.ndarray | None = None
         self._hard_weighted: np.ndarray | None = None
         # The backend's GroupState (exact tie groups of the ranking rows), made by the first batch.
@@ -212,7 +214,7 @@ class Evaluator:
                     msg = f"y_true is empty but {name} has rows; pass one {name} row per y_true row"
                     raise LengthMismatchError(msg)
             return self
-        t = _convert.as_1d(y_true, "y_true")
+        t = _checks.as_1d(y_true, "y_true")
         mode = "proba" if y_proba is not None else "hard"
         weighted = sample_weight is not None
         self._check_same_shape(mode, weighted, confidence is not None)
@@ -253,18 +255,11 @@ class Evaluator:
         acc = _p.accumulate(inp, backend=self.backend, n_bins=self.n_bins, validate=True,
                             keep_confidence=self.ranking != "off")
         if self.ranking != "off":
-            self._add_ranking(acc["correct"], acc["confidence"], inp.sample_weight)
+            self._add_ranking(acc.correct, acc.confidence, inp.sample_weight)
         if self._labels is None:
             self._labels, self._kind = np.asarray(inp.labels), inp.kind
             self._fixed = True
-        for key in _PROBA_ARRAYS:
-            a = acc.get(key)
-            if a is None:
-                continue
-            a = np.asarray(a)
-            self._acc[key] = a.copy() if key not in self._acc else self._acc[key] + a
-        for key in _SUM_KEYS:
-            self._acc[key] = self._acc.get(key, 0.0) + float(acc[key])
+        self._acc = _p.add_accumulators(self._acc, acc)
 
     def _update_hard(self, t: np.ndarray, y_pred: Any, confidence: Any, sample_weight: Any) -> None:
         cm = ConfusionMatrix.from_predictions(t, y_pred, labels=self._labels if self._fixed else None,
@@ -272,7 +267,7 @@ class Evaluator:
                                               backend=self.backend)
         if confidence is not None and self.ranking != "off":
             ok, conf = user_confidence(t, y_pred, confidence)
-            self._add_ranking(ok, conf, _convert.weights(sample_weight, t.shape[0]))
+            self._add_ranking(ok, conf, _checks.weights(sample_weight, t.shape[0]))
         counts = np.asarray(cm.counts).astype(np.uint64)
         weighted = cm.matrix if sample_weight is not None else None
         self._add_table(cm.labels, counts, weighted)
@@ -318,7 +313,7 @@ class Evaluator:
         if self._rank is None:
             return None
         g = self._rank.groups(get_num_threads())
-        return RankingSummary(*(None if a is None else np.asarray(a) for a in g))
+        return RankingSummary(*g)
 
     # -- merging ------------------------------------------------------------------------
 
@@ -357,8 +352,8 @@ class Evaluator:
                     and not np.array_equal(self._labels, other._labels):
                 msg = "cannot merge Evaluators whose probability columns are different classes"
                 raise StateError(msg)
-            for key, val in other._acc.items():
-                self._acc[key] = (self._acc[key] + val) if key in self._acc else np.copy(val)
+            if other._acc is not None:
+                self._acc = _p.add_accumulators(self._acc, other._acc)
         elif other._labels is not None and other._hard_counts is not None:
             try:
                 self._add_table(other._labels, other._hard_counts,
@@ -385,17 +380,14 @@ class Evaluator:
             raise ValidationError(msg)
         walk = None
         if self._rank is not None and len(self._rank):
-            walk = dict(self._rank.walk(True, get_num_threads()))
+            walk = self._rank.walk(True, get_num_threads())
         ranking = None
         if walk is not None:
             ranking = {"mode": "exact"} if self.ranking == "exact" else \
                 {"mode": "approximate", "bins": self.ranking_bins}
         weighted = bool(self._weighted)
-        if self._mode == "proba":
-            acc = dict(self._acc)
-            acc.setdefault("hard_weighted", None)
-            acc["has_hard"] = True
-            res = _p.ProbResult(acc, self._labels, self._kind or "int", self.backend)
+        if self._mode == "proba" and self._acc is not None:
+            res = _p.ProbResult(self._acc, self._labels, self._kind or "int", self.backend)
             if res.hard is None:
                 raise RuntimeError("internal error: no hard confusion matrix in the state")
             return build_report(res.hard, res, walk, weighted=weighted, zero_division=self.zero_division,
@@ -414,9 +406,13 @@ class Evaluator:
         ``b"CMETRICS"``, u16 version, u16 0, u32 header length, a UTF-8 JSON header, the
         arrays it lists (little-endian, C order, back to back), and a CRC-32 of all that."""
         arrays: list[tuple[str, np.ndarray]] = []
-        for key in _PROBA_ARRAYS:
-            if key in self._acc and self._acc[key] is not None:
-                arrays.append((f"acc.{key}", self._acc[key]))
+        sums: dict[str, float] = {}
+        if self._acc is not None:
+            for key, value in self._acc._asdict().items():
+                if isinstance(value, np.ndarray):
+                    arrays.append((f"acc.{key}", value))
+                elif isinstance(value, float):
+                    sums[key] = value
         if self._hard_counts is not None:
             arrays.append(("hard.counts", self._hard_counts))
         if self._hard_weighted is not None:
@@ -440,7 +436,7 @@ class Evaluator:
             "weighted": self._weighted,
             "has_confidence": self._has_confidence,
             "n_rows": self.n_rows,
-            "sums": {k: float(self._acc[k]) for k in _SUM_KEYS if k in self._acc},
+            "sums": sums,
             "arrays": [{"name": n, "dtype": _le(a).dtype.str, "shape": list(a.shape)} for n, a in arrays],
         }
         head = json.dumps(header, separators=(",", ":"), allow_nan=True).encode()
@@ -573,10 +569,11 @@ def _load(buf: bytes) -> Evaluator:
     _want(mode is None or labels is not None, "inputs without labels")
     k = 0 if labels is None else labels.shape[0]
     # Arrays: known names, dtypes and shapes, within the buffer.
-    shapes = {"hard.counts": (k, k), "hard.weighted": (k, k), "acc.hard_counts": (k, k),
-              "acc.hard_weighted": (k, k), "acc.pcm": (k, k), "acc.true_count": (k,), "acc.true_weight": (k,),
-              "acc.bin_weight": (ev.n_bins,), "acc.bin_confidence": (ev.n_bins,), "acc.bin_correct": (ev.n_bins,),
-              "acc.bin_count": (ev.n_bins,)}
+    square, column, bins = (k, k), (k,), (ev.n_bins,)
+    acc_shapes = {"hard_counts": square, "hard_weighted": square, "pcm": square, "true_count": column,
+                  "true_weight": column, "bin_weight": bins, "bin_confidence": bins, "bin_correct": bins,
+                  "bin_count": bins}
+    shapes = {"hard.counts": square, "hard.weighted": square, **{f"acc.{n}": s for n, s in acc_shapes.items()}}
     arrays: dict[str, np.ndarray] = {}
     at = _HEAD.size + hlen
     specs = header["arrays"]
@@ -610,14 +607,14 @@ def _load(buf: bytes) -> Evaluator:
     sums = header["sums"]
     _want(isinstance(sums, dict), "sums must be a mapping")
     for key, value in sums.items():
-        _want(key in _SUM_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool)
+        _want(key in _SUM_FIELDS and isinstance(value, (int, float)) and not isinstance(value, bool)
               and math.isfinite(value) and value >= 0, f"bad sum {key!r}")
     # What each mode must hold, and the counts agreeing with n_rows.
-    proba_names = {f"acc.{key}" for key in _PROBA_ARRAYS if key != "hard_weighted"}
+    proba_names = {f"acc.{key}" for key in acc_shapes if key != "hard_weighted"}
     if mode == "proba":
         want = proba_names | ({"acc.hard_weighted"} if weighted else set())
         _want(set(arrays) - {n for n in arrays if n.startswith("ranking.")} == want, "missing or extra arrays")
-        _want(set(sums) == set(_SUM_KEYS), "missing sums")
+        _want(set(sums) == set(_SUM_FIELDS), "missing sums")
         _want(not has_confidence, "a confidence column with probabilities")
         for name in ("acc.hard_counts", "acc.true_count", "acc.bin_count"):
             _want(_exact_sum(arrays[name]) == n_rows, f"{name} does not add up to n_rows")
@@ -649,13 +646,15 @@ def _load(buf: bytes) -> Evaluator:
     ev._fixed = bool(header["fixed_labels"])
     ev._mode, ev._weighted, ev._has_confidence = mode, weighted, has_confidence
     ev.n_rows = n_rows
-    ev._acc = {name[4:]: a for name, a in arrays.items() if name.startswith("acc.")}
-    ev._acc.update({key: float(value) for key, value in sums.items()})
+    if mode == "proba":
+        ev._acc = ProbAccumulators(**{n[4:]: a for n, a in arrays.items() if n.startswith("acc.")},
+                                   **{n: float(value) for n, value in sums.items()},
+                                   **({} if weighted else {"hard_weighted": None}), confidence=None, correct=None)
     ev._hard_counts = arrays.get("hard.counts")
     ev._hard_weighted = arrays.get("hard.weighted")
     if expect_ranking:
-        groups = (arrays["ranking.values"], arrays["ranking.n_pos"], arrays["ranking.n_neg"],
-                  arrays.get("ranking.w_pos"), arrays.get("ranking.w_neg"))
+        groups = Groups(arrays["ranking.values"], arrays["ranking.n_pos"], arrays["ranking.n_neg"],
+                        arrays.get("ranking.w_pos"), arrays.get("ranking.w_neg"))
         ev._state(bool(weighted)).absorb(groups, get_num_threads())
     return ev
 

@@ -272,7 +272,7 @@ def test_any_split_of_the_rows_adds_up_to_the_whole(seed: int, backend: str) -> 
 
 
 def test_fortran_ordered_probabilities_are_read_in_place() -> None:
-    from cmetrics import _probabilistic as _p
+    from cmetrics import _proba as _p
     from tests.conftest import BACKENDS
 
     """A Fortran-ordered matrix (a DataFrame's ``to_numpy()``, the CLI's column batches) gives

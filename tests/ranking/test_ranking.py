@@ -61,8 +61,8 @@ def test_kendall_vectors(case: dict[str, Any], backend: str) -> None:
     e = case["expected"]
     d = cmetrics.ranking.resolve_backend(backend).kendall_counts(
         np.asarray(case["x"], float), np.asarray(case["y"], float))
-    assert d["discordant"] == e["discordant"]
-    assert d["x_ties"] == e["n1_ties_in_x"] and d["y_ties"] == e["n2_ties_in_y"]
+    assert d.discordant == e["discordant"]
+    assert d.x_ties == e["n1_ties_in_x"] and d.y_ties == e["n2_ties_in_y"]
     for variant, key in [("b", "scipy_tau_b"), ("c", "scipy_tau_c")]:
         got = quiet(cmetrics.kendall_tau, case["x"], case["y"], variant=variant, backend=backend)
         want = num(e[key])
@@ -126,7 +126,7 @@ def test_kendall_against_scipy_and_pairs(rows: list[tuple[int, int]]) -> None:
     disc = sum(1 for i, j in itertools.combinations(range(len(x)), 2) if (x[i] - x[j]) * (y[i] - y[j]) < 0)
     for backend in ["rust", "numpy"] if cmetrics.rust_available() else ["numpy"]:
         d = cmetrics.ranking.resolve_backend(backend).kendall_counts(x, y)
-        assert d["discordant"] == disc
+        assert d.discordant == disc
         got = quiet(cmetrics.kendall_tau, x, y, backend=backend)
         assert (math.isnan(got) and math.isnan(want)) or abs(got - want) <= 1e-12
 
@@ -239,11 +239,15 @@ def test_exact_pair_counts_beyond_float_precision() -> None:
     # 2^27 positives above 2^27 negatives: 2^54 ordered pairs, beyond exact f64 integers.
     # Building that from rows would need 2^28 of them; the arithmetic is checked on the
     # counts instead (the Rust side in rust/core/tests/ranking.rs).
+    from cmetrics._kernels import BinaryRanking
     from cmetrics.ranking import _refinement_value
 
     big = 1 << 27
-    d = {"n_pos": big, "n_neg": big, "reversed": 1, "tied": 1, "ordered": big * big - 2,
-         "w_pos": float(big), "w_neg": float(big), "reversed_share": 1 / big**2, "tied_share": 1 / big**2}
+    nan = float("nan")
+    d = BinaryRanking(n_pos=big, n_neg=big, w_pos=float(big), w_neg=float(big), reversed=1, tied=1,
+                      ordered=big * big - 2, reversed_share=1 / big**2, tied_share=1 / big**2,
+                      ordered_share=1 - 2 / big**2, average_precision=nan, aupr_trapezoid=nan, aurc=nan,
+                      n_thresholds=2)
     got = _refinement_value(d, "half", False)
     assert got == float(1 - __import__("fractions").Fraction(3, 2 * big * big))
 
@@ -261,12 +265,12 @@ def test_rust_walk_equals_numpy_walk() -> None:
         for weights in (None, w):
             a = _core.binary_ranking(y, s, weights)
             b = _numpy.binary_ranking(y, s, weights)
-            assert a.keys() == b.keys()
-            for key in a:
-                if isinstance(a[key], int):
-                    assert a[key] == b[key], key
+            assert type(a) is type(b)
+            for key, value in a._asdict().items():
+                if isinstance(value, int):
+                    assert value == getattr(b, key), key
                 else:
-                    assert_close(a[key], b[key], key)
+                    assert_close(value, getattr(b, key), key)
 
 
 @pytest.mark.parametrize("call", [

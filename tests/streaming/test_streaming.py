@@ -206,7 +206,7 @@ def test_approximate_mode_has_a_fixed_cap_and_a_stated_error_bound() -> None:
     assert r_approx.to_dict()["ranking"]["mode"] == "approximate"
     # The bound: refinement moves by at most half the share of (correct, wrong) pairs sharing a bin.
     walk = s_approx.walk()
-    bound = walk["tied"] / (walk["n_pos"] * walk["n_neg"]) / 2
+    bound = walk.tied / (walk.n_pos * walk.n_neg) / 2
     assert abs(r_approx.refinement - r_exact.refinement) <= bound
     assert r_approx.accuracy == r_exact.accuracy
 
@@ -238,9 +238,9 @@ def test_group_kernels_against_numpy_and_errors(be: str) -> None:
         whole = k.walk_groups(g)
         direct = k.binary_ranking(ok, conf, weight)
         for key in ("reversed", "tied", "ordered", "n_pos", "n_neg", "n_thresholds"):
-            assert whole[key] == direct[key]
+            assert getattr(whole, key) == getattr(direct, key)
         for key in ("reversed_share", "tied_share", "aurc", "average_precision", "aupr_trapezoid"):
-            assert whole[key] == pytest.approx(direct[key], rel=1e-12)
+            assert getattr(whole, key) == pytest.approx(getattr(direct, key), rel=1e-12)
         a = k.score_groups(ok[:2000], conf[:2000], None if weight is None else weight[:2000])
         b = k.score_groups(ok[2000:], conf[2000:], None if weight is None else weight[2000:])
         m = k.merge_groups(a, b)
@@ -288,8 +288,8 @@ def test_group_state_backends_agree(rows: int, n_cuts: int, seed: int, weighted:
             np.testing.assert_allclose(got[4], whole[4], rtol=1e-12)
     want = npb.walk_groups(whole)
     for got_walk in (rs.walk(), ns.walk()):
-        for key, value in want.items():
-            assert got_walk[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+        for key, value in want._asdict().items():
+            assert getattr(got_walk, key) == pytest.approx(value, rel=1e-12, nan_ok=True), key
 
 
 @pytest.mark.parametrize("weighted", [False, True])

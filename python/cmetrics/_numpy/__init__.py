@@ -36,7 +36,6 @@ from cmetrics._numpy.confusion import (
     confusion_matrix_codes,
     encode_objects,
     encode_strings,
-    read_probe,
 )
 
 __all__ = [
@@ -63,6 +62,5 @@ __all__ = [
     "mutual_information_bits",
     "normalized_information_transfer",
     "precision_recall_fbeta",
-    "read_probe",
     "youden_j_per_class",
 ]

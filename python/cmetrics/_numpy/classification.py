@@ -7,11 +7,9 @@ brings its total into [0.5, 1) (:func:`_table`): exact, and no product of sums c
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from cmetrics._kernels import F64, PRF, BalancedAccuracy, Marginals
 from cmetrics.exceptions import ShapeError, ValidationError, WeightError
-
-F64 = npt.NDArray[np.float64]
 
 
 def _square(c: np.ndarray) -> np.ndarray:
@@ -25,7 +23,8 @@ def _square(c: np.ndarray) -> np.ndarray:
 def _table(c: np.ndarray) -> np.ndarray:
     """``c`` scaled by a power of two bringing its total into [0.5, 1)."""
     c = _square(c)
-    total = float(c.sum())
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(c.sum())
     if not np.isfinite(total):
         msg = ("the total of the confusion matrix is beyond the float64 range; divide every sample_weight by the "
                "same constant (the metrics do not change)")
@@ -43,23 +42,23 @@ def _div(num: np.ndarray, den: np.ndarray) -> F64:
     return out
 
 
-def marginals(c: np.ndarray) -> tuple[F64, F64, F64, float]:
-    """``(tp, true_sum, pred_sum, total)``."""
+def marginals(c: np.ndarray) -> Marginals:
+    """Diagonal, row sums, column sums and total."""
     c = _square(c)
     true_sum = c.sum(axis=1)
-    return np.diag(c).copy(), true_sum, c.sum(axis=0), float(true_sum.sum())
+    return Marginals(np.diag(c).copy(), true_sum, c.sum(axis=0), float(true_sum.sum()))
 
 
-def precision_recall_fbeta(tp: np.ndarray, true_sum: np.ndarray, pred_sum: np.ndarray, beta: float) -> tuple[F64, F64, F64]:
+def precision_recall_fbeta(tp: np.ndarray, true_sum: np.ndarray, pred_sum: np.ndarray, beta: float) -> PRF:
     """Per-class precision, recall and F-beta from counts, NaN where 0/0."""
     precision = _div(tp, pred_sum)
     recall = _div(tp, true_sum)
     if np.isinf(beta):
-        return precision, recall, recall.copy()
+        return PRF(precision, recall, recall.copy())
     if beta == 0:
-        return precision, recall, precision.copy()
+        return PRF(precision, recall, precision.copy())
     b2 = beta * beta
-    return precision, recall, _div((1 + b2) * np.asarray(tp), b2 * np.asarray(true_sum) + pred_sum)
+    return PRF(precision, recall, _div((1 + b2) * np.asarray(tp), b2 * np.asarray(true_sum) + pred_sum))
 
 
 def accuracy(c: np.ndarray) -> float:
@@ -68,18 +67,18 @@ def accuracy(c: np.ndarray) -> float:
     return float(np.trace(c) / c.sum())
 
 
-def balanced_accuracy(c: np.ndarray, adjusted: bool) -> tuple[float, int]:
+def balanced_accuracy(c: np.ndarray, adjusted: bool) -> BalancedAccuracy:
     """Mean recall over classes present in the truth, and how many there are."""
     tp, n, _, _ = marginals(_table(c))
     keep = n > 0
     kept = int(keep.sum())
     score = float(np.mean(tp[keep] / n[keep]))
     if not adjusted:
-        return score, kept
+        return BalancedAccuracy(score, kept)
     if kept < 2:
-        return float("nan"), kept
+        return BalancedAccuracy(float("nan"), kept)
     chance = 1.0 / kept
-    return (score - chance) / (1 - chance), kept
+    return BalancedAccuracy((score - chance) / (1 - chance), kept)
 
 
 def matthews_corrcoef(c: np.ndarray) -> float:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from cmetrics._kernels import F64, Counted, Encoded
 from cmetrics.exceptions import (
     LabelError,
     LengthMismatchError,
@@ -17,16 +17,13 @@ from cmetrics.exceptions import (
 _ALWAYS_DENSE = 64
 _MAX_DENSE_CELLS = 1 << 24
 
-Counted = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], "npt.NDArray[np.float64] | None"]
-
-
 def _check(y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None) -> None:
     if len(y_true) != len(y_pred):
         msg = f"y_true has {len(y_true)} rows but y_pred has {len(y_pred)}; pass arrays of the same length"
         raise LengthMismatchError(msg)
     if len(y_true) == 0:
         msg = "y_true is empty; at least one sample is required"
-        raise ValidationError(msg)
+        raise ShapeError(msg)
     if w is not None:
         if len(w) != len(y_true):
             msg = f"sample_weight has {len(w)} rows but y_true has {len(y_true)}; pass arrays of the same length"
@@ -109,13 +106,13 @@ def confusion_matrix(
         codes = y_true.astype(np.int64) * d + y_pred
         keep, counts, weighted = _finish(codes, d, sample_weight, None)
         _limit(len(keep), max_classes)
-        return keep.astype(np.int64), counts, weighted
+        return Counted(keep.astype(np.int64), counts, weighted)
     values, inverse = np.unique(np.concatenate([y_true.astype(np.int64), y_pred.astype(np.int64)]), return_inverse=True)
     k = len(values)
     _limit(k, max_classes)
     codes = inverse[:n].astype(np.int64) * k + inverse[n:]
     _, counts, weighted = _finish(codes, k, sample_weight, np.arange(k))
-    return values.astype(np.int64), counts, weighted
+    return Counted(values.astype(np.int64), counts, weighted)
 
 
 def confusion_matrix_codes(
@@ -137,12 +134,12 @@ def confusion_matrix_codes(
         raise ValidationError(msg)
     codes = y_true.astype(np.int64) * n_classes + y_pred
     keep, counts, weighted = _finish(codes, n_classes, sample_weight, np.arange(n_classes))
-    return keep.astype(np.int64), counts, weighted
+    return Counted(keep.astype(np.int64), counts, weighted)
 
 
 def encode_strings(
     a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> Encoded:
     """Encode two (n, width) uint32 code-point arrays to shared sorted codes."""
     if a.ndim != 2 or b.ndim != 2:
         msg = "encode_strings takes (n, width) uint32 arrays"
@@ -155,20 +152,20 @@ def encode_strings(
 
 def _encode_sorted(
     both: np.ndarray, n: int, max_classes: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> Encoded:
     _, first, inverse = np.unique(both, return_index=True, return_inverse=True)
     _limit(len(first), max_classes)
     which = (first >= n).astype(np.uint8)
     rows = np.where(first >= n, first - n, first).astype(np.uint64)
     inverse = inverse.reshape(-1).astype(np.int32)
-    return which, rows, inverse[:n], inverse[n:]
+    return Encoded(which, rows, inverse[:n], inverse[n:])
 
 
 def encode_objects(
     a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> Encoded:
     """Encode two object arrays of ``str`` to shared codes sorted by code point."""
-    from cmetrics._convert import check_object_strings, surrogate_error
+    from cmetrics._checks import check_object_strings, surrogate_error
 
     for arr, name in ((a, "y_true"), (b, "y_pred")):
         check_object_strings(arr, name)
@@ -181,8 +178,3 @@ def encode_objects(
     both = np.concatenate([a.astype(np.str_), b.astype(np.str_)]).astype(np.str_)
     return _encode_sorted(both, len(a), max_classes)
 
-
-def read_probe(words: np.ndarray, *, n_threads: int = 0) -> int:
-    """Sum of u64 words (wrapping), the read-bandwidth probe."""
-    del n_threads
-    return int(np.add.reduce(words, dtype=np.uint64))

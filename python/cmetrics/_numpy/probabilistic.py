@@ -5,10 +5,10 @@ bounded by the chunk, not by the matrix."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+import numpy.typing as npt
 
+from cmetrics._kernels import ProbAccumulators
 from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, ShapeError, ValidationError, WeightError
 
 LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
@@ -43,13 +43,13 @@ def evaluate_proba(
     keep_confidence: bool = False,
     hard: bool = True,
     n_threads: int = 0,
-) -> dict[str, Any]:
+) -> ProbAccumulators:
     """Every accumulator of the probabilistic pass (see the Rust docs)."""
     del n_threads
     n = len(y_true)
     if n == 0:
         msg = "y_true is empty; at least one sample is required"
-        raise ValidationError(msg)
+        raise ShapeError(msg)
     if y_proba.ndim != 2 or y_proba.shape[0] != n or y_proba.shape[1] == 0:
         msg = f"y_proba has the wrong shape: {y_proba.size} values for {n} rows of {y_proba.shape[-1]} columns"
         raise ShapeError(msg)
@@ -68,37 +68,40 @@ def evaluate_proba(
                    f"({int(badw.sum())} invalid in total)")
             raise WeightError(msg)
     tol = 1e-6 * k if atol is None else atol
-    out: dict[str, Any] = {
-        "hard_counts": np.zeros((k, k), dtype=np.uint64),
-        "hard_weighted": None if sample_weight is None else np.zeros((k, k)),
-        "pcm": np.zeros((k, k)),
-        "entropy_sum": 0.0,
-        "brier_sum": 0.0,
-        "log_loss_sum": 0.0,
-        "weight_sum": 0.0,
-        "bin_weight": np.zeros(n_bins),
-        "bin_confidence": np.zeros(n_bins),
-        "bin_correct": np.zeros(n_bins),
-        "bin_count": np.zeros(n_bins, dtype=np.uint64),
-        "confidence": np.zeros(n) if keep_confidence else None,
-        "correct": np.zeros(n, dtype=bool) if keep_confidence else None,
-        "true_count": np.zeros(k, dtype=np.uint64),
-        "true_weight": np.zeros(k),
-    }
+    acc = ProbAccumulators(
+        hard_counts=np.zeros((k, k), dtype=np.uint64),
+        hard_weighted=None if sample_weight is None else np.zeros((k, k)),
+        pcm=np.zeros((k, k)),
+        true_count=np.zeros(k, dtype=np.uint64),
+        true_weight=np.zeros(k),
+        entropy_sum=0.0,
+        brier_sum=0.0,
+        log_loss_sum=0.0,
+        weight_sum=0.0,
+        bin_weight=np.zeros(n_bins),
+        bin_confidence=np.zeros(n_bins),
+        bin_correct=np.zeros(n_bins),
+        bin_count=np.zeros(n_bins, dtype=np.uint64),
+        confidence=np.zeros(n) if keep_confidence else None,
+        correct=np.zeros(n, dtype=bool) if keep_confidence else None,
+    )
+    sums = np.zeros(4)  # weight, entropy, Brier and log-loss sums
     with np.errstate(over="ignore", invalid="ignore"):
         for lo in range(0, n, _CHUNK):
             hi = min(lo + _CHUNK, n)
-            _chunk(out, lo, y_true[lo:hi], y_proba[lo:hi], None if y_pred is None else y_pred[lo:hi],
-                   None if sample_weight is None else sample_weight[lo:hi], k, tol, validate, entropy, scores, n_bins,
-                   hard)
-    if not all(np.isfinite(out[key]) for key in ("weight_sum", "entropy_sum", "brier_sum", "log_loss_sum")):
+            sums += _chunk(acc, lo, y_true[lo:hi], y_proba[lo:hi], None if y_pred is None else y_pred[lo:hi],
+                           None if sample_weight is None else sample_weight[lo:hi], k, tol, validate, entropy, scores,
+                           n_bins, hard)
+    if not np.isfinite(sums).all():
         msg = ("a weighted sum of the probability pass is beyond the float64 range; divide every sample_weight by "
                "the same constant (the metrics do not change)")
         raise WeightError(msg)
-    if not out["weight_sum"] > 0:
+    weight_sum, entropy_sum, brier_sum, log_loss_sum = (float(x) for x in sums)
+    if not weight_sum > 0:
         msg = "sample_weight sums to 0; at least one sample needs a positive weight"
         raise WeightError(msg)
-    return out
+    return acc._replace(weight_sum=weight_sum, entropy_sum=entropy_sum, brier_sum=brier_sum,
+                        log_loss_sum=log_loss_sum)
 
 
 def _codes_in_range(codes: np.ndarray, name: str, lo: int, k: int) -> np.ndarray:
@@ -114,9 +117,10 @@ def _codes_in_range(codes: np.ndarray, name: str, lo: int, k: int) -> np.ndarray
 
 
 def _chunk(
-    out: dict[str, Any], lo: int, y: np.ndarray, p: np.ndarray, yp: np.ndarray | None, w: np.ndarray | None,
+    out: ProbAccumulators, lo: int, y: np.ndarray, p: np.ndarray, yp: np.ndarray | None, w: np.ndarray | None,
     k: int, tol: float, validate: bool, entropy: bool, scores: bool, n_bins: int, hard: bool,
-) -> None:
+) -> npt.NDArray[np.float64]:
+    """Add one chunk to the arrays of ``out``; return its (weight, entropy, Brier, log-loss) sums."""
     m = len(y)
     pd = p.astype(np.float64, copy=False)
     # The checks of the Rust pass, row by row: the first bad row decides, and within a row
@@ -148,33 +152,35 @@ def _chunk(
     best = pd[np.arange(m), top]
     pred = top if yp_codes is None else yp_codes
     ww = np.ones(m) if w is None else w
-    out["true_count"] += np.bincount(yi, minlength=k).astype(np.uint64)
-    out["true_weight"] += np.bincount(yi, weights=ww, minlength=k)
+    out.true_count[:] += np.bincount(yi, minlength=k).astype(np.uint64)
+    out.true_weight[:] += np.bincount(yi, weights=ww, minlength=k)
     if hard:
         cells = yi * k + pred
-        out["hard_counts"] += np.bincount(cells, minlength=k * k).reshape(k, k).astype(np.uint64)
-        if w is not None:
-            out["hard_weighted"] += np.bincount(cells, weights=w, minlength=k * k).reshape(k, k)
+        out.hard_counts[:] += np.bincount(cells, minlength=k * k).reshape(k, k).astype(np.uint64)
+        if out.hard_weighted is not None:
+            out.hard_weighted[:] += np.bincount(cells, weights=ww, minlength=k * k).reshape(k, k)
     onehot = np.zeros((m, k))
     onehot[np.arange(m), yi] = ww
-    out["pcm"] += onehot.T @ pd
-    out["weight_sum"] += float(ww.sum())
+    out.pcm[:] += onehot.T @ pd
+    sums = np.zeros(4)
+    sums[0] = np.sum(ww)
     pt = pd[np.arange(m), yi]
     if scores:
         sumsq = np.einsum("ij,ij->i", pd, pd)
-        out["brier_sum"] += float(np.sum(ww * (sumsq - pt * pt + (1 - pt) ** 2)))
-        out["log_loss_sum"] -= float(np.sum(ww * np.log(np.clip(pt, LOG_LOSS_EPS, 1 - LOG_LOSS_EPS))))
+        sums[2] = np.sum(ww * (sumsq - pt * pt + (1 - pt) ** 2))
+        sums[3] = -np.sum(ww * np.log(np.clip(pt, LOG_LOSS_EPS, 1 - LOG_LOSS_EPS)))
     correct = top == yi
     if n_bins > 0:
         b = calibration_bin(best, n_bins)
-        out["bin_weight"] += np.bincount(b, weights=ww, minlength=n_bins)
-        out["bin_confidence"] += np.bincount(b, weights=ww * best, minlength=n_bins)
-        out["bin_correct"] += np.bincount(b, weights=ww * correct, minlength=n_bins)
-        out["bin_count"] += np.bincount(b, minlength=n_bins).astype(np.uint64)
-    if out["confidence"] is not None:
-        out["confidence"][lo:lo + m] = best
-        out["correct"][lo:lo + m] = correct
+        out.bin_weight[:] += np.bincount(b, weights=ww, minlength=n_bins)
+        out.bin_confidence[:] += np.bincount(b, weights=ww * best, minlength=n_bins)
+        out.bin_correct[:] += np.bincount(b, weights=ww * correct, minlength=n_bins)
+        out.bin_count[:] += np.bincount(b, minlength=n_bins).astype(np.uint64)
+    if out.confidence is not None and out.correct is not None:
+        out.confidence[lo:lo + m] = best
+        out.correct[lo:lo + m] = correct
     if entropy:
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(pd > 0, -pd * np.log(np.where(pd > 0, pd, 1.0)), 0.0)
-        out["entropy_sum"] += float(np.sum(ww * terms.sum(axis=1)))
+        sums[1] = np.sum(ww * terms.sum(axis=1))
+    return sums

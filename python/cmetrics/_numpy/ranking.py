@@ -6,10 +6,10 @@ level-by-level merge). Same keys, checks and messages as the Rust backend."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
+from cmetrics._kernels import BinaryRanking, Groups, KendallCounts
 from cmetrics.exceptions import LengthMismatchError, NonFiniteError, ShapeError, ValidationError, WeightError
 
 
@@ -87,7 +87,7 @@ def check_weights(sample_weight: np.ndarray | None, n: int) -> None:
 def binary_ranking(
     positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, curves: bool = True,
     n_threads: int = 0,
-) -> dict[str, Any]:
+) -> BinaryRanking:
     # The tie groups (checks included), walked from the highest score down.
     return _walk_ascending(score_groups(positive, score, sample_weight), curves)
 
@@ -113,7 +113,7 @@ def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:
 
 
 def _walk_desc(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, curves: bool = True,
-               weighted: bool = False) -> dict[str, Any]:
+               weighted: bool = False) -> BinaryRanking:
     """The walk over tie groups given from the highest score down: positive and negative
     counts and weights per group (as the Rust walk)."""
     n_pos, n_neg = int(cp.sum()), int(cn.sum())
@@ -123,7 +123,7 @@ def _walk_desc(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, c
 
 
 def _walk_sums(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, curves: bool, weighted: bool,
-               n_pos: int, n_neg: int, neg_above: np.ndarray) -> dict[str, Any]:
+               n_pos: int, n_neg: int, neg_above: np.ndarray) -> BinaryRanking:
     # Exact integers for the pair counts (every partial sum is at most n_pos * n_neg).
     reversed_ = _exact_dot(cp, neg_above, n_pos * n_neg)
     tied = _exact_dot(cp, cn, n_pos * n_neg)
@@ -143,15 +143,7 @@ def _walk_sums(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, c
         every = reversed_ + tied + ordered
         shares = (reversed_ / every, tied / every, ordered / every) if every else (float("nan"),) * 3
     ap, aupr, aurc = _curves(cp, cn, wp, wn) if curves else (float("nan"),) * 3  # as the Rust kernel
-    return {
-        "n_pos": n_pos, "n_neg": n_neg, "w_pos": w_pos, "w_neg": w_neg,
-        "reversed": reversed_, "tied": tied, "ordered": ordered,
-        "reversed_share": shares[0], "tied_share": shares[1], "ordered_share": shares[2],
-        "average_precision": ap, "aupr_trapezoid": aupr, "aurc": aurc, "n_thresholds": int(len(cp)),
-    }
-
-
-Groups = tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None", "np.ndarray | None"]
+    return BinaryRanking(n_pos, n_neg, w_pos, w_neg, reversed_, tied, ordered, *shares, ap, aupr, aurc, int(len(cp)))
 
 
 def _check_groups(g: Groups, name: str) -> None:
@@ -189,10 +181,10 @@ def _groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray |
     cp = np.add.reduceat(p.astype(np.uint64), starts) if n else np.zeros(0, np.uint64)
     values = s[starts].astype(np.float64)
     if sample_weight is None:
-        return values, cp, size - cp, None, None
+        return Groups(values, cp, size - cp, None, None)
     w = sample_weight[order]
-    return (values, cp, size - cp, np.add.reduceat(np.where(p, w, 0.0), starts),
-            np.add.reduceat(np.where(p, 0.0, w), starts))
+    return Groups(values, cp, size - cp, np.add.reduceat(np.where(p, w, 0.0), starts),
+                  np.add.reduceat(np.where(p, 0.0, w), starts))
 
 
 def merge_groups(a: Groups, b: Groups) -> Groups:
@@ -204,7 +196,7 @@ def merge_groups(a: Groups, b: Groups) -> Groups:
     if any((g[3] is not None) != weighted for g in parts):
         raise ValidationError("b is invalid: one set of groups has weights and the other has not")
     if not parts:
-        return a
+        return Groups(*a)
     v = np.concatenate([g[0] for g in parts]) + 0.0
     order = np.argsort(v, kind="stable")
     vs = v[order]
@@ -213,16 +205,17 @@ def merge_groups(a: Groups, b: Groups) -> Groups:
     def summed(i: int) -> np.ndarray:
         return np.add.reduceat(np.concatenate([g[i] for g in parts])[order], starts)
 
-    return vs[starts], summed(1), summed(2), summed(3) if weighted else None, summed(4) if weighted else None
+    return Groups(vs[starts], summed(1), summed(2), summed(3) if weighted else None,
+                  summed(4) if weighted else None)
 
 
-def walk_groups(groups: Groups, curves: bool = True) -> dict[str, Any]:
+def walk_groups(groups: Groups, curves: bool = True) -> BinaryRanking:
     """The ranking walk over tie groups in increasing score order."""
     _check_groups(groups, "groups")
     return _walk_ascending(groups, curves)
 
 
-def _walk_ascending(groups: Groups, curves: bool) -> dict[str, Any]:
+def _walk_ascending(groups: Groups, curves: bool) -> BinaryRanking:
     _, p, q, wp, wn = groups
     cp, cn = p[::-1].astype(np.int64), q[::-1].astype(np.int64)
     if wp is None or wn is None:
@@ -280,7 +273,7 @@ def _inversions(r: np.ndarray) -> int:
     return inv
 
 
-def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str, Any]:
+def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> KendallCounts:
     n = x.shape[0]
     _check_pair("x", x, "y", y, "x")
     check_not_nan("x", x)
@@ -304,10 +297,7 @@ def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> dict[str
     m = min(len(x_starts), len(uy))
     tau_c = float("nan") if m < 2 or n < 2 else \
         float(np.clip(2.0 * cmd / (float(n) * float(n) * (m - 1.0) / m), -1, 1))
-    return {
-        "n": n, "x_ties": x_ties, "y_ties": y_ties, "joint_ties": joint_ties, "discordant": discordant,
-        "x_distinct": int(len(x_starts)), "y_distinct": int(len(uy)), "tau_b": float(tau_b), "tau_c": float(tau_c),
-    }
+    return KendallCounts(n, x_ties, y_ties, joint_ties, discordant, int(len(x_starts)), int(len(uy)), tau_b, tau_c)
 
 
 class GroupState:
@@ -378,11 +368,11 @@ class GroupState:
         pos = np.bincount(cell, weights=positive, minlength=bins + 1).astype(np.uint64)[keep]
         values = keep.astype(np.float64) / bins
         if sample_weight is None:
-            self._push((values, pos, every[keep] - pos, None, None))
+            self._push(Groups(values, pos, every[keep] - pos, None, None))
             return
         wp = np.bincount(cell, weights=np.where(positive, sample_weight, 0.0), minlength=bins + 1)[keep]
         wn = np.bincount(cell, weights=np.where(positive, 0.0, sample_weight), minlength=bins + 1)[keep]
-        self._push((values, pos, every[keep] - pos, wp, wn))
+        self._push(Groups(values, pos, every[keep] - pos, wp, wn))
 
     def _push(self, g: Groups) -> None:
         self._runs.append(g)
@@ -401,17 +391,17 @@ class GroupState:
         if groups[0].shape[0] and (groups[3] is not None) != self.weighted:
             raise ValidationError("groups is invalid: the groups' weights do not match the ranking state")
         if groups[0].shape[0]:
-            self._push(tuple(np.array(a, copy=True) if a is not None else None for a in groups))  # type: ignore[arg-type]
+            self._push(Groups(*(None if a is None else np.array(a, copy=True) for a in groups)))
 
     def groups(self, n_threads: int = 0) -> Groups:
         if not self._runs:
             empty_w = np.zeros(0) if self.weighted else None
-            return np.zeros(0), np.zeros(0, np.uint64), np.zeros(0, np.uint64), empty_w, empty_w
+            return Groups(np.zeros(0), np.zeros(0, np.uint64), np.zeros(0, np.uint64), empty_w, empty_w)
         out = self._runs[0]
         for r in self._runs[1:]:
             out = merge_groups(out, r)
         self._runs = [out]
         return out
 
-    def walk(self, curves: bool = True, n_threads: int = 0) -> dict[str, Any]:
+    def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking:
         return _walk_ascending(self.groups(), curves)

@@ -514,30 +514,3 @@ pub fn confusion_matrix_codes<L: Label>(
         },
     )
 }
-
-/// Sum of 64-bit words, used by the benchmarks to measure the read bandwidth
-/// of this machine with the same pool the kernels use.
-pub fn read_probe(words: &[u64], pool: &Pool) -> u64 {
-    // Eight independent lanes so the loop vectorises and is bound by loads only.
-    let seq = |x: &[u64]| {
-        let mut acc = [0_u64; 8];
-        let mut it = x.chunks_exact(8);
-        for c in &mut it {
-            for (a, &b) in acc.iter_mut().zip(c) {
-                *a = a.wrapping_add(b);
-            }
-        }
-        let tail = it.remainder().iter().fold(0_u64, |a, &b| a.wrapping_add(b));
-        acc.iter().fold(tail, |a, &b| a.wrapping_add(b))
-    };
-    if pool.parallel_for(words.len()) {
-        pool.install(|| {
-            words
-                .par_chunks(BASE_CHUNK)
-                .map(seq)
-                .reduce(|| 0, u64::wrapping_add)
-        })
-    } else {
-        seq(words)
-    }
-}

@@ -2,35 +2,76 @@
 
 use cmetrics_core::classification as cls;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::arrays::{slice, slice2};
-use crate::error::run;
-
-type Vec1<'py> = Bound<'py, PyArray1<f64>>;
+use crate::error::{run, ValidationError};
+use crate::results::named;
 
 fn mat<'a>(c: &'a PyReadonlyArray2<'_, f64>) -> PyResult<&'a [f64]> {
     slice2(c, "confusion matrix")
 }
 
-/// `(tp, true_sum, pred_sum, total)` of a matrix.
+/// One binding per metric of a matrix alone: `name(c) -> T`, the core call with the GIL
+/// released (vectors come back as numpy arrays).
+macro_rules! of_matrix {
+    ($($(#[$doc:meta])* $name:ident -> f64;)*) => {$(
+        $(#[$doc])*
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, c: PyReadonlyArray2<'_, f64>) -> PyResult<f64> {
+            let c = mat(&c)?;
+            run(py, || cls::$name(c))
+        }
+    )*};
+    ($($(#[$doc:meta])* $name:ident -> vec;)*) => {$(
+        $(#[$doc])*
+        #[pyfunction]
+        pub fn $name<'py>(py: Python<'py>, c: PyReadonlyArray2<'py, f64>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let c = mat(&c)?;
+            Ok(PyArray1::from_vec(py, run(py, || cls::$name(c))?))
+        }
+    )*};
+}
+
+of_matrix! {
+    /// Accuracy.
+    accuracy -> f64;
+    /// Matthews correlation coefficient.
+    matthews_corrcoef -> f64;
+    /// Markedness.
+    markedness -> f64;
+    /// Mutual information in bits.
+    mutual_information_bits -> f64;
+    /// Entropy-modulated accuracy.
+    entropy_modulated_accuracy -> f64;
+}
+
+of_matrix! {
+    /// Per-class Youden J (NaN where undefined).
+    youden_j_per_class -> vec;
+    /// Per-class markedness (NaN where undefined).
+    markedness_per_class -> vec;
+}
+
+/// `Marginals(tp, true_sum, pred_sum, total)` of a matrix.
 #[pyfunction]
 pub fn marginals<'py>(
     py: Python<'py>,
     c: PyReadonlyArray2<'py, f64>,
-) -> PyResult<(Vec1<'py>, Vec1<'py>, Vec1<'py>, f64)> {
+) -> PyResult<Bound<'py, PyAny>> {
     let c = mat(&c)?;
     let m = run(py, || cls::marginals(c))?;
-    Ok((
+    named!(
+        py,
+        "Marginals",
         PyArray1::from_vec(py, m.tp),
         PyArray1::from_vec(py, m.true_sum),
         PyArray1::from_vec(py, m.pred_sum),
-        m.total,
-    ))
+        m.total
+    )
 }
 
-/// Per-class precision, recall, F-beta with NaN where 0/0.
+/// `PRF(precision, recall, fbeta)` per class, NaN where 0/0.
 #[pyfunction]
 pub fn precision_recall_fbeta<'py>(
     py: Python<'py>,
@@ -38,43 +79,32 @@ pub fn precision_recall_fbeta<'py>(
     true_sum: PyReadonlyArray1<'py, f64>,
     pred_sum: PyReadonlyArray1<'py, f64>,
     beta: f64,
-) -> PyResult<(Vec1<'py>, Vec1<'py>, Vec1<'py>)> {
+) -> PyResult<Bound<'py, PyAny>> {
     let (p, r, f) = cls::precision_recall_fbeta(
         slice(&tp, "tp")?,
         slice(&true_sum, "true_sum")?,
         slice(&pred_sum, "pred_sum")?,
         beta,
     );
-    Ok((
+    named!(
+        py,
+        "PRF",
         PyArray1::from_vec(py, p),
         PyArray1::from_vec(py, r),
-        PyArray1::from_vec(py, f),
-    ))
+        PyArray1::from_vec(py, f)
+    )
 }
 
-/// Accuracy.
+/// `BalancedAccuracy(score, kept)`.
 #[pyfunction]
-pub fn accuracy(py: Python<'_>, c: PyReadonlyArray2<'_, f64>) -> PyResult<f64> {
-    let c = mat(&c)?;
-    run(py, || cls::accuracy(c))
-}
-
-/// Balanced accuracy and the number of classes it averages over.
-#[pyfunction]
-pub fn balanced_accuracy(
-    py: Python<'_>,
-    c: PyReadonlyArray2<'_, f64>,
+pub fn balanced_accuracy<'py>(
+    py: Python<'py>,
+    c: PyReadonlyArray2<'py, f64>,
     adjusted: bool,
-) -> PyResult<(f64, usize)> {
+) -> PyResult<Bound<'py, PyAny>> {
     let c = mat(&c)?;
-    run(py, || cls::balanced_accuracy(c, adjusted))
-}
-
-/// Matthews correlation coefficient.
-#[pyfunction]
-pub fn matthews_corrcoef(py: Python<'_>, c: PyReadonlyArray2<'_, f64>) -> PyResult<f64> {
-    let c = mat(&c)?;
-    run(py, || cls::matthews_corrcoef(c))
+    let (score, kept) = run(py, || cls::balanced_accuracy(c, adjusted))?;
+    named!(py, "BalancedAccuracy", score, kept)
 }
 
 /// Cohen's kappa (`weights` is None, "linear" or "quadratic").
@@ -90,39 +120,13 @@ pub fn cohen_kappa(
         Some("linear") => cls::KappaWeights::Linear,
         Some("quadratic") => cls::KappaWeights::Quadratic,
         Some(other) => {
-            return Err(PyValueError::new_err(format!(
+            return Err(ValidationError::new_err(format!(
                 "weights={other:?} is invalid; use None, 'linear' or 'quadratic'"
             )))
         }
     };
     let c = mat(&c)?;
     run(py, || cls::cohen_kappa(c, kind))
-}
-
-/// Per-class Youden J (NaN where undefined).
-#[pyfunction]
-pub fn youden_j_per_class<'py>(
-    py: Python<'py>,
-    c: PyReadonlyArray2<'py, f64>,
-) -> PyResult<Vec1<'py>> {
-    let c = mat(&c)?;
-    Ok(PyArray1::from_vec(
-        py,
-        run(py, || cls::youden_j_per_class(c))?,
-    ))
-}
-
-/// Per-class markedness (NaN where undefined).
-#[pyfunction]
-pub fn markedness_per_class<'py>(
-    py: Python<'py>,
-    c: PyReadonlyArray2<'py, f64>,
-) -> PyResult<Vec1<'py>> {
-    let c = mat(&c)?;
-    Ok(PyArray1::from_vec(
-        py,
-        run(py, || cls::markedness_per_class(c))?,
-    ))
 }
 
 /// Powers' informedness, optionally with a training prior.
@@ -141,20 +145,6 @@ pub fn informedness(
     run(py, || cls::informedness(c, prior))
 }
 
-/// Markedness.
-#[pyfunction]
-pub fn markedness(py: Python<'_>, c: PyReadonlyArray2<'_, f64>) -> PyResult<f64> {
-    let c = mat(&c)?;
-    run(py, || cls::markedness(c))
-}
-
-/// Mutual information in bits.
-#[pyfunction]
-pub fn mutual_information_bits(py: Python<'_>, c: PyReadonlyArray2<'_, f64>) -> PyResult<f64> {
-    let c = mat(&c)?;
-    run(py, || cls::mutual_information_bits(c))
-}
-
 /// Normalized Information Transfer.
 #[pyfunction]
 #[pyo3(signature = (c, n_classes=None))]
@@ -165,11 +155,4 @@ pub fn normalized_information_transfer(
 ) -> PyResult<f64> {
     let c = mat(&c)?;
     run(py, || cls::normalized_information_transfer(c, n_classes))
-}
-
-/// Entropy-modulated accuracy.
-#[pyfunction]
-pub fn entropy_modulated_accuracy(py: Python<'_>, c: PyReadonlyArray2<'_, f64>) -> PyResult<f64> {
-    let c = mat(&c)?;
-    run(py, || cls::entropy_modulated_accuracy(c))
 }

@@ -11,13 +11,8 @@ use pyo3::prelude::*;
 use crate::arrays::opt_slice;
 use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
 use crate::error::{run, run_attached, run_pool, LabelError, ValidationError};
+use crate::results::named;
 use pyo3::types::{PyFloat, PyString};
-
-type Counted<'py> = (
-    Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray2<u64>>,
-    Option<Bound<'py, PyArray2<f64>>>,
-);
 
 fn square<T: numpy::Element>(
     py: Python<'_>,
@@ -29,17 +24,20 @@ fn square<T: numpy::Element>(
         .map_err(|e| ValidationError::new_err(e.to_string()))
 }
 
-fn to_py(py: Python<'_>, c: Confusion) -> PyResult<Counted<'_>> {
+/// `Counted(labels, counts, weighted)`.
+fn to_py(py: Python<'_>, c: Confusion) -> PyResult<Bound<'_, PyAny>> {
     let k = c.k();
     let weighted = match c.weighted {
         Some(w) => Some(square(py, w, k)?),
         None => None,
     };
-    Ok((
+    named!(
+        py,
+        "Counted",
         PyArray1::from_vec(py, c.labels),
         square(py, c.counts, k)?,
-        weighted,
-    ))
+        weighted
+    )
 }
 
 /// Count the confusion matrix over the labels that occur.
@@ -53,7 +51,7 @@ pub fn confusion_matrix<'py>(
     max_classes: usize,
     n_threads: usize,
     min_parallel: Option<usize>,
-) -> PyResult<Counted<'py>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let opts = CountOptions { max_classes };
     let mut pool = Pool::new(n_threads);
@@ -88,7 +86,7 @@ pub fn confusion_matrix_codes<'py>(
     n_classes: usize,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_threads: usize,
-) -> PyResult<Counted<'py>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
     let counted = match (&y_true, &y_pred) {
@@ -109,13 +107,6 @@ pub fn confusion_matrix_codes<'py>(
     to_py(py, counted)
 }
 
-type EncodedPy<'py> = (
-    Bound<'py, PyArray1<u8>>,
-    Bound<'py, PyArray1<u64>>,
-    Bound<'py, PyArray1<i32>>,
-    Bound<'py, PyArray1<i32>>,
-);
-
 /// Encode two fixed-width UCS-4 string arrays (viewed as `(n, width)` uint32)
 /// to shared codes sorted by code point.
 #[pyfunction]
@@ -125,7 +116,7 @@ pub fn encode_strings<'py>(
     a: PyReadonlyArray2<'py, u32>,
     b: PyReadonlyArray2<'py, u32>,
     max_classes: usize,
-) -> PyResult<EncodedPy<'py>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let ua = Ucs4 {
         data: slice2(&a, "y_true")?,
         width: a.shape().get(1).copied().unwrap_or(0),
@@ -138,18 +129,21 @@ pub fn encode_strings<'py>(
     encoded_to_py(py, enc)
 }
 
+/// `Encoded(which, rows, a, b)`.
 fn encoded_to_py(
     py: Python<'_>,
     enc: cmetrics_core::labels::EncodedStrings,
-) -> PyResult<EncodedPy<'_>> {
+) -> PyResult<Bound<'_, PyAny>> {
     let which: Vec<u8> = enc.first.iter().map(|f| f.0).collect();
     let rows: Vec<u64> = enc.first.iter().map(|f| f.1 as u64).collect();
-    Ok((
+    named!(
+        py,
+        "Encoded",
         PyArray1::from_vec(py, which),
         PyArray1::from_vec(py, rows),
         PyArray1::from_vec(py, enc.a),
-        PyArray1::from_vec(py, enc.b),
-    ))
+        PyArray1::from_vec(py, enc.b)
+    )
 }
 
 /// The string of each element of an object array (trailing NULs dropped, as
@@ -210,22 +204,9 @@ pub fn encode_objects<'py>(
     a: PyReadonlyArray1<'py, Py<PyAny>>,
     b: PyReadonlyArray1<'py, Py<PyAny>>,
     max_classes: usize,
-) -> PyResult<EncodedPy<'py>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let sa = object_strs(slice(&a, "y_true")?, py, "y_true")?;
     let sb = object_strs(slice(&b, "y_pred")?, py, "y_pred")?;
     let enc = run_attached(|| encode_keys(&sa, &sb, max_classes))?;
     encoded_to_py(py, enc)
-}
-
-/// Sum of u64 words: the benchmarks' read-bandwidth probe.
-#[pyfunction]
-#[pyo3(signature = (words, *, n_threads=0))]
-pub fn read_probe(
-    py: Python<'_>,
-    words: PyReadonlyArray1<'_, u64>,
-    n_threads: usize,
-) -> PyResult<u64> {
-    let w = slice(&words, "words")?;
-    let pool = Pool::new(n_threads);
-    run(py, || Ok(cmetrics_core::confusion::read_probe(w, &pool)))
 }

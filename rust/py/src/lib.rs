@@ -10,6 +10,7 @@ mod confusion;
 mod error;
 mod probabilistic;
 mod ranking;
+mod results;
 
 use pyo3::prelude::*;
 
@@ -46,7 +47,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(confusion::confusion_matrix_codes, m)?)?;
     m.add_function(wrap_pyfunction!(confusion::encode_strings, m)?)?;
     m.add_function(wrap_pyfunction!(confusion::encode_objects, m)?)?;
-    m.add_function(wrap_pyfunction!(confusion::read_probe, m)?)?;
     m.add_function(wrap_pyfunction!(classification::marginals, m)?)?;
     m.add_function(wrap_pyfunction!(classification::precision_recall_fbeta, m)?)?;
     m.add_function(wrap_pyfunction!(classification::accuracy, m)?)?;

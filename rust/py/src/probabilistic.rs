@@ -7,11 +7,11 @@ use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use crate::arrays::opt_slice;
 use crate::arrays::{matrix, mismatched_dtypes, slice, LabelArray};
 use crate::error::{run_pool, ValidationError};
+use crate::results::named;
 
 /// Probabilities as the kernel reads them.
 #[derive(FromPyObject)]
@@ -22,39 +22,39 @@ pub enum ProbaArray<'py> {
     F64(PyReadonlyArray2<'py, f64>),
 }
 
-fn to_dict<'py>(py: Python<'py>, a: ProbAccumulators) -> PyResult<Bound<'py, PyDict>> {
+/// `ProbAccumulators(...)`, in the order of its fields.
+fn to_py(py: Python<'_>, a: ProbAccumulators) -> PyResult<Bound<'_, PyAny>> {
     let k = a.k;
-    let sq = |v: Vec<f64>| -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
+    let sq = |v: Vec<f64>| -> PyResult<Bound<'_, numpy::PyArray2<f64>>> {
         Array2::from_shape_vec((k, k), v)
             .map(|x| x.into_pyarray(py))
             .map_err(|e| ValidationError::new_err(e.to_string()))
     };
-    let d = PyDict::new(py);
     let counts = Array2::from_shape_vec((k, k), a.hard_counts)
         .map_err(|e| ValidationError::new_err(e.to_string()))?;
-    d.set_item("hard_counts", counts.into_pyarray(py))?;
-    d.set_item("hard_weighted", a.hard_weighted.map(sq).transpose()?)?;
-    d.set_item("pcm", sq(a.pcm)?)?;
-    d.set_item("entropy_sum", a.entropy_sum)?;
-    d.set_item("brier_sum", a.brier_sum)?;
-    d.set_item("log_loss_sum", a.log_loss_sum)?;
-    d.set_item("weight_sum", a.weight_sum)?;
-    d.set_item("bin_weight", PyArray1::from_vec(py, a.bin_weight))?;
-    d.set_item("bin_confidence", PyArray1::from_vec(py, a.bin_confidence))?;
-    d.set_item("bin_correct", PyArray1::from_vec(py, a.bin_correct))?;
-    d.set_item("bin_count", PyArray1::from_vec(py, a.bin_count))?;
-    d.set_item(
-        "confidence",
+    named!(
+        py,
+        "ProbAccumulators",
+        counts.into_pyarray(py),
+        a.hard_weighted.map(sq).transpose()?,
+        sq(a.pcm)?,
+        PyArray1::from_vec(py, a.true_count),
+        PyArray1::from_vec(py, a.true_weight),
+        a.entropy_sum,
+        a.brier_sum,
+        a.log_loss_sum,
+        a.weight_sum,
+        PyArray1::from_vec(py, a.bin_weight),
+        PyArray1::from_vec(py, a.bin_confidence),
+        PyArray1::from_vec(py, a.bin_correct),
+        PyArray1::from_vec(py, a.bin_count),
         a.confidence.map(|c| PyArray1::from_vec(py, c)),
-    )?;
-    d.set_item("correct", a.correct.map(|c| PyArray1::from_vec(py, c)))?;
-    d.set_item("true_count", PyArray1::from_vec(py, a.true_count))?;
-    d.set_item("true_weight", PyArray1::from_vec(py, a.true_weight))?;
-    Ok(d)
+        a.correct.map(|c| PyArray1::from_vec(py, c)),
+    )
 }
 
 /// Read `y_proba` (C or Fortran order, borrowed) once and return every
-/// accumulator as a dict.
+/// accumulator.
 #[pyfunction]
 #[pyo3(signature = (
     y_true, y_proba, y_pred=None, sample_weight=None, *,
@@ -75,7 +75,7 @@ pub fn evaluate_proba<'py>(
     keep_confidence: bool,
     hard: bool,
     n_threads: usize,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let opts = ProbOptions {
         validate_rows: validate,
@@ -129,5 +129,5 @@ pub fn evaluate_proba<'py>(
         },
         _ => return Err(mismatched_dtypes()),
     };
-    to_dict(py, acc)
+    to_py(py, acc)
 }

@@ -2,13 +2,13 @@
 
 use cmetrics_core::ranking as rk;
 use cmetrics_core::Pool;
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use crate::arrays::opt_slice;
 use crate::arrays::slice;
 use crate::error::{run, run_pool};
+use crate::results::named;
 
 /// Scores as the kernels read them: float64, or integers ordered exactly
 /// (int64, or uint64 for values above the int64 range).
@@ -32,7 +32,7 @@ pub fn binary_ranking<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     curves: bool,
     n_threads: usize,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let p = slice(&positive, "y_true")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
@@ -49,40 +49,37 @@ pub fn binary_ranking<'py>(
         ScoreArray::I64(a) => go!(a),
         ScoreArray::U64(a) => go!(a),
     };
-    ranking_dict(py, &r)
+    ranking_py(py, &r)
 }
 
-fn ranking_dict<'py>(py: Python<'py>, r: &rk::BinaryRanking) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("n_pos", r.n_pos)?;
-    d.set_item("n_neg", r.n_neg)?;
-    d.set_item("w_pos", r.w_pos)?;
-    d.set_item("w_neg", r.w_neg)?;
-    d.set_item("reversed", r.reversed)?;
-    d.set_item("tied", r.tied)?;
-    d.set_item("ordered", r.ordered)?;
-    d.set_item("reversed_share", r.reversed_share)?;
-    d.set_item("tied_share", r.tied_share)?;
-    d.set_item("ordered_share", r.ordered_share)?;
-    d.set_item("average_precision", r.average_precision)?;
-    d.set_item("aupr_trapezoid", r.aupr_trapezoid)?;
-    d.set_item("aurc", r.aurc)?;
-    d.set_item("n_thresholds", r.n_thresholds)?;
-    Ok(d)
+/// `BinaryRanking(...)`, in the order of its fields.
+fn ranking_py<'py>(py: Python<'py>, r: &rk::BinaryRanking) -> PyResult<Bound<'py, PyAny>> {
+    named!(
+        py,
+        "BinaryRanking",
+        r.n_pos,
+        r.n_neg,
+        r.w_pos,
+        r.w_neg,
+        r.reversed,
+        r.tied,
+        r.ordered,
+        r.reversed_share,
+        r.tied_share,
+        r.ordered_share,
+        r.average_precision,
+        r.aupr_trapezoid,
+        r.aurc,
+        r.n_thresholds,
+    )
 }
 
-/// Groups as numpy arrays: `(values, n_pos, n_neg, w_pos | None, w_neg | None)`.
-type GroupArrays<'py> = (
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<u64>>,
-    Bound<'py, PyArray1<u64>>,
-    Option<Bound<'py, PyArray1<f64>>>,
-    Option<Bound<'py, PyArray1<f64>>>,
-);
-
-fn group_arrays(py: Python<'_>, g: rk::ScoreGroups) -> GroupArrays<'_> {
+/// `Groups(values, n_pos, n_neg, w_pos | None, w_neg | None)`.
+fn group_arrays(py: Python<'_>, g: rk::ScoreGroups) -> PyResult<Bound<'_, PyAny>> {
     let weighted = g.weighted();
-    (
+    named!(
+        py,
+        "Groups",
         g.values.into_pyarray(py),
         g.n_pos.into_pyarray(py),
         g.n_neg.into_pyarray(py),
@@ -122,13 +119,13 @@ pub fn score_groups<'py>(
     score: PyReadonlyArray1<'py, f64>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_threads: usize,
-) -> PyResult<GroupArrays<'py>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let p = slice(&positive, "y_true")?;
     let s = slice(&score, "y_score")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
     let g = run_pool(py, s.len(), &pool, |pool| rk::score_groups(p, s, w, pool))?;
-    Ok(group_arrays(py, g))
+    group_arrays(py, g)
 }
 
 /// Merge two group tuples (a linear merge).
@@ -137,10 +134,10 @@ pub fn merge_groups<'py>(
     py: Python<'py>,
     a: GroupArgs<'py>,
     b: GroupArgs<'py>,
-) -> PyResult<GroupArrays<'py>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let (ga, gb) = (group_ref(&a, "a")?, group_ref(&b, "b")?);
     let g = run(py, || rk::merge_groups(ga, gb))?;
-    Ok(group_arrays(py, g))
+    group_arrays(py, g)
 }
 
 /// The ranking walk over a group tuple (the dict of `binary_ranking`).
@@ -150,10 +147,10 @@ pub fn walk_groups<'py>(
     py: Python<'py>,
     groups: GroupArgs<'py>,
     curves: bool,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let g = group_ref(&groups, "groups")?;
     let r = run(py, || rk::walk_groups(g, curves))?;
-    ranking_dict(py, &r)
+    ranking_py(py, &r)
 }
 
 /// Kendall pair counts of `(x, y)` (`rk::KendallCounts` as a dict, exact
@@ -165,7 +162,7 @@ pub fn kendall_counts<'py>(
     x: ScoreArray<'py>,
     y: ScoreArray<'py>,
     n_threads: usize,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let pool = Pool::new(n_threads);
     macro_rules! go {
         ($a:expr, $b:expr) => {{
@@ -187,17 +184,19 @@ pub fn kendall_counts<'py>(
         ScoreArray::I64(a) => with_y!(a),
         ScoreArray::U64(a) => with_y!(a),
     };
-    let d = PyDict::new(py);
-    d.set_item("n", c.n)?;
-    d.set_item("x_ties", c.x_ties)?;
-    d.set_item("y_ties", c.y_ties)?;
-    d.set_item("joint_ties", c.joint_ties)?;
-    d.set_item("discordant", c.discordant)?;
-    d.set_item("x_distinct", c.x_distinct)?;
-    d.set_item("y_distinct", c.y_distinct)?;
-    d.set_item("tau_b", c.tau_b())?;
-    d.set_item("tau_c", c.tau_c())?;
-    Ok(d)
+    named!(
+        py,
+        "KendallCounts",
+        c.n,
+        c.x_ties,
+        c.y_ties,
+        c.joint_ties,
+        c.discordant,
+        c.x_distinct,
+        c.y_distinct,
+        c.tau_b(),
+        c.tau_c(),
+    )
 }
 
 /// The exact streaming ranking state (`rk::GroupState`): rows are buffered
@@ -285,11 +284,11 @@ impl GroupState {
 
     /// The tie groups as `(values, n_pos, n_neg, w_pos | None, w_neg | None)`.
     #[pyo3(signature = (n_threads=0))]
-    fn groups<'py>(&mut self, py: Python<'py>, n_threads: usize) -> PyResult<GroupArrays<'py>> {
+    fn groups<'py>(&mut self, py: Python<'py>, n_threads: usize) -> PyResult<Bound<'py, PyAny>> {
         let pool = Pool::new(n_threads);
         let inner = &mut self.inner;
         let g = run(py, || Ok(inner.groups(&pool)))?;
-        Ok(group_arrays(py, g))
+        group_arrays(py, g)
     }
 
     /// The ranking walk over every row added (the dict of `binary_ranking`).
@@ -299,10 +298,10 @@ impl GroupState {
         py: Python<'py>,
         curves: bool,
         n_threads: usize,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let pool = Pool::new(n_threads);
         let inner = &mut self.inner;
         let r = run(py, || inner.walk(curves, &pool))?;
-        ranking_dict(py, &r)
+        ranking_py(py, &r)
     }
 }

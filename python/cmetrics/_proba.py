@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics import _convert
+from cmetrics import _checks
 from cmetrics import _validation as v
 from cmetrics._config import Backend, check_classes, get_num_threads, resolve_backend
+from cmetrics._kernels import ProbAccumulators
 from cmetrics.confusion import ConfusionMatrix, _check_labels_arg, check_normalize, normalized
 from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, UnsupportedDtypeError, ValidationError
 
@@ -24,7 +25,7 @@ def proba_array(y_proba: Any, n: int | None = None, max_classes: Any = None) -> 
     when it already is one (the compiled kernel reads both layouts in place: a
     DataFrame's ``to_numpy()`` is often Fortran-ordered); other layouts and dtypes
     are copied once."""
-    p = _convert.to_numpy(y_proba, "y_proba")
+    p = _checks.to_numpy(y_proba, "y_proba")
     if p.ndim != 2:
         msg = (
             f"y_proba must be 2-D (n_samples, n_classes), got shape {p.shape}; "
@@ -60,9 +61,9 @@ def _codes(values: np.ndarray, labels: np.ndarray, name: str, kind: str) -> np.n
         return values  # already codes; the kernel checks the range
     lab = labels.astype(np.str_) if kind == "str" else labels
     if kind == "str" and values.dtype.kind == "O":
-        _convert.check_object_strings(values, name)
+        _checks.check_object_strings(values, name)
         values = values.astype(np.str_)
-        _convert.check_text(values, name)
+        _checks.check_text(values, name)
     vals = values
     order = np.argsort(lab, kind="stable")
     sorted_lab = lab[order]
@@ -92,11 +93,11 @@ def prob_inputs(
     backend: Backend = "auto",
 ) -> ProbInputs:
     """Validate and encode the inputs of a probabilistic metric."""
-    t = _convert.as_1d(y_true, "y_true")
+    t = _checks.as_1d(y_true, "y_true")
     p = proba_array(y_proba, t.shape[0])
     k = p.shape[1]
-    pair = _convert.label_pair(t, t if y_pred is None else y_pred)
-    w = _convert.weights(sample_weight, t.shape[0])
+    pair = _checks.label_pair(t, t if y_pred is None else y_pred)
+    w = _checks.weights(sample_weight, t.shape[0])
     if labels is None:
         # The label set of y_true: one counting pass of y_true against itself.
         union = ConfusionMatrix.from_predictions(pair.y_true, pair.y_true, backend=backend).labels
@@ -131,16 +132,22 @@ def check_n_bins(n_bins: Any) -> int:
 
 def accumulate(inp: ProbInputs, *, backend: Backend, n_bins: int = 15, validate: bool = True,
                entropy: bool = True, scores: bool = True, keep_confidence: bool = False,
-               hard: bool = True) -> dict[str, Any]:
+               hard: bool = True) -> ProbAccumulators:
     """Run the one pass of the selected backend (``hard=False`` skips the top-label
     confusion matrix, which only :func:`cmetrics.evaluate` reports)."""
-    be = resolve_backend(backend)
-    acc = dict(be.evaluate_proba(
+    return resolve_backend(backend).evaluate_proba(
         inp.y_true, inp.y_proba, inp.y_pred, inp.sample_weight, validate=bool(validate), entropy=entropy,
         scores=scores, n_bins=n_bins, keep_confidence=keep_confidence, hard=hard, n_threads=get_num_threads(),
-    ))
-    acc["has_hard"] = hard
-    return acc
+    )
+
+
+def add_accumulators(a: ProbAccumulators | None, b: ProbAccumulators) -> ProbAccumulators:
+    """``a + b`` field by field (a copy of ``b`` when ``a`` is None), without the per-row
+    confidences, which do not add up: the state an :class:`~cmetrics.Evaluator` keeps."""
+    b = b._replace(confidence=None, correct=None)
+    if a is None:
+        return ProbAccumulators._make(x.copy() if isinstance(x, np.ndarray) else x for x in b)
+    return ProbAccumulators._make(y if x is None else x if y is None else x + y for x, y in zip(a, b))
 
 
 @dataclass(frozen=True)
@@ -187,40 +194,41 @@ class CalibrationBins:
 class ProbResult:
     """The accumulators of one pass and every metric derived from them."""
 
-    def __init__(self, acc: dict[str, Any], labels: np.ndarray, kind: str, backend: Backend) -> None:
-        self.k = int(np.asarray(acc["pcm"]).shape[0])
+    def __init__(self, acc: ProbAccumulators, labels: np.ndarray, kind: str, backend: Backend,
+                 hard: bool = True) -> None:
+        self.k = int(acc.pcm.shape[0])
         self.labels = labels
-        weighted = acc["hard_weighted"] is not None
-        self.true_weight = np.asarray(acc["true_weight"], dtype=np.float64)
+        weighted = acc.hard_weighted is not None
+        self.true_weight = np.asarray(acc.true_weight, dtype=np.float64)
         self.hard: ConfusionMatrix | None = None
-        if acc.get("has_hard", True):
-            hard = np.asarray(acc["hard_weighted"]) if weighted else np.asarray(acc["hard_counts"]).astype(np.float64)
-            self.hard = ConfusionMatrix._from_parts(hard, labels, np.asarray(acc["hard_counts"]).astype(np.int64),
-                                                     backend, weighted=weighted)
-        self.pcm = np.ascontiguousarray(np.asarray(acc["pcm"], dtype=np.float64))
+        if hard:
+            table = acc.hard_weighted if acc.hard_weighted is not None else acc.hard_counts.astype(np.float64)
+            self.hard = ConfusionMatrix._from_parts(table, labels, acc.hard_counts.astype(np.int64), backend,
+                                                    weighted=weighted)
+        self.pcm = np.ascontiguousarray(acc.pcm, dtype=np.float64)
         # cTP = diag(pCM), cTP + cFP = column sums of pCM, cRecall's denominator = hard true counts (docs/definitions.md §4).
         self.cmatrix = ConfusionMatrix._from_parts(self.pcm, labels, None, backend, weighted=True)
         self.cmatrix._true_sum = self.true_weight.copy()
         self.cmatrix._weighted = weighted  # support comes back as int64 when unweighted
-        self.weight = float(acc["weight_sum"])
-        self.entropy_sum = float(acc["entropy_sum"])
-        self.brier_sum = float(acc["brier_sum"])
-        self.log_loss_sum = float(acc["log_loss_sum"])
-        n_bins = len(acc["bin_weight"])
+        self.weight = float(acc.weight_sum)
+        self.entropy_sum = float(acc.entropy_sum)
+        self.brier_sum = float(acc.brier_sum)
+        self.log_loss_sum = float(acc.log_loss_sum)
+        n_bins = len(acc.bin_weight)
         self.n_bins = n_bins
-        w = np.asarray(acc["bin_weight"], dtype=np.float64)
+        w = np.asarray(acc.bin_weight, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            conf = np.where(w > 0, np.asarray(acc["bin_confidence"]) / w, np.nan)
-            accy = np.where(w > 0, np.asarray(acc["bin_correct"]) / w, np.nan)
+            conf = np.where(w > 0, acc.bin_confidence / w, np.nan)
+            accy = np.where(w > 0, acc.bin_correct / w, np.nan)
         self.bins = CalibrationBins(
             edges=np.arange(n_bins + 1, dtype=np.float64) / n_bins if n_bins else np.zeros(1),
-            count=np.asarray(acc["bin_count"]).astype(np.int64),
+            count=acc.bin_count.astype(np.int64),
             weight=w,
             mean_confidence=conf,
             accuracy=accy,
         )
-        self.confidence = acc.get("confidence")
-        self.correct = acc.get("correct")
+        self.confidence = acc.confidence
+        self.correct = acc.correct
 
     def prob_matrix(self, normalize: Any = None) -> np.ndarray:
         """The probabilistic confusion matrix, optionally normalised like confusion_matrix

@@ -1,0 +1,195 @@
+"""The contract between the Python layer and the two backends.
+
+Every kernel the compiled extension ``cmetrics._core`` provides, the numpy backend
+``cmetrics._numpy`` provides too, with the same signature, the same result type and the
+same exceptions. :class:`Kernels` states that contract; ``resolve_backend`` returns it, mypy
+checks both modules against it (the extension through its stub ``_core.pyi``, which
+``stubtest`` checks against the built module), and a test compares the runtime signatures.
+
+Results are the named tuples below, filled by both backends: their field names are the only
+place the keys are spelled. The Rust bindings build them positionally, in field order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple, Protocol, Union
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+F64 = npt.NDArray[np.float64]
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+#: Label codes or integer labels, as the kernels read them (other dtypes are cast once).
+Codes = Union[npt.NDArray[np.int32], npt.NDArray[np.int64]]
+#: Probabilities, row-major or column-major.
+Proba = Union[npt.NDArray[np.float32], npt.NDArray[np.float64]]
+#: Scores of the ranking kernels: floats, or integers ordered as integers.
+Scores = Union[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.uint64]]
+Bools = npt.NDArray[np.bool_]
+
+
+class Counted(NamedTuple):
+    """A counted confusion matrix: the labels of its rows and columns, the counts, and the
+    weighted sums when weights were given."""
+
+    labels: I64
+    counts: U64
+    weighted: F64 | None
+
+
+class Encoded(NamedTuple):
+    """String labels encoded to codes sorted by code point: where one occurrence of each
+    distinct label stands (``which`` array, ``rows`` index), and the codes of both arrays."""
+
+    which: npt.NDArray[np.uint8]
+    rows: U64
+    a: npt.NDArray[np.int32]
+    b: npt.NDArray[np.int32]
+
+
+class Marginals(NamedTuple):
+    """Diagonal, row sums, column sums and total of a confusion matrix."""
+
+    tp: F64
+    true_sum: F64
+    pred_sum: F64
+    total: float
+
+
+class PRF(NamedTuple):
+    """Per-class precision, recall and F-beta; NaN where 0/0."""
+
+    precision: F64
+    recall: F64
+    fbeta: F64
+
+
+class BalancedAccuracy(NamedTuple):
+    """Balanced accuracy and the number of classes it averages over."""
+
+    score: float
+    kept: int
+
+
+class ProbAccumulators(NamedTuple):
+    """Everything one pass over a probability matrix accumulates (docs/definitions.md §4, §6, §7):
+    arrays, and float sums, whose names (and only theirs) end in ``_sum``."""
+
+    hard_counts: U64
+    hard_weighted: F64 | None
+    pcm: F64
+    true_count: U64
+    true_weight: F64
+    entropy_sum: float
+    brier_sum: float
+    log_loss_sum: float
+    weight_sum: float
+    bin_weight: F64
+    bin_confidence: F64
+    bin_correct: F64
+    bin_count: U64
+    confidence: F64 | None
+    correct: Bools | None
+
+
+class BinaryRanking(NamedTuple):
+    """The tie-grouped walk of a binary outcome against a score: exact pair counts, the shares
+    of reversed, tied and ordered pairs (weighted when weights are given), and the curve areas."""
+
+    n_pos: int
+    n_neg: int
+    w_pos: float
+    w_neg: float
+    reversed: int
+    tied: int
+    ordered: int
+    reversed_share: float
+    tied_share: float
+    ordered_share: float
+    average_precision: float
+    aupr_trapezoid: float
+    aurc: float
+    n_thresholds: int
+
+
+class KendallCounts(NamedTuple):
+    """The exact pair counts of Kendall's tau and the two variants."""
+
+    n: int
+    x_ties: int
+    y_ties: int
+    joint_ties: int
+    discordant: int
+    x_distinct: int
+    y_distinct: int
+    tau_b: float
+    tau_c: float
+
+
+class Groups(NamedTuple):
+    """Tie groups: distinct scores (increasing) with their positive and negative rows, and
+    their weights when rows are weighted."""
+
+    values: F64
+    n_pos: U64
+    n_neg: U64
+    w_pos: F64 | None
+    w_neg: F64 | None
+
+
+class RankingState(Protocol):
+    """The exact streaming ranking state (the tie groups of every row added)."""
+
+    @property
+    def weighted(self) -> bool: ...
+    @property
+    def nbytes(self) -> int: ...
+    def __len__(self) -> int: ...
+    def add(self, positive: Bools, score: F64, sample_weight: F64 | None = None, bins: int | None = None,
+            n_threads: int = 0) -> None: ...
+    def merge(self, other: Self, n_threads: int = 0) -> None: ...
+    def absorb(self, groups: Groups, n_threads: int = 0) -> None: ...
+    def groups(self, n_threads: int = 0) -> Groups: ...
+    def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking: ...
+
+
+class Kernels(Protocol):
+    """The kernels both backends provide (see the module docs)."""
+
+    def confusion_matrix(self, y_true: Codes, y_pred: Codes, sample_weight: F64 | None = None, *,
+                         max_classes: int = 4096, n_threads: int = 0, min_parallel: int | None = None) -> Counted: ...
+    def confusion_matrix_codes(self, y_true: Codes, y_pred: Codes, n_classes: int, sample_weight: F64 | None = None,
+                               *, n_threads: int = 0) -> Counted: ...
+    def encode_strings(self, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32], *,
+                       max_classes: int = 4096) -> Encoded: ...
+    def encode_objects(self, a: npt.NDArray[np.object_], b: npt.NDArray[np.object_], *,
+                       max_classes: int = 4096) -> Encoded: ...
+    def marginals(self, c: F64) -> Marginals: ...
+    def precision_recall_fbeta(self, tp: F64, true_sum: F64, pred_sum: F64, beta: float) -> PRF: ...
+    def accuracy(self, c: F64) -> float: ...
+    def balanced_accuracy(self, c: F64, adjusted: bool) -> BalancedAccuracy: ...
+    def matthews_corrcoef(self, c: F64) -> float: ...
+    def cohen_kappa(self, c: F64, weights: str | None = None) -> float: ...
+    def youden_j_per_class(self, c: F64) -> F64: ...
+    def markedness_per_class(self, c: F64) -> F64: ...
+    def informedness(self, c: F64, prior: F64 | None = None) -> float: ...
+    def markedness(self, c: F64) -> float: ...
+    def mutual_information_bits(self, c: F64) -> float: ...
+    def normalized_information_transfer(self, c: F64, n_classes: int | None = None) -> float: ...
+    def entropy_modulated_accuracy(self, c: F64) -> float: ...
+    def evaluate_proba(self, y_true: Codes, y_proba: Proba, y_pred: Codes | None = None,
+                       sample_weight: F64 | None = None, *, validate: bool = True, atol: float | None = None,
+                       entropy: bool = True, scores: bool = True, n_bins: int = 15, keep_confidence: bool = False,
+                       hard: bool = True, n_threads: int = 0) -> ProbAccumulators: ...
+    def binary_ranking(self, positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True,
+                       n_threads: int = 0) -> BinaryRanking: ...
+    def score_groups(self, positive: Bools, score: F64, sample_weight: F64 | None = None,
+                     n_threads: int = 0) -> Groups: ...
+    def merge_groups(self, a: Groups, b: Groups) -> Groups: ...
+    def walk_groups(self, groups: Groups, curves: bool = True) -> BinaryRanking: ...
+    def kendall_counts(self, x: Scores, y: Scores, n_threads: int = 0) -> KendallCounts: ...
+    def GroupState(self, weighted: bool, min_buffer: int | None = None) -> RankingState: ...  # noqa: N802

@@ -1,0 +1,198 @@
+"""The contract between the layers (cmetrics._kernels): both backends provide every kernel of
+the ``Kernels`` protocol with the same signature, return the same named results with the same
+field values, and raise the same exception class for the same bad input."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import cmetrics
+from cmetrics import _kernels
+from cmetrics import _numpy as npb
+from cmetrics.exceptions import (
+    LabelError,
+    LengthMismatchError,
+    LimitExceededError,
+    NonFiniteError,
+    ProbabilityError,
+    ShapeError,
+    ValidationError,
+    WeightError,
+)
+
+pytestmark = pytest.mark.skipif(not cmetrics.rust_available(), reason="compares the compiled backend with numpy")
+
+#: Names the extension exports besides the kernels (its version, thread helpers, a test hook).
+EXTENSION_ONLY = {"__version__", "SEQUENTIAL_BELOW", "available_threads", "max_threads", "_panic_for_tests"}
+
+
+def core() -> Any:
+    from cmetrics import _core
+
+    return _core
+
+
+def protocol_members(proto: type) -> list[str]:
+    return sorted(n for n, v in vars(proto).items() if callable(v) and not n.startswith("_"))
+
+
+def shape(sig: inspect.Signature, drop_self: bool = False) -> list[tuple[str, Any, Any]]:
+    """Names, kinds and defaults of a signature (annotations are the stub's business)."""
+    params = list(sig.parameters.values())
+    if drop_self and params and params[0].name == "self":
+        params = params[1:]
+    return [(p.name, p.kind, p.default) for p in params]
+
+
+def test_both_backends_export_exactly_the_protocol() -> None:
+    kernels = set(protocol_members(_kernels.Kernels))
+    assert set(npb.__all__) == kernels
+    assert set(core().__all__) - EXTENSION_ONLY == kernels
+
+
+@pytest.mark.parametrize("name", protocol_members(_kernels.Kernels))
+def test_kernel_signatures_agree(name: str) -> None:
+    want = shape(inspect.signature(getattr(_kernels.Kernels, name)), drop_self=True)
+    assert shape(inspect.signature(getattr(npb, name))) == want, "numpy backend"
+    assert shape(inspect.signature(getattr(core(), name))) == want, "compiled backend"
+
+
+@pytest.mark.parametrize("name", protocol_members(_kernels.RankingState))
+def test_ranking_state_methods_agree(name: str) -> None:
+    want = shape(inspect.signature(getattr(_kernels.RankingState, name)), drop_self=True)
+    for cls in (npb.GroupState, core().GroupState):
+        assert shape(inspect.signature(getattr(cls, name)), drop_self=True) == want, cls
+    for prop in ("weighted", "nbytes"):
+        for state in (npb.GroupState(True), core().GroupState(True)):
+            assert getattr(state, prop) in (True, 0), (state, prop)
+
+
+# --------------------------------------------------------------------------------------
+# Results: the same named tuple, the same values
+
+rng = np.random.default_rng(12)
+Y = rng.integers(0, 4, 300).astype(np.int64)
+P = np.where(rng.random(300) < 0.6, Y, rng.integers(0, 4, 300)).astype(np.int64)
+W = rng.random(300)
+C = np.bincount(Y * 4 + P, minlength=16).reshape(4, 4).astype(np.float64)
+PROBA = rng.dirichlet(np.ones(4), 300)
+OK = rng.random(300) < 0.7
+SCORE = np.round(rng.random(300), 2)
+
+
+def _walked_state(k: Any) -> Any:
+    state = k.GroupState(True)
+    state.add(OK[:100], SCORE[:100], W[:100])
+    state.add(OK[100:], SCORE[100:], W[100:])
+    return state
+
+
+CALLS: dict[str, Callable[[Any], Any]] = {
+    "confusion_matrix": lambda k: k.confusion_matrix(Y, P, W),
+    "confusion_matrix_codes": lambda k: k.confusion_matrix_codes(Y, P, 5, None),
+    "encode_strings": lambda k: k.encode_strings(
+        np.array(["b", "a", "c"]).view(np.uint32).reshape(3, 1), np.array(["a", "d", "a"]).view(np.uint32).reshape(3, 1)),
+    "encode_objects": lambda k: k.encode_objects(np.array(["x", "é"], dtype=object), np.array(["y", "x"], dtype=object)),
+    "marginals": lambda k: k.marginals(C),
+    "precision_recall_fbeta": lambda k: k.precision_recall_fbeta(np.diag(C).copy(), C.sum(1), C.sum(0), 0.5),
+    "accuracy": lambda k: k.accuracy(C),
+    "balanced_accuracy": lambda k: k.balanced_accuracy(C, True),
+    "matthews_corrcoef": lambda k: k.matthews_corrcoef(C),
+    "cohen_kappa": lambda k: k.cohen_kappa(C, "quadratic"),
+    "youden_j_per_class": lambda k: k.youden_j_per_class(C),
+    "markedness_per_class": lambda k: k.markedness_per_class(C),
+    "informedness": lambda k: k.informedness(C, np.full(4, 0.25)),
+    "markedness": lambda k: k.markedness(C),
+    "mutual_information_bits": lambda k: k.mutual_information_bits(C),
+    "normalized_information_transfer": lambda k: k.normalized_information_transfer(C, 5),
+    "entropy_modulated_accuracy": lambda k: k.entropy_modulated_accuracy(C),
+    "evaluate_proba": lambda k: k.evaluate_proba(Y, PROBA, P, W, keep_confidence=True, n_bins=7),
+    "binary_ranking": lambda k: k.binary_ranking(OK, SCORE, W),
+    "score_groups": lambda k: k.score_groups(OK, SCORE, W),
+    "merge_groups": lambda k: k.merge_groups(k.score_groups(OK[:50], SCORE[:50]), k.score_groups(OK[50:], SCORE[50:])),
+    "walk_groups": lambda k: k.walk_groups(k.score_groups(OK, SCORE)),
+    "kendall_counts": lambda k: k.kendall_counts(SCORE, W),
+    "GroupState": lambda k: _walked_state(k).walk(),
+}
+
+
+def same(a: Any, b: Any, what: str) -> None:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), what
+        assert a.dtype == b.dtype and a.shape == b.shape, what
+        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-12, atol=1e-15, err_msg=what)
+    elif isinstance(a, bool) or isinstance(a, int):
+        assert type(a) is type(b) and a == b, what
+    elif a is None:
+        assert b is None, what
+    else:
+        assert isinstance(a, float) and isinstance(b, float), what
+        assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-15), what
+
+
+def test_every_kernel_is_called_here() -> None:
+    assert set(CALLS) == set(protocol_members(_kernels.Kernels))
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_results_are_the_same_named_tuples(name: str) -> None:
+    a, b = CALLS[name](core()), CALLS[name](npb)
+    assert type(a) is type(b), name
+    if isinstance(a, tuple):
+        assert type(a).__module__ == "cmetrics._kernels", "results are the named tuples of cmetrics._kernels"
+        for field, x, y in zip(a._fields, a, b):
+            same(x, y, f"{name}.{field}")
+    else:
+        same(a, b, name)
+
+
+# --------------------------------------------------------------------------------------
+# Errors: the same class for the same bad input
+
+E = np.zeros(0, np.int64)
+BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
+    ("confusion lengths", lambda k: k.confusion_matrix(Y, P[:-1]), LengthMismatchError),
+    ("confusion empty", lambda k: k.confusion_matrix(E, E), ShapeError),
+    ("proba empty", lambda k: k.evaluate_proba(E, PROBA[:0]), ShapeError),
+    ("confusion weight", lambda k: k.confusion_matrix(Y[:2], P[:2], np.array([1.0, -1.0])), WeightError),
+    ("confusion zero weights", lambda k: k.confusion_matrix(Y[:2], P[:2], np.zeros(2)), WeightError),
+    ("confusion classes", lambda k: k.confusion_matrix(np.arange(10), np.arange(10), max_classes=5), LimitExceededError),
+    ("codes range", lambda k: k.confusion_matrix_codes(Y, P, 2), ValidationError),
+    ("marginals shape", lambda k: k.marginals(np.zeros((2, 3))), ShapeError),
+    ("accuracy shape", lambda k: k.accuracy(np.zeros((0, 0))), ShapeError),
+    ("kappa weights", lambda k: k.cohen_kappa(C, "cubic"), ValidationError),
+    ("informedness prior shape", lambda k: k.informedness(C, np.full(3, 0.3)), ShapeError),
+    ("informedness prior range", lambda k: k.informedness(C, np.full(4, 1.5)), ValidationError),
+    ("nit classes", lambda k: k.normalized_information_transfer(C, 0), ValidationError),
+    ("table overflow", lambda k: k.matthews_corrcoef(np.array([[1e308, 1e308], [1e308, 1e308]])), WeightError),
+    ("proba shape", lambda k: k.evaluate_proba(Y, PROBA[:-1]), ShapeError),
+    ("proba entry", lambda k: k.evaluate_proba(Y[:1], np.array([[1.5, -0.5, 0.0, 0.0]])), ProbabilityError),
+    ("proba sum", lambda k: k.evaluate_proba(Y[:1], np.array([[0.5, 0.1, 0.0, 0.0]])), ProbabilityError),
+    ("proba label", lambda k: k.evaluate_proba(np.array([7]), PROBA[:1]), LabelError),
+    ("proba y_pred lengths", lambda k: k.evaluate_proba(Y, PROBA, P[:-1]), LengthMismatchError),
+    ("ranking nan", lambda k: k.binary_ranking(OK[:2], np.array([0.1, np.nan])), NonFiniteError),
+    ("ranking lengths", lambda k: k.binary_ranking(OK[:2], SCORE[:3]), LengthMismatchError),
+    ("ranking empty", lambda k: k.binary_ranking(OK[:0], SCORE[:0]), ShapeError),
+    ("ranking weights", lambda k: k.score_groups(OK[:2], SCORE[:2], np.array([np.inf, 1.0])), WeightError),
+    ("groups order", lambda k: k.walk_groups((np.array([2.0, 1.0]), np.ones(2, np.uint64), np.ones(2, np.uint64),
+                                              None, None)), ValidationError),
+    ("kendall nan", lambda k: k.kendall_counts(np.array([1.0, np.nan]), np.array([1.0, 2.0])), NonFiniteError),
+    ("state weights", lambda k: k.GroupState(True).add(OK[:2], SCORE[:2]), ValidationError),
+    ("state binned range", lambda k: k.GroupState(False).add(OK[:1], np.array([1.5]), None, 8), ValidationError),
+]
+
+
+@pytest.mark.parametrize(("what", "call", "error"), BAD, ids=[b[0] for b in BAD])
+def test_both_backends_raise_the_same_class(what: str, call: Callable[[Any], Any], error: type[Exception]) -> None:
+    raised = []
+    for k in (core(), npb):
+        with pytest.raises(error) as info:
+            call(k)
+        raised.append(type(info.value))
+    assert raised[0] is raised[1], f"{what}: {raised[0].__name__} (compiled) vs {raised[1].__name__} (numpy)"
