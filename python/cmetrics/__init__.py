@@ -4,8 +4,15 @@ A compiled Rust core counts in parallel with the GIL released; this typed API
 mirrors ``sklearn.metrics`` and falls back to an equivalent numpy backend when
 the extension is unavailable. Every public function takes
 ``backend="auto" | "rust" | "numpy"``.
+
+The public names come from the family modules (each lists its own in ``__all__``):
+:mod:`cmetrics.classification`, :mod:`cmetrics.confusion`, :mod:`cmetrics.probabilistic`,
+:mod:`cmetrics.ranking`, :mod:`cmetrics.report` and :mod:`cmetrics.streaming`.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
+from cmetrics import classification, confusion, probabilistic, ranking, report, streaming
 from cmetrics._config import (
     get_max_classes,
     get_num_threads,
@@ -15,124 +22,34 @@ from cmetrics._config import (
     set_num_threads,
     thread_limit,
 )
-from cmetrics.classification import (
-    accuracy_score,
-    balanced_accuracy_score,
-    class_bias,
-    class_prevalence,
-    cohen_kappa_score,
-    entropy_modulated_accuracy,
-    f1_score,
-    fbeta_score,
-    hard_label_report,
-    informedness,
-    markedness,
-    markedness_per_class,
-    matthews_corrcoef,
-    normalized_information_transfer,
-    precision_recall_fscore_support,
-    precision_score,
-    recall_score,
-    youden_j_per_class,
-)
-from cmetrics.confusion import ConfusionMatrix, confusion_matrix
-from cmetrics.probabilistic import (
-    CalibrationBins,
-    brier_score,
-    calibration_bins,
-    cf1_score,
-    cfbeta_score,
-    cprecision_recall_fscore_support,
-    cprecision_score,
-    crecall_score,
-    entropy_score,
-    expected_calibration_error,
-    log_loss,
-    max_calibration_error,
-    prob_confusion_matrix,
-    purity,
-    purity_from_matrix,
-)
-from cmetrics.ranking import (
-    SelectiveScores,
-    aupr_trapezoid,
-    aurc,
-    average_precision_score,
-    correctness,
-    kendall_tau,
-    kendall_tau_distance,
-    refinement,
-    reversed_pair_proportion,
-    risk_coverage_curve,
-    roc_auc_score,
-    selective_prediction_scores,
-)
-from cmetrics.report import Report, evaluate
-from cmetrics.streaming import Evaluator, RankingSummary, StateError
+from cmetrics.classification import *  # noqa: F403
+from cmetrics.confusion import *  # noqa: F403
 from cmetrics.exceptions import UndefinedMetricWarning
+from cmetrics.probabilistic import *  # noqa: F403
+from cmetrics.ranking import *  # noqa: F403
+from cmetrics.report import *  # noqa: F403
+from cmetrics.streaming import *  # noqa: F403
 
-__version__ = "0.1.0"
+try:
+    #: The version of the installed distribution (the one place it is written is Cargo.toml).
+    __version__ = version("cmetrics")
+except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
-    "CalibrationBins",
-    "ConfusionMatrix",
-    "Evaluator",
-    "RankingSummary",
-    "Report",
-    "SelectiveScores",
-    "StateError",
     "UndefinedMetricWarning",
     "__version__",
-    "accuracy_score",
-    "aupr_trapezoid",
-    "aurc",
-    "average_precision_score",
-    "balanced_accuracy_score",
-    "brier_score",
-    "calibration_bins",
-    "cf1_score",
-    "cfbeta_score",
-    "class_bias",
-    "class_prevalence",
-    "cohen_kappa_score",
-    "confusion_matrix",
-    "correctness",
-    "cprecision_recall_fscore_support",
-    "cprecision_score",
-    "crecall_score",
-    "entropy_modulated_accuracy",
-    "entropy_score",
-    "evaluate",
-    "expected_calibration_error",
-    "f1_score",
-    "fbeta_score",
     "get_max_classes",
     "get_num_threads",
-    "hard_label_report",
-    "informedness",
-    "kendall_tau",
-    "kendall_tau_distance",
-    "log_loss",
-    "markedness",
-    "markedness_per_class",
-    "matthews_corrcoef",
-    "max_calibration_error",
     "max_threads",
-    "normalized_information_transfer",
-    "precision_recall_fscore_support",
-    "precision_score",
-    "prob_confusion_matrix",
-    "purity",
-    "purity_from_matrix",
-    "recall_score",
-    "refinement",
-    "reversed_pair_proportion",
-    "risk_coverage_curve",
-    "roc_auc_score",
     "rust_available",
-    "selective_prediction_scores",
     "set_max_classes",
     "set_num_threads",
     "thread_limit",
-    "youden_j_per_class",
 ]
+__all__ += classification.__all__
+__all__ += confusion.__all__
+__all__ += probabilistic.__all__
+__all__ += ranking.__all__
+__all__ += report.__all__
+__all__ += streaming.__all__

@@ -1,30 +1,66 @@
-"""Input coercion shared by both backends: anything array-like becomes a
-contiguous 1-D numpy array of a dtype the kernels read.
+"""Every input check in one place: argument coercion (anything array-like becomes a
+contiguous numpy array of a dtype the kernels read) and the checks of every closed option,
+with the type aliases of those options.
 
-Labels become ``int32``/``int64`` (zero-copy when they already are) or a
-fixed-width unicode array; weights become ``float64``. Every other dtype is
-cast once, here. pandas, polars and pyarrow objects are recognised without
-importing those libraries and converted with their own ``to_numpy``; nulls
-raise instead of turning silently into NaN.
+Labels become ``int32``/``int64`` (zero-copy when they already are) or a fixed-width
+unicode array; weights and scores become ``float64`` (integer scores ``int64``/``uint64``,
+ordered as integers); probabilities ``float32``/``float64`` in either memory order. Every
+other dtype is cast once, here. pandas, polars and pyarrow objects are recognised without
+importing those libraries and converted with their own ``to_numpy``; nulls raise instead of
+turning silently into NaN. Each failure is a :mod:`cmetrics.exceptions` class whose message
+names the argument and the fix.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Union, cast
 
 import numpy as np
 import numpy.typing as npt
+from numpy.typing import ArrayLike
 
 from cmetrics.exceptions import (
     LabelError,
     LengthMismatchError,
     NonFiniteError,
+    ProbabilityError,
     ShapeError,
     UnsupportedDtypeError,
+    ValidationError,
+    WeightError,
 )
 
+# --------------------------------------------------------------------------------------
+# The closed options, as types
+
+#: Which kernels run: the compiled extension when it is importable ("auto"), or one of them.
+Backend = Literal["auto", "rust", "numpy"]
+#: How per-class precision, recall and F are averaged (None: no averaging).
+Average = Literal["binary", "micro", "macro", "weighted"]
+#: The value of a 0/0 ratio: "warn" (0 with a warning), 0, 1 or NaN.
+ZeroDivision = Union[Literal["warn"], float]
+#: How the ranking metrics of a report are computed.
+RankingMode = Literal["exact", "approximate", "off"]
+#: How a tied (correct, wrong) pair counts in refinement.
+Ties = Literal["half", "strict", "harsh"]
+#: What a confusion matrix is divided by.
+Normalize = Literal["true", "pred", "all"]
+#: The disagreement weights of Cohen's kappa (None: unweighted).
+KappaWeights = Literal["linear", "quadratic"]
+#: Kendall's tau-b or tau-c.
+Variant = Literal["b", "c"]
+#: Integer-like or string labels.
 LabelKind = Literal["int", "str"]
+#: One label: an integer (bool included) or a string.
+Label = Union[int, str, np.integer[Any], np.str_]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+
 _INT32 = np.iinfo(np.int32)
 _INT64 = np.iinfo(np.int64)
 
@@ -158,12 +194,6 @@ def check_object_strings(a: np.ndarray, name: str) -> None:
         raise _bad_object(a, int(np.flatnonzero(~is_str)[0]), name)
 
 
-def _strings(a: np.ndarray) -> np.ndarray:
-    """``<U`` arrays pass through; so do object arrays, whose elements the
-    encoding kernel checks (every one must be a ``str``) while it hashes them."""
-    return a
-
-
 def _kind_of(a: np.ndarray, name: str) -> LabelKind:
     k = a.dtype.kind
     if k in "biuf":
@@ -214,7 +244,8 @@ def label_pair(y_true: Any, y_pred: Any, names: tuple[str, str] = ("y_true", "y_
         msg = f"mix of string and number labels: {names[0]} holds {kt} labels, {names[1]} {kp} labels"
         raise LabelError(msg)
     if kt == "str":
-        ts, ps = _strings(t), _strings(p)
+        # Object arrays pass through: the encoding kernel checks that every element is a str.
+        ts, ps = t, p
         if ts.dtype.kind != ps.dtype.kind:  # one <U, one object: share the object path
             ts, ps = ts.astype(object), ps.astype(object)
         ts, ps = np.ascontiguousarray(ts), np.ascontiguousarray(ps)
@@ -270,3 +301,346 @@ def ucs4_view(a: np.ndarray) -> npt.NDArray[np.uint32]:
     if a.dtype.itemsize == 0:
         return np.zeros((a.shape[0], 1), dtype=np.uint32)
     return a.view(np.uint32).reshape(a.shape[0], width)
+
+
+# --------------------------------------------------------------------------------------
+# Scores, binary outcomes and their values
+
+
+def scores(x: ArrayLike, name: str) -> np.ndarray:
+    """Scores as the kernels read them: float64, or int64 / uint64 for integers, which are
+    ordered as integers (float64 holds integers exactly only up to 2^53)."""
+    a = as_1d(x, name)
+    if a.dtype.kind == "O":
+        try:
+            a = np.array(a.tolist())
+        except (TypeError, ValueError, OverflowError):
+            a = np.empty(0, dtype=object)
+        if a.dtype.kind not in "biuf" or a.ndim != 1:
+            msg = f"{name} holds objects that are not numbers; pass real numbers"
+            raise UnsupportedDtypeError(msg)
+    kind = a.dtype.kind
+    if kind == "b" or kind == "i" or (kind == "u" and a.dtype.itemsize < 8):
+        return np.ascontiguousarray(a, dtype=np.int64)
+    if kind == "u":
+        return np.ascontiguousarray(a, dtype=np.uint64)
+    if kind == "f":
+        return np.ascontiguousarray(a, dtype=np.float64)
+    msg = f"{name} has dtype {a.dtype}; pass real numbers"
+    raise UnsupportedDtypeError(msg)
+
+
+def binary(y_true: ArrayLike, pos_label: Label | None, name: str = "y_true") -> Bools:
+    """``y_true == pos_label`` for binary labels, with scikit-learn's rules: integer labels
+    in {0, 1} or {-1, 1} need no ``pos_label`` (1 is positive), two string labels take the
+    greater as positive, and a ``pos_label`` that is not one of two present labels raises."""
+    a = as_1d(y_true, name)
+    if a.dtype == np.bool_:
+        if pos_label not in (None, True, False, 0, 1):
+            msg = f"pos_label={pos_label!r} is not a valid label. It should be one of [False, True]"
+            raise LabelError(msg)
+        return np.ascontiguousarray(a) if pos_label in (None, True, 1) else ~a
+    pair = label_pair(a, a, names=(name, name))
+    values = pair.y_true
+    if pair.kind == "str":
+        check_object_strings(values, name)
+        values = values.astype(np.str_)
+    classes = np.unique(values)
+    shown = classes.tolist()[:10]
+    if len(classes) > 2:
+        msg = f"{name} has {len(classes)} classes; these metrics are binary (pass a bool array or pos_label=)"
+        raise ValidationError(msg)
+    if pos_label is None:
+        if pair.kind == "int" and not set(classes.tolist()) <= {0, 1} and not set(classes.tolist()) <= {-1, 1}:
+            msg = (f"{name} takes value in {shown} and pos_label is not specified: either make {name} take "
+                   "value in {0, 1} or {-1, 1} or pass pos_label explicitly")
+            raise LabelError(msg)
+        pos_label = 1 if pair.kind == "int" else (classes[-1] if len(classes) else None)
+    elif (isinstance(pos_label, str) != (pair.kind == "str")) or (len(classes) == 2 and pos_label not in shown):
+        msg = f"pos_label={pos_label!r} is not a valid label. It should be one of {shown}"
+        raise LabelError(msg)
+    return np.ascontiguousarray(values == pos_label)
+
+
+def same_length(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray) -> None:
+    """Two per-sample arrays of the same length."""
+    if a.shape[0] != b.shape[0]:
+        msg = f"{a_name} has {a.shape[0]} rows but {b_name} has {b.shape[0]}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+
+
+def check_finite(arg: str, x: np.ndarray) -> None:
+    """No NaN or infinity in a float array (integers are finite)."""
+    if x.dtype.kind != "f":
+        return
+    bad = ~np.isfinite(x)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        msg = f"{arg}[{i}] = {float(x[i])!r} is not finite; remove or impute NaN and infinite values"
+        raise NonFiniteError(msg)
+
+
+def check_not_nan(arg: str, x: np.ndarray) -> None:
+    """No NaN where values are ordered (infinities order as the extremes)."""
+    if x.dtype.kind != "f":
+        return
+    bad = np.isnan(x)
+    if bad.any():
+        msg = f"{arg}[{int(np.flatnonzero(bad)[0])}] is NaN; remove or impute NaN values"
+        raise NonFiniteError(msg)
+
+
+def check_weights(sample_weight: np.ndarray | None, n: int, other: str = "y_score") -> None:
+    """``sample_weight``: ``n`` finite, non-negative values (the check the kernels fuse with
+    their pass; the numpy backend calls it)."""
+    if sample_weight is None:
+        return
+    if sample_weight.shape[0] != n:
+        msg = (f"sample_weight has {sample_weight.shape[0]} rows but {other} has {n}; "
+               "pass arrays of the same length")
+        raise LengthMismatchError(msg)
+    bad = ~((sample_weight >= 0) & np.isfinite(sample_weight))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        msg = (f"sample_weight[{i}] = {float(sample_weight[i])!r} is invalid; weights must be finite "
+               f"and >= 0 ({int(bad.sum())} invalid in total)")
+        raise WeightError(msg)
+
+
+def check_totals(w_pos: float, w_neg: float, rows: int) -> None:
+    """The weight totals must be finite and, when there are rows, positive."""
+    if not np.isfinite(w_pos + w_neg):
+        msg = ("the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
+               "constant (the metrics do not change)")
+        raise WeightError(msg)
+    if rows and not w_pos + w_neg > 0:
+        msg = "sample_weight sums to 0; at least one sample needs a positive weight"
+        raise WeightError(msg)
+
+
+# --------------------------------------------------------------------------------------
+# Probabilities
+
+
+def proba_array(y_proba: ArrayLike, n: int | None = None, max_classes: int | None = None) -> np.ndarray:
+    """``y_proba`` as a C- or Fortran-contiguous (n, K) float32/float64 array, borrowed
+    when it already is one (the compiled kernel reads both layouts in place: a
+    DataFrame's ``to_numpy()`` is often Fortran-ordered); other layouts and dtypes
+    are copied once."""
+    from cmetrics._config import check_classes
+
+    p = to_numpy(y_proba, "y_proba")
+    if p.ndim != 2:
+        msg = (
+            f"y_proba must be 2-D (n_samples, n_classes), got shape {p.shape}; "
+            "for a binary score pass np.column_stack([1 - p, p])"
+        )
+        raise ProbabilityError(msg)
+    if p.shape[1] == 0 or p.shape[0] == 0:
+        msg = f"y_proba is empty (shape {p.shape}); at least one sample and one class are required"
+        raise ProbabilityError(msg)
+    check_classes(p.shape[1], "y_proba", max_classes)
+    if n is not None and p.shape[0] != n:
+        msg = f"y_proba has {p.shape[0]} rows but y_true has {n}; pass one probability row per sample"
+        raise LengthMismatchError(msg)
+    kind = p.dtype.kind
+    if kind == "f":
+        if p.dtype.itemsize < 4:
+            p = p.astype(np.float32)
+    elif kind in "biu":
+        p = p.astype(np.float64)
+    else:
+        msg = f"y_proba has dtype {p.dtype}; pass float32 or float64 probabilities"
+        raise UnsupportedDtypeError(msg)
+    if p.dtype.byteorder not in ("=", "|"):
+        p = p.astype(p.dtype.newbyteorder("="))
+    if p.flags.c_contiguous or p.flags.f_contiguous:
+        return p
+    return np.ascontiguousarray(p)
+
+
+def check_inputs(caller: str, y_pred: object, y_proba: object, confidence: object) -> None:
+    """The combinations of inputs ``evaluate`` and ``Evaluator.update`` accept."""
+    if y_pred is None and y_proba is None:
+        msg = f"{caller} needs y_pred, y_proba or both"
+        raise ValidationError(msg)
+    if confidence is not None and y_proba is not None:
+        msg = "pass confidence only with y_pred and without y_proba (with y_proba the confidence is its top probability)"
+        raise ValidationError(msg)
+
+
+# --------------------------------------------------------------------------------------
+# Options
+
+
+def length_of(labels: object) -> int:
+    """How many entries ``labels`` has, without converting it (0 when it has no length)."""
+    if isinstance(labels, (str, bytes)):
+        return 0
+    try:
+        return len(labels)  # type: ignore[arg-type]
+    except TypeError:
+        return 0
+
+
+def check_labels(labels: ArrayLike, kind: LabelKind, max_classes: int | None = None) -> np.ndarray:
+    """``labels=``: a 1-D list of distinct labels of the data's kind, at most ``max_classes``
+    of them (checked before anything else, so that a huge list allocates nothing)."""
+    from cmetrics._config import check_classes
+
+    check_classes(length_of(labels), "labels", max_classes)
+    arr = to_numpy(labels, "labels")
+    if arr.ndim != 1:
+        msg = f"labels must be a 1-D list of labels, got shape {arr.shape}"
+        raise LabelError(msg)
+    if arr.size == 0:
+        msg = "'labels' should contain at least one label"
+        raise LabelError(msg)
+    if arr.dtype.kind in "SV":
+        msg = "labels must be numbers or strings"
+        raise LabelError(msg)
+    akind = "str" if arr.dtype.kind in "UO" and isinstance(arr.tolist()[0], str) else "int"
+    if akind != kind:
+        msg = f"labels holds {akind} labels but the data holds {kind} labels; use the data's label type"
+        raise LabelError(msg)
+    values, counts = np.unique(arr, return_counts=True)
+    if values.size != arr.size:
+        msg = f"labels has duplicates ({values[counts > 1].tolist()}); list each label once"
+        raise LabelError(msg)
+    return arr
+
+
+def _one_of(name: str, value: object, allowed: tuple[object, ...]) -> None:
+    """``value`` is one of ``allowed``: equal to one of its strings, or identical to None,
+    True or False (no ``==`` on arbitrary objects: an array is simply not allowed)."""
+    ok = any(value is a if not isinstance(a, str) else (isinstance(value, str) and value == a) for a in allowed)
+    if not ok:
+        shown = ", ".join(repr(a) for a in allowed)
+        msg = f"{name}={value!r} is invalid; use one of {shown}"
+        raise ValidationError(msg)
+
+
+def check_normalize(normalize: object) -> Normalize | None:
+    """``normalize`` of a confusion matrix: None, "true", "pred" or "all"."""
+    _one_of("normalize", normalize, (None, "true", "pred", "all"))
+    return None if normalize is None else cast("Normalize", str(normalize))
+
+
+def check_average(average: object) -> Average | None:
+    """``average``: None, "binary", "micro", "macro" or "weighted"."""
+    _one_of("average", average, (None, "binary", "micro", "macro", "weighted"))
+    return None if average is None else cast("Average", str(average))
+
+
+def check_ties(ties: object) -> Ties:
+    """``ties`` of refinement: "half", "strict" or "harsh"."""
+    _one_of("ties", ties, ("half", "strict", "harsh"))
+    return cast("Ties", str(ties))
+
+
+def check_variant(variant: object) -> Variant:
+    """``variant`` of Kendall's tau: "b" or "c"."""
+    _one_of("variant", variant, ("b", "c"))
+    return cast("Variant", str(variant))
+
+
+def check_kappa_weights(weights: object) -> KappaWeights | None:
+    """``weights`` of Cohen's kappa: None, "linear" or "quadratic"."""
+    _one_of("weights", weights, (None, "linear", "quadratic"))
+    return None if weights is None else cast("KappaWeights", str(weights))
+
+
+def ranking_mode(ranking: object) -> RankingMode:
+    """The one set of ``ranking`` values of :func:`cmetrics.evaluate`, :class:`Evaluator` and
+    ``cmetrics score --ranking``: "exact", "approximate" or "off" (``True`` and ``False``
+    stand for "exact" and "off"); anything else raises."""
+    if ranking is True:
+        return "exact"
+    if ranking is False:
+        return "off"
+    _one_of("ranking", ranking, ("exact", "approximate", "off", True, False))
+    return cast("RankingMode", str(ranking))
+
+
+def zero_division_value(zero_division: object) -> float:
+    """The number a 0/0 entry becomes under ``zero_division`` ("warn" gives 0)."""
+    if isinstance(zero_division, str):
+        if zero_division == "warn":
+            return 0.0
+    elif isinstance(zero_division, (int, float, np.integer, np.floating)) and not isinstance(zero_division, bool):
+        if math.isnan(zero_division):
+            return float("nan")
+        if zero_division in (0, 1):
+            return float(zero_division)
+    msg = f"zero_division={zero_division!r} is invalid; use 'warn', 0, 1 or float('nan')"
+    raise ValidationError(msg)
+
+
+def _integer_in(name: str, value: object, lo: int, hi: int, fix: str) -> int:
+    """An integer (not a bool) from ``lo`` to ``hi``; ``fix`` says what to pass."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        msg = f"{name}={value!r} is invalid; {fix}"
+        raise ValidationError(msg)
+    return int(value)
+
+
+#: The most calibration bins (a bin costs 32 bytes per accumulator set).
+MAX_BINS = 1 << 20
+
+
+def check_n_bins(n_bins: object) -> int:
+    """Calibration bins: an integer from 1 to 2^20."""
+    return _integer_in("n_bins", n_bins, 1, MAX_BINS, "pass an integer from 1 to 2^20")
+
+
+def check_ranking_bins(ranking_bins: object) -> int:
+    """Bins of the approximate ranking mode: an integer from 1 to 2^24."""
+    return _integer_in("ranking_bins", ranking_bins, 1, 1 << 24, "pass an integer from 1 to 2^24")
+
+
+def check_n_classes(n_classes: object) -> int:
+    """A number of classes: a positive integer."""
+    return _integer_in("n_classes", n_classes, 1, sys.maxsize, "pass a positive integer")
+
+
+def check_beta(beta: object) -> float:
+    """``beta`` must be a number >= 0 (``inf`` allowed). A finite beta so large that
+    ``beta**2`` overflows is its limit, ``inf`` (F-beta tends to recall)."""
+    if isinstance(beta, (str, bytes)):
+        msg = f"beta={beta!r} is invalid; pass a number >= 0"
+        raise ValidationError(msg)
+    try:
+        b = float(beta)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        msg = f"beta={beta!r} is invalid; pass a number >= 0"
+        raise ValidationError(msg) from None
+    if not b >= 0:
+        msg = f"beta={beta!r} is invalid; beta should be >= 0"
+        raise ValidationError(msg)
+    if not math.isfinite(b * b):
+        return math.inf
+    return b
+
+
+def check_undefined_value(value: object) -> float:
+    """``replace_undefined_by``: a number (NaN included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        msg = f"replace_undefined_by={value!r} is invalid; pass a number (float('nan') by default)"
+        raise ValidationError(msg)
+    return float(value)
+
+
+def check_prior(prior: ArrayLike, n_labels: int) -> F64:
+    """Informedness ``prior``: one finite prevalence per label, summing to 1."""
+    try:
+        pi = np.asarray(prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        msg = "prior must be a 1-D list of numbers, one per label"
+        raise ValidationError(msg) from None
+    if pi.ndim != 1 or pi.size != n_labels:
+        msg = f"prior has {pi.size} entries but there are {n_labels} labels; give one prior per label"
+        raise ValidationError(msg)
+    if not np.isfinite(pi).all() or abs(pi.sum() - 1.0) > 1e-9:
+        msg = f"prior must be finite and sum to 1 (sums to {pi.sum()!r})"
+        raise ValidationError(msg)
+    return np.ascontiguousarray(pi)

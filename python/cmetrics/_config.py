@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from cmetrics._checks import Backend
 from cmetrics.exceptions import LimitExceededError, ValidationError
 
 if TYPE_CHECKING:
     from cmetrics._kernels import Kernels
-
-Backend = Literal["auto", "rust", "numpy"]
 
 _ENV_THREADS = "CMETRICS_NUM_THREADS"
 _threads: int | None = None

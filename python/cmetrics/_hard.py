@@ -1,271 +1,301 @@
-"""Metric derivations on a counted :class:`~cmetrics.confusion.ConfusionMatrix`.
+"""Hard-label derivations on a counted :class:`~cmetrics.confusion.ConfusionMatrix` that need
+more than one kernel call, and the policy every family shares: ``zero_division``, averaging
+and the :class:`~cmetrics.exceptions.UndefinedMetricWarning` of undefined values.
 
-Shared by the methods of ``ConfusionMatrix`` and the functional API; the
-arithmetic itself comes from the selected backend (``cmetrics._core`` or
-``cmetrics._numpy``), the ``zero_division``/averaging/warning policy from
-:mod:`cmetrics._validation`, so both backends behave identically.
+The arithmetic comes from the selected backend (``cmetrics._core`` or ``cmetrics._numpy``);
+the policy lives only here, so both backends behave identically.
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Union, overload
 
 import numpy as np
+import numpy.typing as npt
+from numpy.typing import ArrayLike
 
-from cmetrics import _validation as v
-from cmetrics.exceptions import LabelError, ValidationError
+from cmetrics import _checks
+from cmetrics._checks import F64, I64, Average, KappaWeights, Label, Normalize, ZeroDivision
+from cmetrics.exceptions import LabelError, LimitExceededError, UndefinedMetricWarning, ValidationError
 
 if TYPE_CHECKING:
     from cmetrics.confusion import ConfusionMatrix
+
+#: Per-class support: int64 counts, or float64 sums of weights.
+Support = Union[F64, I64]
+#: ``(precision, recall, fbeta, support)`` per class, or averaged (floats, and no support).
+PerClass = tuple[F64, F64, F64, Support]
+Averaged = tuple[float, float, float, None]
+PRFS = Union[PerClass, Averaged]
 
 _PRF_REASONS = {
     "precision": ("Precision", "predicted samples"),
     "recall": ("Recall", "true samples"),
     "f-score": ("F-score", "true nor predicted samples"),
 }
+_PACKAGE = __name__.rsplit(".", 1)[0]
 
 
-def _binary_labels(cm: ConfusionMatrix, pos_label: Any) -> list[Any]:
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside cmetrics: the user's call."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").split(".", 1)[0] == _PACKAGE:
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = UndefinedMetricWarning) -> None:
+    """Warn at the caller's line (the first frame outside the package)."""
+    warnings.warn(message, category, stacklevel=_outside_stacklevel())
+
+
+def undefined(message: str) -> float:
+    """An undefined value: NaN, with an :class:`UndefinedMetricWarning` saying why."""
+    warn(message)
+    return float("nan")
+
+
+def apply_zero_division(values: F64, zero_division: ZeroDivision, what: str, reason: str,
+                        warn_here: bool = True) -> F64:
+    """Replace the NaN (0/0) entries by the ``zero_division`` value, warning under
+    ``"warn"`` with scikit-learn's wording."""
+    fill = _checks.zero_division_value(zero_division)
+    mask = np.isnan(values)
+    if not mask.any():
+        return values
+    out = values.copy()
+    out[mask] = fill
+    if warn_here and isinstance(zero_division, str):
+        # "due to" for a single value, "in labels with" per class (scikit-learn's wording).
+        where = "due to" if values.size == 1 else "in labels with"
+        warn(f"{what} is ill-defined and being set to 0.0 {where} no {reason}. "
+             "Use `zero_division` parameter to control this behavior.")
+    return out
+
+
+def average_values(values: F64, weights: F64, average: Average) -> float:
+    """Average per-class values, NaN entries dropped with their weights (scikit-learn's
+    ``_nanaverage``); all-NaN gives NaN; weights summing to 0 fall back to the plain mean."""
+    keep = ~np.isnan(values)
+    if not keep.any():
+        return float("nan")
+    v = values[keep]
+    if average == "weighted":
+        w = weights[keep]
+        total = float(w.sum())
+        if total != 0:
+            return float(np.sum(v * w) / total)
+    return float(np.sum(v) / v.size)
+
+
+def _binary_labels(cm: ConfusionMatrix, pos_label: Label) -> list[Label]:
     present = cm._labels[(cm._true_sum > 0) | (cm._pred_sum > 0)]
     if present.size > 2:
-        msg = (
-            "Target is multiclass but average='binary'. Please choose another average setting, "
-            "one of [None, 'micro', 'macro', 'weighted']."
-        )
+        msg = ("Target is multiclass but average='binary'. Please choose another average setting, "
+               "one of [None, 'micro', 'macro', 'weighted'].")
         raise ValidationError(msg)
-    is_str = isinstance(pos_label, str)
-    if is_str != (cm._kind == "str"):
-        msg = f"pos_label={pos_label!r} is not a valid label. It should be one of {present.tolist()}"
-        raise LabelError(msg)
-    if pos_label not in present.tolist() and present.size >= 2:
+    if isinstance(pos_label, str) != (cm._kind == "str") or (pos_label not in present.tolist() and present.size >= 2):
         msg = f"pos_label={pos_label!r} is not a valid label. It should be one of {present.tolist()}"
         raise LabelError(msg)
     return [pos_label]
 
 
+@overload
+def prfs(cm: ConfusionMatrix, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+         average: None = ..., warn_for: tuple[str, ...] = ..., zero_division: ZeroDivision = ...,
+         prefix: str = ...) -> PerClass: ...
+@overload
+def prfs(cm: ConfusionMatrix, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+         average: Average, warn_for: tuple[str, ...] = ..., zero_division: ZeroDivision = ...,
+         prefix: str = ...) -> Averaged: ...
+@overload
+def prfs(cm: ConfusionMatrix, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+         average: Average | None = ..., warn_for: tuple[str, ...] = ..., zero_division: ZeroDivision = ...,
+         prefix: str = ...) -> PRFS: ...
 def prfs(
     cm: ConfusionMatrix,
     *,
     beta: float = 1.0,
-    labels: Any = None,
-    pos_label: Any = 1,
-    average: Any = None,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = None,
     warn_for: tuple[str, ...] = ("precision", "recall", "f-score"),
-    zero_division: Any = "warn",
+    zero_division: ZeroDivision = "warn",
     prefix: str = "",
-) -> tuple[Any, Any, Any, Any]:
+) -> PRFS:
     """Precision, recall, F-beta and support with scikit-learn's semantics (docs/definitions.md §2.3).
 
     The confidence versions (docs/definitions.md §4) run through here too, on a table whose
     diagonal and column sums come from the probabilistic confusion matrix
     (``prefix="c"`` names them in warnings)."""
-    v.check_average(average)
-    b = v.check_beta(beta)
-    v.zero_division_value(zero_division)
+    average = _checks.check_average(average)
+    b = _checks.check_beta(beta)
+    _checks.zero_division_value(zero_division)
     if average == "binary":
         labels = _binary_labels(cm, pos_label)
     elif pos_label not in (None, 1):
-        warnings.warn(
-            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
-            "You may use labels=[pos_label] to specify a single positive class.",
-            UserWarning,
-            stacklevel=3,
-        )
+        warn(f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
+             "You may use labels=[pos_label] to specify a single positive class.", UserWarning)
     _, tp, true_sum, pred_sum = cm._ovr(labels)
     if average == "micro":
         tp, true_sum, pred_sum = np.array([tp.sum()]), np.array([true_sum.sum()]), np.array([pred_sum.sum()])
-    p, r, f = (np.asarray(x) for x in cm._be.precision_recall_fbeta(
-        np.ascontiguousarray(tp, dtype=np.float64),
-        np.ascontiguousarray(true_sum, dtype=np.float64),
-        np.ascontiguousarray(pred_sum, dtype=np.float64),
-        b,
-    ))
+    prf = cm._be.precision_recall_fbeta(np.ascontiguousarray(tp, dtype=np.float64),
+                                        np.ascontiguousarray(true_sum, dtype=np.float64),
+                                        np.ascontiguousarray(pred_sum, dtype=np.float64), b)
     out = []
-    for name, values in (("precision", p), ("recall", r), ("f-score", f)):
+    for name, values in zip(("precision", "recall", "f-score"), prf):
         what, reason = _PRF_REASONS[name]
-        what = prefix + what if prefix else what
-        out.append(v.apply_zero_division(values, zero_division, what, reason, warn=name in warn_for))
+        out.append(apply_zero_division(values, zero_division, prefix + what, reason, warn_here=name in warn_for))
     p, r, f = out
     if average is None:
-        support = true_sum if cm._weighted else true_sum.astype(np.int64)
-        return p, r, f, support
-    return (
-        v.average_values(p, true_sum, average),
-        v.average_values(r, true_sum, average),
-        v.average_values(f, true_sum, average),
-        None,
-    )
-
-
-def accuracy(cm: ConfusionMatrix) -> float:
-    """Accuracy."""
-    return float(cm._be.accuracy(cm._c))
+        return p, r, f, (true_sum if cm._weighted else true_sum.astype(np.int64))
+    return (average_values(p, true_sum, average), average_values(r, true_sum, average),
+            average_values(f, true_sum, average), None)
 
 
 def balanced_accuracy(cm: ConfusionMatrix, adjusted: bool = False) -> float:
     """Balanced accuracy (docs/definitions.md §2.4)."""
     if ((cm._pred_sum > 0) & (cm._true_sum == 0)).any():
-        warnings.warn("y_pred contains classes not in y_true", UserWarning, stacklevel=3)
+        warn("y_pred contains classes not in y_true", UserWarning)
     score, kept = cm._be.balanced_accuracy(cm._c, bool(adjusted))
     if adjusted and kept < 2:
-        v.warn_undefined("Adjusted balanced accuracy is undefined with a single class in y_true; returning NaN")
+        return undefined("Adjusted balanced accuracy is undefined with a single class in y_true; returning NaN")
     return float(score)
 
 
-def matthews_corrcoef(cm: ConfusionMatrix) -> float:
-    """Matthews correlation coefficient (docs/definitions.md §2.5)."""
-    return float(cm._be.matthews_corrcoef(cm._c))
-
-
-def cohen_kappa(cm: ConfusionMatrix, labels: Any = None, weights: Any = None,
+def cohen_kappa(cm: ConfusionMatrix, labels: ArrayLike | None = None, weights: KappaWeights | None = None,
                 replace_undefined_by: float = float("nan")) -> float:
     """Cohen's kappa; ``labels`` restricts the matrix as scikit-learn does (docs/definitions.md §2.6).
     Undefined (no sample with both labels among ``labels``, or a zero expected disagreement):
     ``replace_undefined_by`` with an ``UndefinedMetricWarning``, as scikit-learn."""
-    if weights not in (None, "linear", "quadratic"):
-        msg = f"weights={weights!r} is invalid; use None, 'linear' or 'quadratic'"
-        raise ValidationError(msg)
-    fill = _undefined_value(replace_undefined_by)
+    weights = _checks.check_kappa_weights(weights)
+    fill = _checks.check_undefined_value(replace_undefined_by)
     c = cm._c if labels is None else cm.table(labels=labels, _quiet=True).astype(np.float64)
     if not c.sum() > 0:
-        v.warn_undefined("`y2` contains no labels that are present in both `y1` and `labels`. `cohen_kappa_score` "
-                         f"is undefined and set to the value defined by the `replace_undefined_by` param ({fill}).")
+        warn("`y2` contains no labels that are present in both `y1` and `labels`. `cohen_kappa_score` "
+             f"is undefined and set to the value defined by the `replace_undefined_by` param ({fill}).")
         return fill
     k = float(cm._be.cohen_kappa(np.ascontiguousarray(c, dtype=np.float64), weights))
     if np.isnan(k):
-        v.warn_undefined("`y1`, `y2` and `labels` have only one label in common (the expected disagreement is 0). "
-                         "`cohen_kappa_score` is undefined and set to the value defined by the `replace_undefined_by` "
-                         f"param ({fill}).")
+        warn("`y1`, `y2` and `labels` have only one label in common (the expected disagreement is 0). "
+             "`cohen_kappa_score` is undefined and set to the value defined by the `replace_undefined_by` "
+             f"param ({fill}).")
         return fill
     return k
 
 
-def _undefined_value(value: Any) -> float:
-    """``replace_undefined_by``: a number (NaN included)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        msg = f"replace_undefined_by={value!r} is invalid; pass a number (float('nan') by default)"
-        raise ValidationError(msg)
-    return float(value)
-
-
-def per_class(cm: ConfusionMatrix, which: str, labels: Any, zero_division: Any) -> np.ndarray:
-    """Per-class Youden J or markedness (docs/definitions.md §3.1) in ``labels`` order."""
+def per_class(cm: ConfusionMatrix, which: str, labels: ArrayLike | None, zero_division: ZeroDivision) -> F64:
+    """Per-class Youden J (``which="j"``) or markedness (docs/definitions.md §3.1) in ``labels`` order."""
     fn = cm._be.youden_j_per_class if which == "j" else cm._be.markedness_per_class
-    values = np.asarray(fn(cm._c))
+    values = fn(cm._c)
     if labels is not None:
         pos = cm._positions(labels)
         values = np.where(pos >= 0, values[np.maximum(pos, 0)], np.nan)
     what = "Youden J" if which == "j" else "Markedness"
     reason = "true samples or only true samples" if which == "j" else "predicted samples or only predicted samples"
-    return v.apply_zero_division(values, zero_division, what, reason)
+    return apply_zero_division(values, zero_division, what, reason)
 
 
-def informedness(cm: ConfusionMatrix, labels: Any = None, prior: Any = None) -> float:
+def informedness(cm: ConfusionMatrix, labels: ArrayLike | None = None, prior: ArrayLike | None = None) -> float:
     """Powers' bookmaker informedness (docs/definitions.md §3.2, §3.5)."""
     cm._superset(labels)
     c = cm._c
     pi = None
     if prior is not None:
-        pi = np.asarray(prior, dtype=np.float64)
-        order = cm._labels if labels is None else np.asarray(labels)
-        if pi.ndim != 1 or pi.size != order.size:
-            msg = f"prior has {pi.size} entries but there are {order.size} labels; give one prior per label"
-            raise ValidationError(msg)
-        if not np.isfinite(pi).all() or abs(pi.sum() - 1.0) > 1e-9:
-            msg = f"prior must be finite and sum to 1 (sums to {pi.sum()!r})"
-            raise ValidationError(msg)
+        pi = _checks.check_prior(prior, cm.n_classes if labels is None else _checks.length_of(labels))
         if labels is not None:
-            pos = cm._positions(labels)
-            c = np.ascontiguousarray(_expand_to(cm._c, pos))
-    value = float(cm._be.informedness(c, None if pi is None else np.ascontiguousarray(pi)))
+            c = np.ascontiguousarray(expand(cm._c, cm._positions(labels)))
+    value = float(cm._be.informedness(c, pi))
     if np.isnan(value):
-        v.warn_undefined("Informedness is undefined with fewer than two classes in y_true; returning NaN")
+        return undefined("Informedness is undefined with fewer than two classes in y_true; returning NaN")
     return value
 
 
-def markedness(cm: ConfusionMatrix, labels: Any = None) -> float:
+def markedness(cm: ConfusionMatrix, labels: ArrayLike | None = None) -> float:
     """Markedness (docs/definitions.md §3.3)."""
     cm._superset(labels)
     value = float(cm._be.markedness(cm._c))
     if np.isnan(value):
-        v.warn_undefined("Markedness is undefined with fewer than two predicted classes; returning NaN")
+        return undefined("Markedness is undefined with fewer than two predicted classes; returning NaN")
     return value
 
 
-def nit(cm: ConfusionMatrix, n_classes: Any = None) -> float:
+def nit(cm: ConfusionMatrix, n_classes: int | None = None) -> float:
     """Normalized Information Transfer (docs/definitions.md §3.6)."""
     present = int((cm._true_sum > 0).sum())
     if n_classes is not None:
-        if not isinstance(n_classes, (int, np.integer)) or isinstance(n_classes, bool) or n_classes < 1:
-            msg = f"n_classes={n_classes!r} is invalid; pass a positive integer"
-            raise ValidationError(msg)
+        n_classes = _checks.check_n_classes(n_classes)
         if n_classes < present:
             msg = (f"n_classes={n_classes} is below the {present} classes present in y_true (NIT would exceed 1); "
                    f"pass n_classes >= {present}")
             raise LabelError(msg)
-    if n_classes is None and present == 1:
-        v.warn_undefined("NIT with a single class in y_true is 1.0 by convention (no information to transfer)")
-    return float(cm._be.normalized_information_transfer(cm._c, None if n_classes is None else int(n_classes)))
+    elif present == 1:
+        warn("NIT with a single class in y_true is 1.0 by convention (no information to transfer)")
+    return float(cm._be.normalized_information_transfer(cm._c, n_classes))
 
 
-def ema(cm: ConfusionMatrix) -> float:
-    """Entropy-modulated accuracy (docs/definitions.md §3.6)."""
-    return float(cm._be.entropy_modulated_accuracy(cm._c))
+def per_class_table(cm: ConfusionMatrix, zero_division: ZeroDivision) -> dict[str, dict[str, float]]:
+    """Every per-class value of a confusion matrix, by label (as text): the one per-class
+    table of :class:`cmetrics.Report`. Undefined entries follow ``zero_division`` for
+    precision, recall and F1 and are NaN otherwise; nothing warns."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p, r, f, s = prfs(cm, zero_division=zero_division)
+        j = per_class(cm, "j", None, float("nan"))
+        mk = per_class(cm, "mk", None, float("nan"))
+    prevalence, bias = cm._true_sum / cm._total, cm._pred_sum / cm._total
+    columns = {"precision": p, "recall": r, "f1": f, "support": s, "prevalence": prevalence, "bias": bias,
+               "youden_j": j, "markedness": mk}
+    return {str(lab): {name: float(v[i]) for name, v in columns.items()} for i, lab in enumerate(cm._labels.tolist())}
 
 
-def mutual_information(cm: ConfusionMatrix) -> float:
-    """Mutual information of truth and prediction in bits."""
-    return float(cm._be.mutual_information_bits(cm._c))
+# --------------------------------------------------------------------------------------
+# Table operations
 
 
-def rates(cm: ConfusionMatrix, which: str, labels: Any) -> np.ndarray:
-    """Prevalence ``n_c/N`` or bias ``m_c/N`` in ``labels`` order (absent labels give 0)."""
-    _, _, true_sum, pred_sum = cm._ovr(labels)
-    return np.asarray(true_sum if which == "prevalence" else pred_sum, dtype=np.float64) / cm._total
+def positions(universe: np.ndarray, wanted: np.ndarray) -> npt.NDArray[np.intp]:
+    """Index of each ``wanted`` label in ``universe`` (sorted or not), -1 if absent."""
+    order = np.argsort(universe, kind="stable")
+    su = universe[order]
+    try:
+        idx = np.searchsorted(su, wanted)
+    except TypeError:
+        return np.full(wanted.shape, -1, dtype=np.intp)
+    idx = np.minimum(idx, su.size - 1)
+    found = su[idx] == wanted
+    return np.where(found, order[idx], -1).astype(np.intp)
 
 
-def _expand_to(c: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    from cmetrics.confusion import _expand
-
-    return _expand(c, pos)
-
-
-def report(cm: ConfusionMatrix, zero_division: Any = "warn") -> dict[str, Any]:
-    """Every hard-label metric from the one counted matrix, as plain Python values."""
-    p, r, f, s = prfs(cm, zero_division=zero_division)
-    out: dict[str, Any] = {
-        "n_samples": cm._total,
-        "n_classes": cm.n_classes,
-        "accuracy": accuracy(cm),
-        "balanced_accuracy": balanced_accuracy(cm),
-        "balanced_accuracy_adjusted": balanced_accuracy(cm, adjusted=True),
-        "matthews_corrcoef": matthews_corrcoef(cm),
-        "cohen_kappa": cohen_kappa(cm),
-        "informedness": informedness(cm),
-        "markedness": markedness(cm),
-        "normalized_information_transfer": nit(cm),
-        "entropy_modulated_accuracy": ema(cm),
-        "mutual_information_bits": mutual_information(cm),
-    }
-    for avg in ("macro", "weighted", "micro"):
-        ap, ar, af, _ = prfs(cm, average=avg, zero_division=zero_division)
-        out[f"precision_{avg}"], out[f"recall_{avg}"], out[f"f1_{avg}"] = ap, ar, af
-    j = per_class(cm, "j", None, float("nan"))
-    mk = per_class(cm, "mk", None, float("nan"))
-    prev = rates(cm, "prevalence", None)
-    bias = rates(cm, "bias", None)
-    out["per_class"] = {
-        str(lab): {
-            "precision": float(p[i]),
-            "recall": float(r[i]),
-            "f1": float(f[i]),
-            "support": float(s[i]),
-            "prevalence": float(prev[i]),
-            "bias": float(bias[i]),
-            "youden_j": float(j[i]),
-            "markedness": float(mk[i]),
-        }
-        for i, lab in enumerate(cm._labels.tolist())
-    }
+def expand(c: np.ndarray, pos: npt.NDArray[np.intp]) -> np.ndarray:
+    """Rows and columns ``pos`` of ``c``; -1 gives a zero row and column."""
+    ok = pos >= 0
+    safe = np.where(ok, pos, 0)
+    out = c[np.ix_(safe, safe)].copy()
+    out[~ok, :] = 0
+    out[:, ~ok] = 0
     return out
+
+
+def normalized(c: F64, normalize: Normalize, true_sum: F64) -> F64:
+    """``c`` divided by the true counts ("true"), column sums ("pred") or the total
+    ("all"); 0/0 gives 0, as scikit-learn."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if normalize == "true":
+            c = c / true_sum[:, None]
+        elif normalize == "pred":
+            c = c / c.sum(axis=0, keepdims=True)
+        else:
+            c = c / c.sum()
+    return np.nan_to_num(c)
+
+
+def as_int64(c: F64) -> I64:
+    """Counts (or sums of integer weights) as int64; refused beyond its range."""
+    if c.size and float(c.max()) >= 2.0**63:
+        msg = "the weighted counts exceed the int64 range; pass float weights to get float64 sums"
+        raise LimitExceededError(msg)
+    return c.astype(np.int64)

@@ -5,57 +5,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numpy.typing import ArrayLike
 
 from cmetrics import _checks
-from cmetrics import _validation as v
-from cmetrics._config import Backend, check_classes, get_num_threads, resolve_backend
+from cmetrics._checks import F64, I64, Backend, LabelKind, Normalize
+from cmetrics._config import get_num_threads, resolve_backend
+from cmetrics._hard import normalized, undefined
 from cmetrics._kernels import ProbAccumulators
-from cmetrics.confusion import ConfusionMatrix, _check_labels_arg, check_normalize, normalized
-from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, UnsupportedDtypeError, ValidationError
-
-MAX_BINS = 1 << 20
+from cmetrics.confusion import ConfusionMatrix
+from cmetrics.exceptions import InternalError, LabelError, ProbabilityError
 
 
-def proba_array(y_proba: Any, n: int | None = None, max_classes: Any = None) -> np.ndarray:
-    """``y_proba`` as a C- or Fortran-contiguous (n, K) float32/float64 array, borrowed
-    when it already is one (the compiled kernel reads both layouts in place: a
-    DataFrame's ``to_numpy()`` is often Fortran-ordered); other layouts and dtypes
-    are copied once."""
-    p = _checks.to_numpy(y_proba, "y_proba")
-    if p.ndim != 2:
-        msg = (
-            f"y_proba must be 2-D (n_samples, n_classes), got shape {p.shape}; "
-            "for a binary score pass np.column_stack([1 - p, p])"
-        )
-        raise ProbabilityError(msg)
-    if p.shape[1] == 0 or p.shape[0] == 0:
-        msg = f"y_proba is empty (shape {p.shape}); at least one sample and one class are required"
-        raise ProbabilityError(msg)
-    check_classes(p.shape[1], "y_proba", max_classes)
-    if n is not None and p.shape[0] != n:
-        msg = f"y_proba has {p.shape[0]} rows but y_true has {n}; pass one probability row per sample"
-        raise LengthMismatchError(msg)
-    kind = p.dtype.kind
-    if kind == "f":
-        if p.dtype.itemsize < 4:
-            p = p.astype(np.float32)
-    elif kind in "biu":
-        p = p.astype(np.float64)
-    else:
-        msg = f"y_proba has dtype {p.dtype}; pass float32 or float64 probabilities"
-        raise UnsupportedDtypeError(msg)
-    if p.dtype.byteorder not in ("=", "|"):
-        p = p.astype(p.dtype.newbyteorder("="))
-    if p.flags.c_contiguous or p.flags.f_contiguous:
-        return p
-    return np.ascontiguousarray(p)
-
-
-def _codes(values: np.ndarray, labels: np.ndarray, name: str, kind: str) -> np.ndarray:
+def _codes(values: np.ndarray, labels: np.ndarray, name: str, kind: LabelKind) -> np.ndarray:
     """Position of each value in ``labels`` (LabelError for values not listed)."""
     if kind == "int" and np.array_equal(labels, np.arange(labels.size)) and values.dtype in (np.int32, np.int64):
         return values  # already codes; the kernel checks the range
@@ -83,18 +47,19 @@ class ProbInputs:
     y_true: np.ndarray
     y_proba: np.ndarray
     y_pred: np.ndarray | None
-    sample_weight: np.ndarray | None
+    sample_weight: F64 | None
     labels: np.ndarray
-    kind: str
+    kind: LabelKind
 
 
 def prob_inputs(
-    y_true: Any, y_proba: Any, *, labels: Any = None, y_pred: Any = None, sample_weight: Any = None,
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = None, y_pred: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
     backend: Backend = "auto",
 ) -> ProbInputs:
     """Validate and encode the inputs of a probabilistic metric."""
     t = _checks.as_1d(y_true, "y_true")
-    p = proba_array(y_proba, t.shape[0])
+    p = _checks.proba_array(y_proba, t.shape[0])
     k = p.shape[1]
     pair = _checks.label_pair(t, t if y_pred is None else y_pred)
     w = _checks.weights(sample_weight, t.shape[0])
@@ -110,7 +75,7 @@ def prob_inputs(
         lab = union if pair.kind == "str" else union.astype(np.int64)
         lab_out = union.astype(pair.out_dtype) if pair.kind == "int" else union
     else:
-        lab_out = _check_labels_arg(labels, pair.kind)
+        lab_out = _checks.check_labels(labels, pair.kind)
         if lab_out.size != k:
             msg = f"labels has {lab_out.size} entries but y_proba has {k} columns; give one label per column"
             raise ProbabilityError(msg)
@@ -120,14 +85,6 @@ def prob_inputs(
     if yp is not None and yp.dtype != yt.dtype:
         yt, yp = yt.astype(np.int64), yp.astype(np.int64)
     return ProbInputs(yt, p, yp, w, np.asarray(lab_out), pair.kind)
-
-
-def check_n_bins(n_bins: Any) -> int:
-    """``n_bins`` must be an integer in [1, 2^20]."""
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or not 1 <= n_bins <= MAX_BINS:
-        msg = f"n_bins={n_bins!r} is invalid; pass an integer from 1 to {MAX_BINS}"
-        raise ValidationError(msg)
-    return int(n_bins)
 
 
 def accumulate(inp: ProbInputs, *, backend: Backend, n_bins: int = 15, validate: bool = True,
@@ -177,9 +134,9 @@ class CalibrationBins:
         keep = self.weight > 0
         return float(np.max(np.abs(self.accuracy[keep] - self.mean_confidence[keep])))
 
-    def to_dict(self) -> dict[str, list[Any]]:
+    def to_dict(self) -> dict[str, list[float | None]]:
         """JSON-safe lists (empty bins give None)."""
-        def clean(a: np.ndarray) -> list[Any]:
+        def clean(a: F64) -> list[float | None]:
             return [None if isinstance(x, float) and math.isnan(x) else x for x in a.tolist()]
 
         return {
@@ -194,7 +151,7 @@ class CalibrationBins:
 class ProbResult:
     """The accumulators of one pass and every metric derived from them."""
 
-    def __init__(self, acc: ProbAccumulators, labels: np.ndarray, kind: str, backend: Backend,
+    def __init__(self, acc: ProbAccumulators, labels: np.ndarray, kind: LabelKind, backend: Backend,
                  hard: bool = True) -> None:
         self.k = int(acc.pcm.shape[0])
         self.labels = labels
@@ -230,10 +187,17 @@ class ProbResult:
         self.confidence = acc.confidence
         self.correct = acc.correct
 
-    def prob_matrix(self, normalize: Any = None) -> np.ndarray:
+    def hard_matrix(self) -> ConfusionMatrix:
+        """The top-label (or ``y_pred``) confusion matrix the pass counted."""
+        if self.hard is None:
+            msg = "internal error in cmetrics (please report it): the probability pass counted no hard matrix"
+            raise InternalError(msg)
+        return self.hard
+
+    def prob_matrix(self, normalize: Normalize | None = None) -> F64:
         """The probabilistic confusion matrix, optionally normalised like confusion_matrix
         ("true" divides by the hard true counts: the row-mean matrix of Tornetta 2021)."""
-        check_normalize(normalize)
+        normalize = _checks.check_normalize(normalize)
         if normalize is None:
             return self.pcm.copy()
         return normalized(self.pcm, normalize, self.true_weight)
@@ -241,8 +205,7 @@ class ProbResult:
     def entropy_score(self) -> float:
         """1 - mean normalised entropy of the rows (docs/definitions.md §6)."""
         if self.k < 2:
-            v.warn_undefined("Entropy score is undefined with a single column (log K = 0); returning NaN")
-            return float("nan")
+            return undefined("Entropy score is undefined with a single column (log K = 0); returning NaN")
         # Rows that sum to 1 only within the tolerance (float32 softmax rows, say) can carry
         # a hair more entropy than log K (2e-8 for uniform float32 rows): the score is
         # clamped to its range [0, 1].
@@ -253,8 +216,7 @@ class ProbResult:
         n = self.true_weight
         if (n == 0).any():
             absent = self.labels[n == 0].tolist()[:10]
-            v.warn_undefined(f"Purity is undefined: classes {absent} have no true samples; returning NaN")
-            return float("nan")
+            return undefined(f"Purity is undefined: classes {absent} have no true samples; returning NaN")
         return purity_value(self.pcm / n[:, None])
 
     def brier(self, scale_by_half: bool = False) -> float:
@@ -275,7 +237,7 @@ class ProbResult:
         return self.bins.mce()
 
 
-def purity_value(p: np.ndarray) -> float:
+def purity_value(p: F64) -> float:
     """``1 - ||P - I||_F / sqrt(2K)``."""
     k = p.shape[0]
     return float(1.0 - np.sqrt(np.sum((p - np.eye(k)) ** 2)) / math.sqrt(2 * k))

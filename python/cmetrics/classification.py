@@ -9,21 +9,45 @@ the README lists every intentional difference from scikit-learn.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from cmetrics import _hard as _m
-from cmetrics._config import Backend
+from cmetrics import _hard
+from cmetrics._checks import F64, Average, Backend, KappaWeights, Label, ZeroDivision
+from cmetrics._hard import PRFS, Averaged, PerClass
 from cmetrics.confusion import ConfusionMatrix
+from cmetrics.report import Report
+
+__all__ = [
+    "accuracy_score",
+    "balanced_accuracy_score",
+    "class_bias",
+    "class_prevalence",
+    "cohen_kappa_score",
+    "entropy_modulated_accuracy",
+    "f1_score",
+    "fbeta_score",
+    "hard_label_report",
+    "informedness",
+    "markedness",
+    "markedness_per_class",
+    "matthews_corrcoef",
+    "normalized_information_transfer",
+    "precision_recall_fscore_support",
+    "precision_score",
+    "recall_score",
+    "youden_j_per_class",
+]
 
 
-def _count(y_true: Any, y_pred: Any, sample_weight: Any, backend: Backend) -> ConfusionMatrix:
+def _count(y_true: ArrayLike, y_pred: ArrayLike, sample_weight: ArrayLike | None, backend: Backend) -> ConfusionMatrix:
     return ConfusionMatrix.from_predictions(y_true, y_pred, sample_weight=sample_weight, backend=backend)
 
 
 def accuracy_score(
-    y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None, backend: Backend = "auto"
+    y_true: ArrayLike, y_pred: ArrayLike, *, normalize: bool = True, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
 ) -> float:
     """Fraction (or, with ``normalize=False``, weighted count) of correct predictions.
 
@@ -35,13 +59,11 @@ def accuracy_score(
     0.5
     """
     cm = _count(y_true, y_pred, sample_weight, backend)
-    if normalize:
-        return _m.accuracy(cm)
-    return float(np.trace(cm._c))
+    return cm.accuracy() if normalize else float(np.trace(cm._c))
 
 
 def balanced_accuracy_score(
-    y_true: Any, y_pred: Any, *, sample_weight: Any = None, adjusted: bool = False, backend: Backend = "auto"
+    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None, adjusted: bool = False, backend: Backend = "auto"
 ) -> float:
     """Mean per-class recall over the classes present in ``y_true``.
 
@@ -55,22 +77,40 @@ def balanced_accuracy_score(
     >>> balanced_accuracy_score([0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1])
     0.625
     """
-    return _m.balanced_accuracy(_count(y_true, y_pred, sample_weight, backend), adjusted)
+    return _count(y_true, y_pred, sample_weight, backend).balanced_accuracy(adjusted=adjusted)
 
 
+@overload
 def precision_recall_fscore_support(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None = ..., warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ..., backend: Backend = ...,
+) -> PerClass: ...
+@overload
+def precision_recall_fscore_support(
+    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average, warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ..., backend: Backend = ...,
+) -> Averaged: ...
+@overload
+def precision_recall_fscore_support(
+    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ..., backend: Backend = ...,
+) -> PRFS: ...
+def precision_recall_fscore_support(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
     beta: float = 1.0,
-    labels: Any = None,
-    pos_label: Any = 1,
-    average: Any = None,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = None,
     warn_for: tuple[str, ...] = ("precision", "recall", "f-score"),
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
     backend: Backend = "auto",
-) -> tuple[Any, Any, Any, Any]:
+) -> PRFS:
     """Precision ``tp/m``, recall ``tp/n``, F-beta ``(1+b^2)tp/(b^2 n + m)`` and support ``n``.
 
     Parameters
@@ -101,48 +141,76 @@ def precision_recall_fscore_support(
     ([0.5, 1.0], [1.0, 0.5], [1, 2])
     """
     cm = _count(y_true, y_pred, sample_weight, backend)
-    return _m.prfs(
-        cm,
-        beta=beta,
-        labels=labels,
-        pos_label=pos_label,
-        average=average,
-        warn_for=warn_for,
-        zero_division=zero_division,
-    )
+    return _hard.prfs(cm, beta=beta, labels=labels, pos_label=pos_label, average=average, warn_for=warn_for,
+                      zero_division=zero_division)
 
 
+@overload
 def fbeta_score(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float: ...
+@overload
+def fbeta_score(
+    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> F64: ...
+@overload
+def fbeta_score(
+    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float | F64: ...
+def fbeta_score(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
     beta: float,
-    labels: Any = None,
-    pos_label: Any = 1,
-    average: Any = "binary",
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
     backend: Backend = "auto",
-) -> Any:
+) -> float | F64:
     """F-beta score (see :func:`precision_recall_fscore_support`). Higher is better."""
-    _, _, f, _ = precision_recall_fscore_support(
-        y_true, y_pred, beta=beta, labels=labels, pos_label=pos_label, average=average,
-        warn_for=("f-score",), sample_weight=sample_weight, zero_division=zero_division, backend=backend,
-    )
-    return f
+    return precision_recall_fscore_support(
+        y_true, y_pred, beta=beta, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
+        sample_weight=sample_weight, zero_division=zero_division, backend=backend,
+    )[2]
 
 
+@overload
 def f1_score(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float: ...
+@overload
+def f1_score(
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> F64: ...
+@overload
+def f1_score(
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float | F64: ...
+def f1_score(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
-    labels: Any = None,
-    pos_label: Any = 1,
-    average: Any = "binary",
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
     backend: Backend = "auto",
-) -> Any:
+) -> float | F64:
     """F1 score, the harmonic mean of precision and recall. Higher is better.
 
     Examples
@@ -150,51 +218,85 @@ def f1_score(
     >>> f1_score([0, 1, 1, 0], [0, 1, 0, 0])
     0.6666666666666666
     """
-    return fbeta_score(
-        y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average,
+    return precision_recall_fscore_support(
+        y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
         sample_weight=sample_weight, zero_division=zero_division, backend=backend,
-    )
+    )[2]
 
 
+@overload
 def precision_score(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float: ...
+@overload
+def precision_score(
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> F64: ...
+@overload
+def precision_score(
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float | F64: ...
+def precision_score(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
-    labels: Any = None,
-    pos_label: Any = 1,
-    average: Any = "binary",
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
     backend: Backend = "auto",
-) -> Any:
+) -> float | F64:
     """Precision ``tp / (tp + fp)``. Higher is better."""
-    p, _, _, _ = precision_recall_fscore_support(
-        y_true, y_pred, labels=labels, pos_label=pos_label, average=average,
-        warn_for=("precision",), sample_weight=sample_weight, zero_division=zero_division, backend=backend,
-    )
-    return p
+    return precision_recall_fscore_support(
+        y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("precision",),
+        sample_weight=sample_weight, zero_division=zero_division, backend=backend,
+    )[0]
 
 
+@overload
 def recall_score(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float: ...
+@overload
+def recall_score(
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> F64: ...
+@overload
+def recall_score(
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float | F64: ...
+def recall_score(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
-    labels: Any = None,
-    pos_label: Any = 1,
-    average: Any = "binary",
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
     backend: Backend = "auto",
-) -> Any:
+) -> float | F64:
     """Recall ``tp / (tp + fn)``. Higher is better."""
-    _, r, _, _ = precision_recall_fscore_support(
-        y_true, y_pred, labels=labels, pos_label=pos_label, average=average,
-        warn_for=("recall",), sample_weight=sample_weight, zero_division=zero_division, backend=backend,
-    )
-    return r
+    return precision_recall_fscore_support(
+        y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("recall",),
+        sample_weight=sample_weight, zero_division=zero_division, backend=backend,
+    )[1]
 
 
-def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None, backend: Backend = "auto") -> float:
+def matthews_corrcoef(y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto") -> float:
     """Multi-class Matthews correlation coefficient (Gorodkin's R_K), in [-1, 1].
 
     0.0 when only one class is true or only one is predicted (scikit-learn's
@@ -205,16 +307,16 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None, ba
     >>> matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1])
     -0.3333333333333333
     """
-    return _m.matthews_corrcoef(_count(y_true, y_pred, sample_weight, backend))
+    return _count(y_true, y_pred, sample_weight, backend).matthews_corrcoef()
 
 
 def cohen_kappa_score(
-    y1: Any,
-    y2: Any,
+    y1: ArrayLike,
+    y2: ArrayLike,
     *,
-    labels: Any = None,
-    weights: str | None = None,
-    sample_weight: Any = None,
+    labels: ArrayLike | None = None,
+    weights: KappaWeights | None = None,
+    sample_weight: ArrayLike | None = None,
     replace_undefined_by: float = float("nan"),
     backend: Backend = "auto",
 ) -> float:
@@ -230,16 +332,17 @@ def cohen_kappa_score(
     >>> cohen_kappa_score([0, 1, 1, 0], [0, 1, 0, 0])
     0.5
     """
-    return _m.cohen_kappa(_count(y1, y2, sample_weight, backend), labels, weights, replace_undefined_by)
+    return _count(y1, y2, sample_weight, backend).cohen_kappa(labels=labels, weights=weights,
+                                                              replace_undefined_by=replace_undefined_by)
 
 
 def informedness(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
-    labels: Any = None,
-    sample_weight: Any = None,
-    prior: Any = None,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    prior: ArrayLike | None = None,
     backend: Backend = "auto",
 ) -> float:
     """Powers' bookmaker informedness ``sum_c B_c (TPR_c - FPR_c)``, in [-1, 1].
@@ -262,50 +365,51 @@ def informedness(
     >>> informedness([0, 0, 0, 0, 1, 1], [0, 0, 0, 1, 0, 1])
     0.25
     """
-    return _m.informedness(_count(y_true, y_pred, sample_weight, backend), labels, prior)
+    return _count(y_true, y_pred, sample_weight, backend).informedness(labels=labels, prior=prior)
 
 
 def markedness(
-    y_true: Any, y_pred: Any, *, labels: Any = None, sample_weight: Any = None, backend: Backend = "auto"
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
 ) -> float:
     """Markedness ``sum_c P_c (PPV_c - FOR_c)``: informedness with truth and
     prediction exchanged, in [-1, 1]. NaN with a warning when fewer than two
     classes are predicted."""
-    return _m.markedness(_count(y_true, y_pred, sample_weight, backend), labels)
+    return _count(y_true, y_pred, sample_weight, backend).markedness(labels=labels)
 
 
 def youden_j_per_class(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
-    labels: Any = None,
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
     backend: Backend = "auto",
-) -> np.ndarray:
+) -> F64:
     """One-vs-rest Youden J ``TPR_c + TNR_c - 1`` of each class (docs/definitions.md §3.1).
 
     Undefined unless ``0 < n_c < N``; such entries follow ``zero_division``.
     """
-    return _m.per_class(_count(y_true, y_pred, sample_weight, backend), "j", labels, zero_division)
+    return _count(y_true, y_pred, sample_weight, backend).youden_j_per_class(labels=labels, zero_division=zero_division)
 
 
 def markedness_per_class(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
-    labels: Any = None,
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
     backend: Backend = "auto",
-) -> np.ndarray:
+) -> F64:
     """One-vs-rest markedness ``PPV_c + NPV_c - 1`` of each class; undefined
     unless ``0 < m_c < N``."""
-    return _m.per_class(_count(y_true, y_pred, sample_weight, backend), "mk", labels, zero_division)
+    return _count(y_true, y_pred, sample_weight, backend).markedness_per_class(labels=labels,
+                                                                               zero_division=zero_division)
 
 
 def normalized_information_transfer(
-    y_true: Any, y_pred: Any, *, sample_weight: Any = None, n_classes: int | None = None, backend: Backend = "auto"
+    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None, n_classes: int | None = None, backend: Backend = "auto"
 ) -> float:
     """Normalized Information Transfer ``2^MI(true; pred) / k`` (MI in bits).
 
@@ -313,33 +417,42 @@ def normalized_information_transfer(
     is given. 1/k for an uninformative prediction, 1 only for a perfect one on
     a uniform class distribution. A single true class gives 1.0 with a warning.
     """
-    return _m.nit(_count(y_true, y_pred, sample_weight, backend), n_classes)
+    return _count(y_true, y_pred, sample_weight, backend).normalized_information_transfer(n_classes=n_classes)
 
 
 def entropy_modulated_accuracy(
-    y_true: Any, y_pred: Any, *, sample_weight: Any = None, backend: Backend = "auto"
+    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
 ) -> float:
     """Entropy-modulated accuracy ``2^-H(true | pred)``, in (0, 1]; 1 iff the
     prediction determines the truth."""
-    return _m.ema(_count(y_true, y_pred, sample_weight, backend))
+    return _count(y_true, y_pred, sample_weight, backend).entropy_modulated_accuracy()
 
 
 def class_prevalence(
-    y_true: Any, y_pred: Any, *, labels: Any = None, sample_weight: Any = None, backend: Backend = "auto"
-) -> np.ndarray:
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> F64:
     """Per-class prevalence ``n_c / N`` (share of each class in ``y_true``)."""
-    return _m.rates(_count(y_true, y_pred, sample_weight, backend), "prevalence", labels)
+    return _count(y_true, y_pred, sample_weight, backend).class_prevalence(labels=labels)
 
 
 def class_bias(
-    y_true: Any, y_pred: Any, *, labels: Any = None, sample_weight: Any = None, backend: Backend = "auto"
-) -> np.ndarray:
+    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> F64:
     """Per-class bias ``m_c / N`` (share of each class in ``y_pred``)."""
-    return _m.rates(_count(y_true, y_pred, sample_weight, backend), "bias", labels)
+    return _count(y_true, y_pred, sample_weight, backend).class_bias(labels=labels)
 
 
 def hard_label_report(
-    y_true: Any, y_pred: Any, *, sample_weight: Any = None, zero_division: Any = "warn", backend: Backend = "auto"
-) -> dict[str, Any]:
-    """Every hard-label metric from one counting pass, as a dict of plain values."""
-    return _m.report(_count(y_true, y_pred, sample_weight, backend), zero_division)
+    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn", backend: Backend = "auto",
+) -> Report:
+    """Every hard-label metric from one counting pass, as a :class:`cmetrics.Report`
+    (the report :func:`cmetrics.evaluate` gives for ``y_pred`` alone).
+
+    Examples
+    --------
+    >>> r = hard_label_report([0, 1, 1, 2], [0, 1, 2, 2])
+    >>> r.accuracy, r.per_class["1"]["recall"]
+    (0.75, 0.5)
+    """
+    return _count(y_true, y_pred, sample_weight, backend).report(zero_division=zero_division)

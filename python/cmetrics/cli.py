@@ -72,7 +72,7 @@ def _table(report: cmetrics.Report, summary: str) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    from cmetrics.report import number, printable
+    from cmetrics._report import number, printable
 
     console = Console(record=True, width=100, file=open(os.devnull, "w"), force_terminal=False)  # noqa: SIM115
     console.print(f"{number(report.n_samples)} samples, {report.n_classes} classes")

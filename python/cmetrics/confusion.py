@@ -4,51 +4,23 @@ hard-label metric is derived from it without touching the rows again."""
 from __future__ import annotations
 
 import sys
-import warnings
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+from numpy.typing import ArrayLike
 
 from cmetrics import _checks
 from cmetrics import _hard as _m
-from cmetrics._config import Backend, check_classes, check_max_classes, get_num_threads, resolve_backend
-from cmetrics.exceptions import LabelError, LimitExceededError, ShapeError, ValidationError
+from cmetrics._checks import F64, I64, Average, Backend, KappaWeights, Label, LabelKind, Normalize, ZeroDivision
+from cmetrics._config import check_classes, check_max_classes, get_num_threads, resolve_backend
+from cmetrics._hard import PRFS, expand, positions
+from cmetrics.exceptions import LabelError, ShapeError, ValidationError
 
-Normalize = Literal["true", "pred", "all"]
+if TYPE_CHECKING:
+    from cmetrics.report import Report
 
-
-def _check_labels_arg(labels: Any, kind: str, max_classes: Any = None) -> np.ndarray:
-    """``labels=``: a 1-D list of distinct labels of the data's kind, at most ``max_classes``
-    of them (checked before anything else, so that a huge list allocates nothing)."""
-    check_classes(_length(labels), "labels", max_classes)
-    arr = _checks.to_numpy(labels, "labels")
-    if arr.ndim != 1:
-        msg = f"labels must be a 1-D list of labels, got shape {arr.shape}"
-        raise LabelError(msg)
-    if arr.size == 0:
-        msg = "'labels' should contain at least one label"
-        raise LabelError(msg)
-    akind = "str" if arr.dtype.kind in "UO" and isinstance(arr.tolist()[0], str) else "int"
-    if arr.dtype.kind in "SV":
-        msg = "labels must be numbers or strings"
-        raise LabelError(msg)
-    if akind != kind:
-        msg = f"labels holds {akind} labels but the data holds {kind} labels; use the data's label type"
-        raise LabelError(msg)
-    if len(np.unique(arr)) != arr.size:
-        values, counts = np.unique(arr, return_counts=True)
-        msg = f"labels has duplicates ({values[counts > 1].tolist()}); list each label once"
-        raise LabelError(msg)
-    return arr
-
-
-def _length(labels: Any) -> int:
-    """How many entries ``labels`` has, without converting it (0 when it has no length)."""
-    try:
-        return len(labels) if not isinstance(labels, (str, bytes)) else 0
-    except TypeError:
-        return 0
+__all__ = ["ConfusionMatrix", "confusion_matrix"]
 
 
 class ConfusionMatrix:
@@ -78,7 +50,7 @@ class ConfusionMatrix:
     0.75
     """
 
-    def __init__(self, matrix: Any, labels: Any = None, *, backend: Backend = "auto") -> None:
+    def __init__(self, matrix: ArrayLike, labels: ArrayLike | None = None, *, backend: Backend = "auto") -> None:
         try:
             c = np.array(matrix, dtype=np.float64)
         except (TypeError, ValueError):
@@ -102,34 +74,27 @@ class ConfusionMatrix:
         if labels is None:
             lab = np.arange(c.shape[0])
         else:
-            kind = "str" if np.asarray(labels).dtype.kind in "UO" else "int"
-            lab = _check_labels_arg(labels, kind)
+            kind: LabelKind = "str" if np.asarray(labels).dtype.kind in "UO" else "int"
+            lab = _checks.check_labels(labels, kind)
             if lab.size != c.shape[0]:
                 msg = f"labels has {lab.size} entries for a {c.shape[0]}x{c.shape[0]} matrix"
                 raise LabelError(msg)
         self._init(np.ascontiguousarray(c), lab, None, backend, weighted=True)
 
-    def _init(
-        self, c: np.ndarray, labels: np.ndarray, counts: np.ndarray | None, backend: Backend, *, weighted: bool
-    ) -> None:
+    def _init(self, c: F64, labels: np.ndarray, counts: I64 | None, backend: Backend, *, weighted: bool) -> None:
         self._weighted = weighted
         self._integral_weights = False
         self._c = c
         self._labels = labels
         self._counts = counts
-        self._backend = backend
+        self._backend: Backend = backend
         self._be = resolve_backend(backend)
-        self._kind = "str" if labels.dtype.kind in "UO" else "int"
-        tp, true_sum, pred_sum, total = self._be.marginals(c)
-        self._tp = np.asarray(tp)
-        self._true_sum = np.asarray(true_sum)
-        self._pred_sum = np.asarray(pred_sum)
-        self._total = float(total)
+        self._kind: LabelKind = "str" if labels.dtype.kind in "UO" else "int"
+        self._tp, self._true_sum, self._pred_sum, self._total = self._be.marginals(c)
 
     @classmethod
-    def _from_parts(
-        cls, c: np.ndarray, labels: np.ndarray, counts: np.ndarray | None, backend: Backend, *, weighted: bool
-    ) -> ConfusionMatrix:
+    def _from_parts(cls, c: np.ndarray, labels: np.ndarray, counts: I64 | None, backend: Backend, *,
+                    weighted: bool) -> ConfusionMatrix:
         """An already counted table (internal: no validation)."""
         self = cls.__new__(cls)
         self._init(np.ascontiguousarray(c, dtype=np.float64), labels, counts, backend, weighted=weighted)
@@ -138,11 +103,11 @@ class ConfusionMatrix:
     @classmethod
     def from_predictions(
         cls,
-        y_true: Any,
-        y_pred: Any,
+        y_true: ArrayLike,
+        y_pred: ArrayLike,
         *,
-        labels: Any = None,
-        sample_weight: Any = None,
+        labels: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
         max_classes: int | None = None,
         backend: Backend = "auto",
     ) -> ConfusionMatrix:
@@ -165,7 +130,7 @@ class ConfusionMatrix:
         be = resolve_backend(backend)
         limit = check_max_classes(max_classes)
         if labels is not None:  # fail before counting
-            check_classes(_length(labels), "labels", limit)
+            check_classes(_checks.length_of(labels), "labels", limit)
         max_classes = min(limit, sys.maxsize)
         pair = _checks.label_pair(y_true, y_pred)
         w = _checks.weights(sample_weight, pair.y_true.shape[0])
@@ -177,26 +142,22 @@ class ConfusionMatrix:
                 a = _checks.ucs4_view(pair.y_true)
                 b = _checks.ucs4_view(pair.y_pred)
                 which, rows, ta, pb = be.encode_strings(a, b, max_classes=max_classes)
-            which = np.asarray(which)
-            rows = np.asarray(rows).astype(np.intp)
+            rows = rows.astype(np.intp)
             values = np.where(which == 0, pair.y_true[np.minimum(rows, len(pair.y_true) - 1)],
                               pair.y_pred[np.minimum(rows, len(pair.y_pred) - 1)])
-            _, counts, weighted = be.confusion_matrix_codes(
-                np.asarray(ta), np.asarray(pb), len(values), w, n_threads=threads
-            )
+            _, counts, weighted = be.confusion_matrix_codes(ta, pb, len(values), w, n_threads=threads)
             union = np.asarray(values, dtype=np.str_)
         else:
             codes, counts, weighted = be.confusion_matrix(
                 pair.y_true, pair.y_pred, w, max_classes=max_classes, n_threads=threads
             )
-            union = np.asarray(codes).astype(pair.out_dtype)
-        counts = np.asarray(counts)
-        c = np.asarray(weighted) if weighted is not None else counts.astype(np.float64)
+            union = codes.astype(pair.out_dtype)
+        c = weighted if weighted is not None else counts.astype(np.float64)
         self = cls.__new__(cls)
         if labels is not None:
-            lab = _check_labels_arg(labels, pair.kind, limit)
+            lab = _checks.check_labels(labels, pair.kind, limit)
             lab = lab.astype(union.dtype) if pair.kind == "int" else lab.astype(np.str_)
-            pos = _positions(union, lab)
+            pos = positions(union, lab)
             if (pos < 0).sum() != lab.size - union.size or not np.isin(union, lab).all():
                 missing = union[~np.isin(union, lab)]
                 msg = (
@@ -204,8 +165,8 @@ class ConfusionMatrix:
                     "To restrict per-class outputs, pass labels= to the metric instead"
                 )
                 raise LabelError(msg)
-            c = _expand(c, pos)
-            counts = _expand(counts, pos)
+            c = expand(c, pos)
+            counts = expand(counts, pos)
             union = lab
         self._init(np.ascontiguousarray(c), union, counts.astype(np.int64), backend, weighted=weighted is not None)
         self._integral_weights = sample_weight is not None and _checks.integral_weights(sample_weight)
@@ -214,7 +175,7 @@ class ConfusionMatrix:
     # -- basic views -------------------------------------------------------------------
 
     @property
-    def labels(self) -> np.ndarray:
+    def labels(self) -> npt.NDArray[Any]:
         """Label of each row and column."""
         return self._labels.copy()
 
@@ -239,16 +200,18 @@ class ConfusionMatrix:
         return int(self._labels.size)
 
     def __repr__(self) -> str:
-        return f"ConfusionMatrix(n_classes={self.n_classes}, n_samples={self._total:g}, labels={self._labels.tolist()[:10]}{'...' if self.n_classes > 10 else ''})"
+        more = "..." if self.n_classes > 10 else ""
+        return (f"ConfusionMatrix(n_classes={self.n_classes}, n_samples={self._total:g}, "
+                f"labels={self._labels.tolist()[:10]}{more})")
 
-    def _positions(self, labels: Any) -> np.ndarray:
+    def _positions(self, labels: ArrayLike) -> npt.NDArray[np.intp]:
         """Positions of ``labels`` among the rows (-1 for labels absent from the data)."""
-        lab = _check_labels_arg(labels, self._kind)
-        if self._kind == "int":
-            lab = lab.astype(self._labels.dtype) if np.can_cast(lab.dtype, self._labels.dtype) or lab.dtype.kind in "iub" else lab
-        return _positions(self._labels, lab)
+        lab = _checks.check_labels(labels, self._kind)
+        if self._kind == "int" and (np.can_cast(lab.dtype, self._labels.dtype) or lab.dtype.kind in "iub"):
+            lab = lab.astype(self._labels.dtype)
+        return positions(self._labels, lab)
 
-    def _superset(self, labels: Any) -> None:
+    def _superset(self, labels: ArrayLike | None) -> None:
         """Whole-table metrics: ``labels`` may only add classes."""
         if labels is None:
             return
@@ -262,7 +225,7 @@ class ConfusionMatrix:
             )
             raise LabelError(msg)
 
-    def _ovr(self, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _ovr(self, labels: ArrayLike | None) -> tuple[np.ndarray, F64, F64, F64]:
         """One-vs-rest sums of the selected labels, counted against all samples."""
         if labels is None:
             return self._labels, self._tp, self._true_sum, self._pred_sum
@@ -270,13 +233,14 @@ class ConfusionMatrix:
         ok = pos >= 0
         safe = np.where(ok, pos, 0)
 
-        def pick(v: np.ndarray) -> np.ndarray:
+        def pick(v: F64) -> F64:
             return np.where(ok, v[safe], 0.0)
 
         lab = np.asarray(labels)
         return lab, pick(self._tp), pick(self._true_sum), pick(self._pred_sum)
 
-    def table(self, labels: Any = None, normalize: Normalize | None = None, *, _quiet: bool = False) -> np.ndarray:
+    def table(self, labels: ArrayLike | None = None, normalize: Normalize | None = None, *,
+              _quiet: bool = False) -> F64 | I64:
         """The matrix restricted to (and ordered by) ``labels``, optionally normalised.
 
         Mirrors :func:`sklearn.metrics.confusion_matrix`: unlisted labels are dropped,
@@ -285,7 +249,7 @@ class ConfusionMatrix:
         Unweighted tables (and those counted with integer or boolean weights) come back
         as int64 unless normalised; a 1 x 1 table warns as scikit-learn does.
         """
-        check_normalize(normalize)
+        normalize = _checks.check_normalize(normalize)
         integral = not self._weighted or self._integral_weights
         if labels is None:
             c = self._c.copy()
@@ -294,21 +258,20 @@ class ConfusionMatrix:
             if not ((pos >= 0) & (self._true_sum[np.maximum(pos, 0)] > 0)).any():
                 msg = "At least one label specified must be in y_true"
                 raise LabelError(msg)
-            c = _expand(self._c, pos)
+            c = expand(self._c, pos)
         if c.shape == (1, 1) and not _quiet:
-            warnings.warn("A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have the "
-                          "correct shape, use the 'labels' parameter to pass all known labels.", UserWarning,
-                          stacklevel=3)
+            _m.warn("A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have the "
+                    "correct shape, use the 'labels' parameter to pass all known labels.", UserWarning)
         if normalize is None:
-            return _as_int64(c) if integral else c
-        return normalized(c, normalize, c.sum(axis=1))
+            return _m.as_int64(c) if integral else c
+        return _m.normalized(c, normalize, c.sum(axis=1))
 
 
-    # -- metrics (each O(k^2); see the functions of the same name in cmetrics.classification) --
+    # -- metrics (each O(k^2); the functions of cmetrics.classification count and call these) --
 
     def accuracy(self) -> float:
         """Fraction of correct predictions, ``trace / N``."""
-        return _m.accuracy(self)
+        return float(self._be.accuracy(self._c))
 
     def balanced_accuracy(self, *, adjusted: bool = False) -> float:
         """Mean recall over classes present in the truth (see :func:`cmetrics.balanced_accuracy_score`)."""
@@ -318,37 +281,37 @@ class ConfusionMatrix:
         self,
         *,
         beta: float = 1.0,
-        labels: Any = None,
-        pos_label: Any = 1,
-        average: Any = None,
-        zero_division: Any = "warn",
-    ) -> tuple[Any, Any, Any, Any]:
+        labels: ArrayLike | None = None,
+        pos_label: Label = 1,
+        average: Average | None = None,
+        zero_division: ZeroDivision = "warn",
+    ) -> PRFS:
         """Precision, recall, F-beta and support (see :func:`cmetrics.precision_recall_fscore_support`)."""
-        return _m.prfs(
-            self, beta=beta, labels=labels, pos_label=pos_label, average=average, zero_division=zero_division
-        )
+        return _m.prfs(self, beta=beta, labels=labels, pos_label=pos_label, average=average,
+                       zero_division=zero_division)
 
     def matthews_corrcoef(self) -> float:
         """Multi-class Matthews correlation coefficient."""
-        return _m.matthews_corrcoef(self)
+        return float(self._be.matthews_corrcoef(self._c))
 
-    def cohen_kappa(self, *, labels: Any = None, weights: str | None = None) -> float:
-        """Cohen's kappa of the two label columns."""
-        return _m.cohen_kappa(self, labels, weights)
+    def cohen_kappa(self, *, labels: ArrayLike | None = None, weights: KappaWeights | None = None,
+                    replace_undefined_by: float = float("nan")) -> float:
+        """Cohen's kappa of the two label columns (see :func:`cmetrics.cohen_kappa_score`)."""
+        return _m.cohen_kappa(self, labels, weights, replace_undefined_by)
 
-    def informedness(self, *, labels: Any = None, prior: Any = None) -> float:
+    def informedness(self, *, labels: ArrayLike | None = None, prior: ArrayLike | None = None) -> float:
         """Powers' bookmaker informedness (see :func:`cmetrics.informedness`)."""
         return _m.informedness(self, labels, prior)
 
-    def markedness(self, *, labels: Any = None) -> float:
+    def markedness(self, *, labels: ArrayLike | None = None) -> float:
         """Markedness, the dual of informedness."""
         return _m.markedness(self, labels)
 
-    def youden_j_per_class(self, *, labels: Any = None, zero_division: Any = "warn") -> np.ndarray:
+    def youden_j_per_class(self, *, labels: ArrayLike | None = None, zero_division: ZeroDivision = "warn") -> F64:
         """One-vs-rest Youden J of each class."""
         return _m.per_class(self, "j", labels, zero_division)
 
-    def markedness_per_class(self, *, labels: Any = None, zero_division: Any = "warn") -> np.ndarray:
+    def markedness_per_class(self, *, labels: ArrayLike | None = None, zero_division: ZeroDivision = "warn") -> F64:
         """One-vs-rest markedness of each class."""
         return _m.per_class(self, "mk", labels, zero_division)
 
@@ -358,85 +321,36 @@ class ConfusionMatrix:
 
     def entropy_modulated_accuracy(self) -> float:
         """``2^-H(true | pred)``."""
-        return _m.ema(self)
+        return float(self._be.entropy_modulated_accuracy(self._c))
 
     def mutual_information_bits(self) -> float:
         """Mutual information of truth and prediction, in bits."""
-        return _m.mutual_information(self)
+        return float(self._be.mutual_information_bits(self._c))
 
-    def class_prevalence(self, *, labels: Any = None) -> np.ndarray:
-        """Per-class prevalence ``n_c / N``."""
-        return _m.rates(self, "prevalence", labels)
+    def class_prevalence(self, *, labels: ArrayLike | None = None) -> F64:
+        """Per-class prevalence ``n_c / N`` (labels absent from the data give 0)."""
+        return self._ovr(labels)[2] / self._total
 
-    def class_bias(self, *, labels: Any = None) -> np.ndarray:
-        """Per-class prediction bias ``m_c / N``."""
-        return _m.rates(self, "bias", labels)
+    def class_bias(self, *, labels: ArrayLike | None = None) -> F64:
+        """Per-class prediction bias ``m_c / N`` (labels absent from the data give 0)."""
+        return self._ovr(labels)[3] / self._total
 
-    def report(self, *, zero_division: Any = "warn") -> dict[str, Any]:
-        """Every hard-label metric as a dict of plain Python values (per-class under ``"per_class"``)."""
-        return _m.report(self, zero_division)
+    def report(self, *, zero_division: ZeroDivision = "warn") -> Report:
+        """Every hard-label metric as a :class:`cmetrics.Report` (``report.to_dict()`` for plain values)."""
+        from cmetrics.report import build_report
 
-
-def _as_int64(c: np.ndarray) -> npt.NDArray[np.int64]:
-    """Counts (or sums of integer weights) as int64; refused beyond its range."""
-    if c.size and float(c.max()) >= 2.0**63:
-        msg = "the weighted counts exceed the int64 range; pass float weights to get float64 sums"
-        raise LimitExceededError(msg)
-    return c.astype(np.int64)
-
-
-def check_normalize(normalize: Any) -> None:
-    """``normalize`` must be None, "true", "pred" or "all"."""
-    if normalize not in (None, "true", "pred", "all"):
-        msg = f"normalize={normalize!r} is invalid; use None, 'true', 'pred' or 'all'"
-        raise ValidationError(msg)
-
-
-def normalized(c: np.ndarray, normalize: str, true_sum: np.ndarray) -> np.ndarray:
-    """``c`` divided by the true counts ("true"), column sums ("pred") or the total
-    ("all"); 0/0 gives 0, as scikit-learn."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if normalize == "true":
-            c = c / true_sum[:, None]
-        elif normalize == "pred":
-            c = c / c.sum(axis=0, keepdims=True)
-        else:
-            c = c / c.sum()
-    return np.nan_to_num(c)
-
-
-def _positions(universe: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Index of each ``wanted`` label in ``universe`` (sorted or not), -1 if absent."""
-    order = np.argsort(universe, kind="stable")
-    su = universe[order]
-    try:
-        idx = np.searchsorted(su, wanted)
-    except TypeError:
-        return np.full(wanted.shape, -1, dtype=np.intp)
-    idx = np.minimum(idx, su.size - 1)
-    found = su[idx] == wanted
-    return np.where(found, order[idx], -1).astype(np.intp)
-
-
-def _expand(c: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """Rows/columns ``pos`` of ``c``; -1 gives a zero row/column."""
-    ok = pos >= 0
-    safe = np.where(ok, pos, 0)
-    out = c[np.ix_(safe, safe)].copy()
-    out[~ok, :] = 0
-    out[:, ~ok] = 0
-    return out
+        return build_report(self, zero_division=zero_division)
 
 
 def confusion_matrix(
-    y_true: Any,
-    y_pred: Any,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
     *,
-    labels: Any = None,
-    sample_weight: Any = None,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
     normalize: Normalize | None = None,
     backend: Backend = "auto",
-) -> np.ndarray:
+) -> F64 | I64:
     """Confusion matrix, rows = true, columns = predicted (as scikit-learn).
 
     Parameters

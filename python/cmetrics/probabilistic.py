@@ -10,13 +10,15 @@ then have exactly ``K`` classes. All sums are float64, whatever the input dtype.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from cmetrics import _hard as _m
+from cmetrics import _checks, _hard
 from cmetrics import _proba as _p
-from cmetrics._config import Backend
+from cmetrics._checks import F64, Average, Backend, Label, Normalize, ZeroDivision
+from cmetrics._hard import PRFS, Averaged, PerClass
 from cmetrics._proba import CalibrationBins
 from cmetrics.exceptions import ShapeError, ValidationError
 
@@ -40,7 +42,8 @@ __all__ = [
 
 
 def _result(
-    y_true: Any, y_proba: Any, labels: Any, sample_weight: Any, backend: Backend, *,
+    y_true: ArrayLike, y_proba: ArrayLike, labels: ArrayLike | None, sample_weight: ArrayLike | None, backend: Backend,
+    *,
     validate: bool = True, n_bins: int = 0, entropy: bool = False, scores: bool = False,
 ) -> _p.ProbResult:
     inp = _p.prob_inputs(y_true, y_proba, labels=labels, sample_weight=sample_weight, backend=backend)
@@ -50,15 +53,15 @@ def _result(
 
 
 def prob_confusion_matrix(
-    y_true: Any,
-    y_proba: Any,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
     *,
-    labels: Any = None,
-    sample_weight: Any = None,
-    normalize: Any = None,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    normalize: Normalize | None = None,
     validate: bool = True,
     backend: Backend = "auto",
-) -> np.ndarray:
+) -> F64:
     """Probabilistic confusion matrix ``pCM[r, h] = sum_{i: y_i = r} w_i p_ih``.
 
     Rows are true classes, columns hypothesised classes (Yacouby and Axman 2020). With one-hot
@@ -73,20 +76,38 @@ def prob_confusion_matrix(
     return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate).prob_matrix(normalize)
 
 
+@overload
 def cprecision_recall_fscore_support(
-    y_true: Any,
-    y_proba: Any,
+    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None = ..., warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ..., validate: bool = ..., backend: Backend = ...,
+) -> PerClass: ...
+@overload
+def cprecision_recall_fscore_support(
+    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average, warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ..., validate: bool = ..., backend: Backend = ...,
+) -> Averaged: ...
+@overload
+def cprecision_recall_fscore_support(
+    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ..., validate: bool = ..., backend: Backend = ...,
+) -> PRFS: ...
+def cprecision_recall_fscore_support(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
     *,
     beta: float = 1.0,
-    labels: Any = None,
-    pos_label: Any = 1,
-    average: Any = None,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = None,
     warn_for: tuple[str, ...] = ("precision", "recall", "f-score"),
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
     validate: bool = True,
     backend: Backend = "auto",
-) -> tuple[Any, Any, Any, Any]:
+) -> PRFS:
     """Confidence precision, recall and F-beta (Yacouby and Axman 2020) and support.
 
     ``cPrecision_c = pCM[c, c] / colsum_c``, ``cRecall_c = pCM[c, c] / n_c`` (the hard
@@ -105,16 +126,41 @@ def cprecision_recall_fscore_support(
     ([0.6667, 0.75], [0.8, 0.6])
     """
     res = _result(y_true, y_proba, labels, sample_weight, backend, validate=validate)
-    return _m.prfs(
-        res.cmatrix, beta=beta, pos_label=pos_label, average=average,
-        warn_for=warn_for, zero_division=zero_division, prefix="c",
-    )
+    return _hard.prfs(res.cmatrix, beta=beta, pos_label=pos_label, average=average, warn_for=warn_for,
+                      zero_division=zero_division, prefix="c")
 
 
+@overload
 def cfbeta_score(
-    y_true: Any, y_proba: Any, *, beta: float, labels: Any = None, pos_label: Any = 1, average: Any = "binary",
-    sample_weight: Any = None, zero_division: Any = "warn", validate: bool = True, backend: Backend = "auto",
-) -> Any:
+    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> float: ...
+@overload
+def cfbeta_score(
+    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> F64: ...
+@overload
+def cfbeta_score(
+    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> float | F64: ...
+def cfbeta_score(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    beta: float,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
+    validate: bool = True,
+    backend: Backend = "auto",
+) -> float | F64:
     """Confidence F-beta (see :func:`cprecision_recall_fscore_support`)."""
     return cprecision_recall_fscore_support(
         y_true, y_proba, beta=beta, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
@@ -122,41 +168,119 @@ def cfbeta_score(
     )[2]
 
 
+@overload
 def cf1_score(
-    y_true: Any, y_proba: Any, *, labels: Any = None, pos_label: Any = 1, average: Any = "binary",
-    sample_weight: Any = None, zero_division: Any = "warn", validate: bool = True, backend: Backend = "auto",
-) -> Any:
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> float: ...
+@overload
+def cf1_score(
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> F64: ...
+@overload
+def cf1_score(
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> float | F64: ...
+def cf1_score(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
+    validate: bool = True,
+    backend: Backend = "auto",
+) -> float | F64:
     """Confidence F1 (see :func:`cprecision_recall_fscore_support`)."""
-    return cfbeta_score(
-        y_true, y_proba, beta=1.0, labels=labels, pos_label=pos_label, average=average,
+    return cprecision_recall_fscore_support(
+        y_true, y_proba, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
         sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
-    )
+    )[2]
 
 
+@overload
 def cprecision_score(
-    y_true: Any, y_proba: Any, *, labels: Any = None, pos_label: Any = 1, average: Any = "binary",
-    sample_weight: Any = None, zero_division: Any = "warn", validate: bool = True, backend: Backend = "auto",
-) -> Any:
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> float: ...
+@overload
+def cprecision_score(
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> F64: ...
+@overload
+def cprecision_score(
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> float | F64: ...
+def cprecision_score(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
+    validate: bool = True,
+    backend: Backend = "auto",
+) -> float | F64:
     """Confidence precision ``pCM[c, c] / colsum_c``."""
     return cprecision_recall_fscore_support(
-        y_true, y_proba, labels=labels, pos_label=pos_label, average=average, warn_for=("precision",),
+        y_true, y_proba, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("precision",),
         sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
     )[0]
 
 
+@overload
 def crecall_score(
-    y_true: Any, y_proba: Any, *, labels: Any = None, pos_label: Any = 1, average: Any = "binary",
-    sample_weight: Any = None, zero_division: Any = "warn", validate: bool = True, backend: Backend = "auto",
-) -> Any:
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> float: ...
+@overload
+def crecall_score(
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> F64: ...
+@overload
+def crecall_score(
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
+    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    validate: bool = ..., backend: Backend = ...,
+) -> float | F64: ...
+def crecall_score(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
+    validate: bool = True,
+    backend: Backend = "auto",
+) -> float | F64:
     """Confidence recall ``pCM[c, c] / n_c``."""
     return cprecision_recall_fscore_support(
-        y_true, y_proba, labels=labels, pos_label=pos_label, average=average, warn_for=("recall",),
+        y_true, y_proba, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("recall",),
         sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
     )[1]
 
 
 def entropy_score(
-    y_proba: Any, *, sample_weight: Any = None, validate: bool = True, backend: Backend = "auto"
+    y_proba: ArrayLike, *, sample_weight: ArrayLike | None = None, validate: bool = True, backend: Backend = "auto"
 ) -> float:
     """Entropy score ``1 - mean_i H(p_i) / log K`` (Tornetta 2021), in [0, 1].
 
@@ -168,21 +292,15 @@ def entropy_score(
     >>> entropy_score([[1.0, 0.0], [0.5, 0.5]])
     0.5
     """
-    p = _p.proba_array(y_proba)
+    p = _checks.proba_array(y_proba)
     zeros = np.zeros(p.shape[0], dtype=np.int32)
-    inp = _p.ProbInputs(zeros, p, None, _weights(sample_weight, p.shape[0]), np.arange(p.shape[1]), "int")
+    inp = _p.ProbInputs(zeros, p, None, _checks.weights(sample_weight, p.shape[0]), np.arange(p.shape[1]), "int")
     acc = _p.accumulate(inp, backend=backend, n_bins=0, validate=validate, entropy=True, scores=False, hard=False)
     return _p.ProbResult(acc, inp.labels, "int", backend, hard=False).entropy_score()
 
 
-def _weights(sample_weight: Any, n: int) -> Any:
-    from cmetrics import _checks
-
-    return _checks.weights(sample_weight, n)
-
-
 def purity(
-    y_true: Any, y_proba: Any, *, labels: Any = None, sample_weight: Any = None, validate: bool = True,
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, validate: bool = True,
     backend: Backend = "auto",
 ) -> float:
     """Purity ``1 - ||P - I||_F / sqrt(2K)`` of the row-normalised probabilistic
@@ -191,7 +309,7 @@ def purity(
     return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate).purity()
 
 
-def purity_from_matrix(matrix: Any) -> float:
+def purity_from_matrix(matrix: ArrayLike) -> float:
     """Purity of a given K x K matrix P (rows normally sum to 1).
 
     Examples
@@ -214,7 +332,7 @@ def purity_from_matrix(matrix: Any) -> float:
 
 
 def brier_score(
-    y_true: Any, y_proba: Any, *, labels: Any = None, sample_weight: Any = None, scale_by_half: bool = False,
+    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, scale_by_half: bool = False,
     validate: bool = True, backend: Backend = "auto",
 ) -> float:
     """Brier score ``mean_i sum_j (p_ij - 1[y_i = j])^2`` (Yacouby and Axman 2020), range [0, 2].
@@ -227,7 +345,7 @@ def brier_score(
 
 
 def log_loss(
-    y_true: Any, y_proba: Any, *, normalize: bool = True, labels: Any = None, sample_weight: Any = None,
+    y_true: ArrayLike, y_proba: ArrayLike, *, normalize: bool = True, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
     validate: bool = True, backend: Backend = "auto",
 ) -> float:
     """Log loss ``-mean_i log clip(p_{i, y_i}, eps, 1 - eps)``, eps = float64 machine
@@ -247,18 +365,18 @@ def log_loss(
 
 
 def calibration_bins(
-    y_true: Any, y_proba: Any, *, n_bins: int = 15, labels: Any = None, sample_weight: Any = None,
+    y_true: ArrayLike, y_proba: ArrayLike, *, n_bins: int = 15, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
     validate: bool = True, backend: Backend = "auto",
 ) -> CalibrationBins:
     """Per-bin count, weight, mean top-label confidence and accuracy: what a
     reliability diagram plots. Equal-width bins ``((m-1)/M, m/M]`` with edges
     computed as ``m / M`` (docs/definitions.md §7.3); the first bin also holds 0."""
-    n_bins = _p.check_n_bins(n_bins)
+    n_bins = _checks.check_n_bins(n_bins)
     return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, n_bins=n_bins).bins
 
 
 def expected_calibration_error(
-    y_true: Any, y_proba: Any, *, n_bins: int = 15, labels: Any = None, sample_weight: Any = None,
+    y_true: ArrayLike, y_proba: ArrayLike, *, n_bins: int = 15, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
     validate: bool = True, backend: Backend = "auto",
 ) -> float:
     """Top-label expected calibration error ``sum_m (W_m / W) |acc_m - conf_m|``
@@ -269,7 +387,7 @@ def expected_calibration_error(
 
 
 def max_calibration_error(
-    y_true: Any, y_proba: Any, *, n_bins: int = 15, labels: Any = None, sample_weight: Any = None,
+    y_true: ArrayLike, y_proba: ArrayLike, *, n_bins: int = 15, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
     validate: bool = True, backend: Backend = "auto",
 ) -> float:
     """Maximum calibration error over non-empty bins. Lower is better."""

@@ -44,20 +44,19 @@ import math
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from cmetrics import _checks
+from cmetrics import _checks, _ranking
 from cmetrics import _proba as _p
-from cmetrics._config import Backend, check_classes, check_max_classes, get_num_threads, resolve_backend
-from cmetrics._kernels import BinaryRanking, Groups, ProbAccumulators
-from cmetrics._numpy.ranking import check_finite
-from cmetrics.confusion import ConfusionMatrix, _check_labels_arg
-from cmetrics._validation import RankingMode, check_ranking_bins, ranking_mode
-from cmetrics._validation import zero_division_value as _zero_division_value
+from cmetrics._checks import F64, Backend, Bools, LabelKind, RankingMode, ZeroDivision
+from cmetrics._config import check_classes, check_max_classes, get_num_threads, resolve_backend
+from cmetrics._kernels import BinaryRanking, Groups, ProbAccumulators, RankingState
+from cmetrics._report import Report, build_report
+from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
-from cmetrics.report import Report, build_report, check_inputs, user_confidence
 
 __all__ = ["Evaluator", "RankingSummary", "StateError"]
 
@@ -162,33 +161,31 @@ class Evaluator:
     [[1, 0], [1, 2]]
     """
 
-    def __init__(self, labels: Any = None, *, n_classes: int | None = None, n_bins: int = 15,
-                 zero_division: Any = "warn", ranking: RankingMode | bool = "exact", ranking_bins: int = 1 << 16,
-                 max_classes: int | None = None, backend: Backend = "auto") -> None:
+    def __init__(self, labels: ArrayLike | None = None, *, n_classes: int | None = None, n_bins: int = 15,
+                 zero_division: ZeroDivision = "warn", ranking: RankingMode | bool = "exact",
+                 ranking_bins: int = 1 << 16, max_classes: int | None = None, backend: Backend = "auto") -> None:
         if labels is not None and n_classes is not None:
             msg = "pass labels or n_classes, not both"
             raise ValidationError(msg)
         self.max_classes = check_max_classes(max_classes)
         if n_classes is not None:
-            if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
-                msg = f"n_classes={n_classes!r} is invalid; pass a positive integer"
-                raise ValidationError(msg)
-            check_classes(int(n_classes), "n_classes", self.max_classes)
-            labels = np.arange(int(n_classes))
+            n_classes = _checks.check_n_classes(n_classes)
+            check_classes(n_classes, "n_classes", self.max_classes)
+            labels = np.arange(n_classes)
         self._labels: np.ndarray | None = None
-        self._kind: str | None = None
+        self._kind: LabelKind | None = None
         self._fixed = labels is not None
         if labels is not None:
-            check_classes(len(labels) if hasattr(labels, "__len__") else 0, "labels", self.max_classes)
+            check_classes(_checks.length_of(labels), "labels", self.max_classes)
             lab = _checks.to_numpy(labels, "labels")
-            kind = "str" if lab.dtype.kind in "UOS" else "int"
-            self._labels = _check_labels_arg(lab, kind, self.max_classes)
+            kind: LabelKind = "str" if lab.dtype.kind in "UOS" else "int"
+            self._labels = _checks.check_labels(lab, kind, self.max_classes)
             self._kind = kind
-        self.n_bins = _p.check_n_bins(n_bins)
-        _zero_division_value(zero_division)
-        self.zero_division = zero_division
-        self.ranking: RankingMode = ranking_mode(ranking)
-        self.ranking_bins = check_ranking_bins(ranking_bins)
+        self.n_bins = _checks.check_n_bins(n_bins)
+        _checks.zero_division_value(zero_division)
+        self.zero_division: ZeroDivision = zero_division
+        self.ranking: RankingMode = _checks.ranking_mode(ranking)
+        self.ranking_bins = _checks.check_ranking_bins(ranking_bins)
         self.backend: Backend = backend
         # Set by the first batch: "proba" or "hard"; weights; a confidence with hard labels.
         self._mode: str | None = None
@@ -197,16 +194,16 @@ class Evaluator:
         self.n_rows = 0
         self._acc: ProbAccumulators | None = None
         self._hard_counts: np.ndarray | None = None
-        self._hard_weighted: np.ndarray | None = None
+        self._hard_weighted: F64 | None = None
         # The backend's GroupState (exact tie groups of the ranking rows), made by the first batch.
-        self._rank: Any = None
+        self._rank: RankingState | None = None
 
     # -- accumulation -------------------------------------------------------------------
 
-    def update(self, y_true: Any, *, y_pred: Any = None, y_proba: Any = None, confidence: Any = None,
-               sample_weight: Any = None) -> Evaluator:
+    def update(self, y_true: ArrayLike, *, y_pred: ArrayLike | None = None, y_proba: ArrayLike | None = None,
+               confidence: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> Evaluator:
         """Add one batch of rows (arguments as in :func:`cmetrics.evaluate`). Returns self."""
-        check_inputs("update", y_pred, y_proba, confidence)
+        _checks.check_inputs("update", y_pred, y_proba, confidence)
         if _is_empty(y_true):  # an empty batch (a filtered record batch, say) adds nothing...
             for name, other in (("y_pred", y_pred), ("y_proba", y_proba), ("confidence", confidence),
                                 ("sample_weight", sample_weight)):
@@ -241,10 +238,11 @@ class Evaluator:
             msg = "pass confidence in every batch or in none"
             raise ValidationError(msg)
 
-    def _update_proba(self, t: np.ndarray, y_proba: Any, y_pred: Any, sample_weight: Any) -> None:
+    def _update_proba(self, t: np.ndarray, y_proba: ArrayLike, y_pred: ArrayLike | None,
+                      sample_weight: ArrayLike | None) -> None:
         labels = self._labels
         if labels is None:
-            k = _p.proba_array(y_proba, t.shape[0], self.max_classes).shape[1]
+            k = _checks.proba_array(y_proba, t.shape[0], self.max_classes).shape[1]
             if t.dtype.kind in "UOS":
                 msg = ("y_true holds strings but the Evaluator has no labels; pass labels= naming the class "
                        "of each probability column")
@@ -261,12 +259,14 @@ class Evaluator:
             self._fixed = True
         self._acc = _p.add_accumulators(self._acc, acc)
 
-    def _update_hard(self, t: np.ndarray, y_pred: Any, confidence: Any, sample_weight: Any) -> None:
+    def _update_hard(self, t: np.ndarray, y_pred: ArrayLike | None, confidence: ArrayLike | None,
+                     sample_weight: ArrayLike | None) -> None:
+        assert y_pred is not None  # check_inputs
         cm = ConfusionMatrix.from_predictions(t, y_pred, labels=self._labels if self._fixed else None,
                                               sample_weight=sample_weight, max_classes=self.max_classes,
                                               backend=self.backend)
         if confidence is not None and self.ranking != "off":
-            ok, conf = user_confidence(t, y_pred, confidence)
+            ok, conf = _ranking.user_confidence(t, y_pred, confidence)
             self._add_ranking(ok, conf, _checks.weights(sample_weight, t.shape[0]))
         counts = np.asarray(cm.counts).astype(np.uint64)
         weighted = cm.matrix if sample_weight is not None else None
@@ -294,12 +294,12 @@ class Evaluator:
         self._hard_counts, self._hard_weighted = new_counts, new_weighted
         self._labels, self._kind = union, kind
 
-    def _state(self, weighted: bool) -> Any:
+    def _state(self, weighted: bool) -> RankingState:
         if self._rank is None:
             self._rank = resolve_backend(self.backend).GroupState(weighted)
         return self._rank
 
-    def _add_ranking(self, correct: Any, confidence: Any, weight: np.ndarray | None) -> None:
+    def _add_ranking(self, correct: Bools | None, confidence: np.ndarray | None, weight: F64 | None) -> None:
         """Add rows to the ranking state (confidences binned first in the approximate mode)."""
         ok = np.ascontiguousarray(correct, dtype=bool)
         conf = np.ascontiguousarray(confidence, dtype=np.float64)
@@ -317,7 +317,7 @@ class Evaluator:
 
     # -- merging ------------------------------------------------------------------------
 
-    def _settings(self) -> dict[str, Any]:
+    def _settings(self) -> dict[str, int | str | float | None]:
         return {"n_bins": self.n_bins, "ranking": self.ranking,
                 "ranking_bins": self.ranking_bins if self.ranking == "approximate" else None,
                 "zero_division": _zd_repr(self.zero_division)}
@@ -381,23 +381,20 @@ class Evaluator:
         walk = None
         if self._rank is not None and len(self._rank):
             walk = self._rank.walk(True, get_num_threads())
-        ranking = None
-        if walk is not None:
-            ranking = {"mode": "exact"} if self.ranking == "exact" else \
-                {"mode": "approximate", "bins": self.ranking_bins}
-        weighted = bool(self._weighted)
+        made: dict[str, int | str] = {"mode": "exact"} if self.ranking == "exact" else \
+            {"mode": "approximate", "bins": self.ranking_bins}
         if self._mode == "proba" and self._acc is not None:
             res = _p.ProbResult(self._acc, self._labels, self._kind or "int", self.backend)
-            if res.hard is None:
-                raise RuntimeError("internal error: no hard confusion matrix in the state")
-            return build_report(res.hard, res, walk, weighted=weighted, zero_division=self.zero_division,
-                                ranking=ranking)
-        assert self._hard_counts is not None
+            return build_report(res.hard_matrix(), proba=res, walk=walk, zero_division=self.zero_division,
+                                ranking=made)
+        if self._hard_counts is None:
+            raise _bad("hard-label rows without a confusion matrix")
+        weighted = bool(self._weighted)
         table = self._hard_weighted if weighted and self._hard_weighted is not None \
             else self._hard_counts.astype(np.float64)
         cm = ConfusionMatrix._from_parts(table, self._labels, self._hard_counts.astype(np.int64), self.backend,
                                          weighted=weighted)
-        return build_report(cm, None, walk, weighted=weighted, zero_division=self.zero_division, ranking=ranking)
+        return build_report(cm, walk=walk, zero_division=self.zero_division, ranking=made)
 
     # -- serialisation ------------------------------------------------------------------
 
@@ -542,7 +539,7 @@ def _load(buf: bytes) -> Evaluator:
     _want(ranking in ("exact", "approximate", "off"), f"unknown ranking mode {ranking!r}")
     bins = s["ranking_bins"]
     _want((bins is None) == (ranking != "approximate"), "ranking_bins must be set exactly in approximate mode")
-    ev = Evaluator(n_bins=_int_in(s["n_bins"], 1, _p.MAX_BINS, "n_bins"),
+    ev = Evaluator(n_bins=_int_in(s["n_bins"], 1, _checks.MAX_BINS, "n_bins"),
                    zero_division=_zd_value(s["zero_division"]), ranking=ranking,
                    ranking_bins=1 << 16 if bins is None else _int_in(bins, 1, 1 << 24, "ranking_bins"))
     # Labels: a list of distinct ints or strings, within the class limit.

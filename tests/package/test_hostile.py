@@ -347,6 +347,8 @@ def agree(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(agree(x, y) for x, y in zip(a, b))
     if hasattr(a, "__dataclass_fields__"):
         return all(agree(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    if isinstance(a, cmetrics.Report):
+        return isinstance(b, cmetrics.Report) and agree(a.to_dict(), b.to_dict())
     if a is None or isinstance(a, (str, bool)):
         return bool(a == b)
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)

@@ -272,7 +272,7 @@ def test_any_split_of_the_rows_adds_up_to_the_whole(seed: int, backend: str) -> 
 
 
 def test_fortran_ordered_probabilities_are_read_in_place() -> None:
-    from cmetrics import _proba as _p
+    from cmetrics import _checks
     from tests.conftest import BACKENDS
 
     """A Fortran-ordered matrix (a DataFrame's ``to_numpy()``, the CLI's column batches) gives
@@ -283,7 +283,7 @@ def test_fortran_ordered_probabilities_are_read_in_place() -> None:
         p /= p.sum(axis=1, keepdims=True)
         y = rng.integers(0, 7, 50_000)
         f = np.asfortranarray(p)
-        assert _p.proba_array(f) is f
+        assert _checks.proba_array(f) is f
         for backend in BACKENDS:
             a = cmetrics.evaluate(y, y_proba=p, backend=backend).to_dict()
             b = cmetrics.evaluate(y, y_proba=f, backend=backend).to_dict()

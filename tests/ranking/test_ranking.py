@@ -240,7 +240,7 @@ def test_exact_pair_counts_beyond_float_precision() -> None:
     # Building that from rows would need 2^28 of them; the arithmetic is checked on the
     # counts instead (the Rust side in rust/core/tests/ranking.rs).
     from cmetrics._kernels import BinaryRanking
-    from cmetrics.ranking import _refinement_value
+    from cmetrics._ranking import refinement
 
     big = 1 << 27
     nan = float("nan")
@@ -248,7 +248,7 @@ def test_exact_pair_counts_beyond_float_precision() -> None:
                       ordered=big * big - 2, reversed_share=1 / big**2, tied_share=1 / big**2,
                       ordered_share=1 - 2 / big**2, average_precision=nan, aupr_trapezoid=nan, aurc=nan,
                       n_thresholds=2)
-    got = _refinement_value(d, "half", False)
+    got = refinement(d, "half", False)
     assert got == float(1 - __import__("fractions").Fraction(3, 2 * big * big))
 
 

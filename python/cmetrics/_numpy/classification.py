@@ -11,6 +11,9 @@ import numpy as np
 from cmetrics._kernels import F64, PRF, BalancedAccuracy, Marginals
 from cmetrics.exceptions import ShapeError, ValidationError, WeightError
 
+__all__ = ["accuracy", "balanced_accuracy", "cohen_kappa", "entropy_modulated_accuracy", "informedness", "marginals", "markedness", "markedness_per_class", "matthews_corrcoef", "mutual_information_bits", "normalized_information_transfer", "precision_recall_fbeta", "youden_j_per_class"]
+
+
 
 def _square(c: np.ndarray) -> np.ndarray:
     c = np.asarray(c, dtype=np.float64)

@@ -14,6 +14,8 @@ from cmetrics.exceptions import (
     WeightError,
 )
 
+__all__ = ["confusion_matrix", "confusion_matrix_codes", "encode_objects", "encode_strings"]
+
 _ALWAYS_DENSE = 64
 _MAX_DENSE_CELLS = 1 << 24
 
@@ -164,6 +166,7 @@ def _encode_sorted(
 def encode_objects(
     a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096
 ) -> Encoded:
+
     """Encode two object arrays of ``str`` to shared codes sorted by code point."""
     from cmetrics._checks import check_object_strings, surrogate_error
 

@@ -11,6 +11,8 @@ import numpy.typing as npt
 from cmetrics._kernels import ProbAccumulators
 from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, ShapeError, ValidationError, WeightError
 
+__all__ = ["evaluate_proba"]
+
 LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 _CHUNK = 1 << 15
 
@@ -120,6 +122,7 @@ def _chunk(
     out: ProbAccumulators, lo: int, y: np.ndarray, p: np.ndarray, yp: np.ndarray | None, w: np.ndarray | None,
     k: int, tol: float, validate: bool, entropy: bool, scores: bool, n_bins: int, hard: bool,
 ) -> npt.NDArray[np.float64]:
+
     """Add one chunk to the arrays of ``out``; return its (weight, entropy, Brier, log-loss) sums."""
     m = len(y)
     pd = p.astype(np.float64, copy=False)

@@ -9,28 +9,11 @@ import math
 
 import numpy as np
 
+from cmetrics._checks import check_finite, check_not_nan, check_totals, check_weights
 from cmetrics._kernels import BinaryRanking, Groups, KendallCounts
 from cmetrics.exceptions import LengthMismatchError, NonFiniteError, ShapeError, ValidationError, WeightError
 
-
-def check_finite(arg: str, x: np.ndarray) -> None:
-    if x.dtype.kind != "f":
-        return  # integers are finite
-    bad = ~np.isfinite(x)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        msg = f"{arg}[{i}] = {float(x[i])!r} is not finite; remove or impute NaN and infinite values"
-        raise NonFiniteError(msg)
-
-
-def check_not_nan(arg: str, x: np.ndarray) -> None:
-    """NaN is refused where values are ordered (infinities order as extremes)."""
-    if x.dtype.kind != "f":
-        return
-    bad = np.isnan(x)
-    if bad.any():
-        msg = f"{arg}[{int(np.flatnonzero(bad)[0])}] is NaN; remove or impute NaN values"
-        raise NonFiniteError(msg)
+__all__ = ["GroupState", "binary_ranking", "kendall_counts", "merge_groups", "score_groups", "walk_groups"]
 
 
 def order_keys(x: np.ndarray) -> np.ndarray:
@@ -69,38 +52,13 @@ def _tie_pairs(starts: np.ndarray, n: int) -> int:
     return int(sum(t * (t - 1) // 2)) if len(t) else 0
 
 
-def check_weights(sample_weight: np.ndarray | None, n: int) -> None:
-    if sample_weight is None:
-        return
-    if sample_weight.shape[0] != n:
-        msg = (f"sample_weight has {sample_weight.shape[0]} rows but y_score has {n}; "
-               "pass arrays of the same length")
-        raise LengthMismatchError(msg)
-    bad = ~((sample_weight >= 0) & np.isfinite(sample_weight))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        msg = (f"sample_weight[{i}] = {float(sample_weight[i])!r} is invalid; weights must be finite "
-               f"and >= 0 ({int(bad.sum())} invalid in total)")
-        raise WeightError(msg)
-
-
 def binary_ranking(
     positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, curves: bool = True,
     n_threads: int = 0,
 ) -> BinaryRanking:
+
     # The tie groups (checks included), walked from the highest score down.
     return _walk_ascending(score_groups(positive, score, sample_weight), curves)
-
-
-def check_totals(w_pos: float, w_neg: float, rows: int) -> None:
-    """The weight totals must be finite and, when there are rows, positive (as the Rust kernels)."""
-    if not np.isfinite(w_pos + w_neg):
-        msg = ("the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
-               "constant (the metrics do not change)")
-        raise WeightError(msg)
-    if rows and not w_pos + w_neg > 0:
-        msg = "sample_weight sums to 0; at least one sample needs a positive weight"
-        raise WeightError(msg)
 
 
 def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:

@@ -1,0 +1,271 @@
+"""The one report builder: every metric of a confusion matrix, of the probability pass and
+of the ranking walk, as a :class:`Report`. :func:`cmetrics.evaluate`,
+:meth:`cmetrics.Evaluator.report`, :func:`cmetrics.hard_label_report` and
+:meth:`cmetrics.ConfusionMatrix.report` all build theirs here.
+
+The metrics of a report and how each is computed are the tables below: adding a hard-label
+metric to every report is one line in :data:`HARD`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from cmetrics import _hard
+from cmetrics import _ranking
+from cmetrics._checks import F64, I64, Average, Bools, Label, ZeroDivision
+from cmetrics._kernels import BinaryRanking
+from cmetrics._proba import CalibrationBins, ProbResult
+from cmetrics.confusion import ConfusionMatrix
+from cmetrics.exceptions import UndefinedMetricWarning
+
+_AVERAGES: tuple[Average, ...] = ("macro", "weighted", "micro")
+_PRF = (("precision", "precision"), ("recall", "recall"), ("f1", "f-score"))
+
+
+def _prf(name: str, average: Average, prefix: str = "") -> Callable[[ConfusionMatrix, ZeroDivision], float]:
+    """One averaged precision, recall or F1, warning only about itself (``prefix="c"``: the
+    confidence version, on the table of the probabilistic confusion matrix)."""
+    i, warn_for = next((i, w) for i, (n, w) in enumerate(_PRF) if n == name)
+
+    def value(cm: ConfusionMatrix, zd: ZeroDivision) -> float:
+        return _hard.prfs(cm, average=average, zero_division=zd, prefix=prefix, warn_for=(warn_for,))[i]
+
+    return value
+
+
+def _on_confidence_table(metric: Callable[[ConfusionMatrix, ZeroDivision], float]
+                         ) -> Callable[[ProbResult, ZeroDivision], float]:
+    return lambda res, zd: metric(res.cmatrix, zd)
+
+
+#: The hard-label metrics of every report, in display order: name -> value of a confusion matrix.
+HARD: dict[str, Callable[[ConfusionMatrix, ZeroDivision], float]] = {
+    "accuracy": lambda cm, zd: cm.accuracy(),
+    "balanced_accuracy": lambda cm, zd: cm.balanced_accuracy(),
+    "balanced_accuracy_adjusted": lambda cm, zd: cm.balanced_accuracy(adjusted=True),
+    **{f"{name}_{avg}": _prf(name, avg) for avg in _AVERAGES for name, _ in _PRF},
+    "matthews_corrcoef": lambda cm, zd: cm.matthews_corrcoef(),
+    "cohen_kappa": lambda cm, zd: cm.cohen_kappa(),
+    "informedness": lambda cm, zd: cm.informedness(),
+    "markedness": lambda cm, zd: cm.markedness(),
+    "normalized_information_transfer": lambda cm, zd: cm.normalized_information_transfer(),
+    "entropy_modulated_accuracy": lambda cm, zd: cm.entropy_modulated_accuracy(),
+    "mutual_information_bits": lambda cm, zd: cm.mutual_information_bits(),
+}
+#: The probabilistic metrics (with ``y_proba``): name -> value of the probability pass.
+PROBA: dict[str, Callable[[ProbResult, ZeroDivision], float]] = {
+    **{f"c{name}_{avg}": _on_confidence_table(_prf(name, avg, prefix="c")) for avg in _AVERAGES for name, _ in _PRF},
+    "entropy_score": lambda res, zd: res.entropy_score(),
+    "purity": lambda res, zd: res.purity(),
+    "brier_score": lambda res, zd: res.brier(),
+    "log_loss": lambda res, zd: res.log_loss(),
+}
+CALIBRATION: dict[str, Callable[[ProbResult, ZeroDivision], float]] = {
+    "expected_calibration_error": lambda res, zd: res.ece(),
+    "max_calibration_error": lambda res, zd: res.mce(),
+}
+#: The selective-prediction metrics of the confidence (with ``y_proba`` or ``confidence``).
+RANKING = ("refinement", "auroc_confidence", "reversed_pair_proportion", "aurc")
+#: The metric families, in display order: the table and Markdown show each under a heading.
+FAMILIES = (
+    ("hard-label", tuple(HARD)),
+    ("probabilistic", tuple(PROBA)),
+    ("calibration", tuple(CALIBRATION)),
+    ("selective prediction", RANKING),
+)
+
+
+def printable(label: object) -> str:
+    """A label as text safe to show in a terminal or a table: newlines, tabs, escape sequences
+    and other control characters appear as their backslash escapes."""
+    text = str(label)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def number(x: object) -> str:
+    """A value for people: integers as integers (with thousands separators), other floats to
+    six significant digits, NaN as "nan"."""
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        if math.isnan(x):
+            return "nan"
+        if float(x).is_integer() and abs(x) < 2**53:
+            return f"{int(x):,}"
+        return f"{float(x):.6g}"
+    return str(x)
+
+
+class Report:
+    """Every metric of one evaluation, computed from the accumulators of one pass.
+
+    Scalars are attributes (``report.accuracy``, ``report.log_loss``, ...);
+    ``report.per_class`` maps each label to its per-class values;
+    ``report.confusion_matrix`` (and ``report.prob_confusion_matrix`` with
+    probabilities) are the tables; ``report.calibration`` the reliability bins.
+    Values that are undefined are NaN here, ``None`` in :meth:`to_dict`, and the
+    reason is in ``report.undefined``.
+    """
+
+    def __init__(self, cm: ConfusionMatrix, values: dict[str, float], per_class: dict[str, dict[str, float]],
+                 undefined: dict[str, str], proba: ProbResult | None = None,
+                 ranking: dict[str, int | str] | None = None, kept: tuple[Bools, F64] | None = None) -> None:
+        self._values = values
+        #: Per-class values by label (as text): precision, recall, f1, support, prevalence, bias,
+        #: youden_j, markedness (and cprecision, crecall, cf1 with probabilities).
+        self.per_class = per_class
+        #: Why each undefined (NaN) metric is undefined.
+        self.undefined = undefined
+        #: The reliability bins (with probabilities), else None.
+        self.calibration: CalibrationBins | None = None if proba is None else proba.bins
+        #: The labels, in the order of the rows and columns of the tables.
+        self.labels: list[Label] = cm.labels.tolist()
+        #: Total (weighted) number of rows.
+        self.n_samples: float = cm.n_samples
+        self.n_classes: int = cm.n_classes
+        #: Whether the report was made from probabilities.
+        self.has_proba: bool = proba is not None
+        #: How the ranking metrics were computed: ``{"mode": "exact"}``, or
+        #: ``{"mode": "approximate", "bins": B}``; None without them.
+        self.ranking = ranking
+        #: The hard confusion matrix (int64 counts, or float64 sums with weights).
+        self.confusion_matrix: F64 | I64 = cm.table(_quiet=True)
+        #: The probabilistic confusion matrix (with probabilities), else None.
+        self.prob_confusion_matrix: F64 | None = None if proba is None else proba.prob_matrix()
+        #: Each row's top-label confidence and correctness (``keep_confidence=True``), else None.
+        self.confidence: F64 | None = None if kept is None else kept[1]
+        self.correct: Bools | None = None if kept is None else kept[0]
+
+    def __getattr__(self, name: str) -> float:
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        msg = f"Report has no metric {name!r}; available: {sorted(values)}"
+        raise AttributeError(msg)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._values))
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """The scalar metrics as a dict (NaN where undefined)."""
+        return dict(self._values)
+
+    def families(self) -> list[tuple[str, dict[str, float]]]:
+        """The scalar metrics grouped by family (hard-label, probabilistic, calibration,
+        selective prediction), families without a value left out."""
+        out = []
+        for name, keys in FAMILIES:
+            values = {k: self._values[k] for k in keys if k in self._values}
+            if values:
+                out.append((name, values))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict: plain floats and lists; NaN becomes None with its reason
+        under ``"undefined"``."""
+        def clean(x: float) -> float | None:
+            return None if not math.isfinite(x) else x
+
+        out: dict[str, Any] = {
+            "n_samples": self.n_samples,
+            "n_classes": self.n_classes,
+            "labels": [str(lab) if not isinstance(lab, (int, float, bool)) else lab for lab in self.labels],
+            "metrics": {k: clean(v) for k, v in self._values.items()},
+            "per_class": {lab: {k: clean(v) for k, v in row.items()} for lab, row in self.per_class.items()},
+            "confusion_matrix": self.confusion_matrix.tolist(),
+            "undefined": dict(self.undefined),
+        }
+        if self.prob_confusion_matrix is not None:
+            out["prob_confusion_matrix"] = self.prob_confusion_matrix.tolist()
+        if self.calibration is not None:
+            out["calibration"] = self.calibration.to_dict()
+        if self.ranking is not None:
+            out["ranking"] = dict(self.ranking)
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`)."""
+        kwargs.setdefault("indent", 2)
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    def to_markdown(self) -> str:
+        """The metrics, one table per family under a heading, and the per-class table, as
+        GitHub-flavoured Markdown (labels escaped: no control character or ``|`` gets through)."""
+        lines = [f"**{number(self.n_samples)} samples, {self.n_classes} classes**"]
+        for family, values in self.families():
+            lines += ["", f"### {family.capitalize()}", "", "| metric | value |", "|---|---|"]
+            lines += [f"| {k} | {number(v)} |" for k, v in values.items()]
+        if self.per_class:
+            cols = list(next(iter(self.per_class.values())))
+            lines += ["", "### Per class", "", "| class | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+            for lab, row in self.per_class.items():
+                lines.append(f"| {_md(lab)} | " + " | ".join(number(row[c]) for c in cols) + " |")
+        if self.undefined:
+            lines += ["", "Undefined: " + "; ".join(f"{k}: {_md(v)}" for k, v in self.undefined.items())]
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        head = f"Report(n_samples={number(self.n_samples)}, n_classes={self.n_classes}, proba={self.has_proba})"
+        width = max((len(k) for k in self._values), default=0)
+        body = "\n".join(f"  {k:<{width}}  {number(v)}" for k, v in self._values.items())
+        return f"{head}\n{body}"
+
+
+def _md(label: object) -> str:
+    """A label inside a Markdown table cell."""
+    return printable(label).replace("|", "\\|")
+
+
+def _collect(values: dict[str, float], undefined: dict[str, str], name: str, fn: Callable[[], float]) -> None:
+    """Compute one metric, turning its warnings into a recorded reason."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values[name] = float(fn())
+    reasons = [str(w.message) for w in caught if issubclass(w.category, (UndefinedMetricWarning, UserWarning))]
+    if reasons:
+        undefined[name] = " ".join(dict.fromkeys(reasons))
+
+
+def build_report(cm: ConfusionMatrix, *, proba: ProbResult | None = None, walk: BinaryRanking | None = None,
+                 zero_division: ZeroDivision = "warn", ranking: dict[str, int | str] | None = None,
+                 kept: tuple[Bools, F64] | None = None) -> Report:
+    """The :class:`Report` of a hard confusion matrix, the accumulators of the probability
+    pass (or None) and the ranking walk (or None)."""
+    values: dict[str, float] = {}
+    undefined: dict[str, str] = {}
+    for name, hard in HARD.items():
+        _collect(values, undefined, name, partial(hard, cm, zero_division))
+    per_class = _hard.per_class_table(cm, zero_division)
+    if proba is not None:
+        for name, prob in {**PROBA, **CALIBRATION}.items():
+            _collect(values, undefined, name, partial(prob, proba, zero_division))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cp, cr, cf, _ = _hard.prfs(proba.cmatrix, zero_division=zero_division, prefix="c")
+        for i, row in enumerate(per_class.values()):
+            row.update({"cprecision": float(cp[i]), "crecall": float(cr[i]), "cf1": float(cf[i])})
+    if walk is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            s = _ranking.selective_scores(walk, "half", cm._weighted)
+        values.update({"refinement": s.refinement, "auroc_confidence": s.auroc,
+                       "reversed_pair_proportion": s.reversed_pair_proportion, "aurc": s.aurc})
+        if _ranking.no_pairs(walk):
+            reason = "all predictions are correct or all are wrong: no (correct, wrong) pair to rank"
+            undefined["refinement"] = undefined["auroc_confidence"] = reason
+        if ranking is None:
+            ranking = {"mode": "exact"}
+    return Report(cm, values, per_class, undefined, proba, ranking if walk is not None else None, kept)
