@@ -92,18 +92,23 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "confusion: numpy bincount / cmetrics": _ratio("numpy_bincount", "cmetrics_confusion"),
         "confusion: sklearn / cmetrics": _ratio("sklearn_confusion", "cmetrics_confusion"),
         "confusion: cmetrics / bandwidth floor": (TIMINGS["cmetrics_confusion"] / floor)
-        if floor and "cmetrics_confusion" in TIMINGS else None,
+        if floor and "cmetrics_confusion" in TIMINGS
+        else None,
         "report: sklearn set / cmetrics": _ratio("sklearn_report", "cmetrics_report"),
         "report: numpy backend / cmetrics": _ratio("numpy_backend_report", "cmetrics_report"),
         "pCM: cmetrics / bandwidth floor": (TIMINGS["cmetrics_pcm"] / pfloor)
-        if pfloor and "cmetrics_pcm" in TIMINGS else None,
+        if pfloor and "cmetrics_pcm" in TIMINGS
+        else None,
         "refinement: sklearn roc_auc / cmetrics": _ratio("sklearn_auc", "cmetrics_refinement"),
         "refinement: numpy sort+searchsorted / cmetrics": _ratio("numpy_auc", "cmetrics_refinement"),
         "kendall: scipy / cmetrics": _ratio("scipy_kendall", "cmetrics_kendall"),
         "kendall, distinct values: scipy / cmetrics": _ratio("scipy_kendall_distinct", "cmetrics_kendall_distinct"),
-        "pCM: best numpy / cmetrics": (min(TIMINGS[k] for k in ("numpy_pcm_bincount", "numpy_pcm_sparse",
-                                                              "numpy_pcm_onehot") if k in TIMINGS)
-                                       / TIMINGS["cmetrics_pcm"]) if "cmetrics_pcm" in TIMINGS else None,
+        "pCM: best numpy / cmetrics": (
+            min(TIMINGS[k] for k in ("numpy_pcm_bincount", "numpy_pcm_sparse", "numpy_pcm_onehot") if k in TIMINGS)
+            / TIMINGS["cmetrics_pcm"]
+        )
+        if "cmetrics_pcm" in TIMINGS
+        else None,
         "cli score (exact ranking) / pyarrow read": _ratio("cli_score_exact", "pyarrow_read"),
         "cli score (approximate ranking) / pyarrow read": _ratio("cli_score_approximate", "pyarrow_read"),
         "cli score (ranking off) / pyarrow read": _ratio("cli_score_off", "pyarrow_read"),

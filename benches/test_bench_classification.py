@@ -52,8 +52,9 @@ def test_read_bandwidth(benchmark: Any) -> None:
 def test_cmetrics_confusion(benchmark: Any, labels_1e7: tuple[np.ndarray, np.ndarray]) -> None:
     y, p = labels_1e7
     benchmark.group = "confusion matrix 1e7 x K=10"
-    result = benchmark.pedantic(cmetrics.confusion_matrix, args=(y, p), setup=cold, rounds=30, iterations=1,
-                                warmup_rounds=3)
+    result = benchmark.pedantic(
+        cmetrics.confusion_matrix, args=(y, p), setup=cold, rounds=30, iterations=1, warmup_rounds=3
+    )
     benchmark.extra_info["matches_bincount"] = bool(
         np.array_equal(result.ravel(), np.bincount(K * y + p, minlength=K * K))
     )
@@ -64,8 +65,9 @@ def test_cmetrics_confusion(benchmark: Any, labels_1e7: tuple[np.ndarray, np.nda
 def test_numpy_bincount(benchmark: Any, labels_1e7: tuple[np.ndarray, np.ndarray]) -> None:
     y, p = labels_1e7
     benchmark.group = "confusion matrix 1e7 x K=10"
-    benchmark.pedantic(lambda: np.bincount(K * y + p, minlength=K * K), setup=cold, rounds=7, iterations=1,
-                       warmup_rounds=1)
+    benchmark.pedantic(
+        lambda: np.bincount(K * y + p, minlength=K * K), setup=cold, rounds=7, iterations=1, warmup_rounds=1
+    )
     record("numpy_bincount", benchmark)
 
 

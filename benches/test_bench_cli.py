@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import cmetrics
-from benches.conftest import EXTRA, K, N, TIMINGS
+from benches.conftest import EXTRA, TIMINGS, K, N
 
 BIG_ROWS = int(os.environ.get("CMETRICS_BENCH_BIG_ROWS", 0))
 
@@ -34,8 +34,10 @@ def _process(code: str) -> tuple[float, float]:
     # parent's peak across exec).
     # The process exits with the command's status (`status`, when the code sets it), so that
     # a failing run fails the benchmark (check=True) instead of timing an error message.
-    wrapped = code + ("\nprint('MAXRSS', [l.split()[1] for l in open('/proc/self/status') "
-                      "if l.startswith('VmHWM')][0])\nimport sys; sys.exit(globals().get('status') or 0)")
+    wrapped = code + (
+        "\nprint('MAXRSS', [l.split()[1] for l in open('/proc/self/status') "
+        "if l.startswith('VmHWM')][0])\nimport sys; sys.exit(globals().get('status') or 0)"
+    )
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", wrapped], capture_output=True, text=True, check=True)
     seconds = time.perf_counter() - t0
@@ -45,9 +47,11 @@ def _process(code: str) -> tuple[float, float]:
 
 def _score_code(path: Path, ranking: str) -> str:
     # The exit status is the command's: a run that fails fails the benchmark (check=True).
-    return (f"from cmetrics.cli import main; status = main(['score', {str(path)!r}, '--label', 'label', "
-            f"'--proba-prefix', 'p_', '--quiet', '--format', 'json', '--output', '/dev/null', '--ranking', "
-            f"{ranking!r}])")
+    return (
+        f"from cmetrics.cli import main; status = main(['score', {str(path)!r}, '--label', 'label', "
+        f"'--proba-prefix', 'p_', '--quiet', '--format', 'json', '--output', '/dev/null', '--ranking', "
+        f"{ranking!r}])"
+    )
 
 
 def _read_code(path: Path) -> str:
@@ -55,8 +59,12 @@ def _read_code(path: Path) -> str:
     return f"import pyarrow.parquet as pq; t = pq.read_table({str(path)!r}, columns={cols!r})"
 
 
-VARIANTS = {"pyarrow_read": None, "cli_score_exact": "exact", "cli_score_approximate": "approximate",
-            "cli_score_off": "off"}
+VARIANTS = {
+    "pyarrow_read": None,
+    "cli_score_exact": "exact",
+    "cli_score_approximate": "approximate",
+    "cli_score_off": "off",
+}
 
 
 def test_cli_score_against_pyarrow_read(benchmark: Any, parquet_dump: Path) -> None:
@@ -100,9 +108,11 @@ def test_cli_peak_memory_large_file(tmp_path_factory: pytest.TempPathFactory) ->
 
 def _stream_code(path: Path) -> str:
     cols = ["label"] + [f"p_{j}" for j in range(K)]
-    return ("import pyarrow.parquet as pq\n"
-            f"f = pq.ParquetFile({str(path)!r})\n"
-            f"for i in range(f.num_row_groups): f.read_row_group(i, columns={cols!r})")
+    return (
+        "import pyarrow.parquet as pq\n"
+        f"f = pq.ParquetFile({str(path)!r})\n"
+        f"for i in range(f.num_row_groups): f.read_row_group(i, columns={cols!r})"
+    )
 
 
 def test_state_size(proba_1e7: np.ndarray, labels_1e7: tuple[np.ndarray, np.ndarray]) -> None:
@@ -112,7 +122,7 @@ def test_state_size(proba_1e7: np.ndarray, labels_1e7: tuple[np.ndarray, np.ndar
     for mode in ("exact", "approximate"):
         ev = cmetrics.Evaluator(n_classes=K, ranking=mode)  # type: ignore[arg-type]
         for lo in range(0, N, step):
-            ev.update(y[lo:lo + step], y_proba=proba_1e7[lo:lo + step])
+            ev.update(y[lo : lo + step], y_proba=proba_1e7[lo : lo + step])
         blob = ev.to_bytes()
         summary = ev.ranking_summary()
         assert summary is not None

@@ -40,8 +40,14 @@ def test_proba_read_bandwidth(benchmark: Any, proba_1e7: np.ndarray, labels_1e7:
 def test_cmetrics_pcm(benchmark: Any, proba_1e7: np.ndarray, labels_1e7: tuple[np.ndarray, np.ndarray]) -> None:
     y = labels_1e7[0]
     benchmark.group = "probabilistic confusion matrix 1e7 x K=10 f32"
-    out = benchmark.pedantic(cmetrics.prob_confusion_matrix, args=(y, proba_1e7), kwargs={"labels": list(range(K))},
-                             rounds=10, iterations=1, warmup_rounds=2)
+    out = benchmark.pedantic(
+        cmetrics.prob_confusion_matrix,
+        args=(y, proba_1e7),
+        kwargs={"labels": list(range(K))},
+        rounds=10,
+        iterations=1,
+        warmup_rounds=2,
+    )
     ref = np.stack([np.bincount(y, weights=proba_1e7[:, j], minlength=K) for j in range(K)], axis=1)
     benchmark.extra_info["matches_numpy"] = bool(np.allclose(out, ref, rtol=1e-9))
     assert benchmark.extra_info["matches_numpy"]
@@ -51,8 +57,12 @@ def test_cmetrics_pcm(benchmark: Any, proba_1e7: np.ndarray, labels_1e7: tuple[n
 def test_numpy_pcm_bincount(benchmark: Any, proba_1e7: np.ndarray, labels_1e7: tuple[np.ndarray, np.ndarray]) -> None:
     y = labels_1e7[0]
     benchmark.group = "probabilistic confusion matrix 1e7 x K=10 f32"
-    benchmark.pedantic(lambda: [np.bincount(y, weights=proba_1e7[:, j], minlength=K) for j in range(K)],
-                       rounds=2, iterations=1, warmup_rounds=0)
+    benchmark.pedantic(
+        lambda: [np.bincount(y, weights=proba_1e7[:, j], minlength=K) for j in range(K)],
+        rounds=2,
+        iterations=1,
+        warmup_rounds=0,
+    )
     record("numpy_pcm_bincount", benchmark)
 
 
@@ -80,8 +90,14 @@ def test_numpy_pcm_onehot(benchmark: Any, proba_1e7: np.ndarray, labels_1e7: tup
 def test_cmetrics_evaluate(benchmark: Any, proba_1e7: np.ndarray, labels_1e7: tuple[np.ndarray, np.ndarray]) -> None:
     y = labels_1e7[0]
     benchmark.group = "evaluate 1e7 x K=10 f32"
-    rep = benchmark.pedantic(cmetrics.evaluate, args=(y,), kwargs={"y_proba": proba_1e7, "labels": list(range(K)), "ranking": False},
-                             rounds=8, iterations=1, warmup_rounds=1)
+    rep = benchmark.pedantic(
+        cmetrics.evaluate,
+        args=(y,),
+        kwargs={"y_proba": proba_1e7, "labels": list(range(K)), "ranking": False},
+        rounds=8,
+        iterations=1,
+        warmup_rounds=1,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # float32 rows vs sklearn's float64 sum tolerance
         ref_ll = skm.log_loss(y[:200_000], proba_1e7[:200_000].astype(np.float64), labels=list(range(K)))
@@ -116,12 +132,18 @@ def sklearn_proba_set(y: np.ndarray, p: np.ndarray) -> None:
 def numpy_proba_set(y: np.ndarray, p: np.ndarray) -> dict[str, Any]:
     """The best hand-written numpy for the same accumulators, chunked so that
     float64 temporaries stay small (the fastest variant we found)."""
-    out: dict[str, Any] = {"pcm": np.zeros((K, K)), "hard": np.zeros(K * K), "ent": 0.0, "brier": 0.0, "ll": 0.0,
-                           "bins": np.zeros((3, 15))}
+    out: dict[str, Any] = {
+        "pcm": np.zeros((K, K)),
+        "hard": np.zeros(K * K),
+        "ent": 0.0,
+        "brier": 0.0,
+        "ll": 0.0,
+        "bins": np.zeros((3, 15)),
+    }
     step = 1 << 16
     for lo in range(0, len(y), step):
-        b = p[lo:lo + step].astype(np.float64)
-        t = y[lo:lo + step]
+        b = p[lo : lo + step].astype(np.float64)
+        t = y[lo : lo + step]
         r = np.arange(len(t))
         assert ((b >= 0) & (b <= 1)).all() and np.allclose(b.sum(axis=1), 1, atol=1e-5)
         top = b.argmax(axis=1)
@@ -136,8 +158,13 @@ def numpy_proba_set(y: np.ndarray, p: np.ndarray) -> dict[str, Any]:
         out["brier"] += float(np.einsum("ij,ij->", b, b) - 2 * pt.sum() + len(t))
         out["ll"] -= float(np.log(np.clip(pt, 2.2e-16, 1)).sum())
         m = np.clip(np.ceil(conf * 15), 1, 15).astype(np.int64) - 1
-        out["bins"] += np.stack([np.bincount(m, minlength=15), np.bincount(m, weights=conf, minlength=15),
-                                 np.bincount(m, weights=(top == t), minlength=15)])
+        out["bins"] += np.stack(
+            [
+                np.bincount(m, minlength=15),
+                np.bincount(m, weights=conf, minlength=15),
+                np.bincount(m, weights=(top == t), minlength=15),
+            ]
+        )
     return out
 
 

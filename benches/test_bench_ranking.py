@@ -54,8 +54,13 @@ def test_cmetrics_refinement(benchmark: Any, ranking_data: tuple[np.ndarray, np.
     benchmark.group = "refinement / AUROC 1e7"
     got = benchmark.pedantic(cmetrics.refinement, args=ranking_data, rounds=5, iterations=1, warmup_rounds=1)
     n = 200_000
-    assert abs(cmetrics.refinement(ranking_data[0][:n], ranking_data[1][:n])
-               - skm.roc_auc_score(ranking_data[0][:n], ranking_data[1][:n])) < 1e-12
+    assert (
+        abs(
+            cmetrics.refinement(ranking_data[0][:n], ranking_data[1][:n])
+            - skm.roc_auc_score(ranking_data[0][:n], ranking_data[1][:n])
+        )
+        < 1e-12
+    )
     assert 0 <= got <= 1
     record("cmetrics_refinement", benchmark)
 

@@ -41,7 +41,13 @@ def num(x: Any) -> Any:
     if isinstance(x, list):
         return [num(v) for v in x]
     if isinstance(x, str):
-        specials = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf"), "None": float("nan"), "undefined": float("nan")}
+        specials = {
+            "NaN": float("nan"),
+            "Infinity": float("inf"),
+            "-Infinity": float("-inf"),
+            "None": float("nan"),
+            "undefined": float("nan"),
+        }
         if x in specials:
             return specials[x]
         return float(Fraction(x))

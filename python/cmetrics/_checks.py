@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any, Literal, Union, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,7 @@ Backend = Literal["auto", "rust", "numpy"]
 #: How per-class precision, recall and F are averaged (None: no averaging).
 Average = Literal["binary", "micro", "macro", "weighted"]
 #: The value of a 0/0 ratio: "warn" (0 with a warning), 0, 1 or NaN.
-ZeroDivision = Union[Literal["warn"], float]
+ZeroDivision = Literal["warn"] | float
 #: How the ranking metrics of a report are computed.
 RankingMode = Literal["exact", "approximate", "off"]
 #: How a tied (correct, wrong) pair counts in refinement.
@@ -55,7 +55,7 @@ Variant = Literal["b", "c"]
 #: Integer-like or string labels.
 LabelKind = Literal["int", "str"]
 #: One label: an integer (bool included) or a string.
-Label = Union[int, str, np.integer[Any], np.str_]
+Label = int | str | np.integer[Any] | np.str_
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -65,7 +65,7 @@ _INT32 = np.iinfo(np.int32)
 _INT64 = np.iinfo(np.int64)
 
 
-def _module_of(obj: Any) -> str:
+def _module_of(obj: object) -> str:
     return type(obj).__module__.split(".", 1)[0]
 
 
@@ -80,7 +80,7 @@ def _null_count(obj: Any, lib: str) -> int:
     return int(np.asarray(nc).sum())
 
 
-def to_numpy(x: Any, name: str) -> np.ndarray:
+def to_numpy(x: object, name: str) -> np.ndarray:
     """``x`` as a numpy array; dataframe-library columns are checked for nulls."""
     lib = _module_of(x)
     if lib in ("pandas", "polars", "pyarrow") and hasattr(x, "to_numpy"):
@@ -100,7 +100,7 @@ def to_numpy(x: Any, name: str) -> np.ndarray:
         raise ShapeError(msg) from None
 
 
-def as_1d(x: Any, name: str) -> np.ndarray:
+def as_1d(x: object, name: str) -> np.ndarray:
     """A 1-D, non-empty array; an (n, 1) column is accepted and flattened."""
     a = to_numpy(x, name)
     if a.ndim == 2 and a.shape[1] == 1:
@@ -147,13 +147,17 @@ def _numeric(a: np.ndarray, name: str) -> np.ndarray:
             raise NonFiniteError(msg)
         if not np.array_equal(a, np.floor(a)):
             bad = int(np.flatnonzero(a != np.floor(a))[0])
-            msg = f"{name}[{bad}] = {float(a[bad])!r}: float labels must be integral; labels must be integers or strings"
+            msg = (
+                f"{name}[{bad}] = {float(a[bad])!r}: float labels must be integral; labels must be integers or strings"
+            )
             raise LabelError(msg)
         # The int64 range is [-2^63, 2^63); 2^63 itself is a float but not an int64.
         if a.size and (float(a.min()) < -(2.0**63) or float(a.max()) >= 2.0**63):
             bad = int(np.flatnonzero((a < -(2.0**63)) | (a >= 2.0**63))[0])
-            msg = (f"{name}[{bad}] = {float(a[bad])!r} is outside the int64 range; labels must be integers in "
-                   "[-2^63, 2^63) or strings")
+            msg = (
+                f"{name}[{bad}] = {float(a[bad])!r} is outside the int64 range; labels must be integers in "
+                "[-2^63, 2^63) or strings"
+            )
             raise LabelError(msg)
         return a.astype(np.int64)
     msg = f"{name} has dtype {a.dtype}, which is not a label type"
@@ -180,8 +184,9 @@ def check_text(a: np.ndarray, name: str) -> None:
 
 def surrogate_error(name: str, i: int) -> LabelError:
     """The error of a label that is not valid Unicode text (shared by both backends)."""
-    return LabelError(f"{name}[{i}] is not valid Unicode text (it holds a lone surrogate); labels must be valid "
-                      "strings")
+    return LabelError(
+        f"{name}[{i}] is not valid Unicode text (it holds a lone surrogate); labels must be valid strings"
+    )
 
 
 def check_object_strings(a: np.ndarray, name: str) -> None:
@@ -221,8 +226,10 @@ def _object_numeric(a: np.ndarray, name: str) -> np.ndarray:
         return values
     is_str = np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool) if values.dtype.kind == "O" else None
     if values.dtype.kind == "U" or (is_str is not None and is_str.any()):
-        first = int(np.flatnonzero(is_str)[0]) if is_str is not None else int(
-            np.flatnonzero(np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool))[0]
+        first = (
+            int(np.flatnonzero(is_str)[0])
+            if is_str is not None
+            else int(np.flatnonzero(np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool))[0])
         )
         raise _bad_object(a, first, name)
     missing = np.frompyfunc(lambda v: v is None, 1, 1)(a).astype(bool)
@@ -232,7 +239,7 @@ def _object_numeric(a: np.ndarray, name: str) -> np.ndarray:
     raise UnsupportedDtypeError(msg)
 
 
-def label_pair(y_true: Any, y_pred: Any, names: tuple[str, str] = ("y_true", "y_pred")) -> Labels:
+def label_pair(y_true: ArrayLike, y_pred: ArrayLike, names: tuple[str, str] = ("y_true", "y_pred")) -> Labels:
     """Validate and normalise two label arrays for counting."""
     t = as_1d(y_true, names[0])
     p = as_1d(y_pred, names[1])
@@ -266,7 +273,7 @@ def label_pair(y_true: Any, y_pred: Any, names: tuple[str, str] = ("y_true", "y_
     return Labels("int", ti, pi, out_dtype)
 
 
-def weights(sample_weight: Any, n: int) -> npt.NDArray[np.float64] | None:
+def weights(sample_weight: ArrayLike | None, n: int) -> F64 | None:
     """``sample_weight`` as contiguous native float64 of length ``n`` (values are
     checked inside the kernels, where the check fuses with counting)."""
     if sample_weight is None:
@@ -286,7 +293,7 @@ def weights(sample_weight: Any, n: int) -> npt.NDArray[np.float64] | None:
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
-def integral_weights(sample_weight: Any) -> bool:
+def integral_weights(sample_weight: ArrayLike) -> bool:
     """Whether ``sample_weight`` holds integers or booleans (scikit-learn then returns
     an int64 confusion matrix)."""
     return to_numpy(sample_weight, "sample_weight").dtype.kind in "biu"
@@ -352,8 +359,10 @@ def binary(y_true: ArrayLike, pos_label: Label | None, name: str = "y_true") -> 
         raise ValidationError(msg)
     if pos_label is None:
         if pair.kind == "int" and not set(classes.tolist()) <= {0, 1} and not set(classes.tolist()) <= {-1, 1}:
-            msg = (f"{name} takes value in {shown} and pos_label is not specified: either make {name} take "
-                   "value in {0, 1} or {-1, 1} or pass pos_label explicitly")
+            msg = (
+                f"{name} takes value in {shown} and pos_label is not specified: either make {name} take "
+                "value in {0, 1} or {-1, 1} or pass pos_label explicitly"
+            )
             raise LabelError(msg)
         pos_label = 1 if pair.kind == "int" else (classes[-1] if len(classes) else None)
     elif (isinstance(pos_label, str) != (pair.kind == "str")) or (len(classes) == 2 and pos_label not in shown):
@@ -396,22 +405,25 @@ def check_weights(sample_weight: np.ndarray | None, n: int, other: str = "y_scor
     if sample_weight is None:
         return
     if sample_weight.shape[0] != n:
-        msg = (f"sample_weight has {sample_weight.shape[0]} rows but {other} has {n}; "
-               "pass arrays of the same length")
+        msg = f"sample_weight has {sample_weight.shape[0]} rows but {other} has {n}; pass arrays of the same length"
         raise LengthMismatchError(msg)
     bad = ~((sample_weight >= 0) & np.isfinite(sample_weight))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        msg = (f"sample_weight[{i}] = {float(sample_weight[i])!r} is invalid; weights must be finite "
-               f"and >= 0 ({int(bad.sum())} invalid in total)")
+        msg = (
+            f"sample_weight[{i}] = {float(sample_weight[i])!r} is invalid; weights must be finite "
+            f"and >= 0 ({int(bad.sum())} invalid in total)"
+        )
         raise WeightError(msg)
 
 
 def check_totals(w_pos: float, w_neg: float, rows: int) -> None:
     """The weight totals must be finite and, when there are rows, positive."""
     if not np.isfinite(w_pos + w_neg):
-        msg = ("the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
-               "constant (the metrics do not change)")
+        msg = (
+            "the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
+            "constant (the metrics do not change)"
+        )
         raise WeightError(msg)
     if rows and not w_pos + w_neg > 0:
         msg = "sample_weight sums to 0; at least one sample needs a positive weight"
@@ -465,7 +477,9 @@ def check_inputs(caller: str, y_pred: object, y_proba: object, confidence: objec
         msg = f"{caller} needs y_pred, y_proba or both"
         raise ValidationError(msg)
     if confidence is not None and y_proba is not None:
-        msg = "pass confidence only with y_pred and without y_proba (with y_proba the confidence is its top probability)"
+        msg = (
+            "pass confidence only with y_pred and without y_proba (with y_proba the confidence is its top probability)"
+        )
         raise ValidationError(msg)
 
 

@@ -6,11 +6,10 @@ import contextlib
 import os
 import warnings
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cmetrics._checks import Backend
 from cmetrics.exceptions import LimitExceededError, ValidationError
 
 if TYPE_CHECKING:
@@ -50,8 +49,7 @@ def max_threads() -> int:
 def _check_threads(n: int, what: str) -> int:
     limit = max_threads()
     if n > limit:
-        msg = (f"{what} asks for {n} threads, above the limit of {limit} (4 per core, at least 16); "
-               f"use at most {limit}")
+        msg = f"{what} asks for {n} threads, above the limit of {limit} (4 per core, at least 16); use at most {limit}"
         raise ValidationError(msg)
     return n
 
@@ -122,8 +120,10 @@ def check_classes(k: int, what: str, max_classes: object = None) -> None:
     if k > limit:
         need = 16 * k * k
         size = f"{need / 2**30:,.1f} GiB" if need >= 2**30 else f"{need / 2**20:,.0f} MiB"
-        msg = (f"{what} has {k:,} classes, above max_classes={limit:,} (its K x K tables of counts and sums would "
-               f"need {size}); raise the limit with max_classes= or cmetrics.set_max_classes({k}) if that is intended")
+        msg = (
+            f"{what} has {k:,} classes, above max_classes={limit:,} (its K x K tables of counts and sums would "
+            f"need {size}); raise the limit with max_classes= or cmetrics.set_max_classes({k}) if that is intended"
+        )
         raise LimitExceededError(msg)
 
 

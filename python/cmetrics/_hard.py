@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import TYPE_CHECKING, Union, overload
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     from cmetrics.confusion import ConfusionMatrix
 
 #: Per-class support: int64 counts, or float64 sums of weights.
-Support = Union[F64, I64]
+Support = F64 | I64
 #: ``(precision, recall, fbeta, support)`` per class, or averaged (floats, and no support).
 PerClass = tuple[F64, F64, F64, Support]
 Averaged = tuple[float, float, float, None]
-PRFS = Union[PerClass, Averaged]
+PRFS = PerClass | Averaged
 
 _PRF_REASONS = {
     "precision": ("Precision", "predicted samples"),
@@ -59,21 +59,24 @@ def undefined(message: str) -> float:
     return float("nan")
 
 
-def apply_zero_division(values: F64, zero_division: ZeroDivision, what: str, reason: str,
-                        warn_here: bool = True) -> F64:
+def apply_zero_division(
+    values: F64, zero_division: ZeroDivision, what: str, reason: str, warn_here: bool = True
+) -> F64:
     """Replace the NaN (0/0) entries by the ``zero_division`` value, warning under
     ``"warn"`` with scikit-learn's wording."""
     fill = _checks.zero_division_value(zero_division)
     mask = np.isnan(values)
     if not mask.any():
         return values
-    out = values.copy()
+    out: F64 = values.copy()
     out[mask] = fill
     if warn_here and isinstance(zero_division, str):
         # "due to" for a single value, "in labels with" per class (scikit-learn's wording).
         where = "due to" if values.size == 1 else "in labels with"
-        warn(f"{what} is ill-defined and being set to 0.0 {where} no {reason}. "
-             "Use `zero_division` parameter to control this behavior.")
+        warn(
+            f"{what} is ill-defined and being set to 0.0 {where} no {reason}. "
+            "Use `zero_division` parameter to control this behavior."
+        )
     return out
 
 
@@ -92,30 +95,56 @@ def average_values(values: F64, weights: F64, average: Average) -> float:
     return float(np.sum(v) / v.size)
 
 
-def _binary_labels(cm: ConfusionMatrix, pos_label: Label) -> list[Label]:
+def _binary_labels(cm: ConfusionMatrix, pos_label: Label) -> np.ndarray:
     present = cm._labels[(cm._true_sum > 0) | (cm._pred_sum > 0)]
     if present.size > 2:
-        msg = ("Target is multiclass but average='binary'. Please choose another average setting, "
-               "one of [None, 'micro', 'macro', 'weighted'].")
+        msg = (
+            "Target is multiclass but average='binary'. Please choose another average setting, "
+            "one of [None, 'micro', 'macro', 'weighted']."
+        )
         raise ValidationError(msg)
     if isinstance(pos_label, str) != (cm._kind == "str") or (pos_label not in present.tolist() and present.size >= 2):
         msg = f"pos_label={pos_label!r} is not a valid label. It should be one of {present.tolist()}"
         raise LabelError(msg)
-    return [pos_label]
+    return np.asarray([pos_label])
 
 
 @overload
-def prfs(cm: ConfusionMatrix, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-         average: None = ..., warn_for: tuple[str, ...] = ..., zero_division: ZeroDivision = ...,
-         prefix: str = ...) -> PerClass: ...
+def prfs(
+    cm: ConfusionMatrix,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None = ...,
+    warn_for: tuple[str, ...] = ...,
+    zero_division: ZeroDivision = ...,
+    prefix: str = ...,
+) -> PerClass: ...
 @overload
-def prfs(cm: ConfusionMatrix, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-         average: Average, warn_for: tuple[str, ...] = ..., zero_division: ZeroDivision = ...,
-         prefix: str = ...) -> Averaged: ...
+def prfs(
+    cm: ConfusionMatrix,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average,
+    warn_for: tuple[str, ...] = ...,
+    zero_division: ZeroDivision = ...,
+    prefix: str = ...,
+) -> Averaged: ...
 @overload
-def prfs(cm: ConfusionMatrix, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-         average: Average | None = ..., warn_for: tuple[str, ...] = ..., zero_division: ZeroDivision = ...,
-         prefix: str = ...) -> PRFS: ...
+def prfs(
+    cm: ConfusionMatrix,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    warn_for: tuple[str, ...] = ...,
+    zero_division: ZeroDivision = ...,
+    prefix: str = ...,
+) -> PRFS: ...
 def prfs(
     cm: ConfusionMatrix,
     *,
@@ -138,23 +167,33 @@ def prfs(
     if average == "binary":
         labels = _binary_labels(cm, pos_label)
     elif pos_label not in (None, 1):
-        warn(f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
-             "You may use labels=[pos_label] to specify a single positive class.", UserWarning)
+        warn(
+            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
+            "You may use labels=[pos_label] to specify a single positive class.",
+            UserWarning,
+        )
     _, tp, true_sum, pred_sum = cm._ovr(labels)
     if average == "micro":
         tp, true_sum, pred_sum = np.array([tp.sum()]), np.array([true_sum.sum()]), np.array([pred_sum.sum()])
-    prf = cm._be.precision_recall_fbeta(np.ascontiguousarray(tp, dtype=np.float64),
-                                        np.ascontiguousarray(true_sum, dtype=np.float64),
-                                        np.ascontiguousarray(pred_sum, dtype=np.float64), b)
+    prf = cm._be.precision_recall_fbeta(
+        np.ascontiguousarray(tp, dtype=np.float64),
+        np.ascontiguousarray(true_sum, dtype=np.float64),
+        np.ascontiguousarray(pred_sum, dtype=np.float64),
+        b,
+    )
     out = []
-    for name, values in zip(("precision", "recall", "f-score"), prf):
+    for name, values in zip(("precision", "recall", "f-score"), prf, strict=True):
         what, reason = _PRF_REASONS[name]
         out.append(apply_zero_division(values, zero_division, prefix + what, reason, warn_here=name in warn_for))
     p, r, f = out
     if average is None:
         return p, r, f, (true_sum if cm._weighted else true_sum.astype(np.int64))
-    return (average_values(p, true_sum, average), average_values(r, true_sum, average),
-            average_values(f, true_sum, average), None)
+    return (
+        average_values(p, true_sum, average),
+        average_values(r, true_sum, average),
+        average_values(f, true_sum, average),
+        None,
+    )
 
 
 def balanced_accuracy(cm: ConfusionMatrix, adjusted: bool = False) -> float:
@@ -167,8 +206,12 @@ def balanced_accuracy(cm: ConfusionMatrix, adjusted: bool = False) -> float:
     return float(score)
 
 
-def cohen_kappa(cm: ConfusionMatrix, labels: ArrayLike | None = None, weights: KappaWeights | None = None,
-                replace_undefined_by: float = float("nan")) -> float:
+def cohen_kappa(
+    cm: ConfusionMatrix,
+    labels: ArrayLike | None = None,
+    weights: KappaWeights | None = None,
+    replace_undefined_by: float = float("nan"),
+) -> float:
     """Cohen's kappa; ``labels`` restricts the matrix as scikit-learn does (docs/definitions.md §2.6).
     Undefined (no sample with both labels among ``labels``, or a zero expected disagreement):
     ``replace_undefined_by`` with an ``UndefinedMetricWarning``, as scikit-learn."""
@@ -176,14 +219,18 @@ def cohen_kappa(cm: ConfusionMatrix, labels: ArrayLike | None = None, weights: K
     fill = _checks.check_undefined_value(replace_undefined_by)
     c = cm._c if labels is None else cm.table(labels=labels, _quiet=True).astype(np.float64)
     if not c.sum() > 0:
-        warn("`y2` contains no labels that are present in both `y1` and `labels`. `cohen_kappa_score` "
-             f"is undefined and set to the value defined by the `replace_undefined_by` param ({fill}).")
+        warn(
+            "`y2` contains no labels that are present in both `y1` and `labels`. `cohen_kappa_score` "
+            f"is undefined and set to the value defined by the `replace_undefined_by` param ({fill})."
+        )
         return fill
     k = float(cm._be.cohen_kappa(np.ascontiguousarray(c, dtype=np.float64), weights))
     if np.isnan(k):
-        warn("`y1`, `y2` and `labels` have only one label in common (the expected disagreement is 0). "
-             "`cohen_kappa_score` is undefined and set to the value defined by the `replace_undefined_by` "
-             f"param ({fill}).")
+        warn(
+            "`y1`, `y2` and `labels` have only one label in common (the expected disagreement is 0). "
+            "`cohen_kappa_score` is undefined and set to the value defined by the `replace_undefined_by` "
+            f"param ({fill})."
+        )
         return fill
     return k
 
@@ -230,8 +277,10 @@ def nit(cm: ConfusionMatrix, n_classes: int | None = None) -> float:
     if n_classes is not None:
         n_classes = _checks.check_n_classes(n_classes)
         if n_classes < present:
-            msg = (f"n_classes={n_classes} is below the {present} classes present in y_true (NIT would exceed 1); "
-                   f"pass n_classes >= {present}")
+            msg = (
+                f"n_classes={n_classes} is below the {present} classes present in y_true (NIT would exceed 1); "
+                f"pass n_classes >= {present}"
+            )
             raise LabelError(msg)
     elif present == 1:
         warn("NIT with a single class in y_true is 1.0 by convention (no information to transfer)")
@@ -248,8 +297,16 @@ def per_class_table(cm: ConfusionMatrix, zero_division: ZeroDivision) -> dict[st
         j = per_class(cm, "j", None, float("nan"))
         mk = per_class(cm, "mk", None, float("nan"))
     prevalence, bias = cm._true_sum / cm._total, cm._pred_sum / cm._total
-    columns = {"precision": p, "recall": r, "f1": f, "support": s, "prevalence": prevalence, "bias": bias,
-               "youden_j": j, "markedness": mk}
+    columns = {
+        "precision": p,
+        "recall": r,
+        "f1": f,
+        "support": s,
+        "prevalence": prevalence,
+        "bias": bias,
+        "youden_j": j,
+        "markedness": mk,
+    }
     return {str(lab): {name: float(v[i]) for name, v in columns.items()} for i, lab in enumerate(cm._labels.tolist())}
 
 
@@ -274,7 +331,7 @@ def expand(c: np.ndarray, pos: npt.NDArray[np.intp]) -> np.ndarray:
     """Rows and columns ``pos`` of ``c``; -1 gives a zero row and column."""
     ok = pos >= 0
     safe = np.where(ok, pos, 0)
-    out = c[np.ix_(safe, safe)].copy()
+    out: np.ndarray = c[np.ix_(safe, safe)].copy()
     out[~ok, :] = 0
     out[:, ~ok] = 0
     return out
@@ -290,7 +347,8 @@ def normalized(c: F64, normalize: Normalize, true_sum: F64) -> F64:
             c = c / c.sum(axis=0, keepdims=True)
         else:
             c = c / c.sum()
-    return np.nan_to_num(c)
+    out: F64 = np.nan_to_num(c)
+    return out
 
 
 def as_int64(c: F64) -> I64:

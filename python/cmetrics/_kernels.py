@@ -12,7 +12,7 @@ place the keys are spelled. The Rust bindings build them positionally, in field 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Protocol, Union
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,11 +24,11 @@ F64 = npt.NDArray[np.float64]
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 #: Label codes or integer labels, as the kernels read them (other dtypes are cast once).
-Codes = Union[npt.NDArray[np.int32], npt.NDArray[np.int64]]
+Codes = npt.NDArray[np.int32] | npt.NDArray[np.int64]
 #: Probabilities, row-major or column-major.
-Proba = Union[npt.NDArray[np.float32], npt.NDArray[np.float64]]
+Proba = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 #: Scores of the ranking kernels: floats, or integers ordered as integers.
-Scores = Union[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.uint64]]
+Scores = npt.NDArray[np.float64] | npt.NDArray[np.int64] | npt.NDArray[np.uint64]
 Bools = npt.NDArray[np.bool_]
 
 
@@ -149,8 +149,9 @@ class RankingState(Protocol):
     @property
     def nbytes(self) -> int: ...
     def __len__(self) -> int: ...
-    def add(self, positive: Bools, score: F64, sample_weight: F64 | None = None, bins: int | None = None,
-            n_threads: int = 0) -> None: ...
+    def add(
+        self, positive: Bools, score: F64, sample_weight: F64 | None = None, bins: int | None = None, n_threads: int = 0
+    ) -> None: ...
     def merge(self, other: Self, n_threads: int = 0) -> None: ...
     def absorb(self, groups: Groups, n_threads: int = 0) -> None: ...
     def groups(self, n_threads: int = 0) -> Groups: ...
@@ -160,14 +161,25 @@ class RankingState(Protocol):
 class Kernels(Protocol):
     """The kernels both backends provide (see the module docs)."""
 
-    def confusion_matrix(self, y_true: Codes, y_pred: Codes, sample_weight: F64 | None = None, *,
-                         max_classes: int = 4096, n_threads: int = 0, min_parallel: int | None = None) -> Counted: ...
-    def confusion_matrix_codes(self, y_true: Codes, y_pred: Codes, n_classes: int, sample_weight: F64 | None = None,
-                               *, n_threads: int = 0) -> Counted: ...
-    def encode_strings(self, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32], *,
-                       max_classes: int = 4096) -> Encoded: ...
-    def encode_objects(self, a: npt.NDArray[np.object_], b: npt.NDArray[np.object_], *,
-                       max_classes: int = 4096) -> Encoded: ...
+    def confusion_matrix(
+        self,
+        y_true: Codes,
+        y_pred: Codes,
+        sample_weight: F64 | None = None,
+        *,
+        max_classes: int = 4096,
+        n_threads: int = 0,
+        min_parallel: int | None = None,
+    ) -> Counted: ...
+    def confusion_matrix_codes(
+        self, y_true: Codes, y_pred: Codes, n_classes: int, sample_weight: F64 | None = None, *, n_threads: int = 0
+    ) -> Counted: ...
+    def encode_strings(
+        self, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32], *, max_classes: int = 4096
+    ) -> Encoded: ...
+    def encode_objects(
+        self, a: npt.NDArray[np.object_], b: npt.NDArray[np.object_], *, max_classes: int = 4096
+    ) -> Encoded: ...
     def marginals(self, c: F64) -> Marginals: ...
     def precision_recall_fbeta(self, tp: F64, true_sum: F64, pred_sum: F64, beta: float) -> PRF: ...
     def accuracy(self, c: F64) -> float: ...
@@ -181,14 +193,28 @@ class Kernels(Protocol):
     def mutual_information_bits(self, c: F64) -> float: ...
     def normalized_information_transfer(self, c: F64, n_classes: int | None = None) -> float: ...
     def entropy_modulated_accuracy(self, c: F64) -> float: ...
-    def evaluate_proba(self, y_true: Codes, y_proba: Proba, y_pred: Codes | None = None,
-                       sample_weight: F64 | None = None, *, validate: bool = True, atol: float | None = None,
-                       entropy: bool = True, scores: bool = True, n_bins: int = 15, keep_confidence: bool = False,
-                       hard: bool = True, n_threads: int = 0) -> ProbAccumulators: ...
-    def binary_ranking(self, positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True,
-                       n_threads: int = 0) -> BinaryRanking: ...
-    def score_groups(self, positive: Bools, score: F64, sample_weight: F64 | None = None,
-                     n_threads: int = 0) -> Groups: ...
+    def evaluate_proba(
+        self,
+        y_true: Codes,
+        y_proba: Proba,
+        y_pred: Codes | None = None,
+        sample_weight: F64 | None = None,
+        *,
+        validate: bool = True,
+        atol: float | None = None,
+        entropy: bool = True,
+        scores: bool = True,
+        n_bins: int = 15,
+        keep_confidence: bool = False,
+        hard: bool = True,
+        n_threads: int = 0,
+    ) -> ProbAccumulators: ...
+    def binary_ranking(
+        self, positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True, n_threads: int = 0
+    ) -> BinaryRanking: ...
+    def score_groups(
+        self, positive: Bools, score: F64, sample_weight: F64 | None = None, n_threads: int = 0
+    ) -> Groups: ...
     def merge_groups(self, a: Groups, b: Groups) -> Groups: ...
     def walk_groups(self, groups: Groups, curves: bool = True) -> BinaryRanking: ...
     def kendall_counts(self, x: Scores, y: Scores, n_threads: int = 0) -> KendallCounts: ...

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from cmetrics import _checks
-from cmetrics._checks import F64, I64, Backend, LabelKind, Normalize
+from cmetrics._checks import F64, Backend, LabelKind, Normalize
 from cmetrics._config import get_num_threads, resolve_backend
 from cmetrics._hard import normalized, undefined
 from cmetrics._kernels import ProbAccumulators
@@ -53,7 +53,11 @@ class ProbInputs:
 
 
 def prob_inputs(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = None, y_pred: ArrayLike | None = None,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    y_pred: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
     backend: Backend = "auto",
 ) -> ProbInputs:
@@ -87,14 +91,31 @@ def prob_inputs(
     return ProbInputs(yt, p, yp, w, np.asarray(lab_out), pair.kind)
 
 
-def accumulate(inp: ProbInputs, *, backend: Backend, n_bins: int = 15, validate: bool = True,
-               entropy: bool = True, scores: bool = True, keep_confidence: bool = False,
-               hard: bool = True) -> ProbAccumulators:
+def accumulate(
+    inp: ProbInputs,
+    *,
+    backend: Backend,
+    n_bins: int = 15,
+    validate: bool = True,
+    entropy: bool = True,
+    scores: bool = True,
+    keep_confidence: bool = False,
+    hard: bool = True,
+) -> ProbAccumulators:
     """Run the one pass of the selected backend (``hard=False`` skips the top-label
     confusion matrix, which only :func:`cmetrics.evaluate` reports)."""
     return resolve_backend(backend).evaluate_proba(
-        inp.y_true, inp.y_proba, inp.y_pred, inp.sample_weight, validate=bool(validate), entropy=entropy,
-        scores=scores, n_bins=n_bins, keep_confidence=keep_confidence, hard=hard, n_threads=get_num_threads(),
+        inp.y_true,
+        inp.y_proba,
+        inp.y_pred,
+        inp.sample_weight,
+        validate=bool(validate),
+        entropy=entropy,
+        scores=scores,
+        n_bins=n_bins,
+        keep_confidence=keep_confidence,
+        hard=hard,
+        n_threads=get_num_threads(),
     )
 
 
@@ -104,7 +125,7 @@ def add_accumulators(a: ProbAccumulators | None, b: ProbAccumulators) -> ProbAcc
     b = b._replace(confidence=None, correct=None)
     if a is None:
         return ProbAccumulators._make(x.copy() if isinstance(x, np.ndarray) else x for x in b)
-    return ProbAccumulators._make(y if x is None else x if y is None else x + y for x, y in zip(a, b))
+    return ProbAccumulators._make(y if x is None else x if y is None else x + y for x, y in zip(a, b, strict=True))
 
 
 @dataclass(frozen=True)
@@ -136,6 +157,7 @@ class CalibrationBins:
 
     def to_dict(self) -> dict[str, list[float | None]]:
         """JSON-safe lists (empty bins give None)."""
+
         def clean(a: F64) -> list[float | None]:
             return [None if isinstance(x, float) and math.isnan(x) else x for x in a.tolist()]
 
@@ -151,8 +173,9 @@ class CalibrationBins:
 class ProbResult:
     """The accumulators of one pass and every metric derived from them."""
 
-    def __init__(self, acc: ProbAccumulators, labels: np.ndarray, kind: LabelKind, backend: Backend,
-                 hard: bool = True) -> None:
+    def __init__(
+        self, acc: ProbAccumulators, labels: np.ndarray, kind: LabelKind, backend: Backend, hard: bool = True
+    ) -> None:
         self.k = int(acc.pcm.shape[0])
         self.labels = labels
         weighted = acc.hard_weighted is not None
@@ -160,10 +183,12 @@ class ProbResult:
         self.hard: ConfusionMatrix | None = None
         if hard:
             table = acc.hard_weighted if acc.hard_weighted is not None else acc.hard_counts.astype(np.float64)
-            self.hard = ConfusionMatrix._from_parts(table, labels, acc.hard_counts.astype(np.int64), backend,
-                                                    weighted=weighted)
-        self.pcm = np.ascontiguousarray(acc.pcm, dtype=np.float64)
-        # cTP = diag(pCM), cTP + cFP = column sums of pCM, cRecall's denominator = hard true counts (docs/definitions.md §4).
+            self.hard = ConfusionMatrix._from_parts(
+                table, labels, acc.hard_counts.astype(np.int64), backend, weighted=weighted
+            )
+        self.pcm: F64 = np.ascontiguousarray(acc.pcm, dtype=np.float64)
+        # cTP = diag(pCM), cTP + cFP = column sums of pCM, cRecall's denominator = the hard true counts
+        # (docs/definitions.md §4).
         self.cmatrix = ConfusionMatrix._from_parts(self.pcm, labels, None, backend, weighted=True)
         self.cmatrix._true_sum = self.true_weight.copy()
         self.cmatrix._weighted = weighted  # support comes back as int64 when unweighted
@@ -199,7 +224,8 @@ class ProbResult:
         ("true" divides by the hard true counts: the row-mean matrix of Tornetta 2021)."""
         normalize = _checks.check_normalize(normalize)
         if normalize is None:
-            return self.pcm.copy()
+            out: F64 = self.pcm.copy()
+            return out
         return normalized(self.pcm, normalize, self.true_weight)
 
     def entropy_score(self) -> float:

@@ -35,15 +35,17 @@ class SelectiveScores:
     accuracy: float
 
 
-def walk(positive: Bools, score: np.ndarray, sample_weight: ArrayLike | None, backend: Backend, *,
-         curves: bool = True) -> BinaryRanking:
+def walk(
+    positive: Bools, score: np.ndarray, sample_weight: ArrayLike | None, backend: Backend, *, curves: bool = True
+) -> BinaryRanking:
     """The tie-grouped walk of the selected backend (``curves=False``: pair counts only)."""
     w = _checks.weights(sample_weight, positive.shape[0])  # the kernels check the other lengths
     return resolve_backend(backend).binary_ranking(positive, score, w, curves, get_num_threads())
 
 
-def binned_walk(correct: Bools, confidence: np.ndarray, weight: F64 | None, backend: Backend,
-                bins: int | None) -> BinaryRanking:
+def binned_walk(
+    correct: Bools, confidence: np.ndarray, weight: F64 | None, backend: Backend, bins: int | None
+) -> BinaryRanking:
     """The walk of the confidence against correctness: one sort, or, with ``bins``, a
     histogram of the confidences in [0, 1] first (the approximate mode, as the Evaluator's)."""
     if bins is None:
@@ -63,12 +65,16 @@ def refinement(d: BinaryRanking, ties: Ties, weighted: bool) -> float:
     without weights; the kernel's weighted shares otherwise."""
     ties = _checks.check_ties(ties)
     if no_pairs(d):
-        return undefined("refinement is undefined when all predictions are correct or all are wrong "
-                         "(c(n - c) = 0); returning NaN")
+        return undefined(
+            "refinement is undefined when all predictions are correct or all are wrong (c(n - c) = 0); returning NaN"
+        )
     if not weighted:
         r, t, pairs = d.reversed, d.tied, d.n_pos * d.n_neg
-        exact = {"strict": Fraction(pairs - r, pairs), "half": Fraction(2 * (pairs - r) - t, 2 * pairs),
-                 "harsh": Fraction(pairs - r - t, pairs)}[ties]
+        exact = {
+            "strict": Fraction(pairs - r, pairs),
+            "half": Fraction(2 * (pairs - r) - t, 2 * pairs),
+            "harsh": Fraction(pairs - r - t, pairs),
+        }[ties]
         return float(exact)
     # Each weighted share is in [0, 1]; the clamp only absorbs the last ulp of a sum of two.
     rev, tied = d.reversed_share, d.tied_share
@@ -80,8 +86,10 @@ def reversed_weight(d: BinaryRanking) -> float:
     """The summed weight ``w_i w_j`` of the reversed pairs (absolute units: it may leave float64)."""
     value = d.reversed_share * d.w_pos * d.w_neg
     if not math.isfinite(value) or (d.reversed_share > 0 and value < sys.float_info.min):
-        msg = ("the weighted count of reversed pairs is beyond the float64 range; divide every sample_weight by the "
-               "same constant (normalised metrics such as reversed_pair_proportion do not change)")
+        msg = (
+            "the weighted count of reversed pairs is beyond the float64 range; divide every sample_weight by the "
+            "same constant (normalised metrics such as reversed_pair_proportion do not change)"
+        )
         raise WeightError(msg)
     return float(value)
 
@@ -114,18 +122,30 @@ def selective_scores(d: BinaryRanking, ties: Ties, weighted: bool) -> SelectiveS
         auroc = refinement(d, "half", weighted)
         distance = kendall_tau_distance(d, weighted)
     if no_pairs(d):
-        undefined("refinement, AUROC and the Kendall-tau distance are undefined when all predictions are "
-                  "correct or all are wrong; they are NaN")
+        undefined(
+            "refinement, AUROC and the Kendall-tau distance are undefined when all predictions are "
+            "correct or all are wrong; they are NaN"
+        )
     return SelectiveScores(
-        refinement=ref, auroc=auroc, reversed_pair_proportion=reversed_pair_proportion(d, weighted),
-        kendall_tau_distance=distance, aurc=float(d.aurc), aupr=float(d.aupr_trapezoid),
+        refinement=ref,
+        auroc=auroc,
+        reversed_pair_proportion=reversed_pair_proportion(d, weighted),
+        kendall_tau_distance=distance,
+        aurc=float(d.aurc),
+        aupr=float(d.aupr_trapezoid),
         average_precision=float(d.average_precision) if d.w_pos > 0 else 0.0,
         accuracy=float(d.w_pos / (d.w_pos + d.w_neg)),
     )
 
 
-def correctness(y_true: ArrayLike, y_pred: ArrayLike | None, y_proba: ArrayLike | None,
-                confidence: ArrayLike | None, labels: ArrayLike | None, backend: Backend) -> tuple[Bools, np.ndarray]:
+def correctness(
+    y_true: ArrayLike,
+    y_pred: ArrayLike | None,
+    y_proba: ArrayLike | None,
+    confidence: ArrayLike | None,
+    labels: ArrayLike | None,
+    backend: Backend,
+) -> tuple[Bools, np.ndarray]:
     """``(correct, confidence)`` of :func:`cmetrics.correctness`."""
     if y_proba is not None:
         from cmetrics import _proba

@@ -64,8 +64,17 @@ class Batch:
         return int(self.y_true.shape[0])
 
 
-_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv", ".jsonl": "json",
-            ".ndjson": "json", ".json": "json", ".npy": "npy", ".npz": "npz"}
+_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".jsonl": "json",
+    ".ndjson": "json",
+    ".json": "json",
+    ".npy": "npy",
+    ".npz": "npz",
+}
 
 
 def file_format(path: Path) -> str:
@@ -104,7 +113,7 @@ class Source:
         if self.format in ("npy", "npz"):
             self._arrays = [_open_arrays(p) for p in self.paths]
             names = list(self._arrays[0])
-            for p, a in zip(self.paths[1:], self._arrays[1:]):
+            for p, a in zip(self.paths[1:], self._arrays[1:], strict=True):
                 if list(a) != names:
                     raise InputError(f"{p}: its arrays {list(a)} differ from those of {self.paths[0]} {names}")
             self.total_rows = sum(len(next(iter(a.values()))) for a in self._arrays if a)
@@ -122,8 +131,11 @@ class Source:
             names = list(self._dataset.schema.names)
             self._schema = self._dataset.schema
         self.proba_names = _proba_names(columns, names)
-        needed = [c for c in (columns.label, columns.pred, columns.confidence, columns.weight, columns.proba_list)
-                  if c is not None] + self.proba_names
+        needed = [
+            c
+            for c in (columns.label, columns.pred, columns.confidence, columns.weight, columns.proba_list)
+            if c is not None
+        ] + self.proba_names
         missing = [c for c in needed if c not in names]
         if missing:
             raise InputError(f"column {missing[0]!r} is not in the input; available columns: {names[:30]}")
@@ -139,7 +151,7 @@ class Source:
         prefix = self.columns.proba_prefix
         if prefix is None:
             return None
-        suffixes = [n[len(prefix):] for n in self.proba_names]
+        suffixes = [n[len(prefix) :] for n in self.proba_names]
         try:
             return [int(s) for s in suffixes]
         except ValueError:
@@ -163,8 +175,9 @@ class Source:
         if self.format == "parquet":
             yield from self._parquet_batches()
             return
-        scanner = self._dataset.scanner(columns=self._needed, batch_size=self.batch_rows, batch_readahead=2,
-                                        fragment_readahead=1, use_threads=True)
+        scanner = self._dataset.scanner(
+            columns=self._needed, batch_size=self.batch_rows, batch_readahead=2, fragment_readahead=1, use_threads=True
+        )
         for rb in scanner.to_batches():
             if rb.num_rows:
                 yield self._from_arrow(rb)
@@ -176,8 +189,7 @@ class Source:
                 missing = [c for c in self._needed if c not in f.schema_arrow.names]
                 if missing:
                     raise InputError(f"{path}: column {missing[0]!r} is not in this file (it is in {self._files[0]})")
-                _check_number_columns(f.schema_arrow, [*self.proba_names, self.columns.confidence,
-                                                       self.columns.weight])
+                _check_number_columns(f.schema_arrow, [*self.proba_names, self.columns.confidence, self.columns.weight])
             for g in range(f.metadata.num_row_groups):
                 rows = f.metadata.row_group(g).num_rows
                 if rows == 0:
@@ -185,8 +197,9 @@ class Source:
                 if rows <= 2 * self.batch_rows:
                     yield self._from_arrow(f.read_row_group(g, columns=self._needed, use_threads=True))
                     continue
-                for rb in f.iter_batches(batch_size=self.batch_rows, row_groups=[g], columns=self._needed,
-                                         use_threads=True):
+                for rb in f.iter_batches(
+                    batch_size=self.batch_rows, row_groups=[g], columns=self._needed, use_threads=True
+                ):
                     if rb.num_rows:
                         yield self._from_arrow(rb)
 
@@ -206,8 +219,13 @@ class Source:
         elif self.proba_names:
             cols = [col(name) for name in self.proba_names]
             proba = self._matrix(cols)  # type: ignore[arg-type]
-        return Batch(_labels(label_col(c.label), c.label), _labels(label_col(c.pred), c.pred) if c.pred else None,
-                     proba, _numbers(col(c.confidence), c.confidence), _numbers(col(c.weight), c.weight))
+        return Batch(
+            _labels(label_col(c.label), c.label),
+            _labels(label_col(c.pred), c.pred) if c.pred else None,
+            proba,
+            _numbers(col(c.confidence), c.confidence),
+            _numbers(col(c.weight), c.weight),
+        )
 
     def _matrix(self, cols: list[np.ndarray]) -> np.ndarray:
         """The batch's probability matrix, in the reused buffer when ``batches(reuse=True)``."""
@@ -217,7 +235,7 @@ class Source:
         buf = self._buffer  # flat, so that the front k * n values of a short batch stay contiguous
         if buf is None or buf.dtype != dtype or buf.shape[0] < k * n:
             buf = self._buffer = np.empty(k * n, dtype=dtype)
-        return _column_matrix(cols, buf[:k * n].reshape(k, n))
+        return _column_matrix(cols, buf[: k * n].reshape(k, n))
 
     def _array_batches(self) -> Iterator[Batch]:
         c = self.columns
@@ -236,8 +254,13 @@ class Source:
                         raise InputError(f"array {c.proba_list!r} must be 2-D (rows x classes)")
                 elif self.proba_names:
                     proba = self._matrix([get(nm) for nm in self.proba_names])
-                yield Batch(_labels(get(c.label), c.label), _labels(get(c.pred), c.pred) if c.pred else None, proba,
-                            _numbers(get(c.confidence), c.confidence), _numbers(get(c.weight), c.weight))
+                yield Batch(
+                    _labels(get(c.label), c.label),
+                    _labels(get(c.pred), c.pred) if c.pred else None,
+                    proba,
+                    _numbers(get(c.confidence), c.confidence),
+                    _numbers(get(c.weight), c.weight),
+                )
 
 
 def _column_matrix(cols: list[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
@@ -251,16 +274,27 @@ def _column_matrix(cols: list[np.ndarray], out: np.ndarray | None = None) -> np.
         out = np.empty((len(cols), len(cols[0])), dtype=_proba_dtype(cols))
     for j, a in enumerate(cols):
         out[j] = a
-    return out.T
+    transposed: np.ndarray = out.T
+    return transposed
 
 
 def _proba_dtype(cols: list[np.ndarray]) -> Any:
     return np.float32 if all(a.dtype == np.float32 for a in cols) else np.float64
 
 
-_PRIMITIVE = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
-              "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "halffloat": np.float16,
-              "float": np.float32, "double": np.float64}
+_PRIMITIVE = {
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "halffloat": np.float16,
+    "float": np.float32,
+    "double": np.float64,
+}
 
 
 def arrow_numpy(arr: Any, name: str) -> np.ndarray:
@@ -333,9 +367,16 @@ def _check_label_columns(schema: Any, names: list[str | None]) -> None:
         t = schema.field(name).type
         if pa.types.is_dictionary(t):
             t = t.value_type
-        ok = (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_string(t)
-              or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
-              or pa.types.is_null(t))  # a column without rows
+        ok = (
+            pa.types.is_integer(t)
+            or pa.types.is_floating(t)
+            or pa.types.is_boolean(t)
+            or pa.types.is_string(t)
+            or pa.types.is_large_string(t)
+            or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t)
+            or pa.types.is_null(t)
+        )  # a column without rows
         if not ok:
             raise InputError(f"column {name!r} has type {t}; labels must be integers or strings")
 
@@ -354,8 +395,10 @@ def _text_column(arr: Any, name: str) -> Any:
             arr = arr.cast(pa.large_string() if pa.types.is_large_binary(arr.type) else pa.string())
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             row = next(i for i, v in enumerate(arr.to_pylist()) if v is not None and not _is_utf8(v))
-            raise InputError(f"column {name!r} holds text that is not valid UTF-8 (row {row}: "
-                             f"{arr[row].as_py()[:20]!r}); re-encode the file as UTF-8") from None
+            raise InputError(
+                f"column {name!r} holds text that is not valid UTF-8 (row {row}: "
+                f"{arr[row].as_py()[:20]!r}); re-encode the file as UTF-8"
+            ) from None
     return arr
 
 
@@ -375,8 +418,10 @@ def _labels(a: np.ndarray | None, name: str | None) -> np.ndarray:
             return np.char.decode(a, "utf-8")
         except UnicodeDecodeError:
             row = next(i for i, v in enumerate(a.tolist()) if not _is_utf8(v))
-            raise InputError(f"column {name!r} holds text that is not valid UTF-8 (row {row}: {a[row][:20]!r}); "
-                             "re-encode it as UTF-8") from None
+            raise InputError(
+                f"column {name!r} holds text that is not valid UTF-8 (row {row}: {a[row][:20]!r}); "
+                "re-encode it as UTF-8"
+            ) from None
     if a.dtype.kind == "f":
         if not np.isfinite(a).all() or not (a == np.round(a)).all():
             raise InputError(f"column {name!r} holds non-integer numbers; labels must be integers or strings")
@@ -409,8 +454,9 @@ def _list_matrix(arr: Any, name: str) -> np.ndarray:
         offsets = arr.offsets.to_numpy()
         sizes = np.diff(offsets)
         if len(sizes) and (sizes != sizes[0]).any():
-            raise InputError(f"column {name!r} has lists of different lengths; every row needs one probability "
-                             "per class")
+            raise InputError(
+                f"column {name!r} has lists of different lengths; every row needs one probability per class"
+            )
         k = int(sizes[0]) if len(sizes) else 0
         arr = arr.slice(0)  # values below start at offsets[0]
     else:
@@ -453,8 +499,10 @@ def _open_arrays(path: Path) -> dict[str, Any]:
     else:
         a = np.load(path, mmap_mode="r", allow_pickle=False)
         if a.dtype.names is None:
-            raise InputError(f"{path}: a .npy input must be a structured array with one field per column "
-                             "(or use .npz with one array per column)")
+            raise InputError(
+                f"{path}: a .npy input must be a structured array with one field per column "
+                "(or use .npz with one array per column)"
+            )
         arrays = {k: a[k] for k in a.dtype.names}
     lengths = {k: len(v) for k, v in arrays.items()}
     if len(set(lengths.values())) > 1:

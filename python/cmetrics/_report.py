@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from cmetrics import _hard
-from cmetrics import _ranking
+from cmetrics import _hard, _ranking
 from cmetrics._checks import F64, I64, Average, Bools, Label, ZeroDivision
 from cmetrics._kernels import BinaryRanking
 from cmetrics._proba import CalibrationBins, ProbResult
@@ -36,13 +35,15 @@ def _prf(name: str, average: Average, prefix: str = "") -> Callable[[ConfusionMa
     i, warn_for = next((i, w) for i, (n, w) in enumerate(_PRF) if n == name)
 
     def value(cm: ConfusionMatrix, zd: ZeroDivision) -> float:
-        return _hard.prfs(cm, average=average, zero_division=zd, prefix=prefix, warn_for=(warn_for,))[i]
+        p, r, f, _ = _hard.prfs(cm, average=average, zero_division=zd, prefix=prefix, warn_for=(warn_for,))
+        return (p, r, f)[i]
 
     return value
 
 
-def _on_confidence_table(metric: Callable[[ConfusionMatrix, ZeroDivision], float]
-                         ) -> Callable[[ProbResult, ZeroDivision], float]:
+def _on_confidence_table(
+    metric: Callable[[ConfusionMatrix, ZeroDivision], float],
+) -> Callable[[ProbResult, ZeroDivision], float]:
     return lambda res, zd: metric(res.cmatrix, zd)
 
 
@@ -119,9 +120,16 @@ class Report:
     reason is in ``report.undefined``.
     """
 
-    def __init__(self, cm: ConfusionMatrix, values: dict[str, float], per_class: dict[str, dict[str, float]],
-                 undefined: dict[str, str], proba: ProbResult | None = None,
-                 ranking: dict[str, int | str] | None = None, kept: tuple[Bools, F64] | None = None) -> None:
+    def __init__(
+        self,
+        cm: ConfusionMatrix,
+        values: dict[str, float],
+        per_class: dict[str, dict[str, float]],
+        undefined: dict[str, str],
+        proba: ProbResult | None = None,
+        ranking: dict[str, int | str] | None = None,
+        kept: tuple[Bools, F64] | None = None,
+    ) -> None:
         self._values = values
         #: Per-class values by label (as text): precision, recall, f1, support, prevalence, bias,
         #: youden_j, markedness (and cprecision, crecall, cf1 with probabilities).
@@ -149,7 +157,7 @@ class Report:
         self.correct: Bools | None = None if kept is None else kept[0]
 
     def __getattr__(self, name: str) -> float:
-        values = self.__dict__.get("_values", {})
+        values: dict[str, float] = self.__dict__.get("_values", {})
         if name in values:
             return values[name]
         msg = f"Report has no metric {name!r}; available: {sorted(values)}"
@@ -176,6 +184,7 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict: plain floats and lists; NaN becomes None with its reason
         under ``"undefined"``."""
+
         def clean(x: float) -> float | None:
             return None if not math.isfinite(x) else x
 
@@ -239,9 +248,15 @@ def _collect(values: dict[str, float], undefined: dict[str, str], name: str, fn:
         undefined[name] = " ".join(dict.fromkeys(reasons))
 
 
-def build_report(cm: ConfusionMatrix, *, proba: ProbResult | None = None, walk: BinaryRanking | None = None,
-                 zero_division: ZeroDivision = "warn", ranking: dict[str, int | str] | None = None,
-                 kept: tuple[Bools, F64] | None = None) -> Report:
+def build_report(
+    cm: ConfusionMatrix,
+    *,
+    proba: ProbResult | None = None,
+    walk: BinaryRanking | None = None,
+    zero_division: ZeroDivision = "warn",
+    ranking: dict[str, int | str] | None = None,
+    kept: tuple[Bools, F64] | None = None,
+) -> Report:
     """The :class:`Report` of a hard confusion matrix, the accumulators of the probability
     pass (or None) and the ranking walk (or None)."""
     values: dict[str, float] = {}
@@ -261,8 +276,14 @@ def build_report(cm: ConfusionMatrix, *, proba: ProbResult | None = None, walk: 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             s = _ranking.selective_scores(walk, "half", cm._weighted)
-        values.update({"refinement": s.refinement, "auroc_confidence": s.auroc,
-                       "reversed_pair_proportion": s.reversed_pair_proportion, "aurc": s.aurc})
+        values.update(
+            {
+                "refinement": s.refinement,
+                "auroc_confidence": s.auroc,
+                "reversed_pair_proportion": s.reversed_pair_proportion,
+                "aurc": s.aurc,
+            }
+        )
         if _ranking.no_pairs(walk):
             reason = "all predictions are correct or all are wrong: no (correct, wrong) pair to rank"
             undefined["refinement"] = undefined["auroc_confidence"] = reason

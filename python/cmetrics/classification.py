@@ -47,7 +47,12 @@ def _count(y_true: ArrayLike, y_pred: ArrayLike, sample_weight: ArrayLike | None
 
 
 def accuracy_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, normalize: bool = True, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    normalize: bool = True,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
 ) -> float:
     """Fraction (or, with ``normalize=False``, weighted count) of correct predictions.
 
@@ -63,7 +68,12 @@ def accuracy_score(
 
 
 def balanced_accuracy_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None, adjusted: bool = False, backend: Backend = "auto"
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    adjusted: bool = False,
+    backend: Backend = "auto",
 ) -> float:
     """Mean per-class recall over the classes present in ``y_true``.
 
@@ -82,21 +92,45 @@ def balanced_accuracy_score(
 
 @overload
 def precision_recall_fscore_support(
-    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None = ..., warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
-    zero_division: ZeroDivision = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None = ...,
+    warn_for: tuple[str, ...] = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
 ) -> PerClass: ...
 @overload
 def precision_recall_fscore_support(
-    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average, warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
-    zero_division: ZeroDivision = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average,
+    warn_for: tuple[str, ...] = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
 ) -> Averaged: ...
 @overload
 def precision_recall_fscore_support(
-    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
-    zero_division: ZeroDivision = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    warn_for: tuple[str, ...] = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
 ) -> PRFS: ...
 def precision_recall_fscore_support(
     y_true: ArrayLike,
@@ -141,26 +175,54 @@ def precision_recall_fscore_support(
     ([0.5, 1.0], [1.0, 0.5], [1, 2])
     """
     cm = _count(y_true, y_pred, sample_weight, backend)
-    return _hard.prfs(cm, beta=beta, labels=labels, pos_label=pos_label, average=average, warn_for=warn_for,
-                      zero_division=zero_division)
+    return _hard.prfs(
+        cm,
+        beta=beta,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=warn_for,
+        zero_division=zero_division,
+    )
 
 
 @overload
 def fbeta_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    beta: float,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> float: ...
 @overload
 def fbeta_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    beta: float,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> F64: ...
 @overload
 def fbeta_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    beta: float,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> float | F64: ...
 def fbeta_score(
@@ -177,27 +239,53 @@ def fbeta_score(
 ) -> float | F64:
     """F-beta score (see :func:`precision_recall_fscore_support`). Higher is better."""
     return precision_recall_fscore_support(
-        y_true, y_pred, beta=beta, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
-        sample_weight=sample_weight, zero_division=zero_division, backend=backend,
+        y_true,
+        y_pred,
+        beta=beta,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=("f-score",),
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        backend=backend,
     )[2]
 
 
 @overload
 def f1_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> float: ...
 @overload
 def f1_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> F64: ...
 @overload
 def f1_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> float | F64: ...
 def f1_score(
@@ -219,27 +307,53 @@ def f1_score(
     0.6666666666666666
     """
     return precision_recall_fscore_support(
-        y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
-        sample_weight=sample_weight, zero_division=zero_division, backend=backend,
+        y_true,
+        y_pred,
+        beta=1.0,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=("f-score",),
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        backend=backend,
     )[2]
 
 
 @overload
 def precision_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> float: ...
 @overload
 def precision_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> F64: ...
 @overload
 def precision_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> float | F64: ...
 def precision_score(
@@ -255,27 +369,53 @@ def precision_score(
 ) -> float | F64:
     """Precision ``tp / (tp + fp)``. Higher is better."""
     return precision_recall_fscore_support(
-        y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("precision",),
-        sample_weight=sample_weight, zero_division=zero_division, backend=backend,
+        y_true,
+        y_pred,
+        beta=1.0,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=("precision",),
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        backend=backend,
     )[0]
 
 
 @overload
 def recall_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> float: ...
 @overload
 def recall_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> F64: ...
 @overload
 def recall_score(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
     backend: Backend = ...,
 ) -> float | F64: ...
 def recall_score(
@@ -291,12 +431,22 @@ def recall_score(
 ) -> float | F64:
     """Recall ``tp / (tp + fn)``. Higher is better."""
     return precision_recall_fscore_support(
-        y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("recall",),
-        sample_weight=sample_weight, zero_division=zero_division, backend=backend,
+        y_true,
+        y_pred,
+        beta=1.0,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=("recall",),
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        backend=backend,
     )[1]
 
 
-def matthews_corrcoef(y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto") -> float:
+def matthews_corrcoef(
+    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> float:
     """Multi-class Matthews correlation coefficient (Gorodkin's R_K), in [-1, 1].
 
     0.0 when only one class is true or only one is predicted (scikit-learn's
@@ -332,8 +482,9 @@ def cohen_kappa_score(
     >>> cohen_kappa_score([0, 1, 1, 0], [0, 1, 0, 0])
     0.5
     """
-    return _count(y1, y2, sample_weight, backend).cohen_kappa(labels=labels, weights=weights,
-                                                              replace_undefined_by=replace_undefined_by)
+    return _count(y1, y2, sample_weight, backend).cohen_kappa(
+        labels=labels, weights=weights, replace_undefined_by=replace_undefined_by
+    )
 
 
 def informedness(
@@ -369,7 +520,12 @@ def informedness(
 
 
 def markedness(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
 ) -> float:
     """Markedness ``sum_c P_c (PPV_c - FOR_c)``: informedness with truth and
     prediction exchanged, in [-1, 1]. NaN with a warning when fewer than two
@@ -404,12 +560,18 @@ def markedness_per_class(
 ) -> F64:
     """One-vs-rest markedness ``PPV_c + NPV_c - 1`` of each class; undefined
     unless ``0 < m_c < N``."""
-    return _count(y_true, y_pred, sample_weight, backend).markedness_per_class(labels=labels,
-                                                                               zero_division=zero_division)
+    return _count(y_true, y_pred, sample_weight, backend).markedness_per_class(
+        labels=labels, zero_division=zero_division
+    )
 
 
 def normalized_information_transfer(
-    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None, n_classes: int | None = None, backend: Backend = "auto"
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    n_classes: int | None = None,
+    backend: Backend = "auto",
 ) -> float:
     """Normalized Information Transfer ``2^MI(true; pred) / k`` (MI in bits).
 
@@ -429,22 +591,36 @@ def entropy_modulated_accuracy(
 
 
 def class_prevalence(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
 ) -> F64:
     """Per-class prevalence ``n_c / N`` (share of each class in ``y_true``)."""
     return _count(y_true, y_pred, sample_weight, backend).class_prevalence(labels=labels)
 
 
 def class_bias(
-    y_true: ArrayLike, y_pred: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
 ) -> F64:
     """Per-class bias ``m_c / N`` (share of each class in ``y_pred``)."""
     return _count(y_true, y_pred, sample_weight, backend).class_bias(labels=labels)
 
 
 def hard_label_report(
-    y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None,
-    zero_division: ZeroDivision = "warn", backend: Backend = "auto",
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
+    backend: Backend = "auto",
 ) -> Report:
     """Every hard-label metric from one counting pass, as a :class:`cmetrics.Report`
     (the report :func:`cmetrics.evaluate` gives for ``y_pred`` alone).

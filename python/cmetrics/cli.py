@@ -14,7 +14,6 @@ default) as Parquet and scores it through ``cmetrics score``.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import tempfile
@@ -84,8 +83,9 @@ def _table(report: cmetrics.Report, summary: str) -> str:
             t.add_row(k, number(v))
         console.print()
         console.print(t)
-    cols = ["precision", "recall", "f1", "support", "youden_j"] + (["cprecision", "crecall", "cf1"]
-                                                                     if report.has_proba else [])
+    cols = ["precision", "recall", "f1", "support", "youden_j"] + (
+        ["cprecision", "crecall", "cf1"] if report.has_proba else []
+    )
     pc = Table(title="per class", title_justify="left", show_edge=False)
     pc.add_column("class", justify="right")
     for c in cols:
@@ -118,11 +118,24 @@ class UserError(click.ClickException):
         click.echo(f"cmetrics: error: {self.format_message()}", err=True)
 
 
-def score_files(paths: list[str], *, label: str, pred: str | None = None, proba: tuple[str, ...] = (),
-                proba_prefix: str | None = None, proba_list: str | None = None, confidence: str | None = None,
-                weight: str | None = None, labels: list[Any] | None = None, batch_rows: int = 1 << 20,
-                ranking: str = "exact", ranking_bins: int = 1 << 16, n_bins: int = 15, max_classes: int | None = None,
-                progress: bool = False) -> tuple[cmetrics.Report, dict[str, Any]]:
+def score_files(
+    paths: list[str],
+    *,
+    label: str,
+    pred: str | None = None,
+    proba: tuple[str, ...] = (),
+    proba_prefix: str | None = None,
+    proba_list: str | None = None,
+    confidence: str | None = None,
+    weight: str | None = None,
+    labels: list[Any] | None = None,
+    batch_rows: int = 1 << 20,
+    ranking: str = "exact",
+    ranking_bins: int = 1 << 16,
+    n_bins: int = 15,
+    max_classes: int | None = None,
+    progress: bool = False,
+) -> tuple[cmetrics.Report, dict[str, Any]]:
     """Stream files into an Evaluator; the report and a record of the run. Raises
     :class:`cmetrics._readers.InputError` and the package's ValidationErrors on bad input."""
     from cmetrics._readers import Columns, InputError, open_source
@@ -130,30 +143,45 @@ def score_files(paths: list[str], *, label: str, pred: str | None = None, proba:
     if sum(bool(x) for x in (proba, proba_prefix, proba_list)) > 1:
         raise InputError("pass one of --proba, --proba-prefix, --proba-list")
     if pred is None and not (proba or proba_prefix or proba_list):
-        raise InputError("nothing to score: pass --pred and/or the probabilities (--proba, --proba-prefix, "
-                         "--proba-list)")
-    cols = Columns(label=label, pred=pred, proba=list(proba), proba_prefix=proba_prefix, proba_list=proba_list,
-                   confidence=confidence, weight=weight)
+        raise InputError(
+            "nothing to score: pass --pred and/or the probabilities (--proba, --proba-prefix, --proba-list)"
+        )
+    cols = Columns(
+        label=label,
+        pred=pred,
+        proba=list(proba),
+        proba_prefix=proba_prefix,
+        proba_list=proba_list,
+        confidence=confidence,
+        weight=weight,
+    )
     t0 = time.perf_counter()
     src = open_source(paths, cols, batch_rows)
     if labels is None and cols.has_proba:
         labels = src.labels_from_names
     if labels is not None and src.proba_names and len(labels) != len(src.proba_names):
-        raise InputError(f"--labels lists {len(labels)} classes but there are {len(src.proba_names)} probability "
-                         "columns; give one label per column")
+        raise InputError(
+            f"--labels lists {len(labels)} classes but there are {len(src.proba_names)} probability "
+            "columns; give one label per column"
+        )
     if src.proba_names:  # before any row is read
         check_classes(len(src.proba_names), "the input's probability columns", max_classes)
-    ev = cmetrics.Evaluator(labels=labels, n_bins=n_bins, ranking=ranking,  # type: ignore[arg-type]
-                            ranking_bins=ranking_bins, max_classes=max_classes)
+    ev = cmetrics.Evaluator(
+        labels=labels,
+        n_bins=n_bins,
+        ranking=ranking,  # type: ignore[arg-type]
+        ranking_bins=ranking_bins,
+        max_classes=max_classes,
+    )
     rows = 0
     bar = _progress(src.total_rows) if progress else None
     try:
         for b in src.batches(reuse=True):
             if b.y_proba is not None and labels is not None and b.y_proba.shape[1] != len(labels):
-                raise InputError(f"the probability lists have {b.y_proba.shape[1]} entries but --labels lists "
-                                 f"{len(labels)} classes")
-            ev.update(b.y_true, y_pred=b.y_pred, y_proba=b.y_proba, confidence=b.confidence,
-                      sample_weight=b.weight)
+                raise InputError(
+                    f"the probability lists have {b.y_proba.shape[1]} entries but --labels lists {len(labels)} classes"
+                )
+            ev.update(b.y_true, y_pred=b.y_pred, y_proba=b.y_proba, confidence=b.confidence, sample_weight=b.weight)
             rows += len(b)
             if bar is not None:
                 bar[0].update(bar[1], advance=len(b))
@@ -164,16 +192,29 @@ def score_files(paths: list[str], *, label: str, pred: str | None = None, proba:
         raise InputError(f"{', '.join(paths)}: no rows to score")
     report = ev.report()
     seconds = time.perf_counter() - t0
-    run = {"files": list(paths), "format": src.format, "rows": rows, "seconds": seconds,
-           "rows_per_second": rows / seconds if seconds > 0 else None, "batch_rows": batch_rows,
-           "cmetrics": cmetrics.__version__, "backend": "rust" if cmetrics.rust_available() else "numpy",
-           "threads": cmetrics.get_num_threads()}
+    run = {
+        "files": list(paths),
+        "format": src.format,
+        "rows": rows,
+        "seconds": seconds,
+        "rows_per_second": rows / seconds if seconds > 0 else None,
+        "batch_rows": batch_rows,
+        "cmetrics": cmetrics.__version__,
+        "backend": "rust" if cmetrics.rust_available() else "numpy",
+        "threads": cmetrics.get_num_threads(),
+    }
     return report, run
 
 
 def _progress(total: int | None) -> tuple[Any, Any]:
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     class Rate(TextColumn):
         def render(self, task: Any) -> Any:
@@ -182,9 +223,17 @@ def _progress(total: int | None) -> tuple[Any, Any]:
             speed = task.finished_speed or task.speed
             return Text("" if speed is None else f"{speed / 1e6:,.1f} M rows/s")
 
-    p = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), Rate(""), TimeElapsedColumn(),
-                 TextColumn("ETA"), TimeRemainingColumn(), transient=True,
-                 console=__import__("rich.console").console.Console(stderr=True))
+    p = Progress(
+        TextColumn("scoring"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(""),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        transient=True,
+        console=__import__("rich.console").console.Console(stderr=True),
+    )
     task = p.add_task("rows", total=total)
     p.start()
     return p, task
@@ -194,11 +243,15 @@ def _render(report: cmetrics.Report, run: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"run": run, **report.to_dict()}, indent=2, allow_nan=False) + "\n"
     if fmt == "markdown":
-        return (f"Scored {run['rows']:,} rows of {', '.join(run['files'])} in {run['seconds']:.2f} s\n\n"
-                + report.to_markdown())
+        return (
+            f"Scored {run['rows']:,} rows of {', '.join(run['files'])} in {run['seconds']:.2f} s\n\n"
+            + report.to_markdown()
+        )
     kind = "probabilistic + hard-label" if report.has_proba else "hard-label"
-    summary = (f"cmetrics {cmetrics.__version__}: {kind} report of {run['rows']:,} rows "
-               f"({run['backend']} backend, {run['threads']} threads)")
+    summary = (
+        f"cmetrics {cmetrics.__version__}: {kind} report of {run['rows']:,} rows "
+        f"({run['backend']} backend, {run['threads']} threads)"
+    )
     text = _table(report, summary)
     rate = run["rows"] / run["seconds"] / 1e6 if run["seconds"] else float("nan")
     return text + f"\nscored {', '.join(run['files'])} in {run['seconds']:.2f} s ({rate:,.1f} M rows/s)\n"
@@ -239,8 +292,9 @@ def _write(text: str, output: str | None, *, force: bool = False, inputs: tuple[
         return
     tmp = None
     try:
-        with tempfile.NamedTemporaryFile("w", dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp",
-                                         delete=False, encoding="utf-8") as fh:
+        with tempfile.NamedTemporaryFile(
+            "w", dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp", delete=False, encoding="utf-8"
+        ) as fh:
             tmp = fh.name
             fh.write(text)
         umask = os.umask(0)
@@ -269,26 +323,58 @@ def cli() -> None:
 @click.option("--confidence", help="column of confidences (with --pred and no probabilities)")
 @click.option("--weight", help="column of sample weights")
 @click.option("--labels", multiple=True, help="class labels of the probability columns (repeat or comma-separate)")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
-              show_default=True)
-@click.option("--output", "-o", help="write the report to FILE instead of standard output (atomically; never an "
-              "input file)")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option(
+    "--output", "-o", help="write the report to FILE instead of standard output (atomically; never an input file)"
+)
 @click.option("--force", is_flag=True, help="overwrite --output if it exists")
-@click.option("--batch-rows", type=click.IntRange(1), default=1 << 20, show_default=True,
-              help="rows per batch (memory grows with it)")
-@click.option("--ranking", type=click.Choice(["exact", "approximate", "off"]), default="exact", show_default=True,
-              help="ranking metrics: exact, binned in [0, 1] (fixed memory), or off")
+@click.option(
+    "--batch-rows",
+    type=click.IntRange(1),
+    default=1 << 20,
+    show_default=True,
+    help="rows per batch (memory grows with it)",
+)
+@click.option(
+    "--ranking",
+    type=click.Choice(["exact", "approximate", "off"]),
+    default="exact",
+    show_default=True,
+    help="ranking metrics: exact, binned in [0, 1] (fixed memory), or off",
+)
 @click.option("--ranking-bins", type=click.IntRange(1, 1 << 24), default=1 << 16, show_default=True)
-@click.option("--bins", "n_bins", type=click.IntRange(1, 1 << 20), default=15, show_default=True,
-              help="calibration bins")
+@click.option(
+    "--bins", "n_bins", type=click.IntRange(1, 1 << 20), default=15, show_default=True, help="calibration bins"
+)
 @click.option("--threads", type=click.IntRange(0), default=0, help="kernel threads (0: all cores)")
-@click.option("--max-classes", type=click.IntRange(1), default=None,
-              help="the most classes to count (default 4096; each costs a row and a column of K x K tables)")
+@click.option(
+    "--max-classes",
+    type=click.IntRange(1),
+    default=None,
+    help="the most classes to count (default 4096; each costs a row and a column of K x K tables)",
+)
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
-def score(paths: tuple[str, ...], label: str, pred: str | None, proba: tuple[str, ...], proba_prefix: str | None,
-          proba_list: str | None, confidence: str | None, weight: str | None, labels: tuple[str, ...], fmt: str,
-          output: str | None, force: bool, batch_rows: int, ranking: str, ranking_bins: int, n_bins: int,
-          threads: int, max_classes: int | None, quiet: bool) -> None:
+def score(
+    paths: tuple[str, ...],
+    label: str,
+    pred: str | None,
+    proba: tuple[str, ...],
+    proba_prefix: str | None,
+    proba_list: str | None,
+    confidence: str | None,
+    weight: str | None,
+    labels: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    force: bool,
+    batch_rows: int,
+    ranking: str,
+    ranking_bins: int,
+    n_bins: int,
+    threads: int,
+    max_classes: int | None,
+    quiet: bool,
+) -> None:
     """Score evaluation dumps: Parquet files or directories, CSV/TSV, JSON Lines, .npz or
     structured .npy."""
     show = not quiet and sys.stderr.isatty()
@@ -296,10 +382,23 @@ def score(paths: tuple[str, ...], label: str, pred: str | None, proba: tuple[str
     try:
         if threads:
             cmetrics.set_num_threads(threads)
-        report, run = score_files(list(paths), label=label, pred=pred, proba=proba, proba_prefix=proba_prefix,
-                                  proba_list=proba_list, confidence=confidence, weight=weight,
-                                  labels=_labels_option(labels), batch_rows=batch_rows, ranking=ranking,
-                                  ranking_bins=ranking_bins, n_bins=n_bins, max_classes=max_classes, progress=show)
+        report, run = score_files(
+            list(paths),
+            label=label,
+            pred=pred,
+            proba=proba,
+            proba_prefix=proba_prefix,
+            proba_list=proba_list,
+            confidence=confidence,
+            weight=weight,
+            labels=_labels_option(labels),
+            batch_rows=batch_rows,
+            ranking=ranking,
+            ranking_bins=ranking_bins,
+            n_bins=n_bins,
+            max_classes=max_classes,
+            progress=show,
+        )
     except (cmetrics.exceptions.ValidationError, TypeError) as e:
         raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
     _write(_render(report, run, fmt), output, force=force, inputs=paths)
@@ -327,10 +426,13 @@ def write_demo(directory: Path, rows: int, classes: int, seed: int = 0, chunk_ro
 @click.option("--rows", type=click.IntRange(1), default=10_000_000, show_default=True)
 @click.option("--classes", type=click.IntRange(2, 4096), default=10, show_default=True)
 @click.option("--seed", type=int, default=0)
-@click.option("--dir", "directory", type=click.Path(file_okay=False), help="write the Parquet file here and keep it "
-              "(default: a temporary directory, removed afterwards)")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
-              show_default=True)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    help="write the Parquet file here and keep it (default: a temporary directory, removed afterwards)",
+)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 @click.option("--threads", type=click.IntRange(0), default=0, help="kernel threads (0: all cores)")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 def demo(rows: int, classes: int, seed: int, directory: str | None, fmt: str, threads: int, quiet: bool) -> None:
@@ -348,11 +450,14 @@ def demo(rows: int, classes: int, seed: int, directory: str | None, fmt: str, th
         written = time.perf_counter() - t0
         size = path.stat().st_size / 2**20
         if fmt == "table":
-            click.echo(f"wrote {rows:,} synthetic rows ({classes} classes, float32 probabilities) to {path} "
-                       f"({size:,.0f} MiB) in {written:.1f} s")
+            click.echo(
+                f"wrote {rows:,} synthetic rows ({classes} classes, float32 probabilities) to {path} "
+                f"({size:,.0f} MiB) in {written:.1f} s"
+            )
             click.echo(f"$ cmetrics score {path} --label label --proba-prefix p_\n")
-        report, run = score_files([str(path)], label="label", proba_prefix="p_",
-                                  progress=not quiet and sys.stderr.isatty())
+        report, run = score_files(
+            [str(path)], label="label", proba_prefix="p_", progress=not quiet and sys.stderr.isatty()
+        )
         click.echo(_render(report, run, fmt), nl=False)
 
 

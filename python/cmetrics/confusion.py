@@ -50,6 +50,14 @@ class ConfusionMatrix:
     0.75
     """
 
+    _c: F64
+    _labels: npt.NDArray[Any]
+    _counts: I64 | None
+    _tp: F64
+    _true_sum: F64
+    _pred_sum: F64
+    _total: float
+
     def __init__(self, matrix: ArrayLike, labels: ArrayLike | None = None, *, backend: Backend = "auto") -> None:
         try:
             c = np.array(matrix, dtype=np.float64)
@@ -65,8 +73,10 @@ class ConfusionMatrix:
         with np.errstate(over="ignore"):
             total = float(c.sum())
         if not np.isfinite(total):
-            msg = ("the matrix adds up to more than the largest float64; divide every entry by the same constant "
-                   "(the metrics do not change)")
+            msg = (
+                "the matrix adds up to more than the largest float64; divide every entry by the same constant "
+                "(the metrics do not change)"
+            )
             raise ValidationError(msg)
         if not total > 0:
             msg = "matrix sums to 0; there is nothing to score"
@@ -84,8 +94,8 @@ class ConfusionMatrix:
     def _init(self, c: F64, labels: np.ndarray, counts: I64 | None, backend: Backend, *, weighted: bool) -> None:
         self._weighted = weighted
         self._integral_weights = False
-        self._c = c
-        self._labels = labels
+        self._c: F64 = c
+        self._labels: npt.NDArray[Any] = labels
         self._counts = counts
         self._backend: Backend = backend
         self._be = resolve_backend(backend)
@@ -93,8 +103,9 @@ class ConfusionMatrix:
         self._tp, self._true_sum, self._pred_sum, self._total = self._be.marginals(c)
 
     @classmethod
-    def _from_parts(cls, c: np.ndarray, labels: np.ndarray, counts: I64 | None, backend: Backend, *,
-                    weighted: bool) -> ConfusionMatrix:
+    def _from_parts(
+        cls, c: np.ndarray, labels: np.ndarray, counts: I64 | None, backend: Backend, *, weighted: bool
+    ) -> ConfusionMatrix:
         """An already counted table (internal: no validation)."""
         self = cls.__new__(cls)
         self._init(np.ascontiguousarray(c, dtype=np.float64), labels, counts, backend, weighted=weighted)
@@ -143,8 +154,11 @@ class ConfusionMatrix:
                 b = _checks.ucs4_view(pair.y_pred)
                 which, rows, ta, pb = be.encode_strings(a, b, max_classes=max_classes)
             rows = rows.astype(np.intp)
-            values = np.where(which == 0, pair.y_true[np.minimum(rows, len(pair.y_true) - 1)],
-                              pair.y_pred[np.minimum(rows, len(pair.y_pred) - 1)])
+            values = np.where(
+                which == 0,
+                pair.y_true[np.minimum(rows, len(pair.y_true) - 1)],
+                pair.y_pred[np.minimum(rows, len(pair.y_pred) - 1)],
+            )
             _, counts, weighted = be.confusion_matrix_codes(ta, pb, len(values), w, n_threads=threads)
             union = np.asarray(values, dtype=np.str_)
         else:
@@ -177,12 +191,14 @@ class ConfusionMatrix:
     @property
     def labels(self) -> npt.NDArray[Any]:
         """Label of each row and column."""
-        return self._labels.copy()
+        out: npt.NDArray[Any] = self._labels.copy()
+        return out
 
     @property
     def matrix(self) -> npt.NDArray[np.float64]:
         """The (weighted) table as float64, rows = true."""
-        return self._c.copy()
+        out: F64 = self._c.copy()
+        return out
 
     @property
     def counts(self) -> npt.NDArray[np.int64] | None:
@@ -201,8 +217,10 @@ class ConfusionMatrix:
 
     def __repr__(self) -> str:
         more = "..." if self.n_classes > 10 else ""
-        return (f"ConfusionMatrix(n_classes={self.n_classes}, n_samples={self._total:g}, "
-                f"labels={self._labels.tolist()[:10]}{more})")
+        return (
+            f"ConfusionMatrix(n_classes={self.n_classes}, n_samples={self._total:g}, "
+            f"labels={self._labels.tolist()[:10]}{more})"
+        )
 
     def _positions(self, labels: ArrayLike) -> npt.NDArray[np.intp]:
         """Positions of ``labels`` among the rows (-1 for labels absent from the data)."""
@@ -239,8 +257,9 @@ class ConfusionMatrix:
         lab = np.asarray(labels)
         return lab, pick(self._tp), pick(self._true_sum), pick(self._pred_sum)
 
-    def table(self, labels: ArrayLike | None = None, normalize: Normalize | None = None, *,
-              _quiet: bool = False) -> F64 | I64:
+    def table(
+        self, labels: ArrayLike | None = None, normalize: Normalize | None = None, *, _quiet: bool = False
+    ) -> F64 | I64:
         """The matrix restricted to (and ordered by) ``labels``, optionally normalised.
 
         Mirrors :func:`sklearn.metrics.confusion_matrix`: unlisted labels are dropped,
@@ -260,12 +279,14 @@ class ConfusionMatrix:
                 raise LabelError(msg)
             c = expand(self._c, pos)
         if c.shape == (1, 1) and not _quiet:
-            _m.warn("A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have the "
-                    "correct shape, use the 'labels' parameter to pass all known labels.", UserWarning)
+            _m.warn(
+                "A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have the "
+                "correct shape, use the 'labels' parameter to pass all known labels.",
+                UserWarning,
+            )
         if normalize is None:
             return _m.as_int64(c) if integral else c
         return _m.normalized(c, normalize, c.sum(axis=1))
-
 
     # -- metrics (each O(k^2); the functions of cmetrics.classification count and call these) --
 
@@ -287,15 +308,21 @@ class ConfusionMatrix:
         zero_division: ZeroDivision = "warn",
     ) -> PRFS:
         """Precision, recall, F-beta and support (see :func:`cmetrics.precision_recall_fscore_support`)."""
-        return _m.prfs(self, beta=beta, labels=labels, pos_label=pos_label, average=average,
-                       zero_division=zero_division)
+        return _m.prfs(
+            self, beta=beta, labels=labels, pos_label=pos_label, average=average, zero_division=zero_division
+        )
 
     def matthews_corrcoef(self) -> float:
         """Multi-class Matthews correlation coefficient."""
         return float(self._be.matthews_corrcoef(self._c))
 
-    def cohen_kappa(self, *, labels: ArrayLike | None = None, weights: KappaWeights | None = None,
-                    replace_undefined_by: float = float("nan")) -> float:
+    def cohen_kappa(
+        self,
+        *,
+        labels: ArrayLike | None = None,
+        weights: KappaWeights | None = None,
+        replace_undefined_by: float = float("nan"),
+    ) -> float:
         """Cohen's kappa of the two label columns (see :func:`cmetrics.cohen_kappa_score`)."""
         return _m.cohen_kappa(self, labels, weights, replace_undefined_by)
 
@@ -337,7 +364,7 @@ class ConfusionMatrix:
 
     def report(self, *, zero_division: ZeroDivision = "warn") -> Report:
         """Every hard-label metric as a :class:`cmetrics.Report` (``report.to_dict()`` for plain values)."""
-        from cmetrics.report import build_report
+        from cmetrics._report import build_report
 
         return build_report(self, zero_division=zero_division)
 

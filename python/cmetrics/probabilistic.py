@@ -42,13 +42,21 @@ __all__ = [
 
 
 def _result(
-    y_true: ArrayLike, y_proba: ArrayLike, labels: ArrayLike | None, sample_weight: ArrayLike | None, backend: Backend,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    labels: ArrayLike | None,
+    sample_weight: ArrayLike | None,
+    backend: Backend,
     *,
-    validate: bool = True, n_bins: int = 0, entropy: bool = False, scores: bool = False,
+    validate: bool = True,
+    n_bins: int = 0,
+    entropy: bool = False,
+    scores: bool = False,
 ) -> _p.ProbResult:
     inp = _p.prob_inputs(y_true, y_proba, labels=labels, sample_weight=sample_weight, backend=backend)
-    acc = _p.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate, entropy=entropy, scores=scores,
-                        hard=False)
+    acc = _p.accumulate(
+        inp, backend=backend, n_bins=n_bins, validate=validate, entropy=entropy, scores=scores, hard=False
+    )
     return _p.ProbResult(acc, inp.labels, inp.kind, backend, hard=False)
 
 
@@ -78,21 +86,48 @@ def prob_confusion_matrix(
 
 @overload
 def cprecision_recall_fscore_support(
-    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None = ..., warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
-    zero_division: ZeroDivision = ..., validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None = ...,
+    warn_for: tuple[str, ...] = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> PerClass: ...
 @overload
 def cprecision_recall_fscore_support(
-    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average, warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
-    zero_division: ZeroDivision = ..., validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average,
+    warn_for: tuple[str, ...] = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> Averaged: ...
 @overload
 def cprecision_recall_fscore_support(
-    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float = ..., labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., warn_for: tuple[str, ...] = ..., sample_weight: ArrayLike | None = ...,
-    zero_division: ZeroDivision = ..., validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    beta: float = ...,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    warn_for: tuple[str, ...] = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> PRFS: ...
 def cprecision_recall_fscore_support(
     y_true: ArrayLike,
@@ -126,27 +161,58 @@ def cprecision_recall_fscore_support(
     ([0.6667, 0.75], [0.8, 0.6])
     """
     res = _result(y_true, y_proba, labels, sample_weight, backend, validate=validate)
-    return _hard.prfs(res.cmatrix, beta=beta, pos_label=pos_label, average=average, warn_for=warn_for,
-                      zero_division=zero_division, prefix="c")
+    return _hard.prfs(
+        res.cmatrix,
+        beta=beta,
+        pos_label=pos_label,
+        average=average,
+        warn_for=warn_for,
+        zero_division=zero_division,
+        prefix="c",
+    )
 
 
 @overload
 def cfbeta_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    beta: float,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> float: ...
 @overload
 def cfbeta_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    beta: float,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> F64: ...
 @overload
 def cfbeta_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, beta: float, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    beta: float,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> float | F64: ...
 def cfbeta_score(
     y_true: ArrayLike,
@@ -163,28 +229,58 @@ def cfbeta_score(
 ) -> float | F64:
     """Confidence F-beta (see :func:`cprecision_recall_fscore_support`)."""
     return cprecision_recall_fscore_support(
-        y_true, y_proba, beta=beta, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
-        sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
+        y_true,
+        y_proba,
+        beta=beta,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=("f-score",),
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        validate=validate,
+        backend=backend,
     )[2]
 
 
 @overload
 def cf1_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> float: ...
 @overload
 def cf1_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> F64: ...
 @overload
 def cf1_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> float | F64: ...
 def cf1_score(
     y_true: ArrayLike,
@@ -200,28 +296,58 @@ def cf1_score(
 ) -> float | F64:
     """Confidence F1 (see :func:`cprecision_recall_fscore_support`)."""
     return cprecision_recall_fscore_support(
-        y_true, y_proba, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("f-score",),
-        sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
+        y_true,
+        y_proba,
+        beta=1.0,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=("f-score",),
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        validate=validate,
+        backend=backend,
     )[2]
 
 
 @overload
 def cprecision_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> float: ...
 @overload
 def cprecision_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> F64: ...
 @overload
 def cprecision_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> float | F64: ...
 def cprecision_score(
     y_true: ArrayLike,
@@ -237,28 +363,58 @@ def cprecision_score(
 ) -> float | F64:
     """Confidence precision ``pCM[c, c] / colsum_c``."""
     return cprecision_recall_fscore_support(
-        y_true, y_proba, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("precision",),
-        sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
+        y_true,
+        y_proba,
+        beta=1.0,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=("precision",),
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        validate=validate,
+        backend=backend,
     )[0]
 
 
 @overload
 def crecall_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> float: ...
 @overload
 def crecall_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: None, sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> F64: ...
 @overload
 def crecall_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = ..., pos_label: Label = ...,
-    average: Average | None = ..., sample_weight: ArrayLike | None = ..., zero_division: ZeroDivision = ...,
-    validate: bool = ..., backend: Backend = ...,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    validate: bool = ...,
+    backend: Backend = ...,
 ) -> float | F64: ...
 def crecall_score(
     y_true: ArrayLike,
@@ -274,8 +430,17 @@ def crecall_score(
 ) -> float | F64:
     """Confidence recall ``pCM[c, c] / n_c``."""
     return cprecision_recall_fscore_support(
-        y_true, y_proba, beta=1.0, labels=labels, pos_label=pos_label, average=average, warn_for=("recall",),
-        sample_weight=sample_weight, zero_division=zero_division, validate=validate, backend=backend,
+        y_true,
+        y_proba,
+        beta=1.0,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=("recall",),
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        validate=validate,
+        backend=backend,
     )[1]
 
 
@@ -300,7 +465,12 @@ def entropy_score(
 
 
 def purity(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, validate: bool = True,
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    validate: bool = True,
     backend: Backend = "auto",
 ) -> float:
     """Purity ``1 - ||P - I||_F / sqrt(2K)`` of the row-normalised probabilistic
@@ -332,8 +502,14 @@ def purity_from_matrix(matrix: ArrayLike) -> float:
 
 
 def brier_score(
-    y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None, scale_by_half: bool = False,
-    validate: bool = True, backend: Backend = "auto",
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    scale_by_half: bool = False,
+    validate: bool = True,
+    backend: Backend = "auto",
 ) -> float:
     """Brier score ``mean_i sum_j (p_ij - 1[y_i = j])^2`` (Yacouby and Axman 2020), range [0, 2].
 
@@ -345,8 +521,14 @@ def brier_score(
 
 
 def log_loss(
-    y_true: ArrayLike, y_proba: ArrayLike, *, normalize: bool = True, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
-    validate: bool = True, backend: Backend = "auto",
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    normalize: bool = True,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    validate: bool = True,
+    backend: Backend = "auto",
 ) -> float:
     """Log loss ``-mean_i log clip(p_{i, y_i}, eps, 1 - eps)``, eps = float64 machine
     epsilon, as scikit-learn (docs/definitions.md §7.2); ``normalize=False`` gives the
@@ -365,8 +547,14 @@ def log_loss(
 
 
 def calibration_bins(
-    y_true: ArrayLike, y_proba: ArrayLike, *, n_bins: int = 15, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
-    validate: bool = True, backend: Backend = "auto",
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    n_bins: int = 15,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    validate: bool = True,
+    backend: Backend = "auto",
 ) -> CalibrationBins:
     """Per-bin count, weight, mean top-label confidence and accuracy: what a
     reliability diagram plots. Equal-width bins ``((m-1)/M, m/M]`` with edges
@@ -376,8 +564,14 @@ def calibration_bins(
 
 
 def expected_calibration_error(
-    y_true: ArrayLike, y_proba: ArrayLike, *, n_bins: int = 15, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
-    validate: bool = True, backend: Backend = "auto",
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    n_bins: int = 15,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    validate: bool = True,
+    backend: Backend = "auto",
 ) -> float:
     """Top-label expected calibration error ``sum_m (W_m / W) |acc_m - conf_m|``
     (Guo et al. 2017), in [0, 1]. Lower is better."""
@@ -387,8 +581,14 @@ def expected_calibration_error(
 
 
 def max_calibration_error(
-    y_true: ArrayLike, y_proba: ArrayLike, *, n_bins: int = 15, labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
-    validate: bool = True, backend: Backend = "auto",
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    n_bins: int = 15,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    validate: bool = True,
+    backend: Backend = "auto",
 ) -> float:
     """Maximum calibration error over non-empty bins. Lower is better."""
     return calibration_bins(

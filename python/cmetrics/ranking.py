@@ -42,14 +42,26 @@ __all__ = [
 ]
 
 
-def _pairs_walk(correct: ArrayLike, confidence: ArrayLike, sample_weight: ArrayLike | None, backend: Backend,
-                curves: bool = False) -> BinaryRanking:
-    return _r.walk(_checks.binary(correct, None, "correct"), _checks.scores(confidence, "confidence"), sample_weight,
-                   backend, curves=curves)
+def _pairs_walk(
+    correct: ArrayLike, confidence: ArrayLike, sample_weight: ArrayLike | None, backend: Backend, curves: bool = False
+) -> BinaryRanking:
+    return _r.walk(
+        _checks.binary(correct, None, "correct"),
+        _checks.scores(confidence, "confidence"),
+        sample_weight,
+        backend,
+        curves=curves,
+    )
 
 
-def roc_auc_score(y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None,
-                  pos_label: Label | None = None, backend: Backend = "auto") -> float:
+def roc_auc_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Label | None = None,
+    backend: Backend = "auto",
+) -> float:
     """Binary ROC AUC (docs/definitions.md §7.5): the weighted Mann-Whitney statistic, ties counting 1/2.
 
     NaN with ``UndefinedMetricWarning`` when ``y_true`` has one class (as scikit-learn 1.9).
@@ -57,16 +69,24 @@ def roc_auc_score(y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: Array
     >>> roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
-    d = _r.walk(_checks.binary(y_true, pos_label), _checks.scores(y_score, "y_score"), sample_weight, backend,
-                curves=False)
+    d = _r.walk(
+        _checks.binary(y_true, pos_label), _checks.scores(y_score, "y_score"), sample_weight, backend, curves=False
+    )
     if _r.no_pairs(d):
         return undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
     return _r.refinement(d, "half", sample_weight is not None)
 
 
-def average_precision_score(y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None,
-                            pos_label: Label | None = None, backend: Backend = "auto") -> float:
-    """Average precision (docs/definitions.md §7.4): ``sum_k (R_k - R_{k-1}) P_k`` over distinct thresholds, as scikit-learn.
+def average_precision_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Label | None = None,
+    backend: Backend = "auto",
+) -> float:
+    """Average precision (docs/definitions.md §7.4): ``sum_k (R_k - R_{k-1}) P_k`` over distinct
+    thresholds, as scikit-learn.
 
     No positives: 0.0 with ``UndefinedMetricWarning`` (decision O10, docs/definitions.md §9).
 
@@ -80,11 +100,18 @@ def average_precision_score(y_true: ArrayLike, y_score: ArrayLike, *, sample_wei
     return float(d.average_precision)
 
 
-def aupr_trapezoid(y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None,
-                   pos_label: Label | None = None, backend: Backend = "auto") -> float:
+def aupr_trapezoid(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Label | None = None,
+    backend: Backend = "auto",
+) -> float:
     """Trapezoidal area under the precision-recall curve, from (recall 0, precision 1) to the
     first point of full recall (``auc(recall, precision)`` over scikit-learn's curve): the "AUPR"
-    of Gu and Hopkins (2023) and their package spred (docs/definitions.md §5.4). A compatibility function; :func:`average_precision_score` is the primary AP.
+    of Gu and Hopkins (2023) and their package spred (docs/definitions.md §5.4). A compatibility
+    function; :func:`average_precision_score` is the primary AP.
     """
     d = _r.walk(_checks.binary(y_true, pos_label), _checks.scores(y_score, "y_score"), sample_weight, backend)
     if d.w_pos == 0:
@@ -92,10 +119,16 @@ def aupr_trapezoid(y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: Arra
     return float(d.aupr_trapezoid)
 
 
-def refinement(correct: ArrayLike, confidence: ArrayLike, *, ties: Ties = "half",
-               sample_weight: ArrayLike | None = None, backend: Backend = "auto") -> float:
-    """Refinement of a confidence function (Gu and Hopkins 2023, docs/definitions.md §5.1): the share of (correct, wrong)
-    pairs that the confidence orders correctly.
+def refinement(
+    correct: ArrayLike,
+    confidence: ArrayLike,
+    *,
+    ties: Ties = "half",
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float:
+    """Refinement of a confidence function (Gu and Hopkins 2023, docs/definitions.md §5.1): the
+    share of (correct, wrong) pairs that the confidence orders correctly.
 
     ``ties="half"`` (default) counts a tied pair as 1/2 and equals the AUROC of confidence for
     correctness; ``"strict"`` is the paper's ``1 - tau / (c (n - c))`` (ties count as ordered);
@@ -109,8 +142,9 @@ def refinement(correct: ArrayLike, confidence: ArrayLike, *, ties: Ties = "half"
     return _r.refinement(_pairs_walk(correct, confidence, sample_weight, backend), ties, sample_weight is not None)
 
 
-def reversed_pair_proportion(correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None,
-                             backend: Backend = "auto") -> float:
+def reversed_pair_proportion(
+    correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> float:
     """Reversed Pair Proportion (Xin et al. 2021, Gu and Hopkins 2023): ``L / n^2``, L = (correct, wrong)
     pairs with the correct one strictly less confident; weighted: ``sum w_i w_j / (sum w)^2``.
     0 when all predictions are correct or all wrong. Range [0, 1/4].
@@ -122,8 +156,9 @@ def reversed_pair_proportion(correct: ArrayLike, confidence: ArrayLike, *, sampl
     return _r.reversed_pair_proportion(d, sample_weight is not None)
 
 
-def kendall_tau_distance(correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None,
-                         backend: Backend = "auto") -> float:
+def kendall_tau_distance(
+    correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> float:
     """The Kendall-tau distance of Gu and Hopkins (2023): the number of (correct, wrong) pairs with the correct
     prediction strictly less confident (a weight sum with ``sample_weight``). NaN with
     ``UndefinedMetricWarning`` when all predictions are correct or all wrong.
@@ -135,8 +170,9 @@ def kendall_tau_distance(correct: ArrayLike, confidence: ArrayLike, *, sample_we
     return _r.kendall_tau_distance(d, sample_weight is not None)
 
 
-def aurc(correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None,
-         backend: Backend = "auto") -> float:
+def aurc(
+    correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> float:
     """Area under the risk-coverage curve (selective prediction): predictions are accepted from
     the most confident down, tied confidences together; ``AURC = sum_k (cov_k - cov_{k-1}) risk_k``
     with risk = weighted error rate among the accepted. Lower is better; 0 for a perfect ranking
@@ -148,8 +184,9 @@ def aurc(correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike 
     return float(_pairs_walk(correct, confidence, sample_weight, backend, curves=True).aurc)
 
 
-def risk_coverage_curve(correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None
-                        ) -> tuple[F64, F64, F64]:
+def risk_coverage_curve(
+    correct: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> tuple[F64, F64, F64]:
     """``(coverage, risk, thresholds)``, one point per distinct confidence from the highest down:
     coverage = accepted weight / total weight, risk = error weight / accepted weight when
     everything with confidence >= threshold is accepted. O(n) memory (the curve itself).
@@ -207,9 +244,15 @@ def kendall_tau(x: ArrayLike, y: ArrayLike, *, variant: Variant = "b", backend: 
     return value
 
 
-def correctness(y_true: ArrayLike, *, y_pred: ArrayLike | None = None, y_proba: ArrayLike | None = None,
-                confidence: ArrayLike | None = None, labels: ArrayLike | None = None,
-                backend: Backend = "auto") -> tuple[Bools, np.ndarray]:
+def correctness(
+    y_true: ArrayLike,
+    *,
+    y_pred: ArrayLike | None = None,
+    y_proba: ArrayLike | None = None,
+    confidence: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> tuple[Bools, np.ndarray]:
     """``(correct, confidence)`` from ``(y_true, y_proba)`` (confidence = top probability,
     prediction = its column, ties to the lowest) or from ``(y_true, y_pred, confidence)``
     (the confidence as given: float64, or int64 / uint64 for integers).
@@ -221,10 +264,17 @@ def correctness(y_true: ArrayLike, *, y_pred: ArrayLike | None = None, y_proba: 
     return _r.correctness(y_true, y_pred, y_proba, confidence, labels, backend)
 
 
-def selective_prediction_scores(y_true: ArrayLike, *, y_pred: ArrayLike | None = None,
-                                y_proba: ArrayLike | None = None, confidence: ArrayLike | None = None,
-                                labels: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
-                                ties: Ties = "half", backend: Backend = "auto") -> SelectiveScores:
+def selective_prediction_scores(
+    y_true: ArrayLike,
+    *,
+    y_pred: ArrayLike | None = None,
+    y_proba: ArrayLike | None = None,
+    confidence: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    ties: Ties = "half",
+    backend: Backend = "auto",
+) -> SelectiveScores:
     """Every selective-prediction metric from one sort, from ``(y_true, y_proba)`` or
     ``(y_true, y_pred, confidence)``.
 

@@ -63,18 +63,21 @@ def evaluate(
     made: dict[str, int | str] = {"mode": "exact"} if bins is None else {"mode": "approximate", "bins": bins}
     walk = None
     if y_proba is not None:
-        inp = _proba.prob_inputs(y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight,
-                                 backend=backend)
-        acc = _proba.accumulate(inp, backend=backend, n_bins=n_bins, validate=validate,
-                                keep_confidence=keep_confidence or mode != "off")
+        inp = _proba.prob_inputs(
+            y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight, backend=backend
+        )
+        acc = _proba.accumulate(
+            inp, backend=backend, n_bins=n_bins, validate=validate, keep_confidence=keep_confidence or mode != "off"
+        )
         res = _proba.ProbResult(acc, inp.labels, inp.kind, backend)
         kept = None
         if acc.correct is not None and acc.confidence is not None:
             if mode != "off":
                 walk = _ranking.binned_walk(acc.correct, acc.confidence, inp.sample_weight, backend, bins)
             kept = (acc.correct, acc.confidence) if keep_confidence else None
-        return build_report(res.hard_matrix(), proba=res, walk=walk, zero_division=zero_division, ranking=made,
-                            kept=kept)
+        return build_report(
+            res.hard_matrix(), proba=res, walk=walk, zero_division=zero_division, ranking=made, kept=kept
+        )
     t = _checks.as_1d(y_true, "y_true")
     assert y_pred is not None  # check_inputs
     cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)

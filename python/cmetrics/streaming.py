@@ -44,7 +44,7 @@ import math
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -161,9 +161,18 @@ class Evaluator:
     [[1, 0], [1, 2]]
     """
 
-    def __init__(self, labels: ArrayLike | None = None, *, n_classes: int | None = None, n_bins: int = 15,
-                 zero_division: ZeroDivision = "warn", ranking: RankingMode | bool = "exact",
-                 ranking_bins: int = 1 << 16, max_classes: int | None = None, backend: Backend = "auto") -> None:
+    def __init__(
+        self,
+        labels: ArrayLike | None = None,
+        *,
+        n_classes: int | None = None,
+        n_bins: int = 15,
+        zero_division: ZeroDivision = "warn",
+        ranking: RankingMode | bool = "exact",
+        ranking_bins: int = 1 << 16,
+        max_classes: int | None = None,
+        backend: Backend = "auto",
+    ) -> None:
         if labels is not None and n_classes is not None:
             msg = "pass labels or n_classes, not both"
             raise ValidationError(msg)
@@ -200,13 +209,24 @@ class Evaluator:
 
     # -- accumulation -------------------------------------------------------------------
 
-    def update(self, y_true: ArrayLike, *, y_pred: ArrayLike | None = None, y_proba: ArrayLike | None = None,
-               confidence: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> Evaluator:
+    def update(
+        self,
+        y_true: ArrayLike,
+        *,
+        y_pred: ArrayLike | None = None,
+        y_proba: ArrayLike | None = None,
+        confidence: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+    ) -> Evaluator:
         """Add one batch of rows (arguments as in :func:`cmetrics.evaluate`). Returns self."""
         _checks.check_inputs("update", y_pred, y_proba, confidence)
         if _is_empty(y_true):  # an empty batch (a filtered record batch, say) adds nothing...
-            for name, other in (("y_pred", y_pred), ("y_proba", y_proba), ("confidence", confidence),
-                                ("sample_weight", sample_weight)):
+            for name, other in (
+                ("y_pred", y_pred),
+                ("y_proba", y_proba),
+                ("confidence", confidence),
+                ("sample_weight", sample_weight),
+            ):
                 if other is not None and not _is_empty(other):  # ...when every argument is empty
                     msg = f"y_true is empty but {name} has rows; pass one {name} row per y_true row"
                     raise LengthMismatchError(msg)
@@ -215,7 +235,7 @@ class Evaluator:
         mode = "proba" if y_proba is not None else "hard"
         weighted = sample_weight is not None
         self._check_same_shape(mode, weighted, confidence is not None)
-        if mode == "proba":
+        if y_proba is not None:
             self._update_proba(t, y_proba, y_pred, sample_weight)
         else:
             self._update_hard(t, y_pred, confidence, sample_weight)
@@ -231,27 +251,34 @@ class Evaluator:
             msg = f"earlier batches had {had}; pass the same inputs in every batch"
             raise ValidationError(msg)
         if weighted != self._weighted:
-            msg = (f"earlier batches were {'' if self._weighted else 'not '}weighted; pass sample_weight in "
-                   "every batch or in none")
+            msg = (
+                f"earlier batches were {'' if self._weighted else 'not '}weighted; pass sample_weight in "
+                "every batch or in none"
+            )
             raise ValidationError(msg)
         if has_confidence != self._has_confidence:
             msg = "pass confidence in every batch or in none"
             raise ValidationError(msg)
 
-    def _update_proba(self, t: np.ndarray, y_proba: ArrayLike, y_pred: ArrayLike | None,
-                      sample_weight: ArrayLike | None) -> None:
+    def _update_proba(
+        self, t: np.ndarray, y_proba: ArrayLike, y_pred: ArrayLike | None, sample_weight: ArrayLike | None
+    ) -> None:
         labels = self._labels
         if labels is None:
             k = _checks.proba_array(y_proba, t.shape[0], self.max_classes).shape[1]
             if t.dtype.kind in "UOS":
-                msg = ("y_true holds strings but the Evaluator has no labels; pass labels= naming the class "
-                       "of each probability column")
+                msg = (
+                    "y_true holds strings but the Evaluator has no labels; pass labels= naming the class "
+                    "of each probability column"
+                )
                 raise LabelError(msg)
             labels = np.arange(k)
-        inp = _p.prob_inputs(t, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight,
-                             backend=self.backend)
-        acc = _p.accumulate(inp, backend=self.backend, n_bins=self.n_bins, validate=True,
-                            keep_confidence=self.ranking != "off")
+        inp = _p.prob_inputs(
+            t, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight, backend=self.backend
+        )
+        acc = _p.accumulate(
+            inp, backend=self.backend, n_bins=self.n_bins, validate=True, keep_confidence=self.ranking != "off"
+        )
         if self.ranking != "off":
             self._add_ranking(acc.correct, acc.confidence, inp.sample_weight)
         if self._labels is None:
@@ -259,12 +286,18 @@ class Evaluator:
             self._fixed = True
         self._acc = _p.add_accumulators(self._acc, acc)
 
-    def _update_hard(self, t: np.ndarray, y_pred: ArrayLike | None, confidence: ArrayLike | None,
-                     sample_weight: ArrayLike | None) -> None:
+    def _update_hard(
+        self, t: np.ndarray, y_pred: ArrayLike | None, confidence: ArrayLike | None, sample_weight: ArrayLike | None
+    ) -> None:
         assert y_pred is not None  # check_inputs
-        cm = ConfusionMatrix.from_predictions(t, y_pred, labels=self._labels if self._fixed else None,
-                                              sample_weight=sample_weight, max_classes=self.max_classes,
-                                              backend=self.backend)
+        cm = ConfusionMatrix.from_predictions(
+            t,
+            y_pred,
+            labels=self._labels if self._fixed else None,
+            sample_weight=sample_weight,
+            max_classes=self.max_classes,
+            backend=self.backend,
+        )
         if confidence is not None and self.ranking != "off":
             ok, conf = _ranking.user_confidence(t, y_pred, confidence)
             self._add_ranking(ok, conf, _checks.weights(sample_weight, t.shape[0]))
@@ -275,7 +308,7 @@ class Evaluator:
     def _add_table(self, labels: np.ndarray, counts: np.ndarray, weighted: np.ndarray | None) -> None:
         """Add a hard confusion table whose rows/columns are ``labels`` (a subset of the
         state's labels when they are fixed; otherwise the union grows)."""
-        kind = "str" if labels.dtype.kind in "UOS" else "int"
+        kind: LabelKind = "str" if labels.dtype.kind in "UOS" else "int"
         if self._kind is not None and kind != self._kind:
             msg = f"this batch has {kind} labels but earlier ones had {self._kind} labels; use one kind throughout"
             raise LabelError(msg)
@@ -318,55 +351,74 @@ class Evaluator:
     # -- merging ------------------------------------------------------------------------
 
     def _settings(self) -> dict[str, int | str | float | None]:
-        return {"n_bins": self.n_bins, "ranking": self.ranking,
-                "ranking_bins": self.ranking_bins if self.ranking == "approximate" else None,
-                "zero_division": _zd_repr(self.zero_division)}
+        return {
+            "n_bins": self.n_bins,
+            "ranking": self.ranking,
+            "ranking_bins": self.ranking_bins if self.ranking == "approximate" else None,
+            "zero_division": _zd_repr(self.zero_division),
+        }
 
     def merge(self, other: Evaluator) -> Evaluator:
         """Add the rows of another Evaluator (same settings) to this one. Returns self."""
         if not isinstance(other, Evaluator):
-            msg = f"merge takes an Evaluator, got {type(other).__name__}; pass another Evaluator (or Evaluator.from_bytes(...))"
+            msg = (
+                f"merge takes an Evaluator, got {type(other).__name__}; pass another Evaluator "
+                "(or Evaluator.from_bytes(...))"
+            )
             raise StateError(msg)
         mine, theirs = self._settings(), other._settings()
         if mine != theirs:
             diff = {k: (mine[k], theirs[k]) for k in mine if mine[k] != theirs[k]}
             msg = f"cannot merge Evaluators with different settings {diff} (this one, the other)"
             raise StateError(msg)
-        if self._fixed and other._fixed and self._labels is not None and other._labels is not None \
-                and (self._labels.shape != other._labels.shape or not np.array_equal(self._labels, other._labels)):
-            msg = (f"cannot merge Evaluators with different labels ({self._labels.tolist()[:10]} and "
-                   f"{other._labels.tolist()[:10]}); create both with the same labels=")
+        if (
+            self._fixed
+            and other._fixed
+            and self._labels is not None
+            and other._labels is not None
+            and (self._labels.shape != other._labels.shape or not np.array_equal(self._labels, other._labels))
+        ):
+            msg = (
+                f"cannot merge Evaluators with different labels ({self._labels.tolist()[:10]} and "
+                f"{other._labels.tolist()[:10]}); create both with the same labels="
+            )
             raise StateError(msg)
         if other._mode is None:
             return self
-        if self._mode is not None:
-            if (self._mode, self._weighted, self._has_confidence) != \
-                    (other._mode, other._weighted, other._has_confidence):
-                msg = ("cannot merge Evaluators fed different inputs (probabilities or hard labels, weights, "
-                       "confidence must match)")
-                raise StateError(msg)
+        if self._mode is not None and (self._mode, self._weighted, self._has_confidence) != (
+            other._mode,
+            other._weighted,
+            other._has_confidence,
+        ):
+            msg = (
+                "cannot merge Evaluators fed different inputs (probabilities or hard labels, weights, "
+                "confidence must match)"
+            )
+            raise StateError(msg)
         if other._mode == "proba":
             if self._mode is None:
                 self._labels, self._kind, self._fixed = other._labels, other._kind, True
-            elif self._labels is not None and other._labels is not None \
-                    and not np.array_equal(self._labels, other._labels):
+            elif (
+                self._labels is not None
+                and other._labels is not None
+                and not np.array_equal(self._labels, other._labels)
+            ):
                 msg = "cannot merge Evaluators whose probability columns are different classes"
                 raise StateError(msg)
             if other._acc is not None:
                 self._acc = _p.add_accumulators(self._acc, other._acc)
         elif other._labels is not None and other._hard_counts is not None:
             try:
-                self._add_table(other._labels, other._hard_counts,
-                                other._hard_weighted if other._weighted else None)
+                self._add_table(other._labels, other._hard_counts, other._hard_weighted if other._weighted else None)
             except LabelError as e:
                 msg = f"cannot merge these Evaluators: {e}"
                 raise StateError(msg) from None
         if other._rank is not None:
-            mine = self._state(other._rank.weighted)
-            if other is self or type(other._rank) is not type(mine):
-                mine.absorb(other._rank.groups(get_num_threads()), get_num_threads())
+            state = self._state(other._rank.weighted)
+            if other is self or type(other._rank) is not type(state):
+                state.absorb(other._rank.groups(get_num_threads()), get_num_threads())
             else:
-                mine.merge(other._rank, get_num_threads())
+                state.merge(other._rank, get_num_threads())
         self._mode, self._weighted, self._has_confidence = other._mode, other._weighted, other._has_confidence
         self.n_rows += other.n_rows
         return self
@@ -381,19 +433,23 @@ class Evaluator:
         walk = None
         if self._rank is not None and len(self._rank):
             walk = self._rank.walk(True, get_num_threads())
-        made: dict[str, int | str] = {"mode": "exact"} if self.ranking == "exact" else \
-            {"mode": "approximate", "bins": self.ranking_bins}
+        made: dict[str, int | str] = (
+            {"mode": "exact"} if self.ranking == "exact" else {"mode": "approximate", "bins": self.ranking_bins}
+        )
         if self._mode == "proba" and self._acc is not None:
             res = _p.ProbResult(self._acc, self._labels, self._kind or "int", self.backend)
-            return build_report(res.hard_matrix(), proba=res, walk=walk, zero_division=self.zero_division,
-                                ranking=made)
+            return build_report(res.hard_matrix(), proba=res, walk=walk, zero_division=self.zero_division, ranking=made)
         if self._hard_counts is None:
             raise _bad("hard-label rows without a confusion matrix")
         weighted = bool(self._weighted)
-        table = self._hard_weighted if weighted and self._hard_weighted is not None \
+        table = (
+            self._hard_weighted
+            if weighted and self._hard_weighted is not None
             else self._hard_counts.astype(np.float64)
-        cm = ConfusionMatrix._from_parts(table, self._labels, self._hard_counts.astype(np.int64), self.backend,
-                                         weighted=weighted)
+        )
+        cm = ConfusionMatrix._from_parts(
+            table, self._labels, self._hard_counts.astype(np.int64), self.backend, weighted=weighted
+        )
         return build_report(cm, walk=walk, zero_division=self.zero_division, ranking=made)
 
     # -- serialisation ------------------------------------------------------------------
@@ -437,8 +493,10 @@ class Evaluator:
             "arrays": [{"name": n, "dtype": _le(a).dtype.str, "shape": list(a.shape)} for n, a in arrays],
         }
         head = json.dumps(header, separators=(",", ":"), allow_nan=True).encode()
-        body = b"".join([_HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(head)), head]
-                        + [np.ascontiguousarray(_le(a)).tobytes() for _, a in arrays])
+        body = b"".join(
+            [_HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(head)), head]
+            + [np.ascontiguousarray(_le(a)).tobytes() for _, a in arrays]
+        )
         return body + struct.pack("<I", zlib.crc32(body))
 
     @classmethod
@@ -467,14 +525,16 @@ class Evaluator:
     def __repr__(self) -> str:
         k = "?" if self._labels is None else self._labels.size
         size = 0 if self._rank is None else len(self._rank)
-        return (f"Evaluator(n_rows={self.n_rows:,}, n_classes={k}, inputs={self._mode or 'none yet'}, "
-                f"ranking={self.ranking!r}, ranking_entries={size:,})")
+        return (
+            f"Evaluator(n_rows={self.n_rows:,}, n_classes={k}, inputs={self._mode or 'none yet'}, "
+            f"ranking={self.ranking!r}, ranking_entries={size:,})"
+        )
 
 
-def _is_empty(x: Any) -> bool:
+def _is_empty(x: object) -> bool:
     """Whether an argument has no rows (objects without a length are not empty)."""
     try:
-        return len(x) == 0
+        return len(x) == 0  # type: ignore[arg-type]  # anything with a length
     except TypeError:
         return False
 
@@ -496,9 +556,10 @@ def _want(cond: bool, what: str) -> None:
         raise _bad(what)
 
 
-def _int_in(x: Any, lo: int, hi: int, what: str) -> int:
-    _want(isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi, f"{what} must be an integer in [{lo}, {hi}]")
-    return int(x)
+def _int_in(x: object, lo: int, hi: int, what: str) -> int:
+    if not (isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi):
+        raise _bad(f"{what} must be an integer in [{lo}, {hi}]")
+    return x
 
 
 def _exact_sum(a: np.ndarray) -> int:
@@ -518,11 +579,13 @@ def _load(buf: bytes) -> Evaluator:
         raise StateError(msg)
     _, version, _, hlen = _HEAD.unpack_from(buf)
     if version != FORMAT_VERSION:
-        msg = (f"Evaluator state format version {version} is not supported by this cmetrics (reads version "
-               f"{FORMAT_VERSION}); upgrade cmetrics")
+        msg = (
+            f"Evaluator state format version {version} is not supported by this cmetrics (reads version "
+            f"{FORMAT_VERSION}); upgrade cmetrics"
+        )
         raise StateError(msg)
     _want(_HEAD.size + hlen <= len(buf) - 4, "the header runs past the end")
-    header = json.loads(buf[_HEAD.size:_HEAD.size + hlen])
+    header = json.loads(buf[_HEAD.size : _HEAD.size + hlen])
     _want(isinstance(header, dict) and header.get("format") == "cmetrics.Evaluator", "not an Evaluator header")
     s = header["settings"]
     _want(isinstance(s, dict), "settings must be a mapping")
@@ -539,9 +602,12 @@ def _load(buf: bytes) -> Evaluator:
     _want(ranking in ("exact", "approximate", "off"), f"unknown ranking mode {ranking!r}")
     bins = s["ranking_bins"]
     _want((bins is None) == (ranking != "approximate"), "ranking_bins must be set exactly in approximate mode")
-    ev = Evaluator(n_bins=_int_in(s["n_bins"], 1, _checks.MAX_BINS, "n_bins"),
-                   zero_division=_zd_value(s["zero_division"]), ranking=ranking,
-                   ranking_bins=1 << 16 if bins is None else _int_in(bins, 1, 1 << 24, "ranking_bins"))
+    ev = Evaluator(
+        n_bins=_int_in(s["n_bins"], 1, _checks.MAX_BINS, "n_bins"),
+        zero_division=_zd_value(s["zero_division"]),
+        ranking=ranking,
+        ranking_bins=1 << 16 if bins is None else _int_in(bins, 1, 1 << 24, "ranking_bins"),
+    )
     # Labels: a list of distinct ints or strings, within the class limit.
     lab = header["labels"]
     labels = None
@@ -552,13 +618,17 @@ def _load(buf: bytes) -> Evaluator:
         check_classes(len(values), "the state's labels", ev.max_classes)
         dtype = np.dtype(lab["dtype"])
         if kind == "int":
-            _want(dtype.kind in "iu" and all(isinstance(v, int) and not isinstance(v, bool) for v in values),
-                  "integer labels must be integers")
+            _want(
+                dtype.kind in "iu" and all(isinstance(v, int) and not isinstance(v, bool) for v in values),
+                "integer labels must be integers",
+            )
             _want(all(-(2**63) <= v < 2**63 for v in values), "integer labels must fit int64")
             labels = np.array(values, dtype=np.int64) if values else np.zeros(0, np.int64)
         else:
-            _want(kind == "str" and dtype.kind == "U" and all(isinstance(v, str) for v in values),
-                  "string labels must be strings")
+            _want(
+                kind == "str" and dtype.kind == "U" and all(isinstance(v, str) for v in values),
+                "string labels must be strings",
+            )
             labels = np.array(values, dtype=np.str_) if values else np.zeros(0, np.str_)
         _want(labels.shape[0] > 0 and np.unique(labels).shape[0] == labels.shape[0], "labels must be distinct")
     else:
@@ -567,9 +637,17 @@ def _load(buf: bytes) -> Evaluator:
     k = 0 if labels is None else labels.shape[0]
     # Arrays: known names, dtypes and shapes, within the buffer.
     square, column, bins = (k, k), (k,), (ev.n_bins,)
-    acc_shapes = {"hard_counts": square, "hard_weighted": square, "pcm": square, "true_count": column,
-                  "true_weight": column, "bin_weight": bins, "bin_confidence": bins, "bin_correct": bins,
-                  "bin_count": bins}
+    acc_shapes = {
+        "hard_counts": square,
+        "hard_weighted": square,
+        "pcm": square,
+        "true_count": column,
+        "true_weight": column,
+        "bin_weight": bins,
+        "bin_confidence": bins,
+        "bin_correct": bins,
+        "bin_count": bins,
+    }
     shapes = {"hard.counts": square, "hard.weighted": square, **{f"acc.{n}": s for n, s in acc_shapes.items()}}
     arrays: dict[str, np.ndarray] = {}
     at = _HEAD.size + hlen
@@ -579,8 +657,10 @@ def _load(buf: bytes) -> Evaluator:
         name, dtype, shape = spec["name"], np.dtype(spec["dtype"]), spec["shape"]
         _want(isinstance(name, str) and name not in arrays, f"array {name!r} repeated or unnamed")
         _want(dtype.str in ("<u8", "<f8", "<u4", "<f4"), f"array {name!r} has dtype {dtype.str}")
-        _want(isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                              for d in shape), f"array {name!r} has a bad shape")
+        _want(
+            isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape),
+            f"array {name!r} has a bad shape",
+        )
         count = 1
         for d in shape:
             count *= d
@@ -604,8 +684,14 @@ def _load(buf: bytes) -> Evaluator:
     sums = header["sums"]
     _want(isinstance(sums, dict), "sums must be a mapping")
     for key, value in sums.items():
-        _want(key in _SUM_FIELDS and isinstance(value, (int, float)) and not isinstance(value, bool)
-              and math.isfinite(value) and value >= 0, f"bad sum {key!r}")
+        _want(
+            key in _SUM_FIELDS
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value >= 0,
+            f"bad sum {key!r}",
+        )
     # What each mode must hold, and the counts agreeing with n_rows.
     proba_names = {f"acc.{key}" for key in acc_shapes if key != "hard_weighted"}
     if mode == "proba":
@@ -625,8 +711,9 @@ def _load(buf: bytes) -> Evaluator:
     ranked = [n for n in arrays if n.startswith("ranking.")]
     expect_ranking = mode is not None and ranking != "off" and (mode == "proba" or has_confidence)
     if expect_ranking:
-        want = {"ranking.values", "ranking.n_pos", "ranking.n_neg"} | \
-            ({"ranking.w_pos", "ranking.w_neg"} if weighted else set())
+        want = {"ranking.values", "ranking.n_pos", "ranking.n_neg"} | (
+            {"ranking.w_pos", "ranking.w_neg"} if weighted else set()
+        )
         _want(set(ranked) == want, "missing or extra ranking arrays")
         g = len(arrays["ranking.values"])
         _want(all(len(arrays[n]) == g for n in want), "ranking arrays of different lengths")
@@ -634,8 +721,10 @@ def _load(buf: bytes) -> Evaluator:
         _want(g == 0 or bool((np.diff(v) > 0).all()), "ranking values not strictly increasing")
         if ranking == "approximate":
             _want(g == 0 or (v[0] >= 0 and v[-1] <= 1), "approximate ranking values outside [0, 1]")
-        _want(_exact_sum(arrays["ranking.n_pos"]) + _exact_sum(arrays["ranking.n_neg"]) == n_rows,
-              "ranking counts do not add up to n_rows")
+        _want(
+            _exact_sum(arrays["ranking.n_pos"]) + _exact_sum(arrays["ranking.n_neg"]) == n_rows,
+            "ranking counts do not add up to n_rows",
+        )
     else:
         _want(not ranked, "ranking arrays where none belong")
     # Built only now, from checked parts.
@@ -644,14 +733,20 @@ def _load(buf: bytes) -> Evaluator:
     ev._mode, ev._weighted, ev._has_confidence = mode, weighted, has_confidence
     ev.n_rows = n_rows
     if mode == "proba":
-        ev._acc = ProbAccumulators(**{n[4:]: a for n, a in arrays.items() if n.startswith("acc.")},
-                                   **{n: float(value) for n, value in sums.items()},
-                                   **({} if weighted else {"hard_weighted": None}), confidence=None, correct=None)
+        fields: dict[str, object] = {"hard_weighted": None, "confidence": None, "correct": None}
+        fields.update({n[4:]: a for n, a in arrays.items() if n.startswith("acc.")})
+        fields.update({n: float(value) for n, value in sums.items()})
+        ev._acc = ProbAccumulators._make(fields[f] for f in ProbAccumulators._fields)
     ev._hard_counts = arrays.get("hard.counts")
     ev._hard_weighted = arrays.get("hard.weighted")
     if expect_ranking:
-        groups = Groups(arrays["ranking.values"], arrays["ranking.n_pos"], arrays["ranking.n_neg"],
-                        arrays.get("ranking.w_pos"), arrays.get("ranking.w_neg"))
+        groups = Groups(
+            arrays["ranking.values"],
+            arrays["ranking.n_pos"],
+            arrays["ranking.n_neg"],
+            arrays.get("ranking.w_pos"),
+            arrays.get("ranking.w_neg"),
+        )
         ev._state(bool(weighted)).absorb(groups, get_num_threads())
     return ev
 
@@ -673,12 +768,15 @@ def _le(a: np.ndarray) -> np.ndarray:
     return a.astype(a.dtype.newbyteorder("<")) if a.dtype.byteorder == ">" else a
 
 
-def _zd_repr(zd: Any) -> Any:
+def _zd_repr(zd: ZeroDivision) -> str | float:
     return "nan" if isinstance(zd, float) and np.isnan(zd) else zd
 
 
-def _zd_value(zd: Any) -> Any:
-    return float("nan") if zd == "nan" else zd
+def _zd_value(zd: object) -> ZeroDivision:
+    """``zero_division`` as stored (NaN as the string "nan"), checked."""
+    value = float("nan") if zd == "nan" else zd
+    _checks.zero_division_value(value)
+    return cast("ZeroDivision", value)  # checked just above
 
 
 def _embed(table: np.ndarray | None, labels: np.ndarray | None, union: np.ndarray, dtype: Any) -> np.ndarray:
@@ -688,7 +786,8 @@ def _embed(table: np.ndarray | None, labels: np.ndarray | None, union: np.ndarra
     if table is None or labels is None or labels.shape[0] == 0:
         return out
     if labels.shape == union.shape and np.array_equal(labels, union):
-        return np.asarray(table, dtype=dtype).copy()
+        copied: np.ndarray = np.asarray(table, dtype=dtype).copy()
+        return copied
     order = np.argsort(union, kind="stable")
     pos = order[np.minimum(np.searchsorted(union, labels, sorter=order), union.shape[0] - 1)]
     if not np.array_equal(union[pos], labels):

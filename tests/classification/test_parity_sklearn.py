@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -59,12 +60,18 @@ def test_whole_table_metrics(k: int, kind: str, weighted: bool, backend: str) ->
         skm.accuracy_score(y, p, normalize=False, **kw),
     )
     for adjusted in (False, True):
-        close(*both(lambda: cmetrics.balanced_accuracy_score(y, p, adjusted=adjusted, backend=backend, **kw),
-                    lambda: skm.balanced_accuracy_score(y, p, adjusted=adjusted, **kw)))
+        close(
+            *both(
+                partial(cmetrics.balanced_accuracy_score, y, p, adjusted=adjusted, backend=backend, **kw),
+                partial(skm.balanced_accuracy_score, y, p, adjusted=adjusted, **kw),
+            )
+        )
     close(cmetrics.matthews_corrcoef(y, p, backend=backend, **kw), skm.matthews_corrcoef(y, p, **kw))
     for weights in (None, "linear", "quadratic"):
-        close(cmetrics.cohen_kappa_score(y, p, weights=weights, backend=backend, **kw),
-              skm.cohen_kappa_score(y, p, weights=weights, **kw))
+        close(
+            cmetrics.cohen_kappa_score(y, p, weights=weights, backend=backend, **kw),
+            skm.cohen_kappa_score(y, p, weights=weights, **kw),
+        )
     if k > 2:
         # Balanced accuracy adjusted = binary informedness only for k = 2; NIT = exp(MI_nats)/k for any k.
         mi = skm.mutual_info_score(y, p) if w is None else None
@@ -85,18 +92,34 @@ def test_precision_recall_f(k: int, kind: str, weighted: bool, zero_division: An
         extra = {"pos_label": pos["binary"]} if average == "binary" else {}
         for beta in (1.0, 0.5, 2.0):
             ours, ref = both(
-                lambda: cmetrics.precision_recall_fscore_support(y, p, beta=beta, average=average, backend=backend, **extra, **kw),
-                lambda: skm.precision_recall_fscore_support(y, p, beta=beta, average=average, **extra, **kw),
+                partial(
+                    cmetrics.precision_recall_fscore_support,
+                    y,
+                    p,
+                    beta=beta,
+                    average=average,
+                    backend=backend,
+                    **extra,
+                    **kw,
+                ),
+                partial(skm.precision_recall_fscore_support, y, p, beta=beta, average=average, **extra, **kw),
             )
-            for a, b in zip(ours, ref):
+            for a, b in zip(ours, ref, strict=True):
                 if b is None:
                     assert a is None
                 else:
                     close(a, b)
-        for ours_fn, ref_fn in ((cmetrics.precision_score, skm.precision_score), (cmetrics.recall_score, skm.recall_score),
-                                (cmetrics.f1_score, skm.f1_score)):
-            close(*both(lambda: ours_fn(y, p, average=average, backend=backend, **extra, **kw),
-                        lambda: ref_fn(y, p, average=average, **extra, **kw)))
+        for ours_fn, ref_fn in (
+            (cmetrics.precision_score, skm.precision_score),
+            (cmetrics.recall_score, skm.recall_score),
+            (cmetrics.f1_score, skm.f1_score),
+        ):
+            close(
+                *both(
+                    partial(ours_fn, y, p, average=average, backend=backend, **extra, **kw),
+                    partial(ref_fn, y, p, average=average, **extra, **kw),
+                )
+            )
     # labels= selects classes (counted against all samples) and may name absent ones.
     labels = list(np.unique(y)[::-1][: max(1, k // 2)])
     ours, ref = both(
@@ -120,11 +143,13 @@ def test_binary_informedness_identities(k: int, backend: str) -> None:
 
 
 def test_label_mix_and_pos_label_errors_match_sklearn(backend: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="average='binary'"):
         skm.precision_score([0, 1, 2], [0, 1, 1])
     with pytest.raises(ValueError, match="average='binary'"):
         cmetrics.precision_score([0, 1, 2], [0, 1, 1], backend=backend)
     with pytest.raises(ValueError, match="pos_label"):
         cmetrics.f1_score(["a", "b"], ["a", "a"], backend=backend)
-    close(cmetrics.f1_score(["a", "b"], ["a", "b"], pos_label="b", backend=backend),
-          skm.f1_score(["a", "b"], ["a", "b"], pos_label="b"))
+    close(
+        cmetrics.f1_score(["a", "b"], ["a", "b"], pos_label="b", backend=backend),
+        skm.f1_score(["a", "b"], ["a", "b"], pos_label="b"),
+    )

@@ -13,7 +13,12 @@ from cmetrics import exceptions as ex
 Y = [0, 1, 1, 0]
 
 CASES: list[tuple[str, dict[str, Any], type[Exception], str]] = [
-    ("length mismatch", {"y_true": [0, 1, 1], "y_pred": [0, 1]}, ex.LengthMismatchError, "y_true has 3 rows but y_pred has 2"),
+    (
+        "length mismatch",
+        {"y_true": [0, 1, 1], "y_pred": [0, 1]},
+        ex.LengthMismatchError,
+        "y_true has 3 rows but y_pred has 2",
+    ),
     ("weight length", {"sample_weight": [1.0, 2.0]}, ex.LengthMismatchError, "sample_weight has 2 rows"),
     ("empty", {"y_true": [], "y_pred": []}, ex.ShapeError, "y_true is empty"),
     ("0-d", {"y_true": 3, "y_pred": 3}, ex.ShapeError, "must be 1-D"),
@@ -24,16 +29,46 @@ CASES: list[tuple[str, dict[str, Any], type[Exception], str]] = [
     ("non-integral label", {"y_true": [0.5, 1.0, 1.0, 0.0]}, ex.LabelError, "integral"),
     ("NaN weight", {"sample_weight": [1.0, np.nan, 1.0, 1.0]}, ex.WeightError, r"sample_weight\[1\] = nan is invalid"),
     ("inf weight", {"sample_weight": [1.0, 1.0, np.inf, 1.0]}, ex.WeightError, r"sample_weight\[2\] = inf is invalid"),
-    ("negative weight", {"sample_weight": [1.0, -2.0, 1.0, -1.0]}, ex.WeightError, r"sample_weight\[1\] = -2\.0 is invalid.*2 invalid"),
+    (
+        "negative weight",
+        {"sample_weight": [1.0, -2.0, 1.0, -1.0]},
+        ex.WeightError,
+        r"sample_weight\[1\] = -2\.0 is invalid.*2 invalid",
+    ),
     ("zero weights", {"sample_weight": [0, 0, 0, 0]}, ex.WeightError, "sums to 0"),
     ("2-D weights", {"sample_weight": [[1.0, 1.0], [1.0, 1.0]]}, ex.ShapeError, "sample_weight must be 1-D"),
     ("string weights", {"sample_weight": ["a", "b", "c", "d"]}, ex.UnsupportedDtypeError, "sample_weight has dtype"),
     ("mixed labels", {"y_true": ["a", "b", "a", "b"]}, ex.LabelError, "mix of string and number labels"),
-    ("mixed inside", {"y_true": np.array(["a", 1, "b", 0], dtype=object), "y_pred": ["a"] * 4}, ex.LabelError, "mixes string and number"),
-    ("None label", {"y_true": np.array(["a", None, "b", "a"], dtype=object), "y_pred": ["a"] * 4}, ex.LabelError, "missing"),
-    ("bytes labels", {"y_true": np.array([b"a", b"b", b"a", b"b"]), "y_pred": np.array([b"a"] * 4)}, ex.UnsupportedDtypeError, "bytes"),
-    ("complex labels", {"y_true": np.array([1j, 0, 1, 0]), "y_pred": np.array([1j, 0, 1, 0])}, ex.UnsupportedDtypeError, "complex"),
-    ("datetime labels", {"y_true": np.array(["2020-01-01"] * 4, dtype="M8[D]"), "y_pred": np.array(["2020-01-01"] * 4, dtype="M8[D]")}, ex.UnsupportedDtypeError, "datetime64"),
+    (
+        "mixed inside",
+        {"y_true": np.array(["a", 1, "b", 0], dtype=object), "y_pred": ["a"] * 4},
+        ex.LabelError,
+        "mixes string and number",
+    ),
+    (
+        "None label",
+        {"y_true": np.array(["a", None, "b", "a"], dtype=object), "y_pred": ["a"] * 4},
+        ex.LabelError,
+        "missing",
+    ),
+    (
+        "bytes labels",
+        {"y_true": np.array([b"a", b"b", b"a", b"b"]), "y_pred": np.array([b"a"] * 4)},
+        ex.UnsupportedDtypeError,
+        "bytes",
+    ),
+    (
+        "complex labels",
+        {"y_true": np.array([1j, 0, 1, 0]), "y_pred": np.array([1j, 0, 1, 0])},
+        ex.UnsupportedDtypeError,
+        "complex",
+    ),
+    (
+        "datetime labels",
+        {"y_true": np.array(["2020-01-01"] * 4, dtype="M8[D]"), "y_pred": np.array(["2020-01-01"] * 4, dtype="M8[D]")},
+        ex.UnsupportedDtypeError,
+        "datetime64",
+    ),
 ]
 
 
@@ -50,9 +85,27 @@ LABEL_CASES: list[tuple[str, Any, dict[str, Any], type[Exception], str]] = [
     ("empty labels", cmetrics.confusion_matrix, {"labels": []}, ex.LabelError, "at least one label"),
     ("duplicate labels", cmetrics.precision_recall_fscore_support, {"labels": [0, 0, 1]}, ex.LabelError, "duplicates"),
     ("labels none in y_true", cmetrics.confusion_matrix, {"labels": [5, 6]}, ex.LabelError, "must be in y_true"),
-    ("string labels for int data", cmetrics.confusion_matrix, {"labels": ["a", "b"]}, ex.LabelError, "str labels but the data holds int"),
-    ("labels not a superset (informedness)", cmetrics.informedness, {"labels": [0]}, ex.LabelError, "must include every label"),
-    ("labels not a superset (markedness)", cmetrics.markedness, {"labels": [1]}, ex.LabelError, "must include every label"),
+    (
+        "string labels for int data",
+        cmetrics.confusion_matrix,
+        {"labels": ["a", "b"]},
+        ex.LabelError,
+        "str labels but the data holds int",
+    ),
+    (
+        "labels not a superset (informedness)",
+        cmetrics.informedness,
+        {"labels": [0]},
+        ex.LabelError,
+        "must include every label",
+    ),
+    (
+        "labels not a superset (markedness)",
+        cmetrics.markedness,
+        {"labels": [1]},
+        ex.LabelError,
+        "must include every label",
+    ),
     ("bad average", cmetrics.f1_score, {"average": "samples"}, ex.ValidationError, "average='samples' is invalid"),
     ("bad zero_division", cmetrics.f1_score, {"zero_division": 2}, ex.ValidationError, "zero_division=2 is invalid"),
     ("negative beta", cmetrics.fbeta_score, {"beta": -1.0}, ex.ValidationError, "beta"),
@@ -60,7 +113,13 @@ LABEL_CASES: list[tuple[str, Any, dict[str, Any], type[Exception], str]] = [
     ("bad kappa weights", cmetrics.cohen_kappa_score, {"weights": "cubic"}, ex.ValidationError, "weights='cubic'"),
     ("prior wrong length", cmetrics.informedness, {"prior": [1.0]}, ex.ValidationError, "prior has 1 entries"),
     ("prior not summing to 1", cmetrics.informedness, {"prior": [0.2, 0.2]}, ex.ValidationError, "sum to 1"),
-    ("prior of 0 on a predicted class", cmetrics.informedness, {"prior": [0.0, 1.0]}, ex.ValidationError, "strictly between 0 and 1"),
+    (
+        "prior of 0 on a predicted class",
+        cmetrics.informedness,
+        {"prior": [0.0, 1.0]},
+        ex.ValidationError,
+        "strictly between 0 and 1",
+    ),
     ("bad n_classes", cmetrics.normalized_information_transfer, {"n_classes": 0}, ex.ValidationError, "n_classes=0"),
     ("bad normalize", cmetrics.confusion_matrix, {"normalize": "rows"}, ex.ValidationError, "normalize='rows'"),
 ]
@@ -113,15 +172,19 @@ def test_undefined_values_warn(backend: str) -> None:
         cmetrics.precision_score([0, 1, 1], [0, 0, 0], average="macro", backend=backend)
     with pytest.warns(cmetrics.UndefinedMetricWarning, match="Informedness is undefined"):
         assert np.isnan(cmetrics.informedness([1, 1, 1], [0, 1, 1], backend=backend))
-    with pytest.warns(cmetrics.UndefinedMetricWarning, match="Adjusted balanced accuracy"):
-        with pytest.warns(UserWarning, match="y_pred contains classes not in y_true"):
-            assert np.isnan(cmetrics.balanced_accuracy_score([1, 1, 1], [0, 1, 1], adjusted=True, backend=backend))
+    with (
+        pytest.warns(cmetrics.UndefinedMetricWarning, match="Adjusted balanced accuracy"),
+        pytest.warns(UserWarning, match="y_pred contains classes not in y_true"),
+    ):
+        assert np.isnan(cmetrics.balanced_accuracy_score([1, 1, 1], [0, 1, 1], adjusted=True, backend=backend))
     with pytest.warns(cmetrics.UndefinedMetricWarning, match="NIT with a single class"):
         assert cmetrics.normalized_information_transfer([1, 1], [0, 1], backend=backend) == 1.0
     with pytest.warns(cmetrics.UndefinedMetricWarning, match="`cohen_kappa_score` is undefined"):
         assert np.isnan(cmetrics.cohen_kappa_score([1, 1], [1, 1], backend=backend))
     # zero_division given: no warning.
-    assert cmetrics.precision_score([0, 1, 1], [0, 0, 0], average="macro", zero_division=0, backend=backend) == pytest.approx(1 / 6)
+    assert cmetrics.precision_score(
+        [0, 1, 1], [0, 0, 0], average="macro", zero_division=0, backend=backend
+    ) == pytest.approx(1 / 6)
 
 
 def test_dataframe_inputs(backend: str) -> None:
@@ -135,8 +198,14 @@ def test_dataframe_inputs(backend: str) -> None:
 
 def test_dataframe_probabilities(backend: str) -> None:
     pd = pytest.importorskip("pandas")
-    df = pd.DataFrame({"label": ["cat", "dog", "cat", "bird"], "p_bird": [0.1, 0.2, 0.1, 0.7],
-                       "p_cat": [0.8, 0.3, 0.6, 0.2], "p_dog": [0.1, 0.5, 0.3, 0.1]})
+    df = pd.DataFrame(
+        {
+            "label": ["cat", "dog", "cat", "bird"],
+            "p_bird": [0.1, 0.2, 0.1, 0.7],
+            "p_cat": [0.8, 0.3, 0.6, 0.2],
+            "p_dog": [0.1, 0.5, 0.3, 0.1],
+        }
+    )
     proba = df[["p_bird", "p_cat", "p_dog"]]
     r = cmetrics.evaluate(df["label"], y_proba=proba, backend=backend)
     assert r.labels == ["bird", "cat", "dog"]
@@ -158,7 +227,8 @@ def test_dataframe_library_columns(lib: str, backend: str) -> None:
     }[lib]
     y, p = ["a", "b", "a", "c"], ["a", "a", "a", "c"]
     assert cmetrics.f1_score(make(y), make(p), average="macro", backend=backend) == pytest.approx(
-        cmetrics.f1_score(y, p, average="macro", backend=backend), rel=1e-15)
+        cmetrics.f1_score(y, p, average="macro", backend=backend), rel=1e-15
+    )
     assert cmetrics.accuracy_score(make([1, 2, 1, 3]), make([1, 1, 1, 3]), backend=backend) == 0.75
     with pytest.raises(ex.LabelError, match="missing value"):
         cmetrics.accuracy_score(make([1, None, 2, 2]), [1, 1, 2, 2], backend=backend)

@@ -57,8 +57,14 @@ def test_seed002_matrices(case: dict[str, Any], backend: str) -> None:
         fam = case["informedness_family"]
         assert_close(m.class_prevalence(labels=labels), fam["prevalence"], "prevalence")
         assert_close(m.class_bias(labels=labels), fam["bias"], "bias")
-        assert_close(m.youden_j_per_class(labels=labels, zero_division=np.nan), fam["youden_j_per_class_zero_division_nan"], "J")
-        assert_close(m.markedness_per_class(labels=labels, zero_division=np.nan), fam["markedness_per_class_zero_division_nan"], "MK")
+        assert_close(
+            m.youden_j_per_class(labels=labels, zero_division=np.nan), fam["youden_j_per_class_zero_division_nan"], "J"
+        )
+        assert_close(
+            m.markedness_per_class(labels=labels, zero_division=np.nan),
+            fam["markedness_per_class_zero_division_nan"],
+            "MK",
+        )
         assert_close(quiet(m.informedness), fam["informedness_powers"], "informedness")
         assert_close(quiet(m.markedness), fam["markedness_powers"], "markedness")
         assert_close(quiet(m.normalized_information_transfer), fam["nit"], "nit")
@@ -101,7 +107,9 @@ def test_small_cases(case: dict[str, Any], backend: str) -> None:
     assert_close(cmetrics.accuracy_score(t, p, **kw), exp["accuracy"], "accuracy")
     assert_close(quiet(cmetrics.balanced_accuracy_score, t, p, **kw), exp["balanced_accuracy"], "ba")
     adj = num(exp["balanced_accuracy_adjusted"])
-    want_adj = float("nan") if np.isinf(adj) else adj  # decision O8 (docs/definitions.md §9): NaN where sklearn gives -inf
+    want_adj = (
+        float("nan") if np.isinf(adj) else adj
+    )  # decision O8 (docs/definitions.md §9): NaN where sklearn gives -inf
     assert_close(quiet(cmetrics.balanced_accuracy_score, t, p, adjusted=True, **kw), want_adj, "ba adjusted")
     assert_close(cmetrics.matthews_corrcoef(t, p, **kw), exp["matthews_corrcoef"], "mcc")
     assert_close(quiet(cmetrics.cohen_kappa_score, t, p, **kw), exp["cohen_kappa"], "kappa")
@@ -113,16 +121,24 @@ def test_small_cases(case: dict[str, Any], backend: str) -> None:
         assert_close(f, e["f1"], f"{key} f1")
         assert_close(s, e["support"], f"{key} support")
         for avg in ("macro", "weighted", "micro"):
-            got = quiet(cmetrics.precision_recall_fscore_support, t, p, labels=labels, average=avg, zero_division=zd, **kw)
+            got = quiet(
+                cmetrics.precision_recall_fscore_support, t, p, labels=labels, average=avg, zero_division=zd, **kw
+            )
             assert_close(got[:3], [e[avg]["precision"], e[avg]["recall"], e[avg]["f1"]], f"{key} {avg}")
         for bkey in [k for k in e if k.startswith("binary_pos_label=")]:
             pos = int(bkey.split("=")[1])
-            got = quiet(cmetrics.precision_recall_fscore_support, t, p, average="binary", pos_label=pos, zero_division=zd, **kw)
+            got = quiet(
+                cmetrics.precision_recall_fscore_support, t, p, average="binary", pos_label=pos, zero_division=zd, **kw
+            )
             assert_close(got[:3], [e[bkey]["precision"], e[bkey]["recall"], e[bkey]["f1"]], f"{key} {bkey}")
     assert_close(cm.class_prevalence(labels=used), exp["prevalence"], "prevalence")
     assert_close(cm.class_bias(labels=used), exp["bias"], "bias")
-    assert_close(cm.youden_j_per_class(labels=used, zero_division=np.nan), exp["youden_j_per_class_zero_division_nan"], "J")
-    assert_close(cm.markedness_per_class(labels=used, zero_division=np.nan), exp["markedness_per_class_zero_division_nan"], "MK")
+    assert_close(
+        cm.youden_j_per_class(labels=used, zero_division=np.nan), exp["youden_j_per_class_zero_division_nan"], "J"
+    )
+    assert_close(
+        cm.markedness_per_class(labels=used, zero_division=np.nan), exp["markedness_per_class_zero_division_nan"], "MK"
+    )
     assert_close(quiet(cmetrics.informedness, t, p, **kw), exp["informedness_powers"], "informedness")
     assert_close(quiet(cmetrics.markedness, t, p, **kw), exp["markedness_powers"], "markedness")
     assert_close(quiet(cmetrics.normalized_information_transfer, t, p, **kw), exp["nit"], "nit")
@@ -165,8 +181,10 @@ def test_informedness_family(case: dict[str, Any], backend: str) -> None:
     assert_close(quiet(cm.balanced_accuracy, adjusted=True), want_adj, "ba adj")
     assert_close(cm.matthews_corrcoef(), exp["matthews_corrcoef_sklearn"], "mcc")
     # pycm's BM/MK agree wherever pycm defines them.
-    for mine, theirs in ((cm.youden_j_per_class(zero_division=np.nan), exp["pycm_BM_per_class"]),
-                         (cm.markedness_per_class(zero_division=np.nan), exp["pycm_MK_per_class"])):
+    for mine, theirs in (
+        (cm.youden_j_per_class(zero_division=np.nan), exp["pycm_BM_per_class"]),
+        (cm.markedness_per_class(zero_division=np.nan), exp["pycm_MK_per_class"]),
+    ):
         theirs = np.asarray(num(theirs), dtype=float)
         defined = ~np.isnan(mine) & ~np.isnan(theirs)
         assert np.allclose(mine[defined], theirs[defined], rtol=0, atol=1e-12)

@@ -44,8 +44,13 @@ def table(d: dict[str, np.ndarray]) -> pa.Table:
 
 def written(tmp: Path, d: dict[str, np.ndarray]) -> dict[str, Path]:
     t = table(d)
-    paths = {"parquet": tmp / "dump.parquet", "dir": tmp / "parts", "csv": tmp / "dump.csv",
-             "jsonl": tmp / "dump.jsonl", "npz": tmp / "dump.npz"}
+    paths = {
+        "parquet": tmp / "dump.parquet",
+        "dir": tmp / "parts",
+        "csv": tmp / "dump.csv",
+        "jsonl": tmp / "dump.jsonl",
+        "npz": tmp / "dump.npz",
+    }
     pq.write_table(t, paths["parquet"], row_group_size=7000)
     paths["dir"].mkdir()
     pq.write_table(t.slice(0, 12_000), paths["dir"] / "a.parquet")
@@ -75,8 +80,18 @@ def close(a: Any, b: Any) -> bool:
 @pytest.mark.parametrize("fmt", ["parquet", "dir", "csv", "jsonl", "npz"])
 def test_score_json_equals_the_python_api(tmp_path: Path, dump: dict[str, np.ndarray], fmt: str) -> None:
     paths = written(tmp_path, dump)
-    got = score_json(tmp_path, str(paths[fmt]), "--label", "label", "--proba-prefix", "p_", "--weight", "weight",
-                     "--batch-rows", "5000")
+    got = score_json(
+        tmp_path,
+        str(paths[fmt]),
+        "--label",
+        "label",
+        "--proba-prefix",
+        "p_",
+        "--weight",
+        "weight",
+        "--batch-rows",
+        "5000",
+    )
     # CSV and JSON store decimal text: compare with the values as read back (float64).
     proba = dump["proba"]
     want = cmetrics.evaluate(dump["label"], y_proba=proba, labels=list(range(K)), sample_weight=dump["weight"])
@@ -92,8 +107,14 @@ def test_score_json_equals_the_python_api(tmp_path: Path, dump: dict[str, np.nda
 
 def test_score_hard_labels_confidence_and_explicit_columns(tmp_path: Path, dump: dict[str, np.ndarray]) -> None:
     conf = dump["proba"].max(axis=1).astype(np.float64)
-    t = pa.table({"y": dump["label"], "yhat": dump["pred"], "c": conf,
-                  "probs": pa.FixedSizeListArray.from_arrays(pa.array(dump["proba"].reshape(-1)), K)})
+    t = pa.table(
+        {
+            "y": dump["label"],
+            "yhat": dump["pred"],
+            "c": conf,
+            "probs": pa.FixedSizeListArray.from_arrays(pa.array(dump["proba"].reshape(-1)), K),
+        }
+    )
     path = tmp_path / "hard.parquet"
     pq.write_table(t, path)
     got = score_json(tmp_path, str(path), "--label", "y", "--pred", "yhat", "--confidence", "c")
@@ -104,8 +125,18 @@ def test_score_hard_labels_confidence_and_explicit_columns(tmp_path: Path, dump:
     want_p = cmetrics.evaluate(dump["label"], y_proba=dump["proba"], labels=list(range(K)))
     for key in ("log_loss", "cf1_macro", "refinement", "expected_calibration_error"):
         assert close(listed["metrics"][key], want_p.metrics[key]), key
-    named = score_json(tmp_path, str(path), "--label", "y", "--proba-list", "probs", "--ranking", "approximate",
-                       "--ranking-bins", "256")
+    named = score_json(
+        tmp_path,
+        str(path),
+        "--label",
+        "y",
+        "--proba-list",
+        "probs",
+        "--ranking",
+        "approximate",
+        "--ranking-bins",
+        "256",
+    )
     assert named["ranking"] == {"mode": "approximate", "bins": 256}
 
 
@@ -129,8 +160,10 @@ def test_user_errors_give_one_line_and_status_2(tmp_path: Path, dump: dict[str, 
         (["score", str(tmp_path / "missing.parquet"), "--label", "label", "--pred", "x"], "no such file"),
         (["score", str(paths["parquet"]), "--label", "nope", "--proba-prefix", "p_"], "column 'nope'"),
         (["score", str(paths["parquet"]), "--label", "label", "--proba-prefix", "zz_"], "no column starts"),
-        (["score", str(paths["parquet"]), "--label", "label", "--proba-prefix", "p_", "--labels", "a,b"],
-         "--labels lists 2 classes"),
+        (
+            ["score", str(paths["parquet"]), "--label", "label", "--proba-prefix", "p_", "--labels", "a,b"],
+            "--labels lists 2 classes",
+        ),
         (["score", str(strings), "--label", "label", "--proba-prefix", "p_"], "p_0"),
         (["score", str(corrupt), "--label", "label", "--pred", "label"], "cannot read"),
         (["score", str(paths["parquet"]), "--label", "label"], "nothing to score"),
@@ -152,6 +185,7 @@ def test_user_errors_give_one_line_and_status_2(tmp_path: Path, dump: dict[str, 
 def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path, ranking: str) -> None:
     """Scoring a file 6x larger than another, with the same batch size, adds little peak memory.
     (The exact ranking state also buffers up to 2^23 rows; its bound is tested below.)"""
+
     def write(n: int, name: str) -> Path:
         rng = np.random.default_rng(n)
         y = rng.integers(0, K, n).astype(np.int32)
@@ -163,10 +197,12 @@ def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path, ranking: str) ->
 
     def peak_kib(path: Path) -> int:
         # VmHWM: the peak of this process image (ru_maxrss would include the forking parent's).
-        code = ("from cmetrics.cli import main; "
-                f"main(['score', {str(path)!r}, '--label', 'label', '--proba-prefix', 'p_', '--quiet', "
-                f"'--batch-rows', '100000', '--format', 'json', '--output', '/dev/null', '--ranking', {ranking!r}]); "
-                "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])")
+        code = (
+            "from cmetrics.cli import main; "
+            f"main(['score', {str(path)!r}, '--label', 'label', '--proba-prefix', 'p_', '--quiet', "
+            f"'--batch-rows', '100000', '--format', 'json', '--output', '/dev/null', '--ranking', {ranking!r}]); "
+            "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])"
+        )
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         return int(out.stdout.split()[-1])
@@ -198,8 +234,7 @@ def test_exact_ranking_state_memory_is_bounded() -> None:
 
 
 def test_demo_writes_parquet_and_scores_it(tmp_path: Path) -> None:
-    out = run("demo", "--rows", "200000", "--classes", "7", "--seed", "3", "--dir", str(tmp_path), "--format",
-              "json")
+    out = run("demo", "--rows", "200000", "--classes", "7", "--seed", "3", "--dir", str(tmp_path), "--format", "json")
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
     files = list(tmp_path.glob("*.parquet"))
@@ -215,10 +250,10 @@ def test_demo_writes_parquet_and_scores_it(tmp_path: Path) -> None:
     prevalence = [1 / (c + 1) for c in range(7)]
     prevalence = [p / sum(prevalence) for p in prevalence]
     per_class = [0.85 - 0.4 * c / 6 for c in range(7)]
-    expected = sum(p * a for p, a in zip(prevalence, per_class))
+    expected = sum(p * a for p, a in zip(prevalence, per_class, strict=True))
     assert abs(payload["metrics"]["accuracy"] - expected) < 0.01
     recall = [payload["per_class"][str(c)]["recall"] for c in range(7)]
-    assert all(abs(r - a) < 0.03 for r, a in zip(recall, per_class)), recall  # rare classes are harder
+    assert all(abs(r - a) < 0.03 for r, a in zip(recall, per_class, strict=True)), recall  # rare classes are harder
     support = [payload["per_class"][str(c)]["support"] for c in range(7)]
     assert support == sorted(support, reverse=True)  # and less frequent
     assert payload["metrics"]["refinement"] > 0.6  # more confident where it is right
@@ -238,7 +273,7 @@ def test_reused_probability_buffer_stays_fortran_ordered(tmp_path: Path, dump: d
     starts, rows = set(), 0
     for b in src.batches(reuse=True):
         assert b.y_proba is not None and b.y_proba.flags.f_contiguous
-        np.testing.assert_array_equal(b.y_proba, dump["proba"][rows:rows + len(b)])
+        np.testing.assert_array_equal(b.y_proba, dump["proba"][rows : rows + len(b)])
         starts.add(b.y_proba.__array_interface__["data"][0])
         rows += len(b)
     assert rows == 30_000 and len(starts) == 1
@@ -248,8 +283,7 @@ def test_reused_probability_buffer_stays_fortran_ordered(tmp_path: Path, dump: d
 
 
 def small_npz(path: Path) -> Path:
-    np.savez(path, label=np.array([0, 1, 1, 0]), p_0=np.array([0.7, 0.2, 0.4, 0.9]),
-             p_1=np.array([0.3, 0.8, 0.6, 0.1]))
+    np.savez(path, label=np.array([0, 1, 1, 0]), p_0=np.array([0.7, 0.2, 0.4, 0.9]), p_1=np.array([0.3, 0.8, 0.6, 0.1]))
     return path
 
 
@@ -288,8 +322,12 @@ def test_broken_and_empty_archives_are_one_line_errors(tmp_path: Path) -> None:
     (tmp_path / "zero.npz").write_bytes(b"")
     (tmp_path / "zero.npy").write_bytes(b"")
     np.save(tmp_path / "norows.npy", np.zeros(0, dtype=[("label", "i8"), ("pred", "i8")]))
-    for name, cols in [("truncated.npz", ("--proba-prefix", "p_")), ("zero.npz", ("--pred", "pred")),
-                       ("zero.npy", ("--pred", "pred")), ("norows.npy", ("--pred", "pred"))]:
+    for name, cols in [
+        ("truncated.npz", ("--proba-prefix", "p_")),
+        ("zero.npz", ("--pred", "pred")),
+        ("zero.npy", ("--pred", "pred")),
+        ("norows.npy", ("--pred", "pred")),
+    ]:
         out = run("score", str(tmp_path / name), "--label", "label", *cols)
         assert out.returncode == 2, (name, out.returncode, out.stderr)
         assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1, out.stderr
@@ -310,23 +348,30 @@ def test_label_columns_of_other_types_and_bad_text_say_so(tmp_path: Path) -> Non
     pq.write_table(pa.table({"label": pa.array([["a"], ["b"]]), "pred": [1, 2]}), tmp_path / "lists.parquet")
     out = run("score", str(tmp_path / "lists.parquet"), "--label", "label", "--pred", "pred")
     assert out.returncode == 2 and "column 'label' has type list" in out.stderr
-    pq.write_table(pa.table({"label": pa.array([b"\xff\xfe", b"a"], pa.binary()),
-                             "pred": pa.array([b"a", b"a"], pa.binary())}), tmp_path / "bytes.parquet")
+    pq.write_table(
+        pa.table({"label": pa.array([b"\xff\xfe", b"a"], pa.binary()), "pred": pa.array([b"a", b"a"], pa.binary())}),
+        tmp_path / "bytes.parquet",
+    )
     out = run("score", str(tmp_path / "bytes.parquet"), "--label", "label", "--pred", "pred")
     assert out.returncode == 2 and "not valid UTF-8 (row 0" in out.stderr
     (tmp_path / "latin1.csv").write_bytes(b"label,pred\n\xe9t\xe9,a\na,a\n")
     out = run("score", str(tmp_path / "latin1.csv"), "--label", "label", "--pred", "pred")
     assert out.returncode == 2 and "not valid UTF-8" in out.stderr
     # Valid UTF-8 in a binary column is text.
-    pq.write_table(pa.table({"label": pa.array(["é".encode(), b"a"], pa.binary()),
-                             "pred": pa.array(["é".encode(), b"b"], pa.binary())}), tmp_path / "ok.parquet")
+    pq.write_table(
+        pa.table(
+            {"label": pa.array(["é".encode(), b"a"], pa.binary()), "pred": pa.array(["é".encode(), b"b"], pa.binary())}
+        ),
+        tmp_path / "ok.parquet",
+    )
     ok = run("score", str(tmp_path / "ok.parquet"), "--label", "label", "--pred", "pred", "--format", "json")
     assert ok.returncode == 0 and json.loads(ok.stdout)["labels"] == ["a", "b", "é"]
 
 
 def test_labels_are_escaped_in_every_format(tmp_path: Path) -> None:
-    pq.write_table(pa.table({"label": ["a|b", "c\nd", "e"], "pred": ["a|b", "x\x1b[31m", "e"]}),
-                   tmp_path / "odd.parquet")
+    pq.write_table(
+        pa.table({"label": ["a|b", "c\nd", "e"], "pred": ["a|b", "x\x1b[31m", "e"]}), tmp_path / "odd.parquet"
+    )
     args = (str(tmp_path / "odd.parquet"), "--label", "label", "--pred", "pred")
     md = run("score", *args, "--format", "markdown")
     assert md.returncode == 0

@@ -17,11 +17,18 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 #: Every module of the package (``__main__`` runs the command line when imported).
-MODULES = sorted(m.name for m in pkgutil.walk_packages(cmetrics.__path__, "cmetrics.")
-                 if not m.name.endswith("__main__"))
+MODULES = sorted(
+    m.name for m in pkgutil.walk_packages(cmetrics.__path__, "cmetrics.") if not m.name.endswith("__main__")
+)
 #: The public modules: their docstrings carry examples.
-WITH_EXAMPLES = {"cmetrics.classification", "cmetrics.confusion", "cmetrics.probabilistic", "cmetrics.ranking",
-                 "cmetrics.report", "cmetrics.streaming"}
+WITH_EXAMPLES = {
+    "cmetrics.classification",
+    "cmetrics.confusion",
+    "cmetrics.probabilistic",
+    "cmetrics.ranking",
+    "cmetrics.report",
+    "cmetrics.streaming",
+}
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -34,8 +41,12 @@ def test_docstring_examples(name: str) -> None:
 
 
 def test_every_public_module_is_listed() -> None:
-    public = {name for name in MODULES if not any(part.startswith("_") for part in name.split("."))
-              and name not in ("cmetrics.cli", "cmetrics.exceptions")}
+    public = {
+        name
+        for name in MODULES
+        if not any(part.startswith("_") for part in name.split("."))
+        and name not in ("cmetrics.cli", "cmetrics.exceptions")
+    }
     assert public == WITH_EXAMPLES
 
 
@@ -46,11 +57,11 @@ def test_readme_tour_runs() -> None:
     for block in blocks:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", cmetrics.UndefinedMetricWarning)
-            exec(compile(block, str(README), "exec"), namespace)  # noqa: S102
+            exec(compile(block, str(README), "exec"), namespace)
 
 
 def test_readme_quick_start_is_two_commands() -> None:
     text = README.read_text()
     quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     commands = re.findall(r"```bash\n(.*?)```", quick, flags=re.S)
-    assert [c.strip() for c in commands] == ['pip install . && cmetrics demo', 'pip install ".[test]" && pytest']
+    assert [c.strip() for c in commands] == ["pip install . && cmetrics demo", 'pip install ".[test]" && pytest']

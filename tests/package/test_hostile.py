@@ -10,9 +10,9 @@ entry here.
 
 from __future__ import annotations
 
-import math
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,9 +32,33 @@ FLOATS = [0.0, -0.0, 0.5, 1.0, 1e-300, 1e300, -1e300, float("nan"), float("inf")
 @st.composite
 def vectors(draw: st.DrawFn, n: int) -> Any:
     """A 1-D array-like of about ``n`` entries, of any dtype, layout and container."""
-    kind = draw(st.sampled_from(["int", "bool", "float", "float32", "float16", "uint64", "str", "object",
-                                 "mixed", "bytes", "complex", "list", "bigendian", "strided", "reversed",
-                                 "column", "row", "scalar", "none", "wrong-length", "empty"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "int",
+                "bool",
+                "float",
+                "float32",
+                "float16",
+                "uint64",
+                "str",
+                "object",
+                "mixed",
+                "bytes",
+                "complex",
+                "list",
+                "bigendian",
+                "strided",
+                "reversed",
+                "column",
+                "row",
+                "scalar",
+                "none",
+                "wrong-length",
+                "empty",
+            ]
+        )
+    )
     m = n + draw(st.sampled_from([0, 0, 0, 1])) if kind == "wrong-length" else n
     if kind == "empty":
         return np.zeros(0)
@@ -85,8 +109,28 @@ def vectors(draw: st.DrawFn, n: int) -> Any:
 def matrices(draw: st.DrawFn, n: int) -> Any:
     """A probability-like matrix of ``n`` rows: normalised, or broken in some way."""
     k = draw(st.integers(1, 4))
-    kind = draw(st.sampled_from(["softmax", "softmax", "fortran", "float32", "float16", "nan", "negative", "big",
-                                 "unnormalised", "int", "1-D", "3-D", "wrong-rows", "object", "strided", "empty"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "softmax",
+                "softmax",
+                "fortran",
+                "float32",
+                "float16",
+                "nan",
+                "negative",
+                "big",
+                "unnormalised",
+                "int",
+                "1-D",
+                "3-D",
+                "wrong-rows",
+                "object",
+                "strided",
+                "empty",
+            ]
+        )
+    )
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     p = rng.dirichlet(np.ones(k), max(n, 1))[:n]
     if kind == "fortran":
@@ -125,13 +169,40 @@ def matrices(draw: st.DrawFn, n: int) -> Any:
 
 @st.composite
 def weights(draw: st.DrawFn, n: int) -> Any:
-    choice = draw(st.sampled_from(["none", "none", "ones", "ints", "tiny", "huge", "zero", "negative", "nan",
-                                   "wrong-length", "2-D", "str", "bool"]))
+    choice = draw(
+        st.sampled_from(
+            [
+                "none",
+                "none",
+                "ones",
+                "ints",
+                "tiny",
+                "huge",
+                "zero",
+                "negative",
+                "nan",
+                "wrong-length",
+                "2-D",
+                "str",
+                "bool",
+            ]
+        )
+    )
     if choice == "none":
         return None
-    values = {"ones": np.ones(n), "ints": np.arange(n) % 3, "tiny": np.full(n, 1e-300), "huge": np.full(n, 1e300),
-              "zero": np.zeros(n), "negative": -np.ones(n), "nan": np.full(n, np.nan), "wrong-length": np.ones(n + 1),
-              "2-D": np.ones((n, 2)), "str": np.array(["a"] * n), "bool": np.ones(n, dtype=bool)}
+    values = {
+        "ones": np.ones(n),
+        "ints": np.arange(n) % 3,
+        "tiny": np.full(n, 1e-300),
+        "huge": np.full(n, 1e300),
+        "zero": np.zeros(n),
+        "negative": -np.ones(n),
+        "nan": np.full(n, np.nan),
+        "wrong-length": np.ones(n + 1),
+        "2-D": np.ones((n, 2)),
+        "str": np.array(["a"] * n),
+        "bool": np.ones(n, dtype=bool),
+    }
     return values[choice]
 
 
@@ -143,8 +214,10 @@ Call = Callable[[st.DataObject, str], Any]
 def hard(fn: Callable[..., Any], **kw: Any) -> Call:
     def call(data: st.DataObject, backend: str) -> Any:
         n = data.draw(st.integers(0, 6))
-        return fn(data.draw(vectors(n)), data.draw(vectors(n)), sample_weight=data.draw(weights(n)), **kw,
-                  backend=backend)
+        return fn(
+            data.draw(vectors(n)), data.draw(vectors(n)), sample_weight=data.draw(weights(n)), **kw, backend=backend
+        )
+
     return call
 
 
@@ -155,27 +228,35 @@ def proba(fn: Callable[..., Any], **kw: Any) -> Call:
         k = p.shape[1] if isinstance(p, np.ndarray) and p.ndim == 2 else 2
         labels = data.draw(st.sampled_from([None, list(range(k)), list(range(k + 1)), ["a"] * k]))
         return fn(data.draw(vectors(n)), p, labels=labels, sample_weight=data.draw(weights(n)), **kw, backend=backend)
+
     return call
 
 
 def ranking(fn: Callable[..., Any], **kw: Any) -> Call:
     def call(data: st.DataObject, backend: str) -> Any:
         n = data.draw(st.integers(0, 6))
-        return fn(data.draw(vectors(n)), data.draw(vectors(n)), sample_weight=data.draw(weights(n)), **kw,
-                  backend=backend)
+        return fn(
+            data.draw(vectors(n)), data.draw(vectors(n)), sample_weight=data.draw(weights(n)), **kw, backend=backend
+        )
+
     return call
 
 
 def kendall(data: st.DataObject, backend: str) -> Any:
     n = data.draw(st.integers(0, 6))
-    return cmetrics.kendall_tau(data.draw(vectors(n)), data.draw(vectors(n)),
-                                variant=data.draw(st.sampled_from(["b", "c", "d"])), backend=backend)
+    return cmetrics.kendall_tau(
+        data.draw(vectors(n)),
+        data.draw(vectors(n)),
+        variant=data.draw(st.sampled_from(["b", "c", "d"])),
+        backend=backend,
+    )
 
 
 def risk_coverage(data: st.DataObject, backend: str) -> Any:
     n = data.draw(st.integers(0, 6))
-    return cmetrics.risk_coverage_curve(data.draw(vectors(n)), data.draw(vectors(n)),
-                                        sample_weight=data.draw(weights(n)))
+    return cmetrics.risk_coverage_curve(
+        data.draw(vectors(n)), data.draw(vectors(n)), sample_weight=data.draw(weights(n))
+    )
 
 
 def entropy(data: st.DataObject, backend: str) -> Any:
@@ -184,25 +265,44 @@ def entropy(data: st.DataObject, backend: str) -> Any:
 
 
 def table(data: st.DataObject, backend: str) -> Any:
-    m = data.draw(st.sampled_from([[[1, 0], [2, 3]], [[0, 0], [0, 0]], [[1e308, 1e308], [1e308, 1]], "abc",
-                                   [[1, 2]], [[np.nan]], [[-1, 0], [0, 1]], [[1, 0], [0]], np.eye(3)]))
+    m = data.draw(
+        st.sampled_from(
+            [
+                [[1, 0], [2, 3]],
+                [[0, 0], [0, 0]],
+                [[1e308, 1e308], [1e308, 1]],
+                "abc",
+                [[1, 2]],
+                [[np.nan]],
+                [[-1, 0], [0, 1]],
+                [[1, 0], [0]],
+                np.eye(3),
+            ]
+        )
+    )
     cm = cmetrics.ConfusionMatrix(m, labels=data.draw(st.sampled_from([None, ["a", "b"], [0, 0]])), backend=backend)
     return cm.report()
 
 
 def purity_matrix(data: st.DataObject, backend: str) -> Any:
-    return cmetrics.purity_from_matrix(data.draw(st.sampled_from([[[1, 0], [0, 1]], "abc", [[1, 0], [0]],
-                                                                  [[np.inf]], np.zeros((0, 0)), [[0.5, 0.5]]])))
+    return cmetrics.purity_from_matrix(
+        data.draw(st.sampled_from([[[1, 0], [0, 1]], "abc", [[1, 0], [0]], [[np.inf]], np.zeros((0, 0)), [[0.5, 0.5]]]))
+    )
 
 
 def selective(data: st.DataObject, backend: str) -> Any:
     n = data.draw(st.integers(0, 6))
     if data.draw(st.booleans()):
-        return cmetrics.selective_prediction_scores(data.draw(vectors(n)), y_proba=data.draw(matrices(n)),
-                                                    backend=backend)
-    return cmetrics.selective_prediction_scores(data.draw(vectors(n)), y_pred=data.draw(vectors(n)),
-                                                confidence=data.draw(vectors(n)),
-                                                sample_weight=data.draw(weights(n)), backend=backend)
+        return cmetrics.selective_prediction_scores(
+            data.draw(vectors(n)), y_proba=data.draw(matrices(n)), backend=backend
+        )
+    return cmetrics.selective_prediction_scores(
+        data.draw(vectors(n)),
+        y_pred=data.draw(vectors(n)),
+        confidence=data.draw(vectors(n)),
+        sample_weight=data.draw(weights(n)),
+        backend=backend,
+    )
 
 
 def correctness(data: st.DataObject, backend: str) -> Any:
@@ -220,13 +320,22 @@ def evaluate(data: st.DataObject, backend: str) -> Any:
     if "y_proba" not in kw and data.draw(st.booleans()):
         kw["confidence"] = data.draw(vectors(n))
     ranking = data.draw(st.sampled_from(["exact", "approximate", "off", "no"]))
-    return cmetrics.evaluate(data.draw(vectors(n)), sample_weight=data.draw(weights(n)), ranking=ranking,
-                             n_bins=data.draw(st.sampled_from([1, 15, 0])), **kw, backend=backend).to_dict()
+    return cmetrics.evaluate(
+        data.draw(vectors(n)),
+        sample_weight=data.draw(weights(n)),
+        ranking=ranking,
+        n_bins=data.draw(st.sampled_from([1, 15, 0])),
+        **kw,
+        backend=backend,
+    ).to_dict()
 
 
 def evaluator(data: st.DataObject, backend: str) -> Any:
-    ev = cmetrics.Evaluator(n_classes=data.draw(st.sampled_from([None, 2, 3])), backend=backend,
-                            ranking=data.draw(st.sampled_from(["exact", "approximate", "off"])))
+    ev = cmetrics.Evaluator(
+        n_classes=data.draw(st.sampled_from([None, 2, 3])),
+        backend=backend,
+        ranking=data.draw(st.sampled_from(["exact", "approximate", "off"])),
+    )
     for _ in range(data.draw(st.integers(1, 3))):
         n = data.draw(st.integers(0, 5))
         if data.draw(st.booleans()):
@@ -236,7 +345,7 @@ def evaluator(data: st.DataObject, backend: str) -> Any:
     blob = ev.to_bytes()
     if data.draw(st.booleans()):
         i = data.draw(st.integers(0, len(blob) - 1))
-        blob = blob[:i] + bytes([blob[i] ^ 0xFF]) + blob[i + 1:]
+        blob = blob[:i] + bytes([blob[i] ^ 0xFF]) + blob[i + 1 :]
     return cmetrics.Evaluator.from_bytes(blob).report().to_dict()
 
 
@@ -291,9 +400,22 @@ REGISTRY: dict[str, Call] = {
 }
 
 #: Public names that take no data (settings, classes of results and errors).
-NOT_DATA = {"CalibrationBins", "RankingSummary", "Report", "SelectiveScores", "StateError", "UndefinedMetricWarning",
-            "__version__", "get_max_classes", "get_num_threads", "max_threads", "rust_available", "set_max_classes",
-            "set_num_threads", "thread_limit"}
+NOT_DATA = {
+    "CalibrationBins",
+    "RankingSummary",
+    "Report",
+    "SelectiveScores",
+    "StateError",
+    "UndefinedMetricWarning",
+    "__version__",
+    "get_max_classes",
+    "get_num_threads",
+    "max_threads",
+    "rust_available",
+    "set_max_classes",
+    "set_num_threads",
+    "thread_limit",
+}
 
 
 def test_every_public_name_is_covered() -> None:
@@ -344,7 +466,7 @@ def agree(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return isinstance(b, dict) and a.keys() == b.keys() and all(agree(a[k], b[k]) for k in a)
     if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(agree(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(agree(x, y) for x, y in zip(a, b, strict=True))
     if hasattr(a, "__dataclass_fields__"):
         return all(agree(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
     if isinstance(a, cmetrics.Report):

@@ -97,8 +97,11 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "confusion_matrix": lambda k: k.confusion_matrix(Y, P, W),
     "confusion_matrix_codes": lambda k: k.confusion_matrix_codes(Y, P, 5, None),
     "encode_strings": lambda k: k.encode_strings(
-        np.array(["b", "a", "c"]).view(np.uint32).reshape(3, 1), np.array(["a", "d", "a"]).view(np.uint32).reshape(3, 1)),
-    "encode_objects": lambda k: k.encode_objects(np.array(["x", "é"], dtype=object), np.array(["y", "x"], dtype=object)),
+        np.array(["b", "a", "c"]).view(np.uint32).reshape(3, 1), np.array(["a", "d", "a"]).view(np.uint32).reshape(3, 1)
+    ),
+    "encode_objects": lambda k: k.encode_objects(
+        np.array(["x", "é"], dtype=object), np.array(["y", "x"], dtype=object)
+    ),
     "marginals": lambda k: k.marginals(C),
     "precision_recall_fbeta": lambda k: k.precision_recall_fbeta(np.diag(C).copy(), C.sum(1), C.sum(0), 0.5),
     "accuracy": lambda k: k.accuracy(C),
@@ -127,7 +130,7 @@ def same(a: Any, b: Any, what: str) -> None:
         assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), what
         assert a.dtype == b.dtype and a.shape == b.shape, what
         np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-12, atol=1e-15, err_msg=what)
-    elif isinstance(a, bool) or isinstance(a, int):
+    elif isinstance(a, (bool, int)):
         assert type(a) is type(b) and a == b, what
     elif a is None:
         assert b is None, what
@@ -146,7 +149,7 @@ def test_results_are_the_same_named_tuples(name: str) -> None:
     assert type(a) is type(b), name
     if isinstance(a, tuple):
         assert type(a).__module__ == "cmetrics._kernels", "results are the named tuples of cmetrics._kernels"
-        for field, x, y in zip(a._fields, a, b):
+        for field, x, y in zip(a._fields, a, b, strict=True):
             same(x, y, f"{name}.{field}")
     else:
         same(a, b, name)
@@ -162,7 +165,11 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ("proba empty", lambda k: k.evaluate_proba(E, PROBA[:0]), ShapeError),
     ("confusion weight", lambda k: k.confusion_matrix(Y[:2], P[:2], np.array([1.0, -1.0])), WeightError),
     ("confusion zero weights", lambda k: k.confusion_matrix(Y[:2], P[:2], np.zeros(2)), WeightError),
-    ("confusion classes", lambda k: k.confusion_matrix(np.arange(10), np.arange(10), max_classes=5), LimitExceededError),
+    (
+        "confusion classes",
+        lambda k: k.confusion_matrix(np.arange(10), np.arange(10), max_classes=5),
+        LimitExceededError,
+    ),
     ("codes range", lambda k: k.confusion_matrix_codes(Y, P, 2), ValidationError),
     ("marginals shape", lambda k: k.marginals(np.zeros((2, 3))), ShapeError),
     ("accuracy shape", lambda k: k.accuracy(np.zeros((0, 0))), ShapeError),
@@ -180,8 +187,11 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ("ranking lengths", lambda k: k.binary_ranking(OK[:2], SCORE[:3]), LengthMismatchError),
     ("ranking empty", lambda k: k.binary_ranking(OK[:0], SCORE[:0]), ShapeError),
     ("ranking weights", lambda k: k.score_groups(OK[:2], SCORE[:2], np.array([np.inf, 1.0])), WeightError),
-    ("groups order", lambda k: k.walk_groups((np.array([2.0, 1.0]), np.ones(2, np.uint64), np.ones(2, np.uint64),
-                                              None, None)), ValidationError),
+    (
+        "groups order",
+        lambda k: k.walk_groups((np.array([2.0, 1.0]), np.ones(2, np.uint64), np.ones(2, np.uint64), None, None)),
+        ValidationError,
+    ),
     ("kendall nan", lambda k: k.kendall_counts(np.array([1.0, np.nan]), np.array([1.0, 2.0])), NonFiniteError),
     ("state weights", lambda k: k.GroupState(True).add(OK[:2], SCORE[:2]), ValidationError),
     ("state binned range", lambda k: k.GroupState(False).add(OK[:1], np.array([1.5]), None, 8), ValidationError),

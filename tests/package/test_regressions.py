@@ -32,8 +32,10 @@ def sk_quiet(fn: Any, *args: Any, **kw: Any) -> Any:
 # -- scikit-learn behaviours -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("weights", [None, np.array([1, 2, 3, 1]), np.array([True, False, True, True]),
-                                     np.array([1.0, 2.5, 3.0, 1.0]), [1, 2, 3, 4]])
+@pytest.mark.parametrize(
+    "weights",
+    [None, np.array([1, 2, 3, 1]), np.array([True, False, True, True]), np.array([1.0, 2.5, 3.0, 1.0]), [1, 2, 3, 4]],
+)
 def test_confusion_matrix_dtype_follows_sklearn(backend: str, weights: Any) -> None:
     y, p = [0, 1, 1, 2], [0, 1, 2, 2]
     want = skm.confusion_matrix(y, p, sample_weight=weights)
@@ -50,16 +52,21 @@ def test_log_loss_normalize_false_is_the_weighted_sum(backend: str) -> None:
         got = cmetrics.log_loss(y, p, normalize=False, sample_weight=w, backend=backend)
         assert got == pytest.approx(want, rel=1e-13)
         assert cmetrics.log_loss(y, p, sample_weight=w, backend=backend) == pytest.approx(
-            skm.log_loss(y, p, sample_weight=w), rel=1e-13)
+            skm.log_loss(y, p, sample_weight=w), rel=1e-13
+        )
 
 
-@pytest.mark.parametrize(("y1", "y2", "labels"), [
-    ([0, 1], [1, 2], [0, 2]),  # no sample has both labels among `labels`
-    ([0, 0], [0, 0], None),  # the expected disagreement is 0
-    ([3, 3, 3], [3, 3, 3], [3]),
-])
-def test_kappa_undefined_cases_are_nan_with_a_warning(backend: str, y1: list[int], y2: list[int],
-                                                      labels: list[int] | None) -> None:
+@pytest.mark.parametrize(
+    ("y1", "y2", "labels"),
+    [
+        ([0, 1], [1, 2], [0, 2]),  # no sample has both labels among `labels`
+        ([0, 0], [0, 0], None),  # the expected disagreement is 0
+        ([3, 3, 3], [3, 3, 3], [3]),
+    ],
+)
+def test_kappa_undefined_cases_are_nan_with_a_warning(
+    backend: str, y1: list[int], y2: list[int], labels: list[int] | None
+) -> None:
     want = sk_quiet(skm.cohen_kappa_score, y1, y2, labels=labels)
     assert math.isnan(want)
     with pytest.warns(UndefinedMetricWarning, match="cohen_kappa_score` is undefined"):
@@ -70,16 +77,18 @@ def test_kappa_undefined_cases_are_nan_with_a_warning(backend: str, y1: list[int
 
 
 def test_kappa_labels_absent_from_y1_raise_as_sklearn(backend: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="labels"):
         skm.cohen_kappa_score([0, 1], [0, 1], labels=[2, 3])
     with pytest.raises(LabelError):
         cmetrics.cohen_kappa_score([0, 1], [0, 1], labels=[2, 3], backend=backend)
 
 
-@pytest.mark.parametrize(("y", "p", "labels"), [([0, 0], [0, 0], None), (["a", "a"], ["a", "a"], None),
-                                                ([0, 1], [0, 1], [0])])
-def test_single_label_confusion_matrix_warns_as_sklearn(backend: str, y: list[Any], p: list[Any],
-                                                        labels: list[Any] | None) -> None:
+@pytest.mark.parametrize(
+    ("y", "p", "labels"), [([0, 0], [0, 0], None), (["a", "a"], ["a", "a"], None), ([0, 1], [0, 1], [0])]
+)
+def test_single_label_confusion_matrix_warns_as_sklearn(
+    backend: str, y: list[Any], p: list[Any], labels: list[Any] | None
+) -> None:
     with warnings.catch_warnings(record=True) as sk:
         warnings.simplefilter("always")
         want = skm.confusion_matrix(y, p, labels=labels)
@@ -100,10 +109,12 @@ def test_average_precision_with_an_absent_pos_label_raises(backend: str) -> None
         assert cmetrics.average_precision_score([0, 0], [0.1, 0.9], backend=backend) == 0.0
 
 
-@given(st.integers(1, 60), st.integers(1, 60), st.lists(st.integers(1, 1000), min_size=120, max_size=120),
-       st.booleans())
-def test_perfect_ranking_has_average_precision_exactly_one(n_neg: int, n_pos: int, w: list[int],
-                                                          ties_in_groups: bool) -> None:
+@given(
+    st.integers(1, 60), st.integers(1, 60), st.lists(st.integers(1, 1000), min_size=120, max_size=120), st.booleans()
+)
+def test_perfect_ranking_has_average_precision_exactly_one(
+    n_neg: int, n_pos: int, w: list[int], ties_in_groups: bool
+) -> None:
     n = n_neg + n_pos
     y = np.arange(n) >= n_neg
     s = np.arange(n) / 7.0
@@ -117,17 +128,21 @@ def test_perfect_ranking_has_average_precision_exactly_one(n_neg: int, n_pos: in
             assert cmetrics.roc_auc_score(y, s, sample_weight=sw, backend=backend) == 1.0
 
 
-@pytest.mark.parametrize(("fn", "y", "p", "kw"), [
-    ("precision_score", [0, 1], [0, 0], {}),
-    ("recall_score", [0, 0], [0, 1], {}),
-    ("precision_score", [0, 1, 2], [0, 0, 0], {"average": None}),
-    ("recall_score", [0, 1, 2], [0, 0, 0], {"average": None, "labels": [0, 3]}),
-    ("precision_score", [0, 1, 2], [0, 0, 0], {"average": "micro", "labels": [1]}),
-    ("f1_score", [0, 0], [0, 0], {"labels": [1], "average": None}),
-    ("f1_score", [0, 1, 2], [0, 0, 0], {"average": "macro", "labels": [0, 3]}),
-])
-def test_zero_division_warnings_use_sklearns_wording(backend: str, fn: str, y: list[int], p: list[int],
-                                                     kw: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("fn", "y", "p", "kw"),
+    [
+        ("precision_score", [0, 1], [0, 0], {}),
+        ("recall_score", [0, 0], [0, 1], {}),
+        ("precision_score", [0, 1, 2], [0, 0, 0], {"average": None}),
+        ("recall_score", [0, 1, 2], [0, 0, 0], {"average": None, "labels": [0, 3]}),
+        ("precision_score", [0, 1, 2], [0, 0, 0], {"average": "micro", "labels": [1]}),
+        ("f1_score", [0, 0], [0, 0], {"labels": [1], "average": None}),
+        ("f1_score", [0, 1, 2], [0, 0, 0], {"average": "macro", "labels": [0, 3]}),
+    ],
+)
+def test_zero_division_warnings_use_sklearns_wording(
+    backend: str, fn: str, y: list[int], p: list[int], kw: dict[str, Any]
+) -> None:
     with warnings.catch_warnings(record=True) as sk:
         warnings.simplefilter("always")
         want = getattr(skm, fn)(y, p, **kw)
@@ -169,11 +184,16 @@ def naive_tau_b(x: list[int], y: list[int]) -> float:
 
 def test_integer_scores_are_ordered_as_integers(backend: str) -> None:
     # sklearn agrees here: the scores differ by one, beyond float64's 2^53.
-    assert cmetrics.roc_auc_score([0, 1], [2**62 + 1, 2**62], backend=backend) == skm.roc_auc_score(
-        [0, 1], [2**62 + 1, 2**62]) == 0.0
+    assert (
+        cmetrics.roc_auc_score([0, 1], [2**62 + 1, 2**62], backend=backend)
+        == skm.roc_auc_score([0, 1], [2**62 + 1, 2**62])
+        == 0.0
+    )
     extremes = {
-        "int64": np.array([np.iinfo(np.int64).min, -1, 0, 2**62, 2**62 + 1, np.iinfo(np.int64).max - 1,
-                           np.iinfo(np.int64).max], dtype=np.int64),
+        "int64": np.array(
+            [np.iinfo(np.int64).min, -1, 0, 2**62, 2**62 + 1, np.iinfo(np.int64).max - 1, np.iinfo(np.int64).max],
+            dtype=np.int64,
+        ),
         "uint64": np.array([0, 1, 2**53, 2**53 + 1, 2**63, 2**64 - 2, 2**64 - 1], dtype=np.uint64),
     }
     rng = np.random.default_rng(4)
@@ -185,7 +205,8 @@ def test_integer_scores_are_ordered_as_integers(backend: str) -> None:
             assert cmetrics.roc_auc_score(y, s, backend=backend) == float(naive_auc(y, ints))
             other = s[rng.permutation(len(s))]
             assert cmetrics.kendall_tau(s, other, backend=backend) == pytest.approx(
-                naive_tau_b(ints, [int(v) for v in other]), abs=1e-15)
+                naive_tau_b(ints, [int(v) for v in other]), abs=1e-15
+            )
     # scipy is exact on int64 (it ranks integers); the same value here.
     x = np.array([2**62, 2**62 + 1, 2**62 + 2, 2**62 + 3])
     assert cmetrics.kendall_tau(x, [4, 3, 2, 1], backend=backend) == scipy.stats.kendalltau(x, [4, 3, 2, 1]).statistic
@@ -237,8 +258,9 @@ def test_weights_past_the_float64_range_raise(backend: str) -> None:
     with pytest.raises(WeightError, match="beyond the float64 range"):
         cmetrics.accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], sample_weight=big, backend=backend)
     with pytest.raises(WeightError, match="beyond the float64 range"):
-        cmetrics.log_loss([0, 1, 1, 0], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.7, 0.3]], sample_weight=big,
-                          backend=backend)
+        cmetrics.log_loss(
+            [0, 1, 1, 0], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.7, 0.3]], sample_weight=big, backend=backend
+        )
     with pytest.raises(WeightError, match="beyond the float64 range"):
         cmetrics.roc_auc_score([0, 1, 1, 0], [0.1, 0.8, 0.3, 0.4], sample_weight=big, backend=backend)
     # Absolute units that leave float64 raise too; the normalised metric does not.
@@ -246,19 +268,31 @@ def test_weights_past_the_float64_range_raise(backend: str) -> None:
     with pytest.raises(WeightError, match="reversed pairs"):
         cmetrics.kendall_tau_distance([1, 0, 1, 0], [0.1, 0.8, 0.3, 0.4], sample_weight=tiny, backend=backend)
     # Every correct one (0.1, 0.3) lies below every wrong one (0.8, 0.4): 4 of 16 pairs.
-    assert cmetrics.reversed_pair_proportion([1, 0, 1, 0], [0.1, 0.8, 0.3, 0.4], sample_weight=tiny,
-                                             backend=backend) == pytest.approx(4 / 16, rel=1e-15)
+    assert cmetrics.reversed_pair_proportion(
+        [1, 0, 1, 0], [0.1, 0.8, 0.3, 0.4], sample_weight=tiny, backend=backend
+    ) == pytest.approx(4 / 16, rel=1e-15)
 
 
-@pytest.mark.parametrize("fn", ["aurc", "kendall_tau_distance", "roc_auc_score", "refinement",
-                                "reversed_pair_proportion", "average_precision_score", "risk_coverage_curve"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        "aurc",
+        "kendall_tau_distance",
+        "roc_auc_score",
+        "refinement",
+        "reversed_pair_proportion",
+        "average_precision_score",
+        "risk_coverage_curve",
+    ],
+)
 def test_all_zero_weights_raise(backend: str, fn: str) -> None:
     kw = {} if fn == "risk_coverage_curve" else {"backend": backend}
     with pytest.raises(WeightError, match="sums to 0"):
         getattr(cmetrics, fn)([0, 1, 1, 0], [0.1, 0.8, 0.3, 0.4], sample_weight=[0.0] * 4, **kw)
     with pytest.raises(WeightError, match="sums to 0"):
-        cmetrics.selective_prediction_scores([0, 1, 1, 0], y_pred=[0, 1, 0, 0], confidence=[0.1, 0.8, 0.3, 0.4],
-                                             sample_weight=[0.0] * 4, backend=backend)
+        cmetrics.selective_prediction_scores(
+            [0, 1, 1, 0], y_pred=[0, 1, 0, 0], confidence=[0.1, 0.8, 0.3, 0.4], sample_weight=[0.0] * 4, backend=backend
+        )
 
 
 def test_risk_coverage_curve_checks_its_weights() -> None:
@@ -272,8 +306,13 @@ def test_risk_coverage_curve_checks_its_weights() -> None:
     assert cov.tolist() == [0.25, 0.75, 1.0] and risk.tolist() == [0.0, 2 / 3, 0.5]
 
 
-@given(st.lists(st.tuples(st.booleans(), st.integers(0, 5), st.sampled_from([0.0, 1e-300, 0.3, 1.0, 7.0, 1e150])),
-                min_size=2, max_size=30))
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.integers(0, 5), st.sampled_from([0.0, 1e-300, 0.3, 1.0, 7.0, 1e150])),
+        min_size=2,
+        max_size=30,
+    )
+)
 def test_pair_metrics_stay_in_their_range(rows: list[tuple[bool, int, float]]) -> None:
     ok = np.array([r[0] for r in rows])
     conf = np.array([r[1] / 5 for r in rows])
@@ -307,8 +346,9 @@ def test_nit_with_n_classes_below_the_classes_present_raises(backend: str) -> No
     with pytest.raises(LabelError, match="n_classes=2 is below the 4 classes"):
         cmetrics.normalized_information_transfer([0, 1, 2, 3], [0, 1, 2, 3], n_classes=2, backend=backend)
     assert cmetrics.normalized_information_transfer([0, 1, 2, 3], [0, 1, 2, 3], n_classes=4, backend=backend) == 1.0
-    assert cmetrics.normalized_information_transfer([0, 1, 2, 3], [0, 1, 2, 3], n_classes=8,
-                                                    backend=backend) == pytest.approx(0.5)
+    assert cmetrics.normalized_information_transfer(
+        [0, 1, 2, 3], [0, 1, 2, 3], n_classes=8, backend=backend
+    ) == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("beta", [1e155, 1e200, 1e300, float("inf")])
@@ -316,7 +356,8 @@ def test_fbeta_with_a_huge_beta_is_its_limit_recall(backend: str, beta: float) -
     y, p = [0, 1, 1, 0, 1], [0, 1, 0, 0, 0]
     assert cmetrics.fbeta_score(y, p, beta=beta, backend=backend) == skm.recall_score(y, p)
     assert cmetrics.fbeta_score(y, p, beta=beta, average="macro", backend=backend) == pytest.approx(
-        skm.recall_score(y, p, average="macro"))
+        skm.recall_score(y, p, average="macro")
+    )
 
 
 def test_numpy_weighted_sums_agree_with_rust_at_scale() -> None:
@@ -368,10 +409,12 @@ def test_other_ranking_values_raise_everywhere(backend: str, bad: Any) -> None:
 def test_kendall_tau_orders_infinities_as_scipy(backend: str) -> None:
     x = [-np.inf, -1.0, 0.0, 2.0, np.inf, np.inf]
     y = [1.0, 3.0, 2.0, 4.0, 6.0, 5.0]
-    assert cmetrics.kendall_tau(x, y, backend=backend) == pytest.approx(scipy.stats.kendalltau(x, y).statistic,
-                                                                        abs=1e-15)
+    assert cmetrics.kendall_tau(x, y, backend=backend) == pytest.approx(
+        scipy.stats.kendalltau(x, y).statistic, abs=1e-15
+    )
     assert cmetrics.kendall_tau(x, y, variant="c", backend=backend) == pytest.approx(
-        scipy.stats.kendalltau(x, y, variant="c").statistic, abs=1e-15)
+        scipy.stats.kendalltau(x, y, variant="c").statistic, abs=1e-15
+    )
     with pytest.raises(cmetrics.exceptions.NonFiniteError, match=r"y\[0\] is NaN"):
         cmetrics.kendall_tau([1.0, 2.0], [np.nan, 1.0], backend=backend)
 

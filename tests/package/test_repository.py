@@ -12,12 +12,44 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Suffixes of build outputs and data blobs that never belong in the repository.
-BINARY_SUFFIXES = (".whl", ".so", ".pyd", ".dll", ".dylib", ".exe", ".o", ".a", ".zip", ".tar", ".gz", ".bz2",
-                   ".xz", ".zst", ".parquet", ".npy", ".npz", ".pkl", ".pickle", ".feather", ".arrow")
+BINARY_SUFFIXES = (
+    ".whl",
+    ".so",
+    ".pyd",
+    ".dll",
+    ".dylib",
+    ".exe",
+    ".o",
+    ".a",
+    ".zip",
+    ".tar",
+    ".gz",
+    ".bz2",
+    ".xz",
+    ".zst",
+    ".parquet",
+    ".npy",
+    ".npz",
+    ".pkl",
+    ".pickle",
+    ".feather",
+    ".arrow",
+)
 #: Largest text file accepted (the lock file is the largest text file we keep).
 MAX_BYTES = 256 * 1024
-_SKIP_DIRS = {".git", "target", ".venv", ".ci-venv", "__pycache__", ".hypothesis", ".benchmarks", "dist",
-              ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+_SKIP_DIRS = {
+    ".git",
+    "target",
+    ".venv",
+    ".ci-venv",
+    "__pycache__",
+    ".hypothesis",
+    ".benchmarks",
+    "dist",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+}
 
 
 def tracked_files() -> list[Path]:
@@ -26,8 +58,13 @@ def tracked_files() -> list[Path]:
     if git and (ROOT / ".git").exists():
         out = subprocess.run([git, "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
         return [ROOT / p for p in out.decode().split("\0") if p]
-    return [p for p in ROOT.rglob("*") if p.is_file() and not _SKIP_DIRS.intersection(p.relative_to(ROOT).parts)
-            and not p.name.endswith((".so", ".pyd"))]
+    return [
+        p
+        for p in ROOT.rglob("*")
+        if p.is_file()
+        and not _SKIP_DIRS.intersection(p.relative_to(ROOT).parts)
+        and not p.name.endswith((".so", ".pyd"))
+    ]
 
 
 def is_binary(path: Path) -> bool:

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -45,22 +46,27 @@ def peak_rss_growth(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-@pytest.mark.parametrize("call", [
-    lambda b: cmetrics.log_loss(np.zeros(2, int), np.full((2, 20_000), 1 / 20_000), labels=np.arange(20_000),
-                                backend=b),
-    lambda b: cmetrics.prob_confusion_matrix([0, 1], np.full((2, 5000), 1 / 5000), backend=b),
-    lambda b: cmetrics.precision_score([0, 1], [0, 1], labels=list(range(30_000)), average=None, backend=b),
-    lambda b: cmetrics.confusion_matrix([0, 1], [0, 1], labels=np.arange(30_000), backend=b),
-    lambda b: cmetrics.Evaluator(n_classes=2**40, backend=b),
-    lambda b: cmetrics.Evaluator(labels=range(10_000), backend=b),
-    lambda b: cmetrics.confusion_matrix(np.arange(5000), np.arange(5000), backend=b),
-    lambda b: cmetrics.confusion_matrix(np.arange(5000).astype(str), np.arange(5000).astype(str), backend=b),
-    lambda b: cmetrics.confusion_matrix(np.arange(5000).astype(str).astype(object),
-                                        np.arange(5000).astype(str).astype(object), backend=b),
-    lambda b: cmetrics.confusion_matrix(np.arange(5000) * 1000, np.arange(5000) * 1000, backend=b),
-    lambda b: cmetrics.ConfusionMatrix.from_predictions([0, 1, 2], [0, 1, 2], max_classes=2, backend=b),
-    lambda b: cmetrics.Evaluator(max_classes=3, backend=b).update([0, 1, 2, 3], y_pred=[0, 1, 2, 3]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda b: cmetrics.log_loss(
+            np.zeros(2, int), np.full((2, 20_000), 1 / 20_000), labels=np.arange(20_000), backend=b
+        ),
+        lambda b: cmetrics.prob_confusion_matrix([0, 1], np.full((2, 5000), 1 / 5000), backend=b),
+        lambda b: cmetrics.precision_score([0, 1], [0, 1], labels=list(range(30_000)), average=None, backend=b),
+        lambda b: cmetrics.confusion_matrix([0, 1], [0, 1], labels=np.arange(30_000), backend=b),
+        lambda b: cmetrics.Evaluator(n_classes=2**40, backend=b),
+        lambda b: cmetrics.Evaluator(labels=range(10_000), backend=b),
+        lambda b: cmetrics.confusion_matrix(np.arange(5000), np.arange(5000), backend=b),
+        lambda b: cmetrics.confusion_matrix(np.arange(5000).astype(str), np.arange(5000).astype(str), backend=b),
+        lambda b: cmetrics.confusion_matrix(
+            np.arange(5000).astype(str).astype(object), np.arange(5000).astype(str).astype(object), backend=b
+        ),
+        lambda b: cmetrics.confusion_matrix(np.arange(5000) * 1000, np.arange(5000) * 1000, backend=b),
+        lambda b: cmetrics.ConfusionMatrix.from_predictions([0, 1, 2], [0, 1, 2], max_classes=2, backend=b),
+        lambda b: cmetrics.Evaluator(max_classes=3, backend=b).update([0, 1, 2, 3], y_pred=[0, 1, 2, 3]),
+    ],
+)
 def test_class_counts_are_capped_before_allocation(backend: str, call: Callable[[str], Any]) -> None:
     assert peak_rss_growth(lambda: call(backend)) < 2.0
 
@@ -101,17 +107,38 @@ def test_the_command_line_caps_probability_columns(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     k = 5000
-    table = pa.table({"label": pa.array([0, 1], pa.int32()),
-                      **{f"p_{j}": pa.array([1 / k, 1 / k], pa.float32()) for j in range(k)}})
+    table = pa.table(
+        {"label": pa.array([0, 1], pa.int32()), **{f"p_{j}": pa.array([1 / k, 1 / k], pa.float32()) for j in range(k)}}
+    )
     path = tmp_path / "wide.parquet"
     pq.write_table(table, path)
-    out = subprocess.run([sys.executable, "-m", "cmetrics", "score", str(path), "--label", "label",
-                          "--proba-prefix", "p_", "--quiet"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "cmetrics", "score", str(path), "--label", "label", "--proba-prefix", "p_", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2, out.stderr
     assert "5,000 classes, above max_classes=4,096" in out.stderr and "Traceback" not in out.stderr
-    out = subprocess.run([sys.executable, "-m", "cmetrics", "score", str(path), "--label", "label",
-                          "--proba-prefix", "p_", "--quiet", "--max-classes", "100"], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cmetrics",
+            "score",
+            str(path),
+            "--label",
+            "label",
+            "--proba-prefix",
+            "p_",
+            "--quiet",
+            "--max-classes",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "above max_classes=100" in out.stderr
 
 
@@ -121,7 +148,7 @@ def test_the_command_line_caps_probability_columns(tmp_path: Path) -> None:
 def state_parts(ev: cmetrics.Evaluator) -> tuple[dict[str, Any], bytes]:
     data = ev.to_bytes()
     (hlen,) = struct.unpack_from("<I", data, 12)
-    return json.loads(data[16:16 + hlen]), data[16 + hlen:-4]
+    return json.loads(data[16 : 16 + hlen]), data[16 + hlen : -4]
 
 
 def forge(header: dict[str, Any], body: bytes) -> bytes:
@@ -201,20 +228,20 @@ def test_forged_counts_raise_state_error(weighted: bool, hard: bool) -> None:
     for i, spec in enumerate(specs):
         dtype = np.dtype(spec["dtype"])
         forged = bytearray(body)
-        first = np.frombuffer(bytes(body[offsets[i]:offsets[i] + dtype.itemsize]), dtype=dtype)
+        first = np.frombuffer(bytes(body[offsets[i] : offsets[i] + dtype.itemsize]), dtype=dtype)
         if dtype.kind == "u":  # a count beyond every row
             new = np.array([2**62 if dtype.itemsize == 8 else 2**31], dtype=dtype)
         else:  # a negative sum, or a NaN group value
             new = np.array([np.nan if spec["name"].endswith("values") else -1.0], dtype=dtype)
         if new.tobytes() == first.tobytes():
             continue
-        forged[offsets[i]:offsets[i] + dtype.itemsize] = new.tobytes()
+        forged[offsets[i] : offsets[i] + dtype.itemsize] = new.tobytes()
         with pytest.raises(StateError):
             cmetrics.Evaluator.from_bytes(forge(header, bytes(forged)))
     # Arrays dropped or swapped out.
     for name in [s["name"] for s in specs]:
         keep = [s for s in specs if s["name"] != name]
-        pieces = b"".join(body[offsets[i]:offsets[i + 1]] for i, s in enumerate(specs) if s["name"] != name)
+        pieces = b"".join(body[offsets[i] : offsets[i + 1]] for i, s in enumerate(specs) if s["name"] != name)
         with pytest.raises(StateError):
             cmetrics.Evaluator.from_bytes(forge(mutate(header, ["arrays"], keep), pieces))
 
@@ -237,8 +264,16 @@ def test_random_header_values_give_a_state_error_or_a_state(data: st.DataObject)
 
     walk(header, [])
     path = data.draw(st.sampled_from(flat))
-    value = data.draw(st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=5),
-                                st.lists(st.integers(-3, 3), max_size=4)))
+    value = data.draw(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(-(2**70), 2**70),
+            st.floats(),
+            st.text(max_size=5),
+            st.lists(st.integers(-3, 3), max_size=4),
+        )
+    )
     try:
         ev = cmetrics.Evaluator.from_bytes(forge(mutate(header, path, value), body))
     except StateError:
@@ -299,8 +334,9 @@ except KeyboardInterrupt:
 
 
 @needs_rust
-@pytest.mark.parametrize(("kind", "n", "after"), [("kendall", 100_000_000, 2.0), ("auroc", 100_000_000, 1.0),
-                                                  ("proba", 10_000_000, 0.5)])
+@pytest.mark.parametrize(
+    ("kind", "n", "after"), [("kendall", 100_000_000, 2.0), ("auroc", 100_000_000, 1.0), ("proba", 10_000_000, 0.5)]
+)
 def test_ctrl_c_stops_a_long_kernel(kind: str, n: int, after: float) -> None:
     """SIGINT during a kernel on 10^8 rows (10 s for Kendall) raises KeyboardInterrupt within
     about half a second."""
@@ -327,19 +363,27 @@ def test_thread_counts_are_bounded() -> None:
     assert limit == max(16, 4 * (os.cpu_count() or 1))
     with pytest.raises(ValidationError, match=f"above the limit of {limit}"):
         cmetrics.set_num_threads(10_000)
-    with pytest.raises(ValidationError):
-        with cmetrics.thread_limit(limit + 1):
-            pass
+    with pytest.raises(ValidationError), cmetrics.thread_limit(limit + 1):
+        pass
     with cmetrics.thread_limit(limit):
         start = time.perf_counter()
         assert cmetrics.accuracy_score([0, 1, 1, 0], [0, 1, 0, 0]) == 0.75
         assert time.perf_counter() - start < 1.0
     env = dict(os.environ, CMETRICS_NUM_THREADS="100000")
-    out = subprocess.run([sys.executable, "-c", "import cmetrics; cmetrics.accuracy_score([0], [0])"], env=env,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", "import cmetrics; cmetrics.accuracy_score([0], [0])"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode != 0 and "CMETRICS_NUM_THREADS asks for 100000 threads" in out.stderr
-    cli = subprocess.run([sys.executable, "-m", "cmetrics", "demo", "--rows", "10", "--threads", "100000"],
-                         capture_output=True, text=True, timeout=60)
+    cli = subprocess.run(
+        [sys.executable, "-m", "cmetrics", "demo", "--rows", "10", "--threads", "100000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert cli.returncode == 2 and "Traceback" not in cli.stderr and "above the limit" in cli.stderr
 
 
@@ -355,14 +399,22 @@ def _lists() -> np.ndarray:
 ODD_LABELS: list[tuple[str, Any, Any, type[Exception]]] = [
     ("object array of lists", _lists(), _lists(), UnsupportedDtypeError),
     ("numbers and strings", np.array([0, "a"], dtype=object), np.array([0, 0], dtype=object), LabelError),
-    ("a lone surrogate (object)", np.array(["\ud800", "a"], dtype=object), np.array(["a", "a"], dtype=object),
-     LabelError),
+    (
+        "a lone surrogate (object)",
+        np.array(["\ud800", "a"], dtype=object),
+        np.array(["a", "a"], dtype=object),
+        LabelError,
+    ),
     ("a lone surrogate (fixed width)", np.array(["\ud800", "a"]), np.array(["a", "a"]), LabelError),
     ("a missing label", np.array(["a", None], dtype=object), np.array(["a", "a"], dtype=object), LabelError),
     ("bytes", [b"a"], [b"a"], UnsupportedDtypeError),
     ("complex", np.array([1j]), np.array([1j]), UnsupportedDtypeError),
-    ("datetime", np.array(["2020-01-01"], dtype="datetime64[D]"), np.array(["2020-01-01"], dtype="datetime64[D]"),
-     UnsupportedDtypeError),
+    (
+        "datetime",
+        np.array(["2020-01-01"], dtype="datetime64[D]"),
+        np.array(["2020-01-01"], dtype="datetime64[D]"),
+        UnsupportedDtypeError,
+    ),
     ("2-D labels", [[0, 1], [1, 0]], [[0, 1], [1, 0]], ShapeError),
     ("a scalar", 0, 0, ShapeError),
     ("None", None, None, ShapeError),
@@ -373,8 +425,9 @@ ODD_LABELS: list[tuple[str, Any, Any, type[Exception]]] = [
 
 
 @pytest.mark.parametrize(("what", "y", "p", "error"), ODD_LABELS, ids=[o[0] for o in ODD_LABELS])
-def test_odd_labels_raise_the_documented_error_on_both_backends(what: str, y: Any, p: Any,
-                                                                error: type[Exception]) -> None:
+def test_odd_labels_raise_the_documented_error_on_both_backends(
+    what: str, y: Any, p: Any, error: type[Exception]
+) -> None:
     got = []
     for backend in BACKENDS:
         with pytest.raises(error) as info:
@@ -383,14 +436,30 @@ def test_odd_labels_raise_the_documented_error_on_both_backends(what: str, y: An
     assert len(set(got)) == 1, got
 
 
-@pytest.mark.parametrize(("what", "y", "p", "want"), [
-    ("trailing NULs are dropped", np.array(["a\x00", "a"], dtype=object), np.array(["a", "a"], dtype=object), [[2]]),
-    ("a list with trailing NULs", ["a\x00", "a"], ["a", "a"], [[2]]),
-    ("strided object arrays", np.array(["a", "x", "b", "x"], dtype=object)[::2],
-     np.array(["a", "y", "a", "y"], dtype=object)[::2], [[1, 0], [1, 0]]),
-    ("numpy strings in object arrays", np.array([np.str_("a"), "b"], dtype=object),
-     np.array(["a", np.str_("b")], dtype=object), [[1, 0], [0, 1]]),
-])
+@pytest.mark.parametrize(
+    ("what", "y", "p", "want"),
+    [
+        (
+            "trailing NULs are dropped",
+            np.array(["a\x00", "a"], dtype=object),
+            np.array(["a", "a"], dtype=object),
+            [[2]],
+        ),
+        ("a list with trailing NULs", ["a\x00", "a"], ["a", "a"], [[2]]),
+        (
+            "strided object arrays",
+            np.array(["a", "x", "b", "x"], dtype=object)[::2],
+            np.array(["a", "y", "a", "y"], dtype=object)[::2],
+            [[1, 0], [1, 0]],
+        ),
+        (
+            "numpy strings in object arrays",
+            np.array([np.str_("a"), "b"], dtype=object),
+            np.array(["a", np.str_("b")], dtype=object),
+            [[1, 0], [0, 1]],
+        ),
+    ],
+)
 def test_string_label_containers_agree(backend: str, what: str, y: Any, p: Any, want: list[list[int]]) -> None:
     counts = cmetrics.ConfusionMatrix.from_predictions(y, p, backend=backend).counts
     assert counts is not None and counts.tolist() == want
@@ -409,8 +478,10 @@ def test_non_numeric_tables_are_shape_errors() -> None:
 
 @needs_rust
 def test_a_caught_panic_prints_nothing() -> None:
-    code = ("import cmetrics._core as c\ntry:\n    c._panic_for_tests()\nexcept Exception as e:\n"
-            "    print(type(e).__name__, e)\n")
+    code = (
+        "import cmetrics._core as c\ntry:\n    c._panic_for_tests()\nexcept Exception as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0
     assert out.stderr == ""

@@ -65,18 +65,27 @@ def test_one_hot_probabilities_give_the_hard_metrics_exactly(k: int, backend: st
     pred = np.where(rng.random(3000) < 0.6, y, rng.integers(0, k, 3000))
     p = np.eye(k)[pred]
     w = rng.integers(0, 3, 3000).astype(float)
-    np.testing.assert_array_equal(cmetrics.prob_confusion_matrix(y, p, sample_weight=w, backend=backend),
-                                  cmetrics.confusion_matrix(y, pred, labels=list(range(k)), sample_weight=w))
+    np.testing.assert_array_equal(
+        cmetrics.prob_confusion_matrix(y, p, sample_weight=w, backend=backend),
+        cmetrics.confusion_matrix(y, pred, labels=list(range(k)), sample_weight=w),
+    )
     for avg in (None, "macro", "weighted", "micro"):
-        soft = cmetrics.cprecision_recall_fscore_support(y, p, average=avg, sample_weight=w, zero_division=np.nan, backend=backend)
-        hard = cmetrics.precision_recall_fscore_support(y, pred, labels=list(range(k)), average=avg, sample_weight=w,
-                                                        zero_division=np.nan, backend=backend)
-        for a, b in zip(soft[:3], hard[:3]):
+        soft = cmetrics.cprecision_recall_fscore_support(
+            y, p, average=avg, sample_weight=w, zero_division=np.nan, backend=backend
+        )
+        hard = cmetrics.precision_recall_fscore_support(
+            y, pred, labels=list(range(k)), average=avg, sample_weight=w, zero_division=np.nan, backend=backend
+        )
+        for a, b in zip(soft[:3], hard[:3], strict=True):
             np.testing.assert_array_equal(a, b)
     r = cmetrics.evaluate(y, y_proba=p, sample_weight=w, backend=backend)
     assert r.entropy_score == 1.0
-    assert r.purity == pytest.approx(cmetrics.purity_from_matrix(
-        cmetrics.confusion_matrix(y, pred, labels=list(range(k)), sample_weight=w, normalize="true")), rel=1e-12)
+    assert r.purity == pytest.approx(
+        cmetrics.purity_from_matrix(
+            cmetrics.confusion_matrix(y, pred, labels=list(range(k)), sample_weight=w, normalize="true")
+        ),
+        rel=1e-12,
+    )
 
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
@@ -260,12 +269,17 @@ def test_any_split_of_the_rows_adds_up_to_the_whole(seed: int, backend: str) -> 
     parts = np.split(np.arange(len(y)), cuts)
     labels = list(range(5))
     whole = cmetrics.evaluate(y, y_proba=p, labels=labels, sample_weight=w, backend=backend)
-    pcm = sum(cmetrics.prob_confusion_matrix(y[i], p[i], labels=labels, sample_weight=w[i], backend=backend)
-              for i in parts)
+    pcm = sum(
+        cmetrics.prob_confusion_matrix(y[i], p[i], labels=labels, sample_weight=w[i], backend=backend) for i in parts
+    )
     np.testing.assert_allclose(pcm, whole.prob_confusion_matrix, rtol=1e-12)
     counts = sum(cmetrics.evaluate(y[i], y_proba=p[i], labels=labels, backend=backend).confusion_matrix for i in parts)
-    np.testing.assert_array_equal(counts, cmetrics.evaluate(y, y_proba=p, labels=labels, backend=backend).confusion_matrix)
-    ll = sum(cmetrics.log_loss(y[i], p[i], labels=labels, sample_weight=w[i], backend=backend) * w[i].sum() for i in parts)
+    np.testing.assert_array_equal(
+        counts, cmetrics.evaluate(y, y_proba=p, labels=labels, backend=backend).confusion_matrix
+    )
+    ll = sum(
+        cmetrics.log_loss(y[i], p[i], labels=labels, sample_weight=w[i], backend=backend) * w[i].sum() for i in parts
+    )
     assert ll / w.sum() == pytest.approx(whole.log_loss, rel=1e-12)
     ent = sum(cmetrics.entropy_score(p[i], sample_weight=w[i], backend=backend) * w[i].sum() for i in parts)
     assert ent / w.sum() == pytest.approx(whole.entropy_score, rel=1e-12)

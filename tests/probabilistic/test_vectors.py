@@ -43,22 +43,27 @@ def test_probabilistic_confusion(case: dict[str, Any], backend: str) -> None:
             want = [e[avg]["cprecision"], e[avg]["crecall"], e[avg]["cf1"]]
             assert_close(got[:3], want, f"{key} {avg}")
     if "marvin_probabilistic_confusion_matrix" in case:
-        assert_close(cmetrics.prob_confusion_matrix(y, p, normalize="true", **kw),
-                     case["marvin_probabilistic_confusion_matrix"], "row-mean pCM (Tornetta 2021, marvin)")
+        assert_close(
+            cmetrics.prob_confusion_matrix(y, p, normalize="true", **kw),
+            case["marvin_probabilistic_confusion_matrix"],
+            "row-mean pCM (Tornetta 2021, marvin)",
+        )
     if "hard_check" in case:
         # One-hot scores: the confidence metrics are exactly the hard ones.
-        hard = cmetrics.precision_recall_fscore_support(y, np.asarray(labels)[p.argmax(axis=1)], labels=labels,
-                                                        zero_division=np.nan, backend=backend)
+        hard = cmetrics.precision_recall_fscore_support(
+            y, np.asarray(labels)[p.argmax(axis=1)], labels=labels, zero_division=np.nan, backend=backend
+        )
         soft = cmetrics.cprecision_recall_fscore_support(y, p, zero_division=np.nan, **kw)
-        for a, b in zip(hard[:3], soft[:3]):
+        for a, b in zip(hard[:3], soft[:3], strict=True):
             np.testing.assert_array_equal(a, b)
-        np.testing.assert_array_equal(cmetrics.confusion_matrix(y, np.asarray(labels)[p.argmax(axis=1)], labels=labels),
-                                      pcm)
+        np.testing.assert_array_equal(
+            cmetrics.confusion_matrix(y, np.asarray(labels)[p.argmax(axis=1)], labels=labels), pcm
+        )
 
 
 def test_benefit_a_documented_example(backend: str) -> None:
-    """The "Benefit A" of Yacouby and Axman (2020) on the worked example of docs/definitions.md §4: the argmax never predicts
-    'c', so hard precision(c) is undefined, while cPrecision(c) = 11/23."""
+    """The "Benefit A" of Yacouby and Axman (2020) on the worked example of docs/definitions.md §4:
+    the argmax never predicts 'c', so hard precision(c) is undefined, while cPrecision(c) = 11/23."""
     case = next(c for c in V04 if c["name"] == "three_class_rational")
     p = np.array(num(case["scores"]))
     y = case["y_true"]
@@ -108,8 +113,12 @@ def test_brier_log_loss_calibration(case: dict[str, Any], backend: str) -> None:
     assert_close(cmetrics.brier_score(y, p, scale_by_half=binary, **kw), exp["brier_sklearn_default_auto"], "auto")
     assert_close(cmetrics.log_loss(y, p, **kw), exp["log_loss_sklearn"], "log loss")
     for bins in (10, 5):
-        assert_close(cmetrics.expected_calibration_error(y, p, n_bins=bins, **kw), exp[f"ece_top_label_{bins}_bins_exact"], "ece")
-        assert_close(cmetrics.expected_calibration_error(y, p, n_bins=bins, **kw), exp[f"ece_top_label_{bins}_bins"], "ece float")
+        assert_close(
+            cmetrics.expected_calibration_error(y, p, n_bins=bins, **kw), exp[f"ece_top_label_{bins}_bins_exact"], "ece"
+        )
+        assert_close(
+            cmetrics.expected_calibration_error(y, p, n_bins=bins, **kw), exp[f"ece_top_label_{bins}_bins"], "ece float"
+        )
         assert_close(cmetrics.max_calibration_error(y, p, n_bins=bins, **kw), exp[f"mce_top_label_{bins}_bins"], "mce")
         got = cmetrics.calibration_bins(y, p, n_bins=bins, **kw)
         detail = exp[f"ece_bins_detail_{bins}"]

@@ -17,7 +17,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import cmetrics
-from cmetrics.exceptions import LengthMismatchError, NonFiniteError, UndefinedMetricWarning, ValidationError, WeightError
+from cmetrics.exceptions import (
+    LengthMismatchError,
+    NonFiniteError,
+    UndefinedMetricWarning,
+    ValidationError,
+    WeightError,
+)
 from tests.conftest import assert_close, load_vectors, num, quiet
 
 V05 = load_vectors("05_refinement_rpp_kendall.json")
@@ -27,8 +33,11 @@ V07 = load_vectors("07_probabilistic_and_ranking.json")
 @pytest.mark.parametrize("case", V05["cases"], ids=lambda c: c["name"])
 def test_refinement_vectors(case: dict[str, Any], backend: str) -> None:
     ok, conf, e = case["correct"], case["confidence"], case["expected"]
-    for ties, key in [("strict", "refinement_strict_paper"), ("half", "refinement_half_ties_auroc"),
-                      ("harsh", "refinement_harsh_spred")]:
+    for ties, key in [
+        ("strict", "refinement_strict_paper"),
+        ("half", "refinement_half_ties_auroc"),
+        ("harsh", "refinement_harsh_spred"),
+    ]:
         got = quiet(cmetrics.refinement, ok, conf, ties=ties, backend=backend)
         assert_close(got, num(e[key]), f"{case['name']} {ties}")
     assert_close(cmetrics.reversed_pair_proportion(ok, conf, backend=backend), num(e["rpp"]), "rpp")
@@ -41,8 +50,9 @@ def test_refinement_vectors(case: dict[str, Any], backend: str) -> None:
         return
     assert cmetrics.kendall_tau_distance(ok, conf, backend=backend) == e["tau_paper_strict"]
     assert_close(cmetrics.roc_auc_score(ok, conf, backend=backend), num(e["sklearn_roc_auc_correct_vs_conf"]))
-    assert_close(cmetrics.average_precision_score(ok, conf, backend=backend),
-                 num(e["sklearn_average_precision_correct_vs_conf"]))
+    assert_close(
+        cmetrics.average_precision_score(ok, conf, backend=backend), num(e["sklearn_average_precision_correct_vs_conf"])
+    )
     assert_close(cmetrics.aupr_trapezoid(ok, conf, backend=backend), num(e["aupr_spred_trapezoid"]))
     tau = num(e["scipy_kendalltau_b_conf_vs_correct"])
     got = quiet(cmetrics.kendall_tau, conf, ok, backend=backend)
@@ -60,7 +70,8 @@ def test_refinement_vectors(case: dict[str, Any], backend: str) -> None:
 def test_kendall_vectors(case: dict[str, Any], backend: str) -> None:
     e = case["expected"]
     d = cmetrics.ranking.resolve_backend(backend).kendall_counts(
-        np.asarray(case["x"], float), np.asarray(case["y"], float))
+        np.asarray(case["x"], float), np.asarray(case["y"], float)
+    )
     assert d.discordant == e["discordant"]
     assert d.x_ties == e["n1_ties_in_x"] and d.y_ties == e["n2_ties_in_y"]
     for variant, key in [("b", "scipy_tau_b"), ("c", "scipy_tau_c")]:
@@ -139,16 +150,22 @@ def test_parity_with_heavy_ties_and_weights(backend: str, dtype: type) -> None:
     y = rng.random(n) < s
     w = rng.random(n)
     for weights in (None, w):
-        assert_close(cmetrics.roc_auc_score(y, s, sample_weight=weights, backend=backend),
-                     sklearn.metrics.roc_auc_score(y, s, sample_weight=weights))
-        assert_close(cmetrics.average_precision_score(y, s, sample_weight=weights, backend=backend),
-                     sklearn.metrics.average_precision_score(y, s, sample_weight=weights))
+        assert_close(
+            cmetrics.roc_auc_score(y, s, sample_weight=weights, backend=backend),
+            sklearn.metrics.roc_auc_score(y, s, sample_weight=weights),
+        )
+        assert_close(
+            cmetrics.average_precision_score(y, s, sample_weight=weights, backend=backend),
+            sklearn.metrics.average_precision_score(y, s, sample_weight=weights),
+        )
         p, r, _ = sklearn.metrics.precision_recall_curve(y, s, sample_weight=weights)
         assert_close(cmetrics.aupr_trapezoid(y, s, sample_weight=weights, backend=backend), sklearn.metrics.auc(r, p))
     z = np.round(s + rng.normal(0, 0.3, n), 1).astype(dtype)
     for variant in ("b", "c"):
-        assert_close(cmetrics.kendall_tau(s, z, variant=variant, backend=backend),
-                     scipy.stats.kendalltau(s, z, variant=variant).statistic)
+        assert_close(
+            cmetrics.kendall_tau(s, z, variant=variant, backend=backend),
+            scipy.stats.kendalltau(s, z, variant=variant).statistic,
+        )
 
 
 def test_kendall_parity_beyond_the_table_limits(backend: str) -> None:
@@ -158,10 +175,14 @@ def test_kendall_parity_beyond_the_table_limits(backend: str) -> None:
     x = rng.random(100_000)
     for y in (x + rng.normal(0, 0.3, x.size), np.round(x + rng.normal(0, 0.3, x.size), 1)):
         for variant in ("b", "c"):
-            assert_close(cmetrics.kendall_tau(x, y, variant=variant, backend=backend),
-                         scipy.stats.kendalltau(x, y, variant=variant).statistic)
-            assert_close(cmetrics.kendall_tau(y, x, variant=variant, backend=backend),
-                         scipy.stats.kendalltau(y, x, variant=variant).statistic)
+            assert_close(
+                cmetrics.kendall_tau(x, y, variant=variant, backend=backend),
+                scipy.stats.kendalltau(x, y, variant=variant).statistic,
+            )
+            assert_close(
+                cmetrics.kendall_tau(y, x, variant=variant, backend=backend),
+                scipy.stats.kendalltau(y, x, variant=variant).statistic,
+            )
 
 
 def test_seed003_theorems(backend: str) -> None:
@@ -244,10 +265,22 @@ def test_exact_pair_counts_beyond_float_precision() -> None:
 
     big = 1 << 27
     nan = float("nan")
-    d = BinaryRanking(n_pos=big, n_neg=big, w_pos=float(big), w_neg=float(big), reversed=1, tied=1,
-                      ordered=big * big - 2, reversed_share=1 / big**2, tied_share=1 / big**2,
-                      ordered_share=1 - 2 / big**2, average_precision=nan, aupr_trapezoid=nan, aurc=nan,
-                      n_thresholds=2)
+    d = BinaryRanking(
+        n_pos=big,
+        n_neg=big,
+        w_pos=float(big),
+        w_neg=float(big),
+        reversed=1,
+        tied=1,
+        ordered=big * big - 2,
+        reversed_share=1 / big**2,
+        tied_share=1 / big**2,
+        ordered_share=1 - 2 / big**2,
+        average_precision=nan,
+        aupr_trapezoid=nan,
+        aurc=nan,
+        n_thresholds=2,
+    )
     got = refinement(d, "half", False)
     assert got == float(1 - __import__("fractions").Fraction(3, 2 * big * big))
 
@@ -273,20 +306,23 @@ def test_rust_walk_equals_numpy_walk() -> None:
                     assert_close(value, getattr(b, key), key)
 
 
-@pytest.mark.parametrize("call", [
-    lambda b: cmetrics.roc_auc_score([0, 1], [0.5, np.nan], backend=b),
-    lambda b: cmetrics.roc_auc_score([0, 1], [0.1, 0.2], sample_weight=[1.0, -1.0], backend=b),
-    lambda b: cmetrics.kendall_tau([1.0, np.nan], [1.0, 2.0], backend=b),
-    lambda b: cmetrics.kendall_tau([1.0, 2.0], [np.nan, 2.0], backend=b),
-    lambda b: cmetrics.kendall_tau([], [], backend=b),
-    lambda b: cmetrics.refinement([], [], backend=b),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda b: cmetrics.roc_auc_score([0, 1], [0.5, np.nan], backend=b),
+        lambda b: cmetrics.roc_auc_score([0, 1], [0.1, 0.2], sample_weight=[1.0, -1.0], backend=b),
+        lambda b: cmetrics.kendall_tau([1.0, np.nan], [1.0, 2.0], backend=b),
+        lambda b: cmetrics.kendall_tau([1.0, 2.0], [np.nan, 2.0], backend=b),
+        lambda b: cmetrics.kendall_tau([], [], backend=b),
+        lambda b: cmetrics.refinement([], [], backend=b),
+    ],
+)
 def test_backends_raise_the_same_error(call: Any) -> None:
     if not cmetrics.rust_available():
         pytest.skip("the Rust extension is not built")
     errors = []
     for backend in ("rust", "numpy"):
-        with pytest.raises(ValueError) as info:
+        with pytest.raises(ValueError) as info:  # noqa: PT011  # the class is compared below
             call(backend)
         errors.append((type(info.value), str(info.value)))
     assert errors[0] == errors[1]

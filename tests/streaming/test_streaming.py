@@ -3,6 +3,7 @@ the report of one ``evaluate`` call; the byte format round-trips and rejects bad
 
 from __future__ import annotations
 
+import itertools
 import math
 import pickle
 import struct
@@ -51,11 +52,12 @@ def assert_same_report(got: cmetrics.Report, want: cmetrics.Report) -> None:
         assert np.array_equal(got.calibration.count, want.calibration.count)
 
 
-def split_and_merge(data: dict[str, Any], n: int, cuts: list[int], order_seed: int, tree_seed: int,
-                    make_ev: Any) -> Evaluator:
+def split_and_merge(
+    data: dict[str, Any], n: int, cuts: list[int], order_seed: int, tree_seed: int, make_ev: Any
+) -> Evaluator:
     """Batches at ``cuts``, each into its own Evaluator in ``order``, merged in a random tree
     (some through bytes and pickle)."""
-    bounds = [0, *sorted(set(c for c in cuts if 0 < c < n)), n]
+    bounds = [0, *sorted({c for c in cuts if 0 < c < n}), n]
     parts = []
     for i in np.random.default_rng(order_seed).permutation(len(bounds) - 1):
         lo, hi = bounds[i], bounds[i + 1]
@@ -77,10 +79,18 @@ def split_and_merge(data: dict[str, Any], n: int, cuts: list[int], order_seed: i
 
 
 @pytest.mark.parametrize("be", BACKENDS)
-@given(seed=st.integers(0, 10_000), n=st.integers(1, 300), k=st.integers(2, 4), weighted=st.booleans(),
-       cuts=st.lists(st.integers(0, 300), max_size=6), tree=st.integers(0, 1000), ties=st.booleans())
-def test_any_split_and_merge_tree_equals_evaluate(be: str, seed: int, n: int, k: int, weighted: bool,
-                                                  cuts: list[int], tree: int, ties: bool) -> None:
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 300),
+    k=st.integers(2, 4),
+    weighted=st.booleans(),
+    cuts=st.lists(st.integers(0, 300), max_size=6),
+    tree=st.integers(0, 1000),
+    ties=st.booleans(),
+)
+def test_any_split_and_merge_tree_equals_evaluate(
+    be: str, seed: int, n: int, k: int, weighted: bool, cuts: list[int], tree: int, ties: bool
+) -> None:
     y, p, w = make(seed, n, k, ties)
     weights = w if weighted else None
     want = cmetrics.evaluate(y, y_proba=p, labels=list(range(k)), sample_weight=weights, backend=be)
@@ -91,10 +101,16 @@ def test_any_split_and_merge_tree_equals_evaluate(be: str, seed: int, n: int, k:
 
 
 @pytest.mark.parametrize("be", BACKENDS)
-@given(seed=st.integers(0, 10_000), n=st.integers(1, 200), weighted=st.booleans(),
-       cuts=st.lists(st.integers(0, 200), max_size=5), tree=st.integers(0, 1000))
-def test_hard_labels_with_confidence_and_growing_label_set(be: str, seed: int, n: int, weighted: bool,
-                                                           cuts: list[int], tree: int) -> None:
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 200),
+    weighted=st.booleans(),
+    cuts=st.lists(st.integers(0, 200), max_size=5),
+    tree=st.integers(0, 1000),
+)
+def test_hard_labels_with_confidence_and_growing_label_set(
+    be: str, seed: int, n: int, weighted: bool, cuts: list[int], tree: int
+) -> None:
     rng = np.random.default_rng(seed)
     names = np.array(["ant", "bee", "cat", "dog", "eel"])
     y = names[rng.integers(0, 5, n)]
@@ -129,7 +145,7 @@ def test_state_round_trip_size_and_pickle() -> None:
     assert again.to_bytes() == blob
     assert_same_report(again.report(), ev.report())
     assert_same_report(pickle.loads(pickle.dumps(ev)).report(), ev.report())
-    assert b"\x80" not in blob[16:16 + struct.unpack_from("<I", blob, 12)[0]]  # the header is JSON text
+    assert b"\x80" not in blob[16 : 16 + struct.unpack_from("<I", blob, 12)[0]]  # the header is JSON text
 
 
 def test_corrupt_foreign_and_future_states_raise_state_error() -> None:
@@ -196,8 +212,8 @@ def test_approximate_mode_has_a_fixed_cap_and_a_stated_error_bound() -> None:
     exact = Evaluator(n_classes=10)
     approx = Evaluator(n_classes=10, ranking="approximate", ranking_bins=1024)
     for lo in range(0, 200_000, 50_000):
-        exact.update(y[lo:lo + 50_000], y_proba=p[lo:lo + 50_000])
-        approx.update(y[lo:lo + 50_000], y_proba=p[lo:lo + 50_000])
+        exact.update(y[lo : lo + 50_000], y_proba=p[lo : lo + 50_000])
+        approx.update(y[lo : lo + 50_000], y_proba=p[lo : lo + 50_000])
     s_exact, s_approx = exact.ranking_summary(), approx.ranking_summary()
     assert s_exact is not None and s_approx is not None
     assert len(s_approx) <= 1025 < len(s_exact)
@@ -253,10 +269,15 @@ def test_group_kernels_against_numpy_and_errors(be: str) -> None:
         k.merge_groups(short, short)
 
 
-@given(rows=st.integers(1, 3000), n_cuts=st.integers(0, 6), seed=st.integers(0, 2**32 - 1),
-       weighted=st.booleans(), wide=st.booleans(), buffer=st.integers(1, 500))
-def test_group_state_backends_agree(rows: int, n_cuts: int, seed: int, weighted: bool, wide: bool,
-                                    buffer: int) -> None:
+@given(
+    rows=st.integers(1, 3000),
+    n_cuts=st.integers(0, 6),
+    seed=st.integers(0, 2**32 - 1),
+    weighted=st.booleans(),
+    wide=st.booleans(),
+    buffer=st.integers(1, 500),
+)
+def test_group_state_backends_agree(rows: int, n_cuts: int, seed: int, weighted: bool, wide: bool, buffer: int) -> None:
     """The Rust state (compacting every ``buffer`` rows) and the numpy state give the same
     tie groups and walk as one ``score_groups`` call, batch by batch and merged."""
     if "rust" not in BACKENDS:
@@ -274,7 +295,7 @@ def test_group_state_backends_agree(rows: int, n_cuts: int, seed: int, weighted:
     whole = npb.score_groups(ok, conf, w)
     rs, ns = _core.GroupState(weighted, buffer), npb.GroupState(weighted)
     halves = [_core.GroupState(weighted, buffer), _core.GroupState(weighted, buffer)]
-    for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+    for i, (lo, hi) in enumerate(itertools.pairwise(cuts)):
         part = (ok[lo:hi], conf[lo:hi], None if w is None else w[lo:hi])
         rs.add(*part)
         ns.add(*part)
@@ -309,8 +330,13 @@ def test_approximate_histogram_backends_agree(weighted: bool) -> None:
     got, want = rs.groups(), ns.groups()
     assert got[0].shape[0] <= 65 and got[0][-1] == 1.0
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and np.array_equal(got[2], want[2])
-    assert np.array_equal(got[0], np.floor(np.unique(conf) * 64).clip(max=64)[np.r_[True, np.diff(
-        np.floor(np.unique(conf) * 64).clip(max=64)) > 0]] / 64)
+    assert np.array_equal(
+        got[0],
+        np.floor(np.unique(conf) * 64).clip(max=64)[
+            np.r_[True, np.diff(np.floor(np.unique(conf) * 64).clip(max=64)) > 0]
+        ]
+        / 64,
+    )
     if weighted:
         np.testing.assert_allclose(got[3], want[3], rtol=1e-12)
     for st_ in (rs, ns):

@@ -1,6 +1,6 @@
 """The numpy backend: the same kernels, signatures, results and errors as the Rust
-extension ``cmetrics._core`` (the contract is :class:`cmetrics._kernels.Kernels`), written
-independently with numpy.
+extension ``cmetrics._core`` (the contract is :class:`cmetrics._kernels.Kernels`, which mypy
+checks this module against), written independently with numpy.
 
 It is the fallback when the extension is unavailable and the oracle the Rust
 kernels are tested against. Counting uses integer ``bincount`` and float64
@@ -8,14 +8,62 @@ weighted ``bincount`` (sequential f64 sums), so it agrees with the Rust
 backend exactly on counts and to rounding on weighted sums.
 """
 
-from cmetrics._numpy import classification, confusion, probabilistic, ranking
-from cmetrics._numpy.classification import *  # noqa: F403
-from cmetrics._numpy.confusion import *  # noqa: F403
-from cmetrics._numpy.probabilistic import *  # noqa: F403
-from cmetrics._numpy.ranking import *  # noqa: F403
+from cmetrics._numpy.classification import (
+    accuracy,
+    balanced_accuracy,
+    cohen_kappa,
+    entropy_modulated_accuracy,
+    informedness,
+    marginals,
+    markedness,
+    markedness_per_class,
+    matthews_corrcoef,
+    mutual_information_bits,
+    normalized_information_transfer,
+    precision_recall_fbeta,
+    youden_j_per_class,
+)
+from cmetrics._numpy.confusion import (
+    confusion_matrix,
+    confusion_matrix_codes,
+    encode_objects,
+    encode_strings,
+)
+from cmetrics._numpy.probabilistic import (
+    evaluate_proba,
+)
+from cmetrics._numpy.ranking import (
+    GroupState,
+    binary_ranking,
+    kendall_counts,
+    merge_groups,
+    score_groups,
+    walk_groups,
+)
 
-__all__: list[str] = []
-__all__ += classification.__all__
-__all__ += confusion.__all__
-__all__ += probabilistic.__all__
-__all__ += ranking.__all__
+__all__ = [
+    "GroupState",
+    "accuracy",
+    "balanced_accuracy",
+    "binary_ranking",
+    "cohen_kappa",
+    "confusion_matrix",
+    "confusion_matrix_codes",
+    "encode_objects",
+    "encode_strings",
+    "entropy_modulated_accuracy",
+    "evaluate_proba",
+    "informedness",
+    "kendall_counts",
+    "marginals",
+    "markedness",
+    "markedness_per_class",
+    "matthews_corrcoef",
+    "merge_groups",
+    "mutual_information_bits",
+    "normalized_information_transfer",
+    "precision_recall_fbeta",
+    "score_groups",
+    "walk_groups",
+    "youden_j_per_class",
+]

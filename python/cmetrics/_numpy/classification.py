@@ -11,9 +11,6 @@ import numpy as np
 from cmetrics._kernels import F64, PRF, BalancedAccuracy, Marginals
 from cmetrics.exceptions import ShapeError, ValidationError, WeightError
 
-__all__ = ["accuracy", "balanced_accuracy", "cohen_kappa", "entropy_modulated_accuracy", "informedness", "marginals", "markedness", "markedness_per_class", "matthews_corrcoef", "mutual_information_bits", "normalized_information_transfer", "precision_recall_fbeta", "youden_j_per_class"]
-
-
 
 def _square(c: np.ndarray) -> np.ndarray:
     c = np.asarray(c, dtype=np.float64)
@@ -29,12 +26,15 @@ def _table(c: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         total = float(c.sum())
     if not np.isfinite(total):
-        msg = ("the total of the confusion matrix is beyond the float64 range; divide every sample_weight by the "
-               "same constant (the metrics do not change)")
+        msg = (
+            "the total of the confusion matrix is beyond the float64 range; divide every sample_weight by the "
+            "same constant (the metrics do not change)"
+        )
         raise WeightError(msg)
     if total <= 0:
         return c
-    return np.ldexp(c, -int(np.frexp(total)[1]))
+    scaled: F64 = np.ldexp(c, -int(np.frexp(total)[1]))
+    return scaled
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> F64:
@@ -154,10 +154,7 @@ def _bookmaker(tp: np.ndarray, r: np.ndarray, q: np.ndarray, total: float, prior
         raise ShapeError(msg)
     bad = bet & ~((prior > 0) & (prior < 1))
     if bad.any():
-        msg = (
-            f"prior is invalid: a predicted class has prior {prior[bad][0]}; "
-            "each must lie strictly between 0 and 1"
-        )
+        msg = f"prior is invalid: a predicted class has prior {prior[bad][0]}; each must lie strictly between 0 and 1"
         raise ValidationError(msg)
     pi = np.where(bet, prior, 0.5)
     gain = tp / (total * pi) - (q - tp) / (total * (1 - pi))

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cmetrics._kernels import F64, Counted, Encoded
+from cmetrics._kernels import Counted, Encoded
 from cmetrics.exceptions import (
-    LabelError,
     LengthMismatchError,
     LimitExceededError,
     ShapeError,
@@ -14,10 +13,9 @@ from cmetrics.exceptions import (
     WeightError,
 )
 
-__all__ = ["confusion_matrix", "confusion_matrix_codes", "encode_objects", "encode_strings"]
-
 _ALWAYS_DENSE = 64
 _MAX_DENSE_CELLS = 1 << 24
+
 
 def _check(y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None) -> None:
     if len(y_true) != len(y_pred):
@@ -62,7 +60,7 @@ def _chunked_sums(codes: np.ndarray, w: np.ndarray, cells: int) -> np.ndarray:
     rows = max(1 << 16, 8 * cells)
     out = np.zeros(cells)
     for lo in range(0, codes.shape[0], rows):
-        out += np.bincount(codes[lo:lo + rows], weights=w[lo:lo + rows], minlength=cells)
+        out += np.bincount(codes[lo : lo + rows], weights=w[lo : lo + rows], minlength=cells)
     return out
 
 
@@ -79,8 +77,10 @@ def _finish(
             weighted = _chunked_sums(codes, w, d * d).reshape(d, d)[np.ix_(keep, keep)]
             total = float(weighted.sum())
         if not np.isfinite(total):
-            msg = ("the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
-                   "constant (the metrics do not change)")
+            msg = (
+                "the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
+                "constant (the metrics do not change)"
+            )
             raise WeightError(msg)
         if not total > 0:
             msg = "sample_weight sums to 0; at least one sample needs a positive weight"
@@ -139,9 +139,7 @@ def confusion_matrix_codes(
     return Counted(keep.astype(np.int64), counts, weighted)
 
 
-def encode_strings(
-    a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096
-) -> Encoded:
+def encode_strings(a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096) -> Encoded:
     """Encode two (n, width) uint32 code-point arrays to shared sorted codes."""
     if a.ndim != 2 or b.ndim != 2:
         msg = "encode_strings takes (n, width) uint32 arrays"
@@ -152,21 +150,16 @@ def encode_strings(
     return _encode_sorted(both, len(sa), max_classes)
 
 
-def _encode_sorted(
-    both: np.ndarray, n: int, max_classes: int
-) -> Encoded:
+def _encode_sorted(both: np.ndarray, n: int, max_classes: int) -> Encoded:
     _, first, inverse = np.unique(both, return_index=True, return_inverse=True)
     _limit(len(first), max_classes)
     which = (first >= n).astype(np.uint8)
     rows = np.where(first >= n, first - n, first).astype(np.uint64)
-    inverse = inverse.reshape(-1).astype(np.int32)
-    return Encoded(which, rows, inverse[:n], inverse[n:])
+    codes = inverse.reshape(-1).astype(np.int32)
+    return Encoded(which, rows, codes[:n], codes[n:])
 
 
-def encode_objects(
-    a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096
-) -> Encoded:
-
+def encode_objects(a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096) -> Encoded:
     """Encode two object arrays of ``str`` to shared codes sorted by code point."""
     from cmetrics._checks import check_object_strings, surrogate_error
 
@@ -180,4 +173,3 @@ def encode_objects(
     # Fixed-width strings drop trailing NULs, as the compiled kernel does.
     both = np.concatenate([a.astype(np.str_), b.astype(np.str_)]).astype(np.str_)
     return _encode_sorted(both, len(a), max_classes)
-

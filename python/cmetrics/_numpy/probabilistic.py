@@ -9,9 +9,13 @@ import numpy as np
 import numpy.typing as npt
 
 from cmetrics._kernels import ProbAccumulators
-from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, ShapeError, ValidationError, WeightError
-
-__all__ = ["evaluate_proba"]
+from cmetrics.exceptions import (
+    LabelError,
+    LengthMismatchError,
+    ProbabilityError,
+    ShapeError,
+    WeightError,
+)
 
 LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 _CHUNK = 1 << 15
@@ -28,7 +32,8 @@ def calibration_bin(conf: np.ndarray, n_bins: int) -> np.ndarray:
     upper = m / n_bins
     m = np.where((m > 1) & (conf <= lower), m - 1, m)
     m = np.where((m < n_bins) & (conf > upper), m + 1, m)
-    return m - 1
+    out: npt.NDArray[np.int64] = m - 1
+    return out
 
 
 def evaluate_proba(
@@ -66,8 +71,10 @@ def evaluate_proba(
         badw = ~((sample_weight >= 0) & np.isfinite(sample_weight))
         if badw.any():
             i = int(np.flatnonzero(badw)[0])
-            msg = (f"sample_weight[{i}] = {_py(sample_weight[i])} is invalid; weights must be finite and >= 0 "
-                   f"({int(badw.sum())} invalid in total)")
+            msg = (
+                f"sample_weight[{i}] = {_py(sample_weight[i])} is invalid; weights must be finite and >= 0 "
+                f"({int(badw.sum())} invalid in total)"
+            )
             raise WeightError(msg)
     tol = 1e-6 * k if atol is None else atol
     acc = ProbAccumulators(
@@ -91,19 +98,32 @@ def evaluate_proba(
     with np.errstate(over="ignore", invalid="ignore"):
         for lo in range(0, n, _CHUNK):
             hi = min(lo + _CHUNK, n)
-            sums += _chunk(acc, lo, y_true[lo:hi], y_proba[lo:hi], None if y_pred is None else y_pred[lo:hi],
-                           None if sample_weight is None else sample_weight[lo:hi], k, tol, validate, entropy, scores,
-                           n_bins, hard)
+            sums += _chunk(
+                acc,
+                lo,
+                y_true[lo:hi],
+                y_proba[lo:hi],
+                None if y_pred is None else y_pred[lo:hi],
+                None if sample_weight is None else sample_weight[lo:hi],
+                k,
+                tol,
+                validate,
+                entropy,
+                scores,
+                n_bins,
+                hard,
+            )
     if not np.isfinite(sums).all():
-        msg = ("a weighted sum of the probability pass is beyond the float64 range; divide every sample_weight by "
-               "the same constant (the metrics do not change)")
+        msg = (
+            "a weighted sum of the probability pass is beyond the float64 range; divide every sample_weight by "
+            "the same constant (the metrics do not change)"
+        )
         raise WeightError(msg)
     weight_sum, entropy_sum, brier_sum, log_loss_sum = (float(x) for x in sums)
     if not weight_sum > 0:
         msg = "sample_weight sums to 0; at least one sample needs a positive weight"
         raise WeightError(msg)
-    return acc._replace(weight_sum=weight_sum, entropy_sum=entropy_sum, brier_sum=brier_sum,
-                        log_loss_sum=log_loss_sum)
+    return acc._replace(weight_sum=weight_sum, entropy_sum=entropy_sum, brier_sum=brier_sum, log_loss_sum=log_loss_sum)
 
 
 def _codes_in_range(codes: np.ndarray, name: str, lo: int, k: int) -> np.ndarray:
@@ -112,45 +132,61 @@ def _codes_in_range(codes: np.ndarray, name: str, lo: int, k: int) -> np.ndarray
     outside = (c < 0) | (c >= k)
     if outside.any():
         i = int(np.flatnonzero(outside)[0])
-        msg = (f"{name}[{lo + i}] = {int(codes[i])} is not one of the {k} labels; "
-               "pass labels= listing every class (one per y_proba column)")
+        msg = (
+            f"{name}[{lo + i}] = {int(codes[i])} is not one of the {k} labels; "
+            "pass labels= listing every class (one per y_proba column)"
+        )
         raise LabelError(msg)
     return c
 
 
 def _chunk(
-    out: ProbAccumulators, lo: int, y: np.ndarray, p: np.ndarray, yp: np.ndarray | None, w: np.ndarray | None,
-    k: int, tol: float, validate: bool, entropy: bool, scores: bool, n_bins: int, hard: bool,
+    out: ProbAccumulators,
+    lo: int,
+    y: np.ndarray,
+    p: np.ndarray,
+    yp: np.ndarray | None,
+    w: np.ndarray | None,
+    k: int,
+    tol: float,
+    validate: bool,
+    entropy: bool,
+    scores: bool,
+    n_bins: int,
+    hard: bool,
 ) -> npt.NDArray[np.float64]:
-
     """Add one chunk to the arrays of ``out``; return its (weight, entropy, Brier, log-loss) sums."""
     m = len(y)
     pd = p.astype(np.float64, copy=False)
     # The checks of the Rust pass, row by row: the first bad row decides, and within a row
     # y_true, then the entries, then the sum, then y_pred.
     yi = y.astype(np.int64)
-    bad_true = (yi < 0) | (yi >= k)
+    bad_true: npt.NDArray[np.bool_] = (yi < 0) | (yi >= k)
     invalid = ~((pd >= 0) & (pd <= 1))
-    bad_entry = invalid.any(axis=1)
+    bad_entry = np.asarray(invalid.any(axis=1))
     sums = pd.sum(axis=1)
-    bad_sum = (np.abs(sums - 1.0) > tol) & ~bad_entry if validate else np.zeros(m, dtype=bool)
+    bad_sum: npt.NDArray[np.bool_] = (np.abs(sums - 1.0) > tol) & ~bad_entry if validate else np.zeros(m, dtype=bool)
     yp_codes = None if yp is None else yp.astype(np.int64)
     bad_pred = np.zeros(m, dtype=bool) if yp_codes is None else (yp_codes < 0) | (yp_codes >= k)
     bad = bad_true | bad_entry | bad_sum | bad_pred
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         if bad_true[r]:
-            _codes_in_range(y[r:r + 1], "y_true", lo + r, k)
+            _codes_in_range(y[r : r + 1], "y_true", lo + r, k)
         if bad_entry[r]:
             c = int(np.flatnonzero(invalid[r])[0])
-            msg = (f"y_proba[{lo + r}, {c}] = {_py(pd[r, c])} is not a probability; entries must lie in [0, 1] "
-                   "(no NaN or inf)")
+            msg = (
+                f"y_proba[{lo + r}, {c}] = {_py(pd[r, c])} is not a probability; entries must lie in [0, 1] "
+                "(no NaN or inf)"
+            )
             raise ProbabilityError(msg)
         if bad_sum[r]:
-            msg = (f"y_proba row {lo + r} sums to {_py(sums[r])}, not 1 (tolerance {_py(tol)}); "
-                   "pass normalised probabilities (softmax output) or validate=False")
+            msg = (
+                f"y_proba row {lo + r} sums to {_py(sums[r])}, not 1 (tolerance {_py(tol)}); "
+                "pass normalised probabilities (softmax output) or validate=False"
+            )
             raise ProbabilityError(msg)
-        _codes_in_range(yp[r:r + 1], "y_pred", lo + r, k)  # type: ignore[index]
+        _codes_in_range(yp[r : r + 1], "y_pred", lo + r, k)  # type: ignore[index]
     top = pd.argmax(axis=1)
     best = pd[np.arange(m), top]
     pred = top if yp_codes is None else yp_codes
@@ -180,8 +216,8 @@ def _chunk(
         out.bin_correct[:] += np.bincount(b, weights=ww * correct, minlength=n_bins)
         out.bin_count[:] += np.bincount(b, minlength=n_bins).astype(np.uint64)
     if out.confidence is not None and out.correct is not None:
-        out.confidence[lo:lo + m] = best
-        out.correct[lo:lo + m] = correct
+        out.confidence[lo : lo + m] = best
+        out.correct[lo : lo + m] = correct
     if entropy:
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(pd > 0, -pd * np.log(np.where(pd > 0, pd, 1.0)), 0.0)

@@ -11,9 +11,7 @@ import numpy as np
 
 from cmetrics._checks import check_finite, check_not_nan, check_totals, check_weights
 from cmetrics._kernels import BinaryRanking, Groups, KendallCounts
-from cmetrics.exceptions import LengthMismatchError, NonFiniteError, ShapeError, ValidationError, WeightError
-
-__all__ = ["GroupState", "binary_ranking", "kendall_counts", "merge_groups", "score_groups", "walk_groups"]
+from cmetrics.exceptions import LengthMismatchError, ShapeError, ValidationError
 
 
 def order_keys(x: np.ndarray) -> np.ndarray:
@@ -53,7 +51,10 @@ def _tie_pairs(starts: np.ndarray, n: int) -> int:
 
 
 def binary_ranking(
-    positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, curves: bool = True,
+    positive: np.ndarray,
+    score: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    curves: bool = True,
     n_threads: int = 0,
 ) -> BinaryRanking:
 
@@ -70,8 +71,9 @@ def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:
     return int(np.dot(a.astype(object), b.astype(object)))
 
 
-def _walk_desc(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, curves: bool = True,
-               weighted: bool = False) -> BinaryRanking:
+def _walk_desc(
+    cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, curves: bool = True, weighted: bool = False
+) -> BinaryRanking:
     """The walk over tie groups given from the highest score down: positive and negative
     counts and weights per group (as the Rust walk)."""
     n_pos, n_neg = int(cp.sum()), int(cn.sum())
@@ -80,8 +82,17 @@ def _walk_desc(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, c
         return _walk_sums(cp, cn, wp, wn, curves, weighted, n_pos, n_neg, neg_above)
 
 
-def _walk_sums(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, curves: bool, weighted: bool,
-               n_pos: int, n_neg: int, neg_above: np.ndarray) -> BinaryRanking:
+def _walk_sums(
+    cp: np.ndarray,
+    cn: np.ndarray,
+    wp: np.ndarray,
+    wn: np.ndarray,
+    curves: bool,
+    weighted: bool,
+    n_pos: int,
+    n_neg: int,
+    neg_above: np.ndarray,
+) -> BinaryRanking:
     # Exact integers for the pair counts (every partial sum is at most n_pos * n_neg).
     reversed_ = _exact_dot(cp, neg_above, n_pos * n_neg)
     tied = _exact_dot(cp, cn, n_pos * n_neg)
@@ -101,22 +112,26 @@ def _walk_sums(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray, c
         every = reversed_ + tied + ordered
         shares = (reversed_ / every, tied / every, ordered / every) if every else (float("nan"),) * 3
     ap, aupr, aurc = _curves(cp, cn, wp, wn) if curves else (float("nan"),) * 3  # as the Rust kernel
-    return BinaryRanking(n_pos, n_neg, w_pos, w_neg, reversed_, tied, ordered, *shares, ap, aupr, aurc, int(len(cp)))
+    return BinaryRanking(n_pos, n_neg, w_pos, w_neg, reversed_, tied, ordered, *shares, ap, aupr, aurc, len(cp))
 
 
 def _check_groups(g: Groups, name: str) -> None:
     v, p, q, wp, wn = g
     n = v.shape[0]
     weighted = wp is not None or wn is not None
-    if p.shape[0] != n or q.shape[0] != n or (weighted and (wp is None or wn is None
-                                                            or wp.shape[0] != n or wn.shape[0] != n)):
+    if (
+        p.shape[0] != n
+        or q.shape[0] != n
+        or (weighted and (wp is None or wn is None or wp.shape[0] != n or wn.shape[0] != n))
+    ):
         raise ValidationError(f"{name} is invalid: the group arrays have different lengths")
     if not np.isfinite(v).all() or (n > 1 and not (np.diff(v + 0.0) > 0).all()):
         raise ValidationError(f"{name} is invalid: the group values are not finite and strictly increasing")
 
 
-def score_groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None,
-                 n_threads: int = 0) -> Groups:
+def score_groups(
+    positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 0
+) -> Groups:
     """Tie groups of ``(positive, score, weight)`` in increasing score order (as the Rust kernel)."""
     n = score.shape[0]
     _check_pair("y_true", positive, "y_score", score, "y_score")
@@ -141,8 +156,13 @@ def _groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray |
     if sample_weight is None:
         return Groups(values, cp, size - cp, None, None)
     w = sample_weight[order]
-    return Groups(values, cp, size - cp, np.add.reduceat(np.where(p, w, 0.0), starts),
-                  np.add.reduceat(np.where(p, 0.0, w), starts))
+    return Groups(
+        values,
+        cp,
+        size - cp,
+        np.add.reduceat(np.where(p, w, 0.0), starts),
+        np.add.reduceat(np.where(p, 0.0, w), starts),
+    )
 
 
 def merge_groups(a: Groups, b: Groups) -> Groups:
@@ -163,8 +183,7 @@ def merge_groups(a: Groups, b: Groups) -> Groups:
     def summed(i: int) -> np.ndarray:
         return np.add.reduceat(np.concatenate([g[i] for g in parts])[order], starts)
 
-    return Groups(vs[starts], summed(1), summed(2), summed(3) if weighted else None,
-                  summed(4) if weighted else None)
+    return Groups(vs[starts], summed(1), summed(2), summed(3) if weighted else None, summed(4) if weighted else None)
 
 
 def walk_groups(groups: Groups, curves: bool = True) -> BinaryRanking:
@@ -203,8 +222,11 @@ def _curves(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray) -> t
         aupr = float(np.sum(seg[ok[:stop]]))
     else:
         ap = aupr = float("nan")
-    aurc = float(np.sum(np.where(ok, (wp + wn) / total * (fp / np.where(ok, covered, 1.0)), 0.0))) if total > 0 \
+    aurc = (
+        float(np.sum(np.where(ok, (wp + wn) / total * (fp / np.where(ok, covered, 1.0)), 0.0)))
+        if total > 0
         else float("nan")
+    )
     return ap, aupr, aurc
 
 
@@ -253,9 +275,8 @@ def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> KendallC
     # The product of the pair counts formed exactly, one square root, one division, clamped.
     tau_b = float("nan") if a == 0 or b == 0 else float(np.clip(cmd / math.sqrt(float(a * b)), -1, 1))
     m = min(len(x_starts), len(uy))
-    tau_c = float("nan") if m < 2 or n < 2 else \
-        float(np.clip(2.0 * cmd / (float(n) * float(n) * (m - 1.0) / m), -1, 1))
-    return KendallCounts(n, x_ties, y_ties, joint_ties, discordant, int(len(x_starts)), int(len(uy)), tau_b, tau_c)
+    tau_c = float("nan") if m < 2 or n < 2 else float(np.clip(2.0 * cmd / (float(n) * float(n) * (m - 1.0) / m), -1, 1))
+    return KendallCounts(n, x_ties, y_ties, joint_ties, discordant, len(x_starts), len(uy), tau_b, tau_c)
 
 
 class GroupState:
@@ -276,8 +297,9 @@ class GroupState:
     def nbytes(self) -> int:
         return sum(a.nbytes for r in self._runs for a in r if a is not None)
 
-    def _check_rows(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None,
-                    unit_interval: bool = False) -> int:
+    def _check_rows(
+        self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None, unit_interval: bool = False
+    ) -> int:
         """The checks of the Rust state's ``add``, in its order; the number of rows."""
         n = score.shape[0]
         if positive.shape[0] != n:
@@ -287,12 +309,16 @@ class GroupState:
         check_finite("confidence", score)
         if unit_interval and ((score < 0.0) | (score > 1.0)).any():
             i = int(np.flatnonzero((score < 0.0) | (score > 1.0))[0])
-            raise ValidationError(f"confidence is invalid: confidence[{i}] = {float(score[i])!r} is outside [0, 1]; the "
-                                  "approximate ranking mode bins confidences in [0, 1] (use ranking='exact' for "
-                                  "other scores)")
+            raise ValidationError(
+                f"confidence is invalid: confidence[{i}] = {float(score[i])!r} is outside [0, 1]; the "
+                "approximate ranking mode bins confidences in [0, 1] (use ranking='exact' for "
+                "other scores)"
+            )
         if sample_weight is not None and sample_weight.shape[0] != n:
-            msg = (f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
-                   "pass arrays of the same length")
+            msg = (
+                f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
+                "pass arrays of the same length"
+            )
             raise LengthMismatchError(msg)
         check_weights(sample_weight, n)
         return int(n)
@@ -303,8 +329,14 @@ class GroupState:
             fix = "pass weights" if self.weighted else "pass no weights"
             raise ValidationError(f"{arg} is invalid: this ranking state holds {have} rows; {fix}")
 
-    def add(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None = None,
-            bins: int | None = None, n_threads: int = 0) -> None:
+    def add(
+        self,
+        positive: np.ndarray,
+        score: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        bins: int | None = None,
+        n_threads: int = 0,
+    ) -> None:
         """Add rows; with ``bins``, each score is first binned in [0, 1] (the approximate mode)."""
         if bins is not None:
             self._add_binned(positive, score, sample_weight, bins)
@@ -313,8 +345,7 @@ class GroupState:
         if n:
             self._push(_groups(positive, score, sample_weight))
 
-    def _add_binned(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None,
-                    bins: int) -> None:
+    def _add_binned(self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None, bins: int) -> None:
         """Rows with each score replaced by the lower edge of its bin of width ``1 / bins``
         in [0, 1] (1.0 in a bin of its own), counted in a histogram."""
         n = self._check_rows(positive, score, sample_weight, unit_interval=True)
@@ -328,8 +359,12 @@ class GroupState:
         if sample_weight is None:
             self._push(Groups(values, pos, every[keep] - pos, None, None))
             return
-        wp = np.bincount(cell, weights=np.where(positive, sample_weight, 0.0), minlength=bins + 1)[keep]
-        wn = np.bincount(cell, weights=np.where(positive, 0.0, sample_weight), minlength=bins + 1)[keep]
+        wp = np.bincount(cell, weights=np.where(positive, sample_weight, 0.0), minlength=bins + 1)[keep].astype(
+            np.float64
+        )
+        wn = np.bincount(cell, weights=np.where(positive, 0.0, sample_weight), minlength=bins + 1)[keep].astype(
+            np.float64
+        )
         self._push(Groups(values, pos, every[keep] - pos, wp, wn))
 
     def _push(self, g: Groups) -> None:
@@ -349,7 +384,16 @@ class GroupState:
         if groups[0].shape[0] and (groups[3] is not None) != self.weighted:
             raise ValidationError("groups is invalid: the groups' weights do not match the ranking state")
         if groups[0].shape[0]:
-            self._push(Groups(*(None if a is None else np.array(a, copy=True) for a in groups)))
+            values, n_pos, n_neg, w_pos, w_neg = groups
+            self._push(
+                Groups(
+                    values.copy(),
+                    n_pos.copy(),
+                    n_neg.copy(),
+                    None if w_pos is None else w_pos.copy(),
+                    None if w_neg is None else w_neg.copy(),
+                )
+            )
 
     def groups(self, n_threads: int = 0) -> Groups:
         if not self._runs:
