@@ -9,7 +9,7 @@
 //! The metrics are ratios, so they do not change when every entry is
 //! multiplied by one constant (docs/definitions.md §1.3). Each function reads
 //! the table multiplied by a power of two that brings its total into
-//! [0.5, 1) ([`Table`]): an exact operation, so the values are those of the
+//! [0.5, 1) (`Table`): an exact operation, so the values are those of the
 //! raw table wherever the raw arithmetic would not overflow, and no product
 //! of sums (MCC, kappa) can overflow or underflow.
 

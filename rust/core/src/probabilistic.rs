@@ -75,7 +75,7 @@ impl Prob for f64 {
 /// Row-major: row `i` is `values[i*K..(i+1)*K]` (numpy's C order).
 /// Column-major: class `j` is `values[j*N..(j+1)*N]` (numpy's Fortran order,
 /// or the K probability columns of a table copied back to back). The kernel
-/// gathers column-major input into row blocks of [`BLOCK`] rows that stay in
+/// gathers column-major input into row blocks of `BLOCK` rows that stay in
 /// L1, so both layouts give the same bits at the cost of one extra pass
 /// through cache, instead of a strided copy of the whole matrix.
 #[derive(Debug, Clone, Copy)]

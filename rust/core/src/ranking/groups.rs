@@ -1,0 +1,251 @@
+//! Tie groups: the distinct scores with their positive and negative rows (and
+//! weights), in increasing order. They merge exactly, so they are the exact
+//! streaming summary; the walk over them gives what the walk over the rows gives.
+
+use super::keys::{Item, Score};
+use super::strategy::{prepare, Merge, Packed, Sink, Stream};
+use super::walk::walk_groups_iter;
+use super::{BinaryRanking, Totals};
+use crate::ensure;
+use crate::error::{MetricError, Result};
+use crate::parallel::{big_vec, Pool};
+
+/// The tie groups of `(score, outcome, weight)` rows in increasing score
+/// order: everything the ranking metrics need, in a form that merges exactly
+/// (the streaming summary). Weight sums only when weights are given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScoreGroups {
+    /// Distinct scores, increasing (`-0.0` counts as `0.0`).
+    pub values: Vec<f64>,
+    /// Positive and negative rows at each score.
+    pub n_pos: Vec<u64>,
+    pub n_neg: Vec<u64>,
+    /// Their weights (empty without weights).
+    pub w_pos: Vec<f64>,
+    pub w_neg: Vec<f64>,
+}
+
+impl ScoreGroups {
+    /// Whether the groups carry weight sums.
+    #[must_use]
+    pub fn weighted(&self) -> bool {
+        !self.w_pos.is_empty() || (self.values.is_empty() && !self.w_neg.is_empty())
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, value: f64, g: (u64, u64, f64, f64), weighted: bool) {
+        self.values.push(value);
+        self.n_pos.push(g.0);
+        self.n_neg.push(g.1);
+        if weighted {
+            self.w_pos.push(g.2);
+            self.w_neg.push(g.3);
+        }
+    }
+}
+
+struct GroupSink;
+
+impl GroupSink {
+    fn collect<S: Stream>(mut rows: S, n: usize, value_of: impl Fn(u64) -> f64) -> ScoreGroups {
+        let mut out = ScoreGroups::default();
+        let mut prev = u64::MAX;
+        let mut g = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
+        for _ in 0..n {
+            let (k, p, w) = rows.next();
+            if k != prev && g.0 + g.1 > 0 {
+                out.push(value_of(prev), g, S::WEIGHTED);
+                g = (0, 0, 0.0, 0.0);
+            }
+            prev = k;
+            g.0 += u64::from(p);
+            g.1 += u64::from(!p);
+            if p {
+                g.2 += w;
+            } else {
+                g.3 += w;
+            }
+        }
+        if g.0 + g.1 > 0 {
+            out.push(value_of(prev), g, S::WEIGHTED);
+        }
+        out
+    }
+}
+
+impl Sink for GroupSink {
+    type Out = ScoreGroups;
+    fn packed<T: Item, X: Score>(
+        self,
+        mut rows: Vec<T>,
+        _t: Totals,
+        bit0: u64,
+        pool: &Pool,
+    ) -> Result<ScoreGroups> {
+        T::sort(&mut rows, pool)?;
+        let n = rows.len();
+        Ok(Self::collect(Packed { rows: rows.iter() }, n, |k| {
+            X::key_value((k << 1) | bit0)
+        }))
+    }
+    fn split<T: Item, X: Score>(
+        self,
+        mut pos: Vec<T>,
+        mut neg: Vec<T>,
+        _t: Totals,
+        _max_key: bool,
+        pool: &Pool,
+    ) -> Result<ScoreGroups> {
+        T::sort(&mut pos, pool)?;
+        T::sort(&mut neg, pool)?;
+        let n = pos.len() + neg.len();
+        // Guarded whatever the keys: this path is not the hot one.
+        Ok(Self::collect(
+            Merge::<T, true>::new(pos, neg),
+            n,
+            X::key_value,
+        ))
+    }
+}
+
+/// The tie groups of `(positive, score, weight)` (checks as [`super::binary_ranking`]).
+///
+/// # Errors
+/// Length mismatch, empty input, a non-finite score, an invalid weight.
+pub fn score_groups(
+    positive: &[bool],
+    score: &[f64],
+    weight: Option<&[f64]>,
+    pool: &Pool,
+) -> Result<ScoreGroups> {
+    prepare(positive, score, weight, pool, GroupSink)
+}
+
+/// Borrowed tie groups (the arrays of a [`ScoreGroups`]; weights empty when unweighted).
+#[derive(Debug, Clone, Copy)]
+pub struct GroupsRef<'a> {
+    pub values: &'a [f64],
+    pub n_pos: &'a [u64],
+    pub n_neg: &'a [u64],
+    pub w_pos: &'a [f64],
+    pub w_neg: &'a [f64],
+}
+
+impl<'a> From<&'a ScoreGroups> for GroupsRef<'a> {
+    fn from(g: &'a ScoreGroups) -> Self {
+        Self {
+            values: &g.values,
+            n_pos: &g.n_pos,
+            n_neg: &g.n_neg,
+            w_pos: &g.w_pos,
+            w_neg: &g.w_neg,
+        }
+    }
+}
+
+impl GroupsRef<'_> {
+    pub(crate) fn check(&self, arg: &'static str) -> Result<()> {
+        let n = self.values.len();
+        let weighted = !self.w_pos.is_empty() || !self.w_neg.is_empty();
+        let same = self.n_pos.len() == n
+            && self.n_neg.len() == n
+            && (!weighted || (self.w_pos.len() == n && self.w_neg.len() == n));
+        ensure!(
+            same,
+            MetricError::InvalidValue {
+                arg,
+                detail: "the group arrays have different lengths".into()
+            }
+        );
+        // Finite and strictly increasing (-0.0 and 0.0 are one value).
+        let sorted = self.values.windows(2).all(|w| w[0] < w[1]);
+        ensure!(
+            sorted && self.values.iter().all(|v| v.is_finite()),
+            MetricError::InvalidValue {
+                arg,
+                detail: "the group values are not finite and strictly increasing".into()
+            }
+        );
+        Ok(())
+    }
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> (u64, u64, f64, f64) {
+        (
+            self.n_pos.get(i).copied().unwrap_or(0),
+            self.n_neg.get(i).copied().unwrap_or(0),
+            self.w_pos.get(i).copied().unwrap_or(0.0),
+            self.w_neg.get(i).copied().unwrap_or(0.0),
+        )
+    }
+}
+
+/// Merge two sets of tie groups (a linear merge; equal scores add up).
+///
+/// # Errors
+/// Arrays of different lengths, values not strictly increasing, one side
+/// weighted and the other not.
+pub fn merge_groups(a: GroupsRef, b: GroupsRef) -> Result<ScoreGroups> {
+    a.check("a")?;
+    b.check("b")?;
+    let weighted = !a.w_pos.is_empty() || !b.w_pos.is_empty();
+    let both_or_none = |g: &GroupsRef| g.values.is_empty() || g.w_pos.is_empty() != weighted;
+    ensure!(
+        both_or_none(&a) && both_or_none(&b),
+        MetricError::InvalidValue {
+            arg: "b",
+            detail: "one set of groups has weights and the other has not".into()
+        }
+    );
+    let (na, nb) = (a.values.len(), b.values.len());
+    let cap = na + nb;
+    let wcap = if weighted { cap } else { 0 };
+    let mut out = ScoreGroups {
+        values: big_vec(cap),
+        n_pos: big_vec(cap),
+        n_neg: big_vec(cap),
+        w_pos: big_vec(wcap),
+        w_neg: big_vec(wcap),
+    };
+    let (mut i, mut j) = (0, 0);
+    // Values are finite, so `<` and `==` order them as their keys do (0.0 == -0.0).
+    while let (Some(&va), Some(&vb)) = (a.values.get(i), b.values.get(j)) {
+        if va < vb {
+            out.push(va, a.get(i), weighted);
+            i += 1;
+        } else if vb < va {
+            out.push(vb, b.get(j), weighted);
+            j += 1;
+        } else {
+            let (x, y) = (a.get(i), b.get(j));
+            out.push(va, (x.0 + y.0, x.1 + y.1, x.2 + y.2, x.3 + y.3), weighted);
+            i += 1;
+            j += 1;
+        }
+    }
+    for (g, k, n) in [(&a, i, na), (&b, j, nb)] {
+        out.values
+            .extend_from_slice(g.values.get(k..n).unwrap_or(&[]));
+        out.n_pos
+            .extend_from_slice(g.n_pos.get(k..n).unwrap_or(&[]));
+        out.n_neg
+            .extend_from_slice(g.n_neg.get(k..n).unwrap_or(&[]));
+        if weighted {
+            out.w_pos
+                .extend_from_slice(g.w_pos.get(k..n).unwrap_or(&[]));
+            out.w_neg
+                .extend_from_slice(g.w_neg.get(k..n).unwrap_or(&[]));
+        }
+    }
+    Ok(out)
+}
+
+/// The walk of [`super::binary_ranking`] over tie groups in increasing score order.
+///
+/// # Errors
+/// As [`merge_groups`] for malformed groups; weights summing to 0 or past
+/// the float64 range.
+pub fn walk_groups(g: GroupsRef, curves: bool) -> Result<BinaryRanking> {
+    g.check("groups")?;
+    let weighted = !g.w_pos.is_empty();
+    walk_groups_iter((0..g.values.len()).map(|i| g.get(i)), weighted, curves)
+}

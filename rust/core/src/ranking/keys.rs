@@ -1,0 +1,155 @@
+//! Order-preserving keys: every score type maps to a `u64` whose order is the
+//! scores' order ([`Score::key`]; floats with `-0.0 == 0.0`, integers exactly),
+//! and a row to sort is such a key, or a key with its weight below it ([`Item`]).
+
+use crate::error::Result;
+use crate::parallel::Pool;
+use crate::sort::sort_keys;
+
+/// An order-preserving key: `a < b` iff `order_key(a) < order_key(b)` for
+/// non-NaN floats, with `-0.0` and `0.0` mapped to the same key.
+#[inline]
+#[must_use]
+pub fn order_key(x: f64) -> u64 {
+    // `+ 0.0` turns -0.0 into 0.0; negative values have all bits flipped,
+    // positive ones only the sign bit (no branch).
+    let b = (x + 0.0).to_bits();
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_wrap)]
+    let flip = ((b as i64 >> 63) as u64) | (1 << 63);
+    b ^ flip
+}
+
+/// A score type the ranking kernels read: floats, and integers ordered as
+/// integers (a float64 holds integers exactly only up to 2^53).
+pub trait Score: Copy + Send + Sync + 'static {
+    /// An order-preserving key: `a < b` iff `a.key() < b.key()` (NaN aside).
+    fn key(self) -> u64;
+    /// Whether the value is finite (integers always are).
+    fn is_finite(self) -> bool {
+        true
+    }
+    /// Whether the value is NaN (integers never are).
+    fn is_nan(self) -> bool {
+        false
+    }
+    /// The value as f64 (for messages and reported thresholds).
+    fn to_f64(self) -> f64;
+    /// The value of a key, as f64.
+    fn key_value(k: u64) -> f64;
+}
+
+impl Score for f64 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        order_key(self)
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn key_value(k: u64) -> f64 {
+        from_order_key(k)
+    }
+}
+
+impl Score for i64 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        #[allow(clippy::cast_sign_loss)]
+        let k = (self as u64) ^ (1 << 63);
+        k
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[allow(clippy::cast_possible_wrap, clippy::cast_precision_loss)]
+    fn key_value(k: u64) -> f64 {
+        (k ^ (1 << 63)) as i64 as f64
+    }
+}
+
+impl Score for u64 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[allow(clippy::cast_precision_loss)]
+    fn key_value(k: u64) -> f64 {
+        k as f64
+    }
+}
+
+/// One outcome's rows: a score key, and a weight when weights are given.
+pub trait Item: Copy + Default + Send + Sync {
+    const WEIGHTED: bool;
+    fn key(self) -> u64;
+    fn weight(self) -> f64;
+    /// An item above every real key (finite scores never map to `u64::MAX`).
+    fn sentinel() -> Self;
+    /// Sort by a total order, key then weight bits: the sorted sequence, and
+    /// so every floating-point sum over it, is the same whatever the thread
+    /// count.
+    fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
+}
+
+impl Item for u64 {
+    const WEIGHTED: bool = false;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn weight(self) -> f64 {
+        1.0
+    }
+    fn sentinel() -> Self {
+        u64::MAX
+    }
+    fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        sort_keys(v, pool)
+    }
+}
+
+/// A weighted row: the key in the high 64 bits, the weight's bits below, so
+/// that one radix sort orders by key and then by weight (a total order).
+impl Item for u128 {
+    const WEIGHTED: bool = true;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        (self >> 64) as u64
+    }
+    #[inline(always)]
+    fn weight(self) -> f64 {
+        #[allow(clippy::cast_possible_truncation)]
+        f64::from_bits(self as u64)
+    }
+    fn sentinel() -> Self {
+        u128::MAX
+    }
+    fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        sort_keys(v, pool)
+    }
+}
+
+/// A weighted row for [`Item`] (`key`, `weight`).
+pub(crate) fn weighted(key: u64, w: f64) -> u128 {
+    (u128::from(key) << 64) | u128::from(w.to_bits())
+}
+
+/// The inverse of [`order_key`].
+#[must_use]
+pub fn from_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k ^ (1 << 63) } else { !k })
+}

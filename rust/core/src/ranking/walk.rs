@@ -1,0 +1,310 @@
+//! The tie-grouped walk: rows (or tie groups) in ascending score order give
+//! the exact pair counts, the weighted pair shares and the curve areas of
+//! [`BinaryRanking`] in one pass.
+
+use super::pieces::count_shares;
+use super::strategy::Stream;
+use super::{weight_scale, BinaryRanking, Totals};
+use crate::ensure;
+use crate::error::{MetricError, Result};
+use crate::parallel::{Pool, CHECK_ROWS};
+
+/// Tie groups in ascending score order from `rows` (a branch-free merge of
+/// two sorted sides, or one packed array; negatives first within a tie).
+/// Per row: the pair counts; per closed group: the ties and, when `curves`
+/// is set, the precision-recall and risk-coverage terms.
+pub(super) fn walk<S: Stream>(
+    rows: S,
+    totals: Totals,
+    curves: bool,
+    pool: &Pool,
+) -> Result<BinaryRanking> {
+    let mut w = Walk::new(totals, S::WEIGHTED, curves);
+    w.run(rows, totals.n_pos + totals.n_neg, pool);
+    pool.check()?;
+    Ok(w.result())
+}
+
+/// The state of [`walk`]: rows and weights strictly below the current tie
+/// group, the group's own counts, and the sums so far. Weights are
+/// multiplied by `scale` (a power of two, see [`weight_scale`]) as they come
+/// in: the curves are ratios and the pair sums are reported as shares, so
+/// the scale cancels, while every product of two weight sums stays finite.
+pub(super) struct Walk {
+    r: BinaryRanking,
+    weighted: bool,
+    curves: bool,
+    scale: f64,
+    /// Scaled totals.
+    sw_pos: f64,
+    sw_neg: f64,
+    pub(super) groups: u64,
+    pub(super) pos_below: u64,
+    pub(super) neg_below: u64,
+    gp: u64,
+    gn: u64,
+    w_pos_below: f64,
+    w_neg_below: f64,
+    gwp: f64,
+    gwn: f64,
+    pub(super) ordered: u128,
+    pub(super) tied: u128,
+    w_ordered: f64,
+    w_tied: f64,
+    w_reversed: f64,
+    /// `sum_k (tp_k - tp_{k-1}) precision_k`, divided by the positive weight at the end.
+    ap: f64,
+    aupr: f64,
+    aurc: f64,
+    /// The trapezoid of a group needs the precision of the group above it,
+    /// which comes next: the group below waits here.
+    pending_w: f64,
+    pending_precision: f64,
+}
+
+impl Walk {
+    /// Walk `n` rows of `rows`, closing the last group at the end; stops
+    /// early once the pool's stop flag is raised.
+    pub(super) fn run<S: Stream>(&mut self, mut rows: S, n: u64, pool: &Pool) {
+        if n == 0 {
+            return;
+        }
+        // The first row opens the first group (every key is possible, so no
+        // key can stand for "none yet").
+        let (mut prev, p, wi) = rows.next();
+        self.groups += 1;
+        self.push(p, wi);
+        let mut left = n - 1;
+        while left > 0 {
+            if pool.stopped() {
+                return;
+            }
+            let step = left.min(CHECK_ROWS as u64);
+            for _ in 0..step {
+                let (k, p, wi) = rows.next();
+                if k != prev {
+                    self.close_group();
+                }
+                self.groups += u64::from(k != prev);
+                prev = k;
+                self.push(p, wi);
+            }
+            left -= step;
+        }
+        self.close_group();
+        self.finish_curve();
+    }
+
+    pub(super) fn new(t: Totals, weighted: bool, curves: bool) -> Self {
+        let scale = if weighted {
+            weight_scale(t.w_pos.max(t.w_neg))
+        } else {
+            1.0
+        };
+        Self {
+            r: BinaryRanking {
+                n_pos: t.n_pos,
+                n_neg: t.n_neg,
+                w_pos: t.w_pos,
+                w_neg: t.w_neg,
+                ..BinaryRanking::default()
+            },
+            weighted,
+            curves,
+            scale,
+            sw_pos: t.w_pos * scale,
+            sw_neg: t.w_neg * scale,
+            groups: 0,
+            pos_below: 0,
+            neg_below: 0,
+            gp: 0,
+            gn: 0,
+            w_pos_below: 0.0,
+            w_neg_below: 0.0,
+            gwp: 0.0,
+            gwn: 0.0,
+            ordered: 0,
+            tied: 0,
+            w_ordered: 0.0,
+            w_tied: 0.0,
+            w_reversed: 0.0,
+            ap: 0.0,
+            aupr: 0.0,
+            aurc: 0.0,
+            pending_w: 0.0,
+            pending_precision: 0.0,
+        }
+    }
+
+    /// One row of the current group (branch-free in the outcome).
+    #[inline(always)]
+    fn push(&mut self, p: bool, w: f64) {
+        // A positive row is above every negative strictly below its group.
+        let pm = u64::from(p).wrapping_neg(); // all ones for a positive row
+        self.ordered += u128::from(self.neg_below & pm);
+        self.gp += u64::from(p);
+        self.gn += u64::from(!p);
+        if self.weighted {
+            let w = w * self.scale;
+            let wp = f64::from(u8::from(p)) * w;
+            let wn = w - wp;
+            self.w_ordered += wp * self.w_neg_below;
+            self.w_reversed += wn * self.w_pos_below;
+            self.gwp += wp;
+            self.gwn += wn;
+        }
+    }
+
+    /// Close the current group: its ties and curve terms, then move it below.
+    #[inline(always)]
+    #[allow(clippy::cast_precision_loss)]
+    fn close_group(&mut self) {
+        self.tied += u128::from(self.gp) * u128::from(self.gn);
+        if !self.weighted {
+            // Unit weights: the weight sums are the counts.
+            self.gwp = self.gp as f64;
+            self.gwn = self.gn as f64;
+            self.w_pos_below = self.pos_below as f64;
+            self.w_neg_below = self.neg_below as f64;
+        }
+        self.w_tied += self.gwp * self.gwn;
+        if self.curves {
+            self.curve_terms();
+        }
+        self.pos_below += self.gp;
+        self.neg_below += self.gn;
+        self.w_pos_below += self.gwp;
+        self.w_neg_below += self.gwn;
+        (self.gp, self.gn, self.gwp, self.gwn) = (0, 0, 0.0, 0.0);
+    }
+
+    /// Precision-recall and risk-coverage terms of the group being closed:
+    /// everything at or above it is accepted. A side with no row left at or
+    /// above the group (counted exactly) contributes exactly 0, whatever the
+    /// rounding of its weight sums.
+    fn curve_terms(&mut self) {
+        let (w_pos, w_neg) = (self.sw_pos, self.sw_neg);
+        let total = w_pos + w_neg;
+        let tp = if self.pos_below == self.r.n_pos {
+            0.0
+        } else {
+            (w_pos - self.w_pos_below).max(0.0)
+        };
+        let fp = if self.neg_below == self.r.n_neg {
+            0.0
+        } else {
+            (w_neg - self.w_neg_below).max(0.0)
+        };
+        let covered = tp + fp;
+        let precision = if covered > 0.0 { tp / covered } else { 0.0 };
+        if w_pos > 0.0 {
+            self.ap += self.gwp * precision;
+            self.aupr += self.pending_w / w_pos * (self.pending_precision + precision) / 2.0;
+            // Groups below the lowest positive lie past full recall.
+            let in_curve = self.w_pos_below + self.gwp > 0.0;
+            self.pending_w = if in_curve { self.gwp } else { 0.0 };
+            self.pending_precision = precision;
+        }
+        if covered > 0.0 && total > 0.0 {
+            self.aurc += (self.gwp + self.gwn) / total * (fp / covered);
+        }
+    }
+
+    /// The top group's trapezoid reaches up to (recall 0, precision 1).
+    fn finish_curve(&mut self) {
+        if self.curves && self.sw_pos > 0.0 {
+            self.aupr += self.pending_w / self.sw_pos * (self.pending_precision + 1.0) / 2.0;
+        }
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn result(self) -> BinaryRanking {
+        let mut r = self.r;
+        r.n_thresholds = self.groups;
+        r.ordered = self.ordered;
+        r.tied = self.tied;
+        r.reversed = u128::from(r.n_pos) * u128::from(r.n_neg) - self.ordered - self.tied;
+        (r.reversed_share, r.tied_share, r.ordered_share) = if self.weighted {
+            let all = self.w_reversed + self.w_tied + self.w_ordered;
+            if all > 0.0 {
+                (
+                    self.w_reversed / all,
+                    self.w_tied / all,
+                    self.w_ordered / all,
+                )
+            } else {
+                (f64::NAN, f64::NAN, f64::NAN)
+            }
+        } else {
+            count_shares(r.reversed, r.tied, r.ordered)
+        };
+        // `w_pos_below` ends as the positive weight summed in walk order, the
+        // order of the AP numerator: a perfect ranking gives exactly 1.
+        let curve = |v: f64, ok: bool| if self.curves && ok { v } else { f64::NAN };
+        r.average_precision = curve(self.ap / self.w_pos_below, self.w_pos_below > 0.0);
+        r.aupr_trapezoid = curve(self.aupr, self.sw_pos > 0.0);
+        r.aurc = curve(self.aurc, self.sw_pos + self.sw_neg > 0.0);
+        r
+    }
+}
+
+/// The walk over `(n_pos, n_neg, w_pos, w_neg)` tie groups in increasing
+/// score order (weights ignored unless `weighted`).
+///
+/// # Errors
+/// Weights summing to 0 or past the float64 range.
+pub(crate) fn walk_groups_iter(
+    groups: impl Iterator<Item = (u64, u64, f64, f64)> + Clone,
+    weighted: bool,
+    curves: bool,
+) -> Result<BinaryRanking> {
+    let (mut n_pos, mut n_neg, mut w_pos, mut w_neg) = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
+    for (p, q, wp, wq) in groups.clone() {
+        n_pos += p;
+        n_neg += q;
+        if weighted {
+            w_pos += wp;
+            w_neg += wq;
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    if !weighted {
+        (w_pos, w_neg) = (n_pos as f64, n_neg as f64);
+    }
+    ensure!(
+        (w_pos + w_neg).is_finite(),
+        MetricError::WeightRange {
+            what: "the sum of sample_weight"
+        }
+    );
+    ensure!(
+        w_pos + w_neg > 0.0 || n_pos + n_neg == 0,
+        MetricError::ZeroWeightSum
+    );
+    let totals = Totals {
+        n_pos,
+        n_neg,
+        w_pos,
+        w_neg,
+    };
+    let mut w = Walk::new(totals, weighted, curves);
+    for (p, q, wp, wq) in groups {
+        if p + q == 0 {
+            continue;
+        }
+        w.groups += 1;
+        w.ordered += u128::from(p) * u128::from(w.neg_below);
+        (w.gp, w.gn) = (p, q);
+        if weighted {
+            let (wp, wq) = (wp * w.scale, wq * w.scale);
+            w.w_ordered += wp * w.w_neg_below;
+            w.w_reversed += wq * w.w_pos_below;
+            (w.gwp, w.gwn) = (wp, wq);
+        }
+        w.close_group();
+    }
+    if w.groups > 0 {
+        w.finish_curve();
+    }
+    Ok(w.result())
+}
