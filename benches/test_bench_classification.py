@@ -16,6 +16,7 @@ import sklearn.metrics as skm
 
 import cmetrics
 from benches.conftest import EXTRA, K, N, read_probe, record
+from cmetrics._checks import Backend
 
 pytestmark = pytest.mark.skipif(not cmetrics.rust_available(), reason="benchmarks measure the Rust backend")
 
@@ -78,10 +79,10 @@ def test_sklearn_confusion(benchmark: Any, labels_1e7: tuple[np.ndarray, np.ndar
     record("sklearn_confusion", benchmark)
 
 
-def cmetrics_report(y: np.ndarray, p: np.ndarray, backend: str = "auto") -> dict[str, Any]:
+def cmetrics_report(y: np.ndarray, p: np.ndarray, backend: Backend = "auto") -> cmetrics.Report:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return cmetrics.ConfusionMatrix.from_predictions(y, p, backend=backend).report()  # type: ignore[arg-type]
+        return cmetrics.ConfusionMatrix.from_predictions(y, p, backend=backend).report()
 
 
 def sklearn_report(y: np.ndarray, p: np.ndarray) -> dict[str, Any]:
@@ -116,11 +117,11 @@ def test_cmetrics_report(benchmark: Any, labels_1e7: tuple[np.ndarray, np.ndarra
     record("cmetrics_report", benchmark)
     ref = sklearn_report(y, p)
     ok = (
-        abs(ours["matthews_corrcoef"] - ref["matthews_corrcoef"]) < 1e-12
-        and abs(ours["cohen_kappa"] - ref["cohen_kappa"]) < 1e-12
-        and abs(ours["f1_macro"] - ref["macro"][2]) < 1e-12
-        and abs(ours["informedness"] - ref["informedness"]) < 1e-12
-        and abs(ours["normalized_information_transfer"] - ref["nit"]) < 1e-12
+        abs(ours.matthews_corrcoef - ref["matthews_corrcoef"]) < 1e-12
+        and abs(ours.cohen_kappa - ref["cohen_kappa"]) < 1e-12
+        and abs(ours.f1_macro - ref["macro"][2]) < 1e-12
+        and abs(ours.informedness - ref["informedness"]) < 1e-12
+        and abs(ours.normalized_information_transfer - ref["nit"]) < 1e-12
     )
     benchmark.extra_info["matches_sklearn"] = ok
     assert ok
