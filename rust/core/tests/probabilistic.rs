@@ -362,3 +362,62 @@ proptest! {
         prop_assert_eq!(by_rows, by_cols);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    /// Every subset of the options (the lean pCM path included), weighted or
+    /// not, gives the same bits as the full pass for what it computes.
+    #[test]
+    fn every_option_subset_agrees_with_the_full_pass(
+        k in 1_usize..20,
+        n in 1_usize..3000,
+        seed in any::<u64>(),
+        portable in any::<bool>(),
+        column_major in any::<bool>(),
+    ) {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as u32
+        };
+        let raw: Vec<u32> = (0..n * k).map(|_| { let v = next() % 40; if v < 10 { 0 } else { v } }).collect();
+        let p = rows(&raw, k);
+        let y: Vec<i32> = (0..n).map(|_| (next() as usize % k) as i32).collect();
+        let weights: Vec<f64> = (0..n).map(|_| f64::from(next() % 1000 + 1) / 100.0).collect();
+        let cols = transpose(&p, k);
+        let matrix = if column_major { ProbaMatrix::column_major(&cols, k) } else { ProbaMatrix::row_major(&p, k) };
+        let pool = Pool::sequential();
+        let full = ProbOptions { portable, ..ProbOptions::default() };
+        for mask in 0..32_u32 {
+            let [hard, scores, entropy, bins, weighted] = [0, 1, 2, 3, 4].map(|b| mask >> b & 1 == 1);
+            let w = weighted.then_some(&weights[..]);
+            let subset = ProbOptions { hard, scores, entropy, n_bins: if bins { 15 } else { 0 }, ..full };
+            let all = evaluate_proba(&y, matrix, None, w, &full, &pool).unwrap();
+            let got = evaluate_proba(&y, matrix, None, w, &subset, &pool).unwrap();
+            prop_assert_eq!(&got.pcm, &all.pcm, "mask {}", mask);
+            prop_assert_eq!(&got.true_count, &all.true_count);
+            prop_assert_eq!(&got.true_weight, &all.true_weight);
+            prop_assert_eq!(got.weight_sum, all.weight_sum);
+            if hard {
+                prop_assert_eq!(&got.hard_counts, &all.hard_counts);
+                prop_assert_eq!(&got.hard_weighted, &all.hard_weighted);
+            } else {
+                prop_assert!(got.hard_counts.iter().all(|&c| c == 0));
+            }
+            let want_entropy = if entropy { all.entropy_sum } else { 0.0 };
+            prop_assert_eq!(got.entropy_sum, want_entropy, "mask {}", mask);
+            if scores {
+                prop_assert_eq!(got.brier_sum, all.brier_sum);
+                prop_assert_eq!(got.log_loss_sum, all.log_loss_sum);
+            }
+            if bins {
+                prop_assert_eq!(&got.bin_weight, &all.bin_weight);
+                prop_assert_eq!(&got.bin_count, &all.bin_count);
+                prop_assert_eq!(&got.bin_correct, &all.bin_correct);
+            }
+        }
+    }
+}

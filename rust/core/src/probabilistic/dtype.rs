@@ -1,0 +1,53 @@
+//! The probability dtypes the pass reads (f32 and f64); every sum is f64.
+
+use crate::fastmath;
+#[cfg(target_arch = "x86_64")]
+use crate::simd;
+
+/// A probability dtype the kernel reads.
+pub trait Prob: Copy + Default + Send + Sync + 'static {
+    /// The value as f64 (exact for f32).
+    fn f(self) -> f64;
+    /// `sum(-x ln x)` over `xs` (`0 ln 0 = 0`), in f64.
+    fn neg_xlogx_sum(xs: &[Self]) -> f64;
+    /// Load a row of at most 16 values into AVX-512 registers.
+    ///
+    /// # Safety
+    /// As [`simd::load_f32`].
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row;
+}
+
+impl Prob for f32 {
+    #[inline(always)]
+    fn f(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn neg_xlogx_sum(xs: &[Self]) -> f64 {
+        fastmath::neg_xlogx_sum_f32(xs)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row {
+        // SAFETY: forwarded to the caller.
+        unsafe { simd::load_f32(row, m) }
+    }
+}
+
+impl Prob for f64 {
+    #[inline(always)]
+    fn f(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn neg_xlogx_sum(xs: &[Self]) -> f64 {
+        fastmath::neg_xlogx_sum_f64(xs)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row {
+        // SAFETY: forwarded to the caller.
+        unsafe { simd::load_f64(row, m) }
+    }
+}
