@@ -455,24 +455,67 @@ struct Chunk<'a, X, Y> {
 /// earlier rows with a larger y: `sum_w R[w] * #{g: y < w}`. Time
 /// O(n + D_x D_y), memory `2 n` bytes plus O(D_x + D_y) per thread. `None`
 /// when the data have too many distinct values (`cells` bounds `D_x D_y`).
-#[allow(clippy::too_many_lines)]
 fn by_table<X: Score, Y: Score>(
     x: &[X],
     y: &[Y],
     cells: Option<usize>,
     pool: &Pool,
 ) -> Option<KendallCounts> {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let n = x.len();
-    let parts = pool.threads().max(1);
-    let size = n.div_ceil(parts).max(1);
     let fits = |dx: usize, dy: usize| {
         dx <= TABLE_MAX_DISTINCT && dy <= TABLE_MAX_DISTINCT && cells.is_none_or(|c| dx * dy <= c)
     };
-    // Pass 1: the distinct keys of each chunk, with counts; stop early when
-    // any chunk alone already has too many.
+    let chunks = distinct_keys(x, y, &fits, pool)?;
+    let (dx, x_rank) = ranks(&chunks.iter().map(|c| &c.xs).collect::<Vec<_>>());
+    let (dy, y_rank) = ranks(&chunks.iter().map(|c| &c.ys).collect::<Vec<_>>());
+    if !fits(dx, dy) {
+        return None;
+    }
+    let x_counts: Vec<Vec<u64>> = chunks
+        .iter()
+        .map(|c| counts_by_rank(&c.xs, &x_rank, dx))
+        .collect();
+    let y_counts: Vec<Vec<u64>> = chunks
+        .iter()
+        .map(|c| counts_by_rank(&c.ys, &y_rank, dy))
+        .collect();
+    let total = |per: &[Vec<u64>], d: usize| {
+        let mut t = vec![0_u64; d];
+        for p in per {
+            for (a, &b) in t.iter_mut().zip(p) {
+                *a += b;
+            }
+        }
+        t
+    };
+    let x_total = total(&x_counts, dx);
+    let y_total = total(&y_counts, dy);
+    let grouped = group_by_x(&chunks, &x_counts, (&x_rank, &y_rank), pool);
+    drop(chunks);
+    let (discordant, joint_ties) = sweep(&grouped, &x_total, dy, pool);
+    Some(KendallCounts {
+        n: n as u64,
+        x_ties: pairs_within(&x_total),
+        y_ties: pairs_within(&y_total),
+        joint_ties,
+        discordant,
+        x_distinct: dx as u64,
+        y_distinct: dy as u64,
+    })
+}
+
+/// Pass 1 of [`by_table`]: the distinct keys of each chunk, with counts;
+/// `None` as soon as any chunk alone has too many for `fits`.
+fn distinct_keys<'a, X: Score, Y: Score>(
+    x: &'a [X],
+    y: &'a [Y],
+    fits: &(impl Fn(usize, usize) -> bool + Sync),
+    pool: &Pool,
+) -> Option<Vec<Chunk<'a, X, Y>>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let size = x.len().div_ceil(pool.threads().max(1)).max(1);
     let gave_up = AtomicBool::new(false);
-    let chunks: Option<Vec<Chunk<X, Y>>> = pool.install(|| {
+    pool.install(|| {
         x.par_chunks(size)
             .zip(y.par_chunks(size))
             .map(|(cx, cy)| {
@@ -498,40 +541,23 @@ fn by_table<X: Score, Y: Score>(
                 Some(c)
             })
             .collect()
-    });
-    let chunks = chunks?;
-    let (dx, x_rank) = ranks(&chunks.iter().map(|c| &c.xs).collect::<Vec<_>>());
-    let (dy, y_rank) = ranks(&chunks.iter().map(|c| &c.ys).collect::<Vec<_>>());
-    if !fits(dx, dy) {
-        return None;
-    }
-    let x_counts: Vec<Vec<u64>> = chunks
-        .iter()
-        .map(|c| counts_by_rank(&c.xs, &x_rank, dx))
-        .collect();
-    let y_counts: Vec<Vec<u64>> = chunks
-        .iter()
-        .map(|c| counts_by_rank(&c.ys, &y_rank, dy))
-        .collect();
-    let total = |per: &[Vec<u64>], d: usize| {
-        let mut t = vec![0_u64; d];
-        for p in per {
-            for (a, &b) in t.iter_mut().zip(p) {
-                *a += b;
-            }
-        }
-        t
-    };
-    let x_total = total(&x_counts, dx);
-    let y_total = total(&y_counts, dy);
+    })
+}
 
-    // Pass 2: each chunk's y ranks grouped by x rank (a counting sort).
-    let grouped: Vec<(Vec<u16>, Vec<usize>)> = pool.install(|| {
+/// Pass 2 of [`by_table`]: each chunk's y ranks grouped by x rank (a counting
+/// sort), with the start of each x group.
+fn group_by_x<X: Score, Y: Score>(
+    chunks: &[Chunk<'_, X, Y>],
+    x_counts: &[Vec<u64>],
+    (x_rank, y_rank): (&KeyMap, &KeyMap),
+    pool: &Pool,
+) -> Vec<(Vec<u16>, Vec<usize>)> {
+    pool.install(|| {
         chunks
             .par_iter()
-            .zip(&x_counts)
+            .zip(x_counts)
             .map(|(c, counts)| {
-                let mut starts = Vec::with_capacity(dx + 1);
+                let mut starts = Vec::with_capacity(counts.len() + 1);
                 let mut at = 0_usize;
                 for &k in counts {
                     starts.push(at);
@@ -557,13 +583,22 @@ fn by_table<X: Score, Y: Score>(
                 (out, starts)
             })
             .collect()
-    });
-    drop(chunks);
+    })
+}
 
-    // Pass 3: the sweep, in pieces of consecutive x groups of similar cost.
+/// Pass 3 of [`by_table`]: the sweep over x groups, in pieces of consecutive
+/// groups of similar cost, then the pairs across pieces (an earlier piece's
+/// rows with a larger y). Returns the discordant and the joint-tie pairs.
+fn sweep(
+    grouped: &[(Vec<u16>, Vec<usize>)],
+    x_total: &[u64],
+    dy: usize,
+    pool: &Pool,
+) -> (u128, u128) {
+    let dx = x_total.len();
     let cost = |g: usize| x_total.get(g).copied().unwrap_or(0) + dy as u64;
     let whole: u64 = (0..dx).map(cost).sum();
-    let pieces = parts * 4;
+    let pieces = pool.threads().max(1) * 4;
     let mut bounds = vec![0_usize];
     let mut acc = 0_u64;
     for g in 0..dx {
@@ -586,7 +621,7 @@ fn by_table<X: Score, Y: Score>(
                 let mut hist = vec![0_u64; dy];
                 let (mut discordant, mut joint) = (0_u128, 0_u128);
                 for g in lo..hi {
-                    for (out, starts) in &grouped {
+                    for (out, starts) in grouped {
                         let (a, b) = (
                             starts.get(g).copied().unwrap_or(0),
                             starts.get(g + 1).copied().unwrap_or(0),
@@ -613,7 +648,6 @@ fn by_table<X: Score, Y: Score>(
             })
             .collect()
     });
-    // Pairs across pieces: an earlier piece's rows with a larger y.
     let mut discordant = 0_u128;
     let mut joint_ties = 0_u128;
     let mut before = vec![0_u64; dy];
@@ -627,13 +661,5 @@ fn by_table<X: Score, Y: Score>(
             *b += s;
         }
     }
-    Some(KendallCounts {
-        n: n as u64,
-        x_ties: pairs_within(&x_total),
-        y_ties: pairs_within(&y_total),
-        joint_ties,
-        discordant,
-        x_distinct: dx as u64,
-        y_distinct: dy as u64,
-    })
+    (discordant, joint_ties)
 }
