@@ -156,3 +156,22 @@ pub fn normalized_information_transfer(
     let c = mat(&c)?;
     run(py, || cls::normalized_information_transfer(c, n_classes))
 }
+
+/// Add this family's functions to the extension module (every Python function
+/// of this file is listed here, and nowhere else).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(marginals, m)?)?;
+    m.add_function(wrap_pyfunction!(precision_recall_fbeta, m)?)?;
+    m.add_function(wrap_pyfunction!(accuracy, m)?)?;
+    m.add_function(wrap_pyfunction!(balanced_accuracy, m)?)?;
+    m.add_function(wrap_pyfunction!(matthews_corrcoef, m)?)?;
+    m.add_function(wrap_pyfunction!(cohen_kappa, m)?)?;
+    m.add_function(wrap_pyfunction!(youden_j_per_class, m)?)?;
+    m.add_function(wrap_pyfunction!(markedness_per_class, m)?)?;
+    m.add_function(wrap_pyfunction!(informedness, m)?)?;
+    m.add_function(wrap_pyfunction!(markedness, m)?)?;
+    m.add_function(wrap_pyfunction!(mutual_information_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(normalized_information_transfer, m)?)?;
+    m.add_function(wrap_pyfunction!(entropy_modulated_accuracy, m)?)?;
+    Ok(())
+}

@@ -210,3 +210,13 @@ pub fn encode_objects<'py>(
     let enc = run_attached(|| encode_keys(&sa, &sb, max_classes))?;
     encoded_to_py(py, enc)
 }
+
+/// Add this family's functions to the extension module (every Python function
+/// of this file is listed here, and nowhere else).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(confusion_matrix, m)?)?;
+    m.add_function(wrap_pyfunction!(confusion_matrix_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_strings, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_objects, m)?)?;
+    Ok(())
+}

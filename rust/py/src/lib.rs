@@ -43,39 +43,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "SEQUENTIAL_BELOW",
         cmetrics_core::parallel::SEQUENTIAL_BELOW,
     )?;
-    m.add_function(wrap_pyfunction!(confusion::confusion_matrix, m)?)?;
-    m.add_function(wrap_pyfunction!(confusion::confusion_matrix_codes, m)?)?;
-    m.add_function(wrap_pyfunction!(confusion::encode_strings, m)?)?;
-    m.add_function(wrap_pyfunction!(confusion::encode_objects, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::marginals, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::precision_recall_fbeta, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::accuracy, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::balanced_accuracy, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::matthews_corrcoef, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::cohen_kappa, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::youden_j_per_class, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::markedness_per_class, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::informedness, m)?)?;
-    m.add_function(wrap_pyfunction!(classification::markedness, m)?)?;
-    m.add_function(wrap_pyfunction!(
-        classification::mutual_information_bits,
-        m
-    )?)?;
-    m.add_function(wrap_pyfunction!(
-        classification::normalized_information_transfer,
-        m
-    )?)?;
-    m.add_function(wrap_pyfunction!(
-        classification::entropy_modulated_accuracy,
-        m
-    )?)?;
-    m.add_function(wrap_pyfunction!(probabilistic::evaluate_proba, m)?)?;
-    m.add_function(wrap_pyfunction!(ranking::binary_ranking, m)?)?;
-    m.add_function(wrap_pyfunction!(ranking::kendall_counts, m)?)?;
-    m.add_function(wrap_pyfunction!(ranking::score_groups, m)?)?;
-    m.add_function(wrap_pyfunction!(ranking::merge_groups, m)?)?;
-    m.add_function(wrap_pyfunction!(ranking::walk_groups, m)?)?;
-    m.add_class::<ranking::GroupState>()?;
+    confusion::register(m)?;
+    classification::register(m)?;
+    probabilistic::register(m)?;
+    ranking::register(m)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     m.add_function(wrap_pyfunction!(max_threads, m)?)?;

@@ -131,3 +131,10 @@ pub fn evaluate_proba<'py>(
     };
     to_py(py, acc)
 }
+
+/// Add this family's functions to the extension module (every Python function
+/// of this file is listed here, and nowhere else).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(evaluate_proba, m)?)?;
+    Ok(())
+}

@@ -305,3 +305,15 @@ impl GroupState {
         ranking_py(py, &r)
     }
 }
+
+/// Add this family's functions to the extension module (every Python function
+/// of this file is listed here, and nowhere else).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(binary_ranking, m)?)?;
+    m.add_function(wrap_pyfunction!(kendall_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(score_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_groups, m)?)?;
+    m.add_class::<GroupState>()?;
+    Ok(())
+}
