@@ -196,6 +196,40 @@ def prfs(
     )
 
 
+def jaccard(
+    cm: ConfusionMatrix,
+    *,
+    labels: ArrayLike | None,
+    pos_label: Label,
+    average: Average | None,
+    zero_division: ZeroDivision,
+) -> float | F64:
+    """Jaccard index ``tp / (tp + fp + fn)`` per class or averaged, with scikit-learn's
+    label, averaging and zero-division semantics (docs/definitions.md §2.3)."""
+    average = _checks.check_average(average)
+    _checks.zero_division_value(zero_division)
+    if average == "binary":
+        labels = _binary_labels(cm, pos_label)
+    elif pos_label not in (None, 1):
+        warn(
+            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
+            "You may use labels=[pos_label] to specify a single positive class.",
+            UserWarning,
+        )
+    _, tp, true_sum, pred_sum = cm._ovr(labels)
+    union = true_sum + pred_sum - tp
+    if average == "micro":
+        tp, union = np.array([tp.sum()]), np.array([union.sum()])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values: F64 = np.where(union > 0, tp / np.where(union > 0, union, 1.0), np.nan)
+    values = apply_zero_division(values, zero_division, "Jaccard", "true or predicted samples")
+    if average is None:
+        return values
+    if average == "micro":
+        return float(values[0])
+    return average_values(values, true_sum, average)
+
+
 def balanced_accuracy(cm: ConfusionMatrix, adjusted: bool = False) -> float:
     """Balanced accuracy (docs/definitions.md §2.4)."""
     if ((cm._pred_sum > 0) & (cm._true_sum == 0)).any():

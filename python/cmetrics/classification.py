@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cmetrics import _hard
-from cmetrics._checks import F64, Average, Backend, KappaWeights, Label, ZeroDivision
+from cmetrics._checks import F64, I64, Average, Backend, KappaWeights, Label, ZeroDivision
 from cmetrics._hard import PRFS, Averaged, PerClass
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.report import Report
@@ -29,16 +29,20 @@ __all__ = [
     "entropy_modulated_accuracy",
     "f1_score",
     "fbeta_score",
+    "hamming_loss",
     "hard_label_report",
     "informedness",
+    "jaccard_score",
     "markedness",
     "markedness_per_class",
     "matthews_corrcoef",
+    "multilabel_confusion_matrix",
     "normalized_information_transfer",
     "precision_recall_fscore_support",
     "precision_score",
     "recall_score",
     "youden_j_per_class",
+    "zero_one_loss",
 ]
 
 
@@ -612,6 +616,135 @@ def class_bias(
 ) -> F64:
     """Per-class bias ``m_c / N`` (share of each class in ``y_pred``)."""
     return _count(y_true, y_pred, sample_weight, backend).class_bias(labels=labels)
+
+
+def zero_one_loss(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    normalize: bool = True,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float:
+    """Fraction (or, with ``normalize=False``, weighted count) of wrong predictions:
+    ``1 - accuracy_score``. Lower is better.
+
+    Examples
+    --------
+    >>> zero_one_loss([0, 1, 2, 3], [0, 2, 1, 3])
+    0.5
+    >>> zero_one_loss([0, 1, 2, 3], [0, 2, 1, 3], normalize=False)
+    2.0
+    """
+    cm = _count(y_true, y_pred, sample_weight, backend)
+    if normalize:
+        return 1.0 - cm.accuracy()
+    return float(cm._total - np.trace(cm._c))
+
+
+def hamming_loss(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float:
+    """Fraction of wrong labels; for single-label (binary or multiclass) targets it is
+    :func:`zero_one_loss`. Lower is better.
+
+    Examples
+    --------
+    >>> hamming_loss([1, 2, 3, 4], [2, 2, 3, 4])
+    0.25
+    """
+    return zero_one_loss(y_true, y_pred, sample_weight=sample_weight, backend=backend)
+
+
+@overload
+def jaccard_score(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float: ...
+@overload
+def jaccard_score(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: None,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> F64: ...
+@overload
+def jaccard_score(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    pos_label: Label = ...,
+    average: Average | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> float | F64: ...
+def jaccard_score(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = "binary",
+    sample_weight: ArrayLike | None = None,
+    zero_division: ZeroDivision = "warn",
+    backend: Backend = "auto",
+) -> float | F64:
+    """Jaccard index ``tp / (tp + fp + fn)`` of each class, or averaged as
+    :func:`precision_score` averages (``"micro"`` pools the counts first). Higher is better.
+
+    Examples
+    --------
+    >>> jaccard_score([0, 1, 1, 0], [0, 1, 0, 0])
+    0.5
+    >>> jaccard_score([0, 1, 2, 2], [0, 2, 2, 2], average=None).tolist()
+    [1.0, 0.0, 0.6666666666666666]
+    """
+    cm = _count(y_true, y_pred, sample_weight, backend)
+    return _hard.jaccard(cm, labels=labels, pos_label=pos_label, average=average, zero_division=zero_division)
+
+
+def multilabel_confusion_matrix(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> F64 | I64:
+    """One-vs-rest 2 x 2 matrices ``[[tn, fp], [fn, tp]]`` of each label, shape
+    ``(n_labels, 2, 2)``, for single-label (binary or multiclass) targets; int64 without
+    weights, float64 with them (as scikit-learn). ``labels`` selects and orders the classes
+    (absent ones give a matrix of true negatives only).
+
+    Examples
+    --------
+    >>> multilabel_confusion_matrix([0, 1, 2, 2], [0, 2, 2, 2]).tolist()
+    [[[3, 0], [0, 1]], [[3, 0], [1, 0]], [[1, 1], [0, 2]]]
+    """
+    cm = _count(y_true, y_pred, sample_weight, backend)
+    _, tp, true_sum, pred_sum = cm._ovr(labels)
+    fp, fn = pred_sum - tp, true_sum - tp
+    tn = cm._total - tp - fp - fn
+    out: F64 = np.stack([tn, fp, fn, tp], axis=1).reshape(-1, 2, 2)
+    return out if sample_weight is not None else out.astype(np.int64)
 
 
 def hard_label_report(

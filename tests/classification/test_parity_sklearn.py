@@ -9,8 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 import sklearn.metrics as skm
+from sklearn.exceptions import UndefinedMetricWarning as SkUndefinedMetricWarning
 
 import cmetrics
+from cmetrics.exceptions import UndefinedMetricWarning
 
 K_VALUES = [2, 3, 10, 1000]
 LABEL_KINDS = ["int32", "int64", "str"]
@@ -153,3 +155,79 @@ def test_label_mix_and_pos_label_errors_match_sklearn(backend: str) -> None:
         cmetrics.f1_score(["a", "b"], ["a", "b"], pos_label="b", backend=backend),
         skm.f1_score(["a", "b"], ["a", "b"], pos_label="b"),
     )
+
+
+@pytest.mark.parametrize("k", K_VALUES)
+@pytest.mark.parametrize("kind", LABEL_KINDS)
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("zero_division", ["warn", 0, 1], ids=str)  # sklearn's jaccard refuses NaN
+def test_jaccard_score(k: int, kind: str, weighted: bool, zero_division: Any, backend: str) -> None:
+    y, p, w = make(k, kind, weighted, seed=300 + k)
+    kw: dict[str, Any] = {"sample_weight": w, "zero_division": zero_division}
+    averages: list[Any] = [None, "micro", "macro", "weighted"] + (["binary"] if k == 2 else [])
+    for average in averages:
+        extra = {"pos_label": np.unique(y)[1]} if average == "binary" else {}
+        close(
+            *both(
+                partial(cmetrics.jaccard_score, y, p, average=average, backend=backend, **extra, **kw),
+                partial(skm.jaccard_score, y, p, average=average, **extra, **kw),
+            )
+        )
+    # labels= selects classes (counted against all samples), absent ones included.
+    absent = "zz" if kind == "str" else 10**6
+    labels = [*list(np.unique(y)[::-1][: max(1, k // 2)]), absent]
+    for average in (None, "macro", "micro", "weighted"):
+        close(
+            *both(
+                partial(cmetrics.jaccard_score, y, p, labels=labels, average=average, backend=backend, **kw),
+                partial(skm.jaccard_score, y, p, labels=labels, average=average, **kw),
+            )
+        )
+
+
+def test_jaccard_zero_division_nan_leaves_undefined_classes_out(backend: str) -> None:
+    y, p = [0, 0, 1, 1], [0, 1, 1, 1]
+    kw: dict[str, Any] = {"labels": [0, 1, 2], "zero_division": float("nan"), "backend": backend}
+    per_class = cmetrics.jaccard_score(y, p, average=None, **kw)
+    assert per_class[:2].tolist() == [0.5, 2 / 3] and np.isnan(per_class[2])
+    macro = cmetrics.jaccard_score(y, p, average="macro", **kw)
+    assert macro == pytest.approx((0.5 + 2 / 3) / 2, rel=1e-15)
+
+
+def test_jaccard_warnings_and_errors_match_sklearn(backend: str) -> None:
+    y, p = [0, 0, 1], [0, 0, 0]
+    for average in ("macro", None):
+        with pytest.warns(UndefinedMetricWarning) as ours:
+            got = cmetrics.jaccard_score(y, p, labels=[0, 1, 2], average=average, backend=backend)
+        with pytest.warns(SkUndefinedMetricWarning) as ref:
+            want = skm.jaccard_score(y, p, labels=[0, 1, 2], average=average)
+        close(got, want)
+        assert [str(m.message) for m in ours] == [str(m.message) for m in ref]
+    with pytest.raises(ValueError, match="average='binary'"):
+        cmetrics.jaccard_score([0, 1, 2], [0, 1, 1], backend=backend)
+    with pytest.raises(ValueError, match="pos_label"):
+        cmetrics.jaccard_score([3, 4], [3, 4], backend=backend)
+
+
+@pytest.mark.parametrize("k", K_VALUES)
+@pytest.mark.parametrize("kind", LABEL_KINDS)
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_losses_and_multilabel_confusion_matrix(k: int, kind: str, weighted: bool, backend: str) -> None:
+    y, p, w = make(k, kind, weighted, seed=400 + k)
+    kw: dict[str, Any] = {"sample_weight": w}
+    close(cmetrics.hamming_loss(y, p, backend=backend, **kw), skm.hamming_loss(y, p, **kw))
+    for normalize in (True, False):
+        close(
+            cmetrics.zero_one_loss(y, p, normalize=normalize, backend=backend, **kw),
+            skm.zero_one_loss(y, p, normalize=normalize, **kw),
+        )
+    ours = cmetrics.multilabel_confusion_matrix(y, p, backend=backend, **kw)
+    ref = skm.multilabel_confusion_matrix(y, p, **kw)
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape
+    close(ours, ref)
+    absent = "zz" if kind == "str" else 10**6
+    labels = [absent, *list(np.unique(y)[::-1][: max(1, k // 2)])]
+    ours = cmetrics.multilabel_confusion_matrix(y, p, labels=labels, backend=backend, **kw)
+    ref = skm.multilabel_confusion_matrix(y, p, labels=labels, **kw)
+    assert ours.dtype == ref.dtype
+    close(ours, ref)
