@@ -9,7 +9,7 @@ the README lists every intentional difference from scikit-learn.
 
 from __future__ import annotations
 
-from typing import overload
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -18,6 +18,7 @@ from cmetrics import _hard
 from cmetrics._checks import F64, I64, Average, Backend, KappaWeights, Label, ZeroDivision
 from cmetrics._hard import PRFS, Averaged, PerClass
 from cmetrics.confusion import ConfusionMatrix
+from cmetrics.exceptions import ValidationError
 from cmetrics.report import Report
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "balanced_accuracy_score",
     "class_bias",
     "class_prevalence",
+    "classification_report",
     "cohen_kappa_score",
     "entropy_modulated_accuracy",
     "f1_score",
@@ -745,6 +747,119 @@ def multilabel_confusion_matrix(
     tn = cm._total - tp - fp - fn
     out: F64 = np.stack([tn, fp, fn, tp], axis=1).reshape(-1, 2, 2)
     return out if sample_weight is not None else out.astype(np.int64)
+
+
+ReportDict = dict[str, "float | dict[str, float]"]
+
+
+@overload
+def classification_report(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    target_names: list[str] | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    digits: int = ...,
+    output_dict: Literal[False] = ...,
+    zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> str: ...
+@overload
+def classification_report(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = ...,
+    target_names: list[str] | None = ...,
+    sample_weight: ArrayLike | None = ...,
+    digits: int = ...,
+    output_dict: Literal[True],
+    zero_division: ZeroDivision = ...,
+    backend: Backend = ...,
+) -> ReportDict: ...
+def classification_report(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    target_names: list[str] | None = None,
+    sample_weight: ArrayLike | None = None,
+    digits: int = 2,
+    output_dict: bool = False,
+    zero_division: ZeroDivision = "warn",
+    backend: Backend = "auto",
+) -> str | ReportDict:
+    """Per-class precision, recall, F1 and support, then their averages, as scikit-learn's
+    text table (``digits`` decimals) or, with ``output_dict=True``, as a dict. The rows are
+    counted once; the "accuracy" line replaces the micro average when ``labels`` covers every
+    class present. For every metric cmetrics has, see :func:`hard_label_report`.
+
+    Examples
+    --------
+    >>> print(classification_report([0, 1, 2, 2], [0, 2, 2, 1]))
+                  precision    recall  f1-score   support
+    <BLANKLINE>
+               0       1.00      1.00      1.00         1
+               1       0.00      0.00      0.00         1
+               2       0.50      0.50      0.50         2
+    <BLANKLINE>
+        accuracy                           0.50         4
+       macro avg       0.50      0.50      0.50         4
+    weighted avg       0.50      0.50      0.50         4
+    <BLANKLINE>
+    >>> classification_report([0, 1, 1], [0, 1, 0], output_dict=True)["accuracy"]
+    0.6666666666666666
+    """
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
+        msg = f"digits={digits!r} is invalid; pass a non-negative integer number of decimals"
+        raise ValidationError(msg)
+    cm = _count(y_true, y_pred, sample_weight, backend)
+    present = cm.labels
+    chosen = present if labels is None else np.asarray(labels)
+    if target_names is None:
+        names = [str(lab) for lab in chosen.tolist()]
+    else:
+        names = [str(n) for n in target_names]
+        if len(names) != len(chosen):
+            text = f"labels size, {len(chosen)}, does not match size of target_names, {len(names)}"
+            if labels is None:
+                msg = (
+                    f"Number of classes, {len(chosen)}, does not match size of target_names, {len(names)}. "
+                    "Try specifying the labels parameter"
+                )
+                raise ValidationError(msg)
+            _hard.warn(text, UserWarning)
+    p, r, f, support = _hard.prfs(cm, labels=chosen, average=None, zero_division=zero_division)
+    total = support.sum()
+    headers = ("precision", "recall", "f1-score", "support")
+    accuracy_line = labels is None or set(chosen.tolist()) >= set(present.tolist())
+    averages: list[tuple[str, tuple[float, float, float]]] = []
+    for average in ("micro", "macro", "weighted"):
+        ap, ar, af, _ = _hard.prfs(cm, labels=chosen, average=average, zero_division=zero_division)
+        heading = "accuracy" if average == "micro" and accuracy_line else f"{average} avg"
+        averages.append((heading, (ap, ar, af)))
+    if output_dict:
+        out: ReportDict = {}
+        for name, *values in zip(names, p, r, f, support, strict=False):
+            out[name] = dict(zip(headers, (float(v) for v in values), strict=True))
+        for heading, (ap, ar, af) in averages:
+            out[heading] = ap if heading == "accuracy" else dict(zip(headers, (ap, ar, af, float(total)), strict=True))
+        return out
+    width = max(max((len(n) for n in names), default=0), len("weighted avg"), digits)
+    lines = [f"{'':>{width}s} " + "".join(f" {h:>9}" for h in headers), ""]
+
+    def row(name: str, values: tuple[float, ...], count: object) -> str:
+        return f"{name:>{width}s} " + "".join(f" {v:>9.{digits}f}" for v in values) + f" {count!s:>9}"
+
+    lines += [row(n, (pi, ri, fi), s_) for n, pi, ri, fi, s_ in zip(names, p, r, f, support, strict=False)]
+    lines.append("")
+    for heading, (ap, ar, af) in averages:
+        if heading == "accuracy":
+            lines.append(f"{heading:>{width}s} " + f" {'':>9}" * 2 + f" {af:>9.{digits}f} {total!s:>9}")
+        else:
+            lines.append(row(heading, (ap, ar, af), total))
+    return "\n".join(lines) + "\n"
 
 
 def hard_label_report(

@@ -231,3 +231,55 @@ def test_losses_and_multilabel_confusion_matrix(k: int, kind: str, weighted: boo
     ref = skm.multilabel_confusion_matrix(y, p, labels=labels, **kw)
     assert ours.dtype == ref.dtype
     close(ours, ref)
+
+
+@pytest.mark.parametrize("k", [2, 3, 10])
+@pytest.mark.parametrize("kind", LABEL_KINDS)
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_classification_report_text_and_dict(k: int, kind: str, weighted: bool, backend: str) -> None:
+    y, p, w = make(k, kind, weighted, seed=500 + k, n=500)
+    present = list(np.unique(np.concatenate([y, p])))
+    calls: list[dict[str, Any]] = [
+        {},
+        {"digits": 4},
+        {"digits": 0, "zero_division": 1},
+        {"labels": present[::-1][: max(1, k // 2)]},  # a subset: "micro avg" instead of "accuracy"
+        {"labels": present, "target_names": [f"class number {i}" for i in range(len(present))]},
+    ]
+    for kw in calls:
+        ours, ref = both(
+            partial(cmetrics.classification_report, y, p, sample_weight=w, backend=backend, **kw),
+            partial(skm.classification_report, y, p, sample_weight=w, **kw),
+        )
+        if w is None:
+            assert ours == ref, kw
+        else:
+            # Weighted supports print in full and may differ in the last digit (summation order).
+            ours_lines, ref_lines = ours.splitlines(), ref.splitlines()
+            assert len(ours_lines) == len(ref_lines)
+            for a, b in zip(ours_lines, ref_lines, strict=True):
+                if b.strip() and not b.lstrip().startswith("precision"):
+                    assert a[: a.rindex(" ")] == b[: b.rindex(" ")], kw
+                    close(float(a.split()[-1]), float(b.split()[-1]))
+                else:
+                    assert a == b
+        ours_d, ref_d = both(
+            partial(cmetrics.classification_report, y, p, sample_weight=w, output_dict=True, backend=backend, **kw),
+            partial(skm.classification_report, y, p, sample_weight=w, output_dict=True, **kw),
+        )
+        assert list(ours_d) == list(ref_d)
+        for key, value in ref_d.items():
+            if isinstance(value, dict):
+                assert list(ours_d[key]) == list(value)
+                close(list(ours_d[key].values()), list(value.values()))
+            else:
+                close(ours_d[key], value)
+
+
+def test_classification_report_argument_errors(backend: str) -> None:
+    with pytest.raises(ValueError, match="target_names"):
+        cmetrics.classification_report([0, 1, 2], [0, 1, 1], target_names=["a", "b"], backend=backend)
+    with pytest.warns(UserWarning, match="does not match size of target_names"):
+        cmetrics.classification_report([0, 1, 2], [0, 1, 2], labels=[0, 1], target_names=["a"], backend=backend)
+    with pytest.raises(ValueError, match="digits"):
+        cmetrics.classification_report([0, 1], [0, 1], digits=-1, backend=backend)

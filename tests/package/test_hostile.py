@@ -369,6 +369,7 @@ REGISTRY: dict[str, Call] = {
     "class_bias": hard(cmetrics.class_bias),
     "hard_label_report": hard(cmetrics.hard_label_report),
     "jaccard_score": hard(cmetrics.jaccard_score, average="macro"),
+    "classification_report": hard(cmetrics.classification_report, output_dict=True),
     "hamming_loss": hard(cmetrics.hamming_loss),
     "zero_one_loss": hard(cmetrics.zero_one_loss, normalize=False),
     "multilabel_confusion_matrix": hard(cmetrics.multilabel_confusion_matrix),
