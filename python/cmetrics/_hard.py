@@ -109,6 +109,22 @@ def _binary_labels(cm: ConfusionMatrix, pos_label: Label) -> np.ndarray:
     return np.asarray([pos_label])
 
 
+def _selected_labels(
+    cm: ConfusionMatrix, labels: ArrayLike | None, pos_label: Label, average: Average | None
+) -> ArrayLike | None:
+    """The labels a set-wise metric reads: ``pos_label`` alone for ``average="binary"``;
+    otherwise ``labels``, with scikit-learn's warning when a ``pos_label`` is given in vain."""
+    if average == "binary":
+        return _binary_labels(cm, pos_label)
+    if pos_label not in (None, 1):
+        warn(
+            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
+            "You may use labels=[pos_label] to specify a single positive class.",
+            UserWarning,
+        )
+    return labels
+
+
 @overload
 def prfs(
     cm: ConfusionMatrix,
@@ -164,15 +180,7 @@ def prfs(
     average = _checks.check_average(average)
     b = _checks.check_beta(beta)
     _checks.zero_division_value(zero_division)
-    if average == "binary":
-        labels = _binary_labels(cm, pos_label)
-    elif pos_label not in (None, 1):
-        warn(
-            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
-            "You may use labels=[pos_label] to specify a single positive class.",
-            UserWarning,
-        )
-    _, tp, true_sum, pred_sum = cm._ovr(labels)
+    _, tp, true_sum, pred_sum = cm._ovr(_selected_labels(cm, labels, pos_label, average))
     if average == "micro":
         tp, true_sum, pred_sum = np.array([tp.sum()]), np.array([true_sum.sum()]), np.array([pred_sum.sum()])
     prf = cm._be.precision_recall_fbeta(
@@ -208,15 +216,7 @@ def jaccard(
     label, averaging and zero-division semantics (docs/definitions.md §2.3)."""
     average = _checks.check_average(average)
     _checks.zero_division_value(zero_division)
-    if average == "binary":
-        labels = _binary_labels(cm, pos_label)
-    elif pos_label not in (None, 1):
-        warn(
-            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
-            "You may use labels=[pos_label] to specify a single positive class.",
-            UserWarning,
-        )
-    _, tp, true_sum, pred_sum = cm._ovr(labels)
+    _, tp, true_sum, pred_sum = cm._ovr(_selected_labels(cm, labels, pos_label, average))
     union = true_sum + pred_sum - tp
     if average == "micro":
         tp, union = np.array([tp.sum()]), np.array([union.sum()])

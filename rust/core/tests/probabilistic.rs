@@ -253,6 +253,18 @@ fn invalid_inputs_are_reported_with_their_row() {
     ));
 }
 
+/// A small seeded generator of 24-bit values (xorshift64), for inputs larger than proptest
+/// should shrink.
+fn xorshift(seed: u64) -> impl FnMut() -> u32 {
+    let mut x = seed | 1;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 40) as u32
+    }
+}
+
 fn near(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-13 * b.abs().max(1.0)
 }
@@ -270,13 +282,7 @@ proptest! {
         weighted in any::<bool>(),
         use_f32 in any::<bool>(),
     ) {
-        let mut x = seed | 1;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 40) as u32
-        };
+        let mut next = xorshift(seed);
         // Sparse rows (many zeros) exercise the 0 ln 0 = 0 convention.
         let raw: Vec<u32> = (0..n * k).map(|_| { let v = next() % 40; if v < 15 { 0 } else { v } }).collect();
         let p = rows(&raw, k);
@@ -333,13 +339,7 @@ proptest! {
         portable in any::<bool>(),
         threads in prop_oneof![Just(1_usize), Just(3)],
     ) {
-        let mut x = seed | 1;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 40) as u32
-        };
+        let mut next = xorshift(seed);
         let raw: Vec<u32> = (0..n * k).map(|_| next() % 50).collect();
         let p = rows(&raw, k);
         let y: Vec<i32> = (0..n).map(|_| (next() as usize % k) as i32).collect();
@@ -376,13 +376,7 @@ proptest! {
         portable in any::<bool>(),
         column_major in any::<bool>(),
     ) {
-        let mut x = seed | 1;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 40) as u32
-        };
+        let mut next = xorshift(seed);
         let raw: Vec<u32> = (0..n * k).map(|_| { let v = next() % 40; if v < 10 { 0 } else { v } }).collect();
         let p = rows(&raw, k);
         let y: Vec<i32> = (0..n).map(|_| (next() as usize % k) as i32).collect();
