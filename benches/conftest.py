@@ -113,6 +113,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "cli score (approximate ranking) / pyarrow read": _ratio("cli_score_approximate", "pyarrow_read"),
         "cli score (ranking off) / pyarrow read": _ratio("cli_score_off", "pyarrow_read"),
         "evaluate: sklearn set / cmetrics": _ratio("sklearn_proba_set", "cmetrics_evaluate"),
+        "ovr AUROC: sklearn / cmetrics": _ratio("sklearn_ovr_auc", "cmetrics_ovr_auc"),
+        "ovr AUROC: polars-ds / cmetrics": _ratio("polars_ds_ovr_auc", "cmetrics_ovr_auc"),
+        "roc_curve: sklearn / cmetrics": _ratio("sklearn_roc_curve", "cmetrics_roc_curve"),
+        "precision_recall_curve: sklearn / cmetrics": _ratio(
+            "sklearn_precision_recall_curve", "cmetrics_precision_recall_curve"
+        ),
         "evaluate: best numpy / cmetrics": _ratio("numpy_proba_set", "cmetrics_evaluate"),
     }
     result = {"rows": N, "classes": K, "machine": machine(), "best_seconds": TIMINGS, "extra": EXTRA, "ratios": ratios}

@@ -314,9 +314,11 @@ def ucs4_view(a: np.ndarray) -> npt.NDArray[np.uint32]:
 # Scores, binary outcomes and their values
 
 
-def scores(x: ArrayLike, name: str) -> np.ndarray:
+def scores(x: ArrayLike, name: str, keep_float32: bool = False) -> np.ndarray:
     """Scores as the kernels read them: float64, or int64 / uint64 for integers, which are
-    ordered as integers (float64 holds integers exactly only up to 2^53)."""
+    ordered as integers (float64 holds integers exactly only up to 2^53); with
+    ``keep_float32``, float32 (and float16) scores as float32, which the tie-group and
+    multiclass kernels read in place."""
     a = as_1d(x, name)
     if a.dtype.kind == "O":
         try:
@@ -332,15 +334,18 @@ def scores(x: ArrayLike, name: str) -> np.ndarray:
     if kind == "u":
         return np.ascontiguousarray(a, dtype=np.uint64)
     if kind == "f":
-        return np.ascontiguousarray(a, dtype=np.float64)
+        small = keep_float32 and a.dtype.itemsize <= 4
+        return np.ascontiguousarray(a, dtype=np.float32 if small else np.float64)
     msg = f"{name} has dtype {a.dtype}; pass real numbers"
     raise UnsupportedDtypeError(msg)
 
 
-def binary(y_true: ArrayLike, pos_label: Label | None, name: str = "y_true") -> Bools:
+def binary(y_true: ArrayLike, pos_label: Label | None, name: str = "y_true", any_classes: bool = False) -> Bools:
     """``y_true == pos_label`` for binary labels, with scikit-learn's rules: integer labels
     in {0, 1} or {-1, 1} need no ``pos_label`` (1 is positive), two string labels take the
-    greater as positive, and a ``pos_label`` that is not one of two present labels raises."""
+    greater as positive, and a ``pos_label`` that is not one of two present labels raises.
+    With ``any_classes`` (the curves), more than two classes are allowed when ``pos_label``
+    names the positive one."""
     a = as_1d(y_true, name)
     if a.dtype == np.bool_:
         if pos_label not in (None, True, False, 0, 1):
@@ -354,7 +359,7 @@ def binary(y_true: ArrayLike, pos_label: Label | None, name: str = "y_true") -> 
         values = values.astype(np.str_)
     classes = np.unique(values)
     shown = classes.tolist()[:10]
-    if len(classes) > 2:
+    if len(classes) > 2 and not (any_classes and pos_label is not None):
         msg = f"{name} has {len(classes)} classes; these metrics are binary (pass a bool array or pos_label=)"
         raise ValidationError(msg)
     if pos_label is None:

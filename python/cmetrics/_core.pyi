@@ -14,13 +14,16 @@ from cmetrics._kernels import (
     Bools,
     Codes,
     Counted,
+    CurveDrop,
     Encoded,
     Groups,
     KendallCounts,
     Marginals,
     Proba,
     ProbAccumulators,
+    ScoreMatrix,
     Scores,
+    ThresholdCounts,
 )
 
 __all__ = [
@@ -49,8 +52,11 @@ __all__ = [
     "merge_groups",
     "mutual_information_bits",
     "normalized_information_transfer",
+    "one_vs_one",
+    "one_vs_rest",
     "precision_recall_fbeta",
     "score_groups",
+    "threshold_counts",
     "walk_groups",
     "youden_j_per_class",
 ]
@@ -116,7 +122,22 @@ def evaluate_proba(
 def binary_ranking(
     positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True, n_threads: int = 0
 ) -> BinaryRanking: ...
-def score_groups(positive: Bools, score: F64, sample_weight: F64 | None = None, n_threads: int = 0) -> Groups: ...
+def score_groups(positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0) -> Groups: ...
+def threshold_counts(
+    positive: Bools, score: Scores, sample_weight: F64 | None = None, drop: CurveDrop = "none", n_threads: int = 0
+) -> ThresholdCounts: ...
+def one_vs_rest(
+    y_score: ScoreMatrix,
+    columns: list[int],
+    codes: npt.NDArray[np.uint32] | None = None,
+    indicator: Bools | None = None,
+    sample_weight: F64 | None = None,
+    curves: bool = True,
+    n_threads: int = 0,
+) -> list[BinaryRanking]: ...
+def one_vs_one(
+    y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], pairs: list[tuple[int, int]], n_threads: int = 0
+) -> list[tuple[BinaryRanking, BinaryRanking]]: ...
 def merge_groups(a: Groups, b: Groups) -> Groups: ...
 def walk_groups(groups: Groups, curves: bool = True) -> BinaryRanking: ...
 def kendall_counts(x: Scores, y: Scores, n_threads: int = 0) -> KendallCounts: ...

@@ -12,7 +12,7 @@ place the keys are spelled. The Rust bindings build them positionally, in field 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -28,8 +28,13 @@ Codes = npt.NDArray[np.int32] | npt.NDArray[np.int64]
 #: Probabilities, row-major or column-major.
 Proba = npt.NDArray[np.float32] | npt.NDArray[np.float64]
 #: Scores of the ranking kernels: floats, or integers ordered as integers.
-Scores = npt.NDArray[np.float64] | npt.NDArray[np.int64] | npt.NDArray[np.uint64]
+Scores = npt.NDArray[np.float64] | npt.NDArray[np.float32] | npt.NDArray[np.int64] | npt.NDArray[np.uint64]
+#: A score matrix (n, K) as the multiclass ranking kernels read it (C-contiguous).
+ScoreMatrix = npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
+#: Which curve points ``threshold_counts`` drops: none, scikit-learn's ROC rule, or its
+#: precision-recall / DET rule.
+CurveDrop = Literal["none", "collinear", "flat"]
 
 
 class Counted(NamedTuple):
@@ -130,6 +135,15 @@ class KendallCounts(NamedTuple):
     tau_c: float
 
 
+class ThresholdCounts(NamedTuple):
+    """Counts at each distinct score, cumulated from the highest score down (float64; weighted
+    with weights): ``tps[i]`` / ``fps[i]`` positives / negatives scored at least ``thresholds[i]``."""
+
+    fps: F64
+    tps: F64
+    thresholds: F64
+
+
 class Groups(NamedTuple):
     """Tie groups: distinct scores (increasing) with their positive and negative rows, and
     their weights when rows are weighted."""
@@ -213,8 +227,29 @@ class Kernels(Protocol):
         self, positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True, n_threads: int = 0
     ) -> BinaryRanking: ...
     def score_groups(
-        self, positive: Bools, score: F64, sample_weight: F64 | None = None, n_threads: int = 0
+        self, positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0
     ) -> Groups: ...
+    def threshold_counts(
+        self,
+        positive: Bools,
+        score: Scores,
+        sample_weight: F64 | None = None,
+        drop: CurveDrop = "none",
+        n_threads: int = 0,
+    ) -> ThresholdCounts: ...
+    def one_vs_rest(
+        self,
+        y_score: ScoreMatrix,
+        columns: list[int],
+        codes: npt.NDArray[np.uint32] | None = None,
+        indicator: Bools | None = None,
+        sample_weight: F64 | None = None,
+        curves: bool = True,
+        n_threads: int = 0,
+    ) -> list[BinaryRanking]: ...
+    def one_vs_one(
+        self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], pairs: list[tuple[int, int]], n_threads: int = 0
+    ) -> list[tuple[BinaryRanking, BinaryRanking]]: ...
     def merge_groups(self, a: Groups, b: Groups) -> Groups: ...
     def walk_groups(self, groups: Groups, curves: bool = True) -> BinaryRanking: ...
     def kendall_counts(self, x: Scores, y: Scores, n_threads: int = 0) -> KendallCounts: ...

@@ -17,7 +17,7 @@ from cmetrics import _checks
 from cmetrics._checks import F64, Backend, Bools, Ties
 from cmetrics._config import get_num_threads, resolve_backend
 from cmetrics._hard import undefined
-from cmetrics._kernels import BinaryRanking
+from cmetrics._kernels import BinaryRanking, CurveDrop, ThresholdCounts
 from cmetrics.exceptions import LengthMismatchError, ShapeError, UndefinedMetricWarning, ValidationError, WeightError
 
 
@@ -177,3 +177,28 @@ def user_confidence(y_true: ArrayLike, y_pred: ArrayLike, confidence: ArrayLike)
         raise LengthMismatchError(msg)
     _checks.check_finite("confidence", conf)
     return ok, conf
+
+
+def threshold_counts(
+    positive: Bools, score: np.ndarray, sample_weight: ArrayLike | None, backend: Backend, drop: CurveDrop = "none"
+) -> ThresholdCounts:
+    """The counts at each distinct score, cumulated from the top (the selected backend's
+    kernel, points dropped by ``drop``). Rows of weight 0 are left out first (as
+    scikit-learn), so they add no threshold. Thresholds keep the score's dtype (float32 stays
+    float32; integers beyond 2^53 are reported as their nearest float64)."""
+    w = _checks.weights(sample_weight, positive.shape[0])
+    _checks.same_length("y_true", positive, "y_score", score)
+    if w is not None:
+        _checks.check_weights(w, positive.shape[0])
+        keep = w != 0
+        if not keep.all():
+            positive, score, w = positive[keep], np.ascontiguousarray(score[keep]), w[keep]
+    if score.shape[0] == 0:
+        _checks.check_totals(0.0, 0.0, 1)  # every weight was 0
+    c = resolve_backend(backend).threshold_counts(positive, score, w, drop, get_num_threads())
+    values = c.thresholds
+    if (score.dtype.kind == "f" and score.dtype != values.dtype) or (
+        score.dtype.kind in "iu" and np.all(np.abs(values) < 2.0**53)
+    ):
+        values = values.astype(score.dtype)
+    return ThresholdCounts(c.fps, c.tps, values)

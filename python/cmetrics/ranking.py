@@ -13,18 +13,22 @@ the positive class (as scikit-learn's ``roc_auc_score``), or ``pos_label=``.
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from cmetrics import _checks
+from cmetrics import _multiclass as _m
 from cmetrics import _ranking as _r
 from cmetrics._checks import F64, Backend, Bools, Label, Ties, Variant
 from cmetrics._config import get_num_threads, resolve_backend
 from cmetrics._hard import undefined, warn
 from cmetrics._kernels import BinaryRanking
+from cmetrics._multiclass import MultiClass, RankAverage
 from cmetrics._numpy.ranking import order_keys, tie_runs
 from cmetrics._ranking import SelectiveScores
+from cmetrics.exceptions import LabelError, ShapeError, ValidationError
 
 __all__ = [
     "SelectiveScores",
@@ -39,6 +43,7 @@ __all__ = [
     "risk_coverage_curve",
     "roc_auc_score",
     "selective_prediction_scores",
+    "top_k_accuracy_score",
 ]
 
 
@@ -54,50 +59,266 @@ def _pairs_walk(
     )
 
 
+@overload
 def roc_auc_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
     *,
+    average: RankAverage = "macro",
     sample_weight: ArrayLike | None = None,
+    max_fpr: float | None = None,
+    multi_class: MultiClass = "raise",
+    labels: ArrayLike | None = None,
     pos_label: Label | None = None,
     backend: Backend = "auto",
-) -> float:
-    """Binary ROC AUC (docs/definitions.md §7.5): the weighted Mann-Whitney statistic, ties counting 1/2.
+) -> float: ...
+@overload
+def roc_auc_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: None,
+    sample_weight: ArrayLike | None = None,
+    max_fpr: float | None = None,
+    multi_class: MultiClass = "raise",
+    labels: ArrayLike | None = None,
+    pos_label: Label | None = None,
+    backend: Backend = "auto",
+) -> float | F64: ...
+def roc_auc_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: RankAverage | None = "macro",
+    sample_weight: ArrayLike | None = None,
+    max_fpr: float | None = None,
+    multi_class: MultiClass = "raise",
+    labels: ArrayLike | None = None,
+    pos_label: Label | None = None,
+    backend: Backend = "auto",
+) -> float | F64:
+    """ROC AUC (docs/definitions.md §7.5, §7.6): the weighted Mann-Whitney statistic, ties counting 1/2,
+    for binary, multiclass and multilabel targets, with scikit-learn's arguments.
 
-    NaN with ``UndefinedMetricWarning`` when ``y_true`` has one class (as scikit-learn 1.9).
+    - Binary ``y_true`` with a 1-D ``y_score``: one AUC (``average`` is ignored); ``max_fpr``
+      gives McClish's standardised partial AUC. ``pos_label`` (a cmetrics extension) picks the
+      positive class when the labels are not {0, 1} or {-1, 1}.
+    - Multiclass ``y_true`` with an (n, K) ``y_score`` of probabilities: ``multi_class="ovr"``
+      (each class against the rest, from the compiled one-vs-rest kernel; ``average`` None,
+      ``"macro"``, ``"weighted"`` or ``"micro"``) or ``"ovo"`` (Hand and Till's pairs;
+      ``"macro"`` or ``"weighted"``, no weights). ``labels`` names the class of each column.
+    - Multilabel ``y_true`` (an n x L 0/1 matrix): one AUC per label, averaged as above or per
+      row (``"samples"``).
+
+    A class with no positive or no negative row gives NaN with ``UndefinedMetricWarning``.
 
     >>> roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
+    >>> roc_auc_score([0, 1, 2, 2], [[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7], [0.3, 0.3, 0.4]],
+    ...               multi_class="ovr")
+    1.0
     """
-    d = _r.walk(
-        _checks.binary(y_true, pos_label), _checks.scores(y_score, "y_score"), sample_weight, backend, curves=False
-    )
+    average = _m.check_rank_average(average)
+    multi_class = _m.check_multi_class(multi_class)
+    fpr = _m.check_max_fpr(max_fpr)
+    t = _checks.to_numpy(y_true, "y_true")
+    s = _checks.to_numpy(y_score, "y_score")
+    if t.ndim == 2 and t.shape[1] > 1:
+        ind = _m.indicator(t)
+        sm = _m.score_matrix(s, ind.shape[0])
+        if sm.shape != ind.shape:
+            raise ShapeError(f"y_true has shape {ind.shape} but y_score has shape {sm.shape}; pass one score per label")
+        return _m.averaged(
+            "auc", sm, codes=None, ind=ind, sample_weight=sample_weight, average=average, max_fpr=fpr, backend=backend
+        )
+    if s.ndim == 2 and s.shape[1] != 1:
+        if fpr is not None:
+            msg = (
+                "Partial AUC computation not available in multiclass setting, 'max_fpr' must be set to `None`, "
+                f"received `max_fpr={max_fpr}` instead"
+            )
+            raise ValidationError(msg)
+        if multi_class == "raise":
+            raise ValidationError("multi_class must be in ('ovo', 'ovr') for a 2-D y_score")
+        sm = _m.score_matrix(s, _checks.as_1d(t, "y_true").shape[0])
+        _m.check_sums_to_one(sm)
+        if average not in (("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted")):
+            shown = "('micro', 'macro', 'weighted', None)" if multi_class == "ovr" else "('macro', 'weighted')"
+            raise ValidationError(
+                f"average must be one of {shown} for multiclass problems with multi_class={multi_class!r}"
+            )
+        codes, _ = _m.encode(_checks.as_1d(t, "y_true"), sm.shape[1], labels)
+        if multi_class == "ovo":
+            if sample_weight is not None:
+                msg = (
+                    "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be "
+                    "None in this case."
+                )
+                raise ValidationError(msg)
+            return _m.one_vs_one(codes, sm, average, backend)
+        return _m.averaged(
+            "auc",
+            sm,
+            codes=codes,
+            ind=None,
+            sample_weight=sample_weight,
+            average=average,
+            max_fpr=None,
+            backend=backend,
+        )
+    positive = _checks.binary(t.ravel() if t.ndim == 2 else t, pos_label)
+    score = _checks.scores(s.ravel() if s.ndim == 2 else s, "y_score")
+    if fpr is not None:
+        _checks.same_length("y_true", positive, "y_score", score)
+        _checks.check_finite("y_score", score)
+        return _m.partial_auc(positive, score, _checks.weights(sample_weight, positive.shape[0]), fpr, backend)
+    d = _r.walk(positive, score, sample_weight, backend, curves=False)
     if _r.no_pairs(d):
         return undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
     return _r.refinement(d, "half", sample_weight is not None)
 
 
+@overload
 def average_precision_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
     *,
-    sample_weight: ArrayLike | None = None,
+    average: RankAverage = "macro",
     pos_label: Label | None = None,
+    sample_weight: ArrayLike | None = None,
     backend: Backend = "auto",
-) -> float:
+) -> float: ...
+@overload
+def average_precision_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: None,
+    pos_label: Label | None = None,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float | F64: ...
+def average_precision_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    average: RankAverage | None = "macro",
+    pos_label: Label | None = None,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float | F64:
     """Average precision (docs/definitions.md §7.4): ``sum_k (R_k - R_{k-1}) P_k`` over distinct
-    thresholds, as scikit-learn.
+    thresholds, as scikit-learn, for binary, multiclass (one-vs-rest over the classes of
+    ``y_true``, which must match the columns of ``y_score``) and multilabel targets, averaged
+    as :func:`roc_auc_score` averages (``"samples"`` too).
 
-    No positives: 0.0 with ``UndefinedMetricWarning`` (decision O10, docs/definitions.md §9).
+    No positives: 0.0 with a warning (decision O10, docs/definitions.md §9).
 
     >>> round(average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 4)
     0.8333
+    >>> average_precision_score([0, 1, 2, 2], [[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7], [0.5, 0.3, 0.2]])
+    0.9444444444444443
     """
-    d = _r.walk(_checks.binary(y_true, pos_label), _checks.scores(y_score, "y_score"), sample_weight, backend)
+    average = _m.check_rank_average(average)
+    t = _checks.to_numpy(y_true, "y_true")
+    s = _checks.to_numpy(y_score, "y_score")
+    if (t.ndim == 2 and t.shape[1] > 1) or (s.ndim == 2 and s.shape[1] != 1):
+        if pos_label not in (None, 1):
+            msg = (
+                "Parameter pos_label is fixed to 1 for multiclass and multilabel-indicator y_true. Do not set "
+                "pos_label or set pos_label to 1."
+            )
+            raise LabelError(msg)
+        if t.ndim == 2 and t.shape[1] > 1:
+            ind: Bools | None = _m.indicator(t)
+            codes = None
+            n = t.shape[0]
+        else:
+            ind = None
+            y = _checks.as_1d(t, "y_true")
+            n = y.shape[0]
+        sm = _m.score_matrix(s, n)
+        if ind is None:
+            codes, _ = _m.encode(y, sm.shape[1], None)
+        elif sm.shape != ind.shape:
+            raise ShapeError(f"y_true has shape {ind.shape} but y_score has shape {sm.shape}; pass one score per label")
+        return _m.averaged(
+            "ap", sm, codes=codes, ind=ind, sample_weight=sample_weight, average=average, max_fpr=None, backend=backend
+        )
+    d = _r.walk(
+        _checks.binary(t.ravel() if t.ndim == 2 else t, pos_label),
+        _checks.scores(s.ravel() if s.ndim == 2 else s, "y_score"),
+        sample_weight,
+        backend,
+    )
     if d.w_pos == 0:
         warn("No positive class found in y_true, recall is set to one for all thresholds; average precision is 0.0")
         return 0.0
     return float(d.average_precision)
+
+
+def top_k_accuracy_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int = 2,
+    normalize: bool = True,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float:
+    """Share of rows whose true class is among the ``k`` highest scores (scikit-learn's rule for
+    ties: among equal scores the class of the higher column ranks first). ``normalize=False``
+    gives the (weighted) number of hits. A 1-D ``y_score`` is a binary score: with ``k=1`` a row
+    is predicted positive above 0.5 (above 0 when scores leave [0, 1]); with ``k >= 2`` every
+    row is a hit. ``k >= n_classes`` warns that the score is trivially perfect.
+
+    The rank of the true class is counted per row without sorting (the scores above it, plus
+    the ties in later columns), in blocks of rows.
+
+    >>> top_k_accuracy_score([0, 1, 2, 2], [[0.5, 0.2, 0.3], [0.3, 0.4, 0.3], [0.2, 0.4, 0.4], [0.7, 0.2, 0.1]], k=2)
+    0.75
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValidationError(f"k must be a positive integer, got {k!r}")
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise ValidationError(f"normalize must be True or False, got {normalize!r}")
+    _ = resolve_backend(backend)
+    t = _checks.as_1d(y_true, "y_true")
+    s = _checks.to_numpy(y_score, "y_score")
+    w = _checks.weights(sample_weight, t.shape[0])
+    if w is not None:
+        _checks.check_weights(w, t.shape[0])
+    if s.ndim == 1:
+        score = _checks.scores(s, "y_score")
+        _checks.same_length("y_true", t, "y_score", score)
+        _checks.check_finite("y_score", score)
+        codes, _ = _m.encode(t, 2, labels)
+        if k >= 2:
+            warn(
+                f"'k' ({k}) greater than or equal to 'n_classes' (2) will result in a perfect score and is "
+                "therefore meaningless."
+            )
+            hits = np.ones(t.shape[0], dtype=np.bool_)
+        else:
+            threshold = 0.5 if score.size and score.min() >= 0 and score.max() <= 1 else 0
+            hits = (score > threshold) == (codes == 1)
+    else:
+        sm = _m.score_matrix(s, t.shape[0])
+        codes, _ = _m.encode(t, sm.shape[1], labels)
+        n_classes = sm.shape[1]
+        if k >= n_classes:
+            warn(
+                f"'k' ({k}) greater than or equal to 'n_classes' ({n_classes}) will result in a perfect score and "
+                "is therefore meaningless."
+            )
+        hits = _m.top_k_hits(sm, codes, int(k))
+    if normalize:
+        if w is None:
+            return float(np.mean(hits)) if hits.size else undefined("top_k_accuracy_score of no samples is NaN")
+        _checks.check_totals(float(np.sum(w)), 0.0, t.shape[0])
+        return float(np.average(hits, weights=w))
+    return float(np.sum(hits)) if w is None else float(np.dot(hits, w))
 
 
 def aupr_trapezoid(

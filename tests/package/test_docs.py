@@ -24,6 +24,7 @@ MODULES = sorted(
 WITH_EXAMPLES = {
     "cmetrics.classification",
     "cmetrics.confusion",
+    "cmetrics.curves",
     "cmetrics.probabilistic",
     "cmetrics.ranking",
     "cmetrics.report",

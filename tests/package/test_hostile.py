@@ -242,6 +242,31 @@ def ranking(fn: Callable[..., Any], **kw: Any) -> Call:
     return call
 
 
+def ranking_any(fn: Callable[..., Any], **kw: Any) -> Call:
+    """Binary, multiclass (a score matrix) or multilabel (an indicator matrix) ranking input."""
+
+    def call(data: st.DataObject, backend: str) -> Any:
+        n = data.draw(st.integers(0, 6))
+        y_true = data.draw(st.one_of(vectors(n), matrices(n)))
+        y_score = data.draw(st.one_of(vectors(n), matrices(n)))
+        extra = {name: data.draw(st.sampled_from(options)) for name, options in kw.items()}
+        return fn(y_true, y_score, sample_weight=data.draw(weights(n)), **extra, backend=backend)
+
+    return call
+
+
+def curve_area(data: st.DataObject, backend: str) -> Any:
+    n = data.draw(st.integers(0, 6))
+    return cmetrics.auc(data.draw(vectors(n)), data.draw(vectors(n)))
+
+
+def at_thresholds(data: st.DataObject, backend: str) -> Any:
+    n = data.draw(st.integers(0, 6))
+    return cmetrics.metric_at_thresholds(
+        data.draw(vectors(n)), data.draw(vectors(n)), cmetrics.accuracy_score, sample_weight=data.draw(weights(n))
+    )
+
+
 def kendall(data: st.DataObject, backend: str) -> Any:
     n = data.draw(st.integers(0, 6))
     return cmetrics.kendall_tau(
@@ -389,8 +414,22 @@ REGISTRY: dict[str, Call] = {
     "calibration_bins": proba(cmetrics.calibration_bins, n_bins=3),
     "expected_calibration_error": proba(cmetrics.expected_calibration_error),
     "max_calibration_error": proba(cmetrics.max_calibration_error),
-    "roc_auc_score": ranking(cmetrics.roc_auc_score),
-    "average_precision_score": ranking(cmetrics.average_precision_score),
+    "roc_auc_score": ranking_any(
+        cmetrics.roc_auc_score,
+        multi_class=["raise", "ovr", "ovo"],
+        average=[None, "macro", "weighted", "micro", "samples"],
+        max_fpr=[None, 0.5, 1.0],
+    ),
+    "average_precision_score": ranking_any(
+        cmetrics.average_precision_score, average=[None, "macro", "weighted", "micro", "samples"]
+    ),
+    "top_k_accuracy_score": proba(cmetrics.top_k_accuracy_score, k=2),
+    "roc_curve": ranking(cmetrics.roc_curve),
+    "precision_recall_curve": ranking(cmetrics.precision_recall_curve, drop_intermediate=True),
+    "det_curve": ranking(cmetrics.det_curve, drop_intermediate=True),
+    "confusion_matrix_at_thresholds": ranking(cmetrics.confusion_matrix_at_thresholds),
+    "metric_at_thresholds": at_thresholds,
+    "auc": curve_area,
     "aupr_trapezoid": ranking(cmetrics.aupr_trapezoid),
     "refinement": ranking(cmetrics.refinement, ties="strict"),
     "reversed_pair_proportion": ranking(cmetrics.reversed_pair_proportion),

@@ -122,11 +122,24 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "walk_groups": lambda k: k.walk_groups(k.score_groups(OK, SCORE)),
     "kendall_counts": lambda k: k.kendall_counts(SCORE, W),
     "GroupState": lambda k: _walked_state(k).walk(),
+    "threshold_counts": lambda k: k.threshold_counts(OK, SCORE, W, "collinear"),
+    "one_vs_rest": lambda k: k.one_vs_rest(
+        np.round(PROBA, 1), [0, 2, 3], codes=Y.astype(np.uint32), sample_weight=W, curves=True
+    ),
+    "one_vs_one": lambda k: k.one_vs_one(np.round(PROBA, 1).astype(np.float32), Y.astype(np.uint32), [(0, 1), (3, 2)]),
 }
 
 
 def same(a: Any, b: Any, what: str) -> None:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+    if isinstance(a, list):  # one result per class or pair
+        assert isinstance(b, list) and len(a) == len(b), what
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            pairs = zip(x, y, strict=True) if isinstance(x, tuple) and not hasattr(x, "_fields") else [(x, y)]
+            for u, v in pairs:
+                assert type(u) is type(v), what
+                for field, p, q in zip(u._fields, u, v, strict=True):
+                    same(p, q, f"{what}[{i}].{field}")
+    elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), what
         assert a.dtype == b.dtype and a.shape == b.shape, what
         np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-12, atol=1e-15, err_msg=what)
@@ -195,6 +208,20 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ("kendall nan", lambda k: k.kendall_counts(np.array([1.0, np.nan]), np.array([1.0, 2.0])), NonFiniteError),
     ("state weights", lambda k: k.GroupState(True).add(OK[:2], SCORE[:2]), ValidationError),
     ("state binned range", lambda k: k.GroupState(False).add(OK[:1], np.array([1.5]), None, 8), ValidationError),
+    ("curve drop", lambda k: k.threshold_counts(OK, SCORE, None, "some"), ValidationError),  # type: ignore[arg-type]
+    ("curve nan", lambda k: k.threshold_counts(OK[:2], np.array([0.1, np.nan])), NonFiniteError),
+    ("ovr code", lambda k: k.one_vs_rest(PROBA, [0], codes=np.full(300, 4, np.uint32)), ShapeError),
+    ("ovr column", lambda k: k.one_vs_rest(PROBA, [4], codes=Y.astype(np.uint32)), ShapeError),
+    ("ovr lengths", lambda k: k.one_vs_rest(PROBA, [0], codes=Y[:-1].astype(np.uint32)), LengthMismatchError),
+    ("ovr empty", lambda k: k.one_vs_rest(PROBA[:0], [0], codes=Y[:0].astype(np.uint32)), ShapeError),
+    ("ovr weights", lambda k: k.one_vs_rest(PROBA, [0], codes=Y.astype(np.uint32), sample_weight=-W), WeightError),
+    ("ovr truth", lambda k: k.one_vs_rest(PROBA, [0]), ValidationError),
+    (
+        "ovr nan",
+        lambda k: k.one_vs_rest(np.full((2, 2), np.nan), [0], indicator=np.ones((2, 2), np.bool_)),
+        NonFiniteError,
+    ),
+    ("ovo pair", lambda k: k.one_vs_one(PROBA, np.zeros(300, np.uint32), [(0, 1)]), ShapeError),
 ]
 
 

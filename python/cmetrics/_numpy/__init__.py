@@ -37,7 +37,10 @@ from cmetrics._numpy.ranking import (
     binary_ranking,
     kendall_counts,
     merge_groups,
+    one_vs_one,
+    one_vs_rest,
     score_groups,
+    threshold_counts,
     walk_groups,
 )
 
@@ -62,8 +65,11 @@ __all__ = [
     "merge_groups",
     "mutual_information_bits",
     "normalized_information_transfer",
+    "one_vs_one",
+    "one_vs_rest",
     "precision_recall_fbeta",
     "score_groups",
+    "threshold_counts",
     "walk_groups",
     "youden_j_per_class",
 ]

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from cmetrics._checks import check_finite, check_not_nan, check_totals, check_weights
-from cmetrics._kernels import BinaryRanking, Groups, KendallCounts
+from cmetrics._kernels import BinaryRanking, CurveDrop, Groups, KendallCounts, ThresholdCounts
 from cmetrics.exceptions import LengthMismatchError, ShapeError, ValidationError
 
 
@@ -407,3 +407,96 @@ class GroupState:
 
     def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking:
         return _walk_ascending(self.groups(), curves)
+
+
+def _check_matrix(y_score: np.ndarray, codes: np.ndarray | None, indicator: np.ndarray | None) -> int:
+    """The checks of ``rust/core/src/ranking/multiclass.rs`` (same messages)."""
+    n, k = y_score.shape
+    if k == 0:
+        raise ShapeError(f"y_score has the wrong shape: 0 values do not make rows of {k} columns")
+    if n == 0:
+        raise ShapeError("y_score is empty; at least one sample is required")
+    truth = codes if codes is not None else indicator
+    assert truth is not None
+    if truth.shape[0] != n or (indicator is not None and indicator.shape[1] != k):
+        msg = f"y_true has {truth.shape[0]} rows but y_score has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if codes is not None:
+        bad = np.flatnonzero(codes >= k)
+        if bad.size:
+            i = int(bad[0])
+            msg = (
+                f"y_true has the wrong shape: row {i} has class code {int(codes[i])}, but y_score has only {k} columns"
+            )
+            raise ShapeError(msg)
+    return int(n)
+
+
+def one_vs_rest(
+    y_score: np.ndarray,
+    columns: list[int],
+    codes: np.ndarray | None = None,
+    indicator: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    curves: bool = True,
+    n_threads: int = 0,
+) -> list[BinaryRanking]:
+    """The walk of each requested column against its class (as the Rust kernel)."""
+    if (codes is None) == (indicator is None):
+        raise ValidationError("pass exactly one of codes and indicator")
+    n = _check_matrix(y_score, codes, indicator)
+    for c in columns:
+        if c >= y_score.shape[1]:
+            msg = f"labels has the wrong shape: column {c} is beyond the {y_score.shape[1]} columns of y_score"
+            raise ShapeError(msg)
+    check_weights(sample_weight, n)
+    out = []
+    for c in columns:
+        positive = codes == c if codes is not None else np.ascontiguousarray(indicator[:, c])  # type: ignore[index]
+        out.append(binary_ranking(positive, np.ascontiguousarray(y_score[:, c]), sample_weight, curves))
+    return out
+
+
+def one_vs_one(
+    y_score: np.ndarray, codes: np.ndarray, pairs: list[tuple[int, int]], n_threads: int = 0
+) -> list[tuple[BinaryRanking, BinaryRanking]]:
+    """Hand and Till's pairwise walks (as the Rust kernel)."""
+    _check_matrix(y_score, codes, None)
+    out = []
+    for a, b in pairs:
+        in_a, in_b = codes == a, codes == b
+        if not (in_a.any() and in_b.any()):
+            raise ShapeError(f"y_true has the wrong shape: the one-vs-one pair ({a}, {b}) needs rows of both classes")
+        rows = np.concatenate([np.flatnonzero(in_a), np.flatnonzero(in_b)])
+        is_a = np.arange(rows.size) < int(in_a.sum())
+        wa = binary_ranking(is_a, np.ascontiguousarray(y_score[rows, a]), None, True)
+        wb = binary_ranking(~is_a, np.ascontiguousarray(y_score[rows, b]), None, True)
+        out.append((wa, wb))
+    return out
+
+
+def threshold_counts(
+    positive: np.ndarray,
+    score: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    drop: CurveDrop = "none",
+    n_threads: int = 0,
+) -> ThresholdCounts:
+    """The tie groups cumulated from the highest score down, points dropped by ``drop`` (as the Rust kernel)."""
+    if drop not in ("none", "collinear", "flat"):
+        raise ValidationError(f"drop must be 'none', 'collinear' or 'flat', got {drop!r}")
+    g = score_groups(positive, score, sample_weight)
+    if g.w_pos is None or g.w_neg is None:
+        tps = np.cumsum(g.n_pos[::-1]).astype(np.float64)
+        fps = np.cumsum(g.n_neg[::-1]).astype(np.float64)
+    else:
+        tps, fps = np.cumsum(g.w_pos[::-1]), np.cumsum(g.w_neg[::-1])
+    thresholds = np.ascontiguousarray(g.values[::-1])
+    if drop != "none" and fps.shape[0] > 2:
+        if drop == "collinear":
+            inner = np.logical_or(np.diff(fps, 2), np.diff(tps, 2))
+        else:
+            inner = np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:]))
+        keep = np.concatenate(([True], inner, [True]))
+        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
+    return ThresholdCounts(fps, tps, thresholds)

@@ -26,14 +26,18 @@ use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::Pool;
 
+mod curves;
 mod groups;
 mod keys;
+mod multiclass;
 mod pieces;
 mod strategy;
 mod walk;
 
+pub use curves::{threshold_counts, Drop, ThresholdCounts};
 pub use groups::{merge_groups, score_groups, walk_groups, GroupsRef, ScoreGroups};
 pub use keys::{from_order_key, order_key, Score};
+pub use multiclass::{one_vs_one, one_vs_rest, Matrix, Truth};
 pub(crate) use walk::walk_groups_iter;
 
 use keys::Item;

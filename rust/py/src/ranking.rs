@@ -2,11 +2,12 @@
 
 use cmetrics_core::ranking as rk;
 use cmetrics_core::Pool;
-use numpy::{IntoPyArray, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use crate::arrays::opt_slice;
 use crate::arrays::slice;
+use crate::arrays::slice2;
 use crate::error::{run, run_pool};
 use crate::results::named;
 
@@ -16,6 +17,8 @@ use crate::results::named;
 pub enum ScoreArray<'py> {
     /// float64 scores.
     F64(PyReadonlyArray1<'py, f64>),
+    /// float32 scores (curves and tie groups only).
+    F32(PyReadonlyArray1<'py, f32>),
     /// int64 scores.
     I64(PyReadonlyArray1<'py, i64>),
     /// uint64 scores.
@@ -46,6 +49,7 @@ pub fn binary_ranking<'py>(
     }
     let r = match &score {
         ScoreArray::F64(a) => go!(a),
+        ScoreArray::F32(a) => go!(a),
         ScoreArray::I64(a) => go!(a),
         ScoreArray::U64(a) => go!(a),
     };
@@ -116,15 +120,25 @@ fn group_ref<'a>(g: &'a GroupArgs<'_>, name: &str) -> PyResult<rk::GroupsRef<'a>
 pub fn score_groups<'py>(
     py: Python<'py>,
     positive: PyReadonlyArray1<'py, bool>,
-    score: PyReadonlyArray1<'py, f64>,
+    score: ScoreArray<'py>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let p = slice(&positive, "y_true")?;
-    let s = slice(&score, "y_score")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    let g = run_pool(py, s.len(), &pool, |pool| rk::score_groups(p, s, w, pool))?;
+    macro_rules! go {
+        ($a:expr) => {{
+            let s = slice($a, "y_score")?;
+            run_pool(py, s.len(), &pool, |pool| rk::score_groups(p, s, w, pool))?
+        }};
+    }
+    let g = match &score {
+        ScoreArray::F64(a) => go!(a),
+        ScoreArray::F32(a) => go!(a),
+        ScoreArray::I64(a) => go!(a),
+        ScoreArray::U64(a) => go!(a),
+    };
     group_arrays(py, g)
 }
 
@@ -174,6 +188,7 @@ pub fn kendall_counts<'py>(
         ($a:expr) => {
             match &y {
                 ScoreArray::F64(b) => go!($a, b),
+                ScoreArray::F32(b) => go!($a, b),
                 ScoreArray::I64(b) => go!($a, b),
                 ScoreArray::U64(b) => go!($a, b),
             }
@@ -181,6 +196,7 @@ pub fn kendall_counts<'py>(
     }
     let c = match &x {
         ScoreArray::F64(a) => with_y!(a),
+        ScoreArray::F32(a) => with_y!(a),
         ScoreArray::I64(a) => with_y!(a),
         ScoreArray::U64(a) => with_y!(a),
     };
@@ -306,6 +322,149 @@ impl GroupState {
     }
 }
 
+/// The counts at each distinct score, cumulated from the highest down:
+/// `ThresholdCounts(fps, tps, thresholds)`; `drop` is "none", "collinear"
+/// (the ROC rule) or "flat" (the precision-recall and DET rule).
+#[pyfunction]
+#[pyo3(signature = (positive, score, sample_weight=None, drop="none", n_threads=0))]
+pub fn threshold_counts<'py>(
+    py: Python<'py>,
+    positive: PyReadonlyArray1<'py, bool>,
+    score: ScoreArray<'py>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    drop: &str,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let rule = match drop {
+        "none" => rk::Drop::None,
+        "collinear" => rk::Drop::Collinear,
+        "flat" => rk::Drop::FlatPositives,
+        _ => {
+            return Err(crate::error::ValidationError::new_err(format!(
+                "drop must be 'none', 'collinear' or 'flat', got {drop:?}"
+            )))
+        }
+    };
+    let p = slice(&positive, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    macro_rules! go {
+        ($a:expr) => {{
+            let s = slice($a, "y_score")?;
+            run_pool(py, s.len(), &pool, |pool| {
+                rk::threshold_counts(p, s, w, rule, pool)
+            })?
+        }};
+    }
+    let c = match &score {
+        ScoreArray::F64(a) => go!(a),
+        ScoreArray::F32(a) => go!(a),
+        ScoreArray::I64(a) => go!(a),
+        ScoreArray::U64(a) => go!(a),
+    };
+    named!(
+        py,
+        "ThresholdCounts",
+        c.fps.into_pyarray(py),
+        c.tps.into_pyarray(py),
+        c.thresholds.into_pyarray(py),
+    )
+}
+
+/// A score matrix as the multiclass kernels read it (C-contiguous rows).
+#[derive(FromPyObject)]
+pub enum ScoreMatrix<'py> {
+    /// float32 scores.
+    F32(PyReadonlyArray2<'py, f32>),
+    /// float64 scores.
+    F64(PyReadonlyArray2<'py, f64>),
+    /// int64 scores.
+    I64(PyReadonlyArray2<'py, i64>),
+}
+
+/// One walk per requested column of `y_score` against its class: `codes`
+/// (uint32 class codes, multiclass) or `indicator` (an n x K bool matrix,
+/// multilabel). A list of `BinaryRanking`, in the order of `columns`.
+#[pyfunction]
+#[pyo3(signature = (y_score, columns, codes=None, indicator=None, sample_weight=None, curves=true, n_threads=0))]
+#[allow(clippy::too_many_arguments)]
+pub fn one_vs_rest<'py>(
+    py: Python<'py>,
+    y_score: ScoreMatrix<'py>,
+    columns: Vec<usize>,
+    codes: Option<PyReadonlyArray1<'py, u32>>,
+    indicator: Option<PyReadonlyArray2<'py, bool>>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    curves: bool,
+    n_threads: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let truth = match (&codes, &indicator) {
+        (Some(c), None) => rk::Truth::Codes(slice(c, "y_true")?),
+        (None, Some(m)) => rk::Truth::Indicator(slice2(m, "y_true")?),
+        _ => {
+            return Err(crate::error::ValidationError::new_err(
+                "pass exactly one of codes and indicator",
+            ))
+        }
+    };
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    macro_rules! go {
+        ($a:expr) => {{
+            let n_cols = $a.shape()[1];
+            let m = rk::Matrix {
+                values: slice2($a, "y_score")?,
+                n_cols,
+            };
+            run_pool(py, m.values.len(), &pool, |pool| {
+                rk::one_vs_rest(truth, m, &columns, w, curves, pool)
+            })?
+        }};
+    }
+    let walks = match &y_score {
+        ScoreMatrix::F32(a) => go!(a),
+        ScoreMatrix::F64(a) => go!(a),
+        ScoreMatrix::I64(a) => go!(a),
+    };
+    walks.iter().map(|r| ranking_py(py, r)).collect()
+}
+
+/// Hand and Till's one-vs-one walks for each pair `(a, b)` of class codes: a
+/// list of `(walk of column a, walk of column b)` on the rows of both classes.
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, pairs, n_threads=0))]
+pub fn one_vs_one<'py>(
+    py: Python<'py>,
+    y_score: ScoreMatrix<'py>,
+    codes: PyReadonlyArray1<'py, u32>,
+    pairs: Vec<(u32, u32)>,
+    n_threads: usize,
+) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let c = slice(&codes, "y_true")?;
+    let pool = Pool::new(n_threads);
+    macro_rules! go {
+        ($a:expr) => {{
+            let n_cols = $a.shape()[1];
+            let m = rk::Matrix {
+                values: slice2($a, "y_score")?,
+                n_cols,
+            };
+            run_pool(py, m.values.len(), &pool, |pool| {
+                rk::one_vs_one(c, m, &pairs, pool)
+            })?
+        }};
+    }
+    let walks = match &y_score {
+        ScoreMatrix::F32(a) => go!(a),
+        ScoreMatrix::F64(a) => go!(a),
+        ScoreMatrix::I64(a) => go!(a),
+    };
+    walks
+        .iter()
+        .map(|(a, b)| Ok((ranking_py(py, a)?, ranking_py(py, b)?)))
+        .collect()
+}
+
 /// Add this family's functions to the extension module (every Python function
 /// of this file is listed here, and nowhere else).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -314,6 +473,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(score_groups, m)?)?;
     m.add_function(wrap_pyfunction!(merge_groups, m)?)?;
     m.add_function(wrap_pyfunction!(walk_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(one_vs_rest, m)?)?;
+    m.add_function(wrap_pyfunction!(threshold_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(one_vs_one, m)?)?;
     m.add_class::<GroupState>()?;
     Ok(())
 }

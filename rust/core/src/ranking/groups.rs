@@ -48,7 +48,16 @@ struct GroupSink;
 
 impl GroupSink {
     fn collect<S: Stream>(mut rows: S, n: usize, value_of: impl Fn(u64) -> f64) -> ScoreGroups {
-        let mut out = ScoreGroups::default();
+        // Room for one group per row: no reallocation (and copy) as the
+        // groups come in; pages never written are never touched.
+        let w = if S::WEIGHTED { n } else { 0 };
+        let mut out = ScoreGroups {
+            values: big_vec(n),
+            n_pos: big_vec(n),
+            n_neg: big_vec(n),
+            w_pos: big_vec(w),
+            w_neg: big_vec(w),
+        };
         let mut prev = u64::MAX;
         let mut g = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
         for _ in 0..n {
@@ -112,9 +121,9 @@ impl Sink for GroupSink {
 ///
 /// # Errors
 /// Length mismatch, empty input, a non-finite score, an invalid weight.
-pub fn score_groups(
+pub fn score_groups<X: Score>(
     positive: &[bool],
-    score: &[f64],
+    score: &[X],
     weight: Option<&[f64]>,
     pool: &Pool,
 ) -> Result<ScoreGroups> {

@@ -21,7 +21,7 @@ pub fn order_key(x: f64) -> u64 {
 
 /// A score type the ranking kernels read: floats, and integers ordered as
 /// integers (a float64 holds integers exactly only up to 2^53).
-pub trait Score: Copy + Send + Sync + 'static {
+pub trait Score: Copy + Default + Send + Sync + 'static {
     /// An order-preserving key: `a < b` iff `a.key() < b.key()` (NaN aside).
     fn key(self) -> u64;
     /// Whether the value is finite (integers always are).
@@ -53,6 +53,29 @@ impl Score for f64 {
     }
     fn to_f64(self) -> f64 {
         self
+    }
+    fn key_value(k: u64) -> f64 {
+        from_order_key(k)
+    }
+}
+
+/// float32 scores (probability matrices are often float32): the key of the
+/// value widened to f64, so float32 and float64 scores rank alike.
+impl Score for f32 {
+    #[inline(always)]
+    fn key(self) -> u64 {
+        order_key(f64::from(self))
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
     }
     fn key_value(k: u64) -> f64 {
         from_order_key(k)

@@ -1,0 +1,352 @@
+"""Multiclass and multilabel ranking metrics (docs/definitions.md §7.6): one walk per
+class from the compiled one-vs-rest kernel (or Hand and Till's pairs), averaged as
+scikit-learn averages them. The functions of :mod:`cmetrics.ranking` call these."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from itertools import combinations
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import ArrayLike
+
+from cmetrics import _checks
+from cmetrics import _ranking as _r
+from cmetrics._checks import F64, Backend, Bools
+from cmetrics._config import check_classes, get_num_threads, resolve_backend
+from cmetrics._hard import undefined, warn
+from cmetrics._kernels import BinaryRanking, ScoreMatrix
+from cmetrics.exceptions import (
+    LabelError,
+    LengthMismatchError,
+    ProbabilityError,
+    ShapeError,
+    UndefinedMetricWarning,
+    UnsupportedDtypeError,
+    ValidationError,
+)
+
+RankAverage = Literal["micro", "macro", "weighted", "samples"]
+MultiClass = Literal["raise", "ovr", "ovo"]
+Metric = Literal["auc", "ap"]
+
+_NO_AUC = "Only one class is present in y_true. ROC AUC score is not defined in that case."
+_NO_POSITIVE = "No positive class found in y_true, recall is set to one for all thresholds."
+
+
+def check_rank_average(average: object) -> RankAverage | None:
+    """``average=``: None or one of scikit-learn's four averages of a per-class ranking metric."""
+    allowed: tuple[object, ...] = (None, "micro", "macro", "weighted", "samples")
+    if not any(average is a if a is None else (isinstance(average, str) and average == a) for a in allowed):
+        msg = f"average has to be one of (None, 'micro', 'macro', 'weighted', 'samples'), got {average!r}"
+        raise ValidationError(msg)
+    return average  # type: ignore[return-value]
+
+
+def check_multi_class(multi_class: object) -> MultiClass:
+    if not (isinstance(multi_class, str) and multi_class in ("raise", "ovr", "ovo")):
+        msg = f"multi_class must be 'raise', 'ovr' or 'ovo', got {multi_class!r}"
+        raise ValidationError(msg)
+    return multi_class  # type: ignore[return-value]
+
+
+def check_max_fpr(max_fpr: object) -> float | None:
+    """``max_fpr=``: None, or a number in (0, 1] (1 means the whole curve)."""
+    if max_fpr is None:
+        return None
+    if isinstance(max_fpr, bool) or not isinstance(max_fpr, (int, float, np.integer, np.floating)):
+        raise ValidationError(f"max_fpr must be a number in (0, 1] or None, got {max_fpr!r}")
+    value = float(max_fpr)
+    if not 0.0 < value <= 1.0:
+        raise ValidationError(f"Expected max_fpr in range (0, 1], got: {max_fpr!r}")
+    return None if value == 1.0 else value
+
+
+def score_matrix(y_score: ArrayLike, n: int, name: str = "y_score") -> ScoreMatrix:
+    """An (n, K) score matrix as the kernels read it: C-contiguous float32 or float64
+    (integers as int64), every value finite."""
+    s = _checks.to_numpy(y_score, name)
+    if s.ndim != 2:
+        raise ShapeError(f"{name} must be 2-D (n_samples, n_classes), got shape {s.shape}")
+    check_classes(s.shape[1], name)
+    if s.shape[0] != n:
+        msg = f"y_true has {n} rows but {name} has {s.shape[0]}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    kind = s.dtype.kind
+    if kind == "f":
+        dtype: type[np.generic] = np.float32 if s.dtype.itemsize <= 4 else np.float64
+    elif kind in "biu":
+        if kind == "u" and s.dtype.itemsize == 8 and s.size and int(s.max()) > np.iinfo(np.int64).max:
+            raise UnsupportedDtypeError(f"{name} holds integers above the int64 range; pass float scores")
+        dtype = np.int64
+    else:
+        raise UnsupportedDtypeError(f"{name} has dtype {s.dtype}; pass real numbers")
+    out: ScoreMatrix = np.ascontiguousarray(s, dtype=dtype)
+    if kind == "f":
+        _checks.check_finite(name, out.ravel())
+    return out
+
+
+def indicator(y_true: np.ndarray) -> Bools:
+    """A 2-D label indicator matrix (entries 0 or 1) as a C-contiguous bool array."""
+    if y_true.dtype == np.bool_:
+        return np.ascontiguousarray(y_true)
+    if y_true.dtype.kind not in "biuf" or not np.isin(y_true, (0, 1)).all():
+        msg = (
+            "y_true is 2-D, so it must be a label indicator matrix of 0 and 1 (n_samples, n_labels); "
+            "for multiclass labels pass a 1-D array"
+        )
+        raise LabelError(msg)
+    return np.ascontiguousarray(y_true != 0)
+
+
+def encode(
+    y_true: np.ndarray, n_cols: int, labels: ArrayLike | None, *, ordered: bool = True
+) -> tuple[npt.NDArray[np.uint32], np.ndarray]:
+    """Class codes of ``y_true`` against the column classes: ``labels`` (distinct and, with
+    ``ordered``, sorted, as scikit-learn asks), or the sorted classes of ``y_true``."""
+    pair = _checks.label_pair(y_true, y_true)
+    values = pair.y_true
+    if pair.kind == "str":
+        _checks.check_object_strings(values, "y_true")
+        values = values.astype(np.str_)
+    if labels is None:
+        classes = np.unique(values)
+        if classes.size != n_cols:
+            msg = (
+                f"Number of classes in y_true ({classes.size}) not equal to the number of columns in "
+                f"'y_score' ({n_cols}); pass labels= naming the class of each column"
+            )
+            raise ShapeError(msg)
+    else:
+        classes = _checks.check_labels(labels, pair.kind)
+        if pair.kind == "str":
+            classes = classes.astype(np.str_)
+        if ordered and not np.array_equal(classes, np.sort(classes)):
+            raise LabelError("Parameter 'labels' must be ordered")
+        if classes.size != n_cols:
+            msg = f"Number of given labels, {classes.size}, not equal to the number of columns in 'y_score', {n_cols}"
+            raise ShapeError(msg)
+    order = np.argsort(classes, kind="stable")
+    sorted_classes = classes[order]
+    pos = np.minimum(np.searchsorted(sorted_classes, values), sorted_classes.size - 1)
+    found = sorted_classes[pos] == values
+    if not found.all():
+        raise LabelError("'y_true' contains labels not in parameter 'labels'")
+    return np.ascontiguousarray(order[pos], dtype=np.uint32), classes
+
+
+def check_sums_to_one(s: ScoreMatrix) -> None:
+    """scikit-learn's rule for multiclass ROC AUC: each row of scores sums to 1 (allclose)."""
+    sums = np.sum(s, axis=1, dtype=np.float64)
+    if not np.allclose(1.0, sums):
+        msg = (
+            "Target scores need to be probabilities for multiclass roc_auc, i.e. they should sum up to 1.0 over classes"
+        )
+        raise ProbabilityError(msg)
+
+
+def _auc_of(d: BinaryRanking, weighted: bool) -> float:
+    if _r.no_pairs(d):
+        return undefined(_NO_AUC)
+    return _r.refinement(d, "half", weighted)
+
+
+def _ap_of(d: BinaryRanking) -> float:
+    if d.w_pos == 0:
+        warn(_NO_POSITIVE, UserWarning)
+        return 0.0
+    return max(0.0, float(d.average_precision))
+
+
+def _value(metric: Metric, weighted: bool) -> Callable[[BinaryRanking], float]:
+    return (lambda d: _auc_of(d, weighted)) if metric == "auc" else _ap_of
+
+
+def partial_auc(positive: Bools, score: np.ndarray, weight: F64 | None, max_fpr: float, backend: Backend) -> float:
+    """McClish's standardised partial AUC up to ``max_fpr``, as scikit-learn: the ROC curve
+    interpolated linearly at ``max_fpr``, the area below it rescaled so that chance is 1/2
+    and a perfect ranking 1."""
+    c = _r.threshold_counts(positive, score, weight, backend)
+    if c.tps[-1] <= 0 or c.fps[-1] <= 0:
+        return undefined(_NO_AUC)
+    fpr = np.concatenate(([0.0], c.fps / c.fps[-1]))
+    tpr = np.concatenate(([0.0], c.tps / c.tps[-1]))
+    stop = int(np.searchsorted(fpr, max_fpr, "right"))
+    x_interp = [fpr[stop - 1], fpr[stop]]
+    y_interp = [tpr[stop - 1], tpr[stop]]
+    tpr = np.append(tpr[:stop], np.interp(max_fpr, x_interp, y_interp))
+    fpr = np.append(fpr[:stop], max_fpr)
+    area = float(np.trapezoid(tpr, fpr))
+    min_area = 0.5 * max_fpr**2
+    return 0.5 * (1 + (area - min_area) / (max_fpr - min_area))
+
+
+def _per_column(
+    metric: Metric,
+    s: ScoreMatrix,
+    codes: npt.NDArray[np.uint32] | None,
+    ind: Bools | None,
+    w: F64 | None,
+    max_fpr: float | None,
+    backend: Backend,
+) -> F64:
+    """The metric of every column against its class."""
+    k = s.shape[1]
+    if max_fpr is not None:
+        out = np.empty(k)
+        for c in range(k):
+            pos = codes == c if codes is not None else np.ascontiguousarray(ind[:, c])  # type: ignore[index]
+            out[c] = partial_auc(pos, np.ascontiguousarray(s[:, c]), w, max_fpr, backend)
+        return out
+    walks = resolve_backend(backend).one_vs_rest(
+        s,
+        list(range(k)),
+        codes=codes,
+        indicator=ind,
+        sample_weight=w,
+        curves=metric == "ap",
+        n_threads=get_num_threads(),
+    )
+    value = _value(metric, w is not None)
+    return np.array([value(d) for d in walks], dtype=np.float64)
+
+
+def _row_values(metric: Metric, ind: Bools, s: ScoreMatrix) -> F64:
+    """The metric of each row's labels against its scores (``average="samples"``), by
+    counting, within each row, the labels scored above, level with and below each label;
+    rows in blocks of at most 2^22 label pairs."""
+    n, k = s.shape
+    out = np.empty(n)
+    block = max(1, (1 << 22) // max(1, k * k))
+    for start in range(0, n, block):
+        y = ind[start : start + block]
+        x = s[start : start + block].astype(np.float64)
+        npos = y.sum(axis=1)
+        if metric == "auc":
+            gt = x[:, :, None] > x[:, None, :]
+            eq = x[:, :, None] == x[:, None, :]
+            pairs = np.einsum("ri,rij,rj->r", y.astype(np.float64), gt + 0.5 * eq, (~y).astype(np.float64))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[start : start + block] = pairs / (npos * (k - npos))
+        else:
+            ge = x[:, None, :] >= x[:, :, None]  # [r, i, j]: label j scored at least as high as label i
+            above = ge.sum(axis=2)
+            pos_above = (ge & y[:, None, :]).sum(axis=2)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[start : start + block] = np.where(y, pos_above / above, 0.0).sum(axis=1) / npos
+    if metric == "auc":
+        bad = np.isnan(out)
+        if bad.any():
+            warn(_NO_AUC)
+    else:
+        empty = ind.sum(axis=1) == 0
+        if empty.any():
+            warn(_NO_POSITIVE, UserWarning)
+            out[empty] = 0.0
+    return out
+
+
+def averaged(
+    metric: Metric,
+    s: ScoreMatrix,
+    *,
+    codes: npt.NDArray[np.uint32] | None,
+    ind: Bools | None,
+    sample_weight: ArrayLike | None,
+    average: RankAverage | None,
+    max_fpr: float | None,
+    backend: Backend,
+) -> float | F64:
+    """scikit-learn's ``_average_binary_score`` over the columns of ``s``: per class
+    (``None``), their mean (``"macro"``), weighted by each class's positive weight
+    (``"weighted"``, classes of no weight counting 0), one walk over every (row, class)
+    cell (``"micro"``), or per row (``"samples"``, weighted by ``sample_weight``)."""
+    n, k = s.shape
+    if n == 0:
+        raise ShapeError("y_score is empty; at least one sample is required")
+    w = _checks.weights(sample_weight, n)
+    if w is not None:
+        _checks.check_weights(w, n)
+        with np.errstate(over="ignore"):
+            _checks.check_totals(float(np.sum(w)), 0.0, n)
+    if average == "micro":
+        if ind is None:
+            assert codes is not None
+            cells = np.zeros((n, k), dtype=np.bool_)
+            cells[np.arange(n), codes] = True
+        else:
+            cells = ind
+        ww = None if w is None else np.repeat(w, k)
+        flat = np.ascontiguousarray(s.ravel())
+        if max_fpr is not None:
+            return partial_auc(cells.ravel(), flat, ww, max_fpr, backend)
+        d = _r.walk(cells.ravel(), flat, ww, backend, curves=metric == "ap")
+        return _value(metric, w is not None)(d)
+    if average == "samples":
+        if ind is None:
+            assert codes is not None
+            ind = np.zeros((n, k), dtype=np.bool_)
+            ind[np.arange(n), codes] = True
+        if max_fpr is not None:
+            rows = np.array([partial_auc(ind[i], s[i], None, max_fpr, backend) for i in range(n)])
+        else:
+            rows = _row_values(metric, ind, s)
+        if w is None:
+            return float(np.mean(rows))
+        rows = np.where(w == 0, 0.0, rows)
+        return float(np.average(rows, weights=w))
+    values = _per_column(metric, s, codes, ind, w, max_fpr, backend)
+    if average is None:
+        return values
+    if average == "macro":
+        return float(np.mean(values))
+    # weighted: by each class's (weighted) positives
+    if ind is not None:
+        support = (ind.sum(axis=0) if w is None else w @ ind).astype(np.float64)
+    else:
+        assert codes is not None
+        support = np.bincount(codes, weights=w, minlength=k).astype(np.float64)
+    if np.isclose(support.sum(), 0.0):
+        return 0.0
+    values = np.where(support == 0, 0.0, values)
+    return float(np.average(values, weights=support))
+
+
+def one_vs_one(codes: npt.NDArray[np.uint32], s: ScoreMatrix, average: RankAverage | None, backend: Backend) -> float:
+    """Hand and Till's multiclass AUC: over each pair of classes present, the mean of the
+    two one-vs-one AUCs; averaged with equal weights (``"macro"``) or by the share of rows
+    in the pair (``"weighted"``)."""
+    present = np.flatnonzero(np.bincount(codes, minlength=s.shape[1]))
+    pairs = [(int(a), int(b)) for a, b in combinations(present.tolist(), 2)]
+    if not pairs:
+        return undefined(_NO_AUC)
+    walks = resolve_backend(backend).one_vs_one(s, codes, pairs, get_num_threads())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        scores = np.array([(_auc_of(a, False) + _auc_of(b, False)) / 2 for a, b in walks])
+    if average == "weighted":
+        counts = np.bincount(codes, minlength=s.shape[1]).astype(np.float64)
+        prevalence = np.array([(counts[a] + counts[b]) / codes.shape[0] for a, b in pairs])
+        return float(np.average(scores, weights=prevalence))
+    return float(np.mean(scores))
+
+
+def top_k_hits(s: ScoreMatrix, codes: npt.NDArray[np.uint32], k: int) -> Bools:
+    """Whether each row's true class ranks among its ``k`` highest scores: its rank is the
+    number of scores above it plus the ties in later columns (scikit-learn's reversed stable
+    sort puts those first). Rows in blocks of at most 2^22 cells."""
+    n, n_cols = s.shape
+    out = np.empty(n, dtype=np.bool_)
+    block = max(1, (1 << 22) // max(1, n_cols))
+    later = np.arange(n_cols)[None, :]
+    for start in range(0, n, block):
+        x = s[start : start + block]
+        c = codes[start : start + block].astype(np.intp)
+        own = x[np.arange(x.shape[0]), c][:, None]
+        rank = np.count_nonzero(x > own, axis=1) + np.count_nonzero((x == own) & (later > c[:, None]), axis=1)
+        out[start : start + block] = rank < k
+    return out

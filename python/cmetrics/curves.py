@@ -1,0 +1,247 @@
+"""Threshold curves of a binary score (docs/definitions.md §7.7), as ``sklearn.metrics``:
+``roc_curve``, ``precision_recall_curve``, ``det_curve``, ``confusion_matrix_at_thresholds``,
+``metric_at_thresholds`` and ``auc``.
+
+Every curve comes from the tie groups of one sort (the compiled core's radix sort, or
+numpy's): the counts at each distinct score, cumulated from the highest score down, so no
+Python loop runs over rows. Float32 scores are sorted as float32 and their thresholds
+returned as float32. Rows of weight 0 are left out (they add no threshold), as
+scikit-learn does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cmetrics import _checks
+from cmetrics import _ranking as _r
+from cmetrics._checks import F64, Backend, Label
+from cmetrics._hard import warn
+from cmetrics._kernels import CurveDrop, ThresholdCounts
+from cmetrics.exceptions import LabelError, ShapeError, ValidationError
+
+__all__ = [
+    "auc",
+    "confusion_matrix_at_thresholds",
+    "det_curve",
+    "metric_at_thresholds",
+    "precision_recall_curve",
+    "roc_curve",
+]
+
+
+def _counts(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    pos_label: Label | None,
+    sample_weight: ArrayLike | None,
+    backend: Backend,
+    drop: CurveDrop = "none",
+) -> ThresholdCounts:
+    positive = _checks.binary(y_true, pos_label, any_classes=True)
+    score = _checks.scores(y_score, "y_score", keep_float32=True)
+    _checks.same_length("y_true", positive, "y_score", score)
+    _checks.check_finite("y_score", score)
+    if score.shape[0] == 0:
+        raise ShapeError("y_score is empty; at least one sample is required")
+    return _r.threshold_counts(positive, score, sample_weight, backend, drop)
+
+
+def _check_flag(name: str, value: object) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValidationError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def confusion_matrix_at_thresholds(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    pos_label: Label | None = None,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> tuple[F64, F64, F64, F64, np.ndarray]:
+    """``(tns, fps, fns, tps, thresholds)``: the binary confusion matrix when every row scored at
+    least ``thresholds[i]`` is predicted positive, one entry per distinct score from the highest
+    down (counts as float64, weighted with ``sample_weight``).
+
+    >>> tns, fps, fns, tps, thr = confusion_matrix_at_thresholds([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> tps.tolist(), fps.tolist(), thr.tolist()
+    ([1.0, 1.0, 2.0, 2.0], [0.0, 1.0, 1.0, 2.0], [0.8, 0.4, 0.35, 0.1])
+    """
+    c = _counts(y_true, y_score, pos_label, sample_weight, backend)
+    return c.fps[-1] - c.fps, c.fps, c.tps[-1] - c.tps, c.tps, c.thresholds
+
+
+def roc_curve(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    pos_label: Label | None = None,
+    sample_weight: ArrayLike | None = None,
+    drop_intermediate: bool = True,
+    backend: Backend = "auto",
+) -> tuple[F64, F64, F64]:
+    """``(fpr, tpr, thresholds)`` of the ROC curve, starting at ``(0, 0)`` with threshold
+    ``inf``; ``drop_intermediate`` drops the points that lie on a straight segment between their
+    neighbours (scikit-learn's rule). Without negatives (positives) ``fpr`` (``tpr``) is NaN
+    with ``UndefinedMetricWarning``.
+
+    >>> fpr, tpr, thr = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> fpr.tolist(), tpr.tolist(), thr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0], [inf, 0.8, 0.4, 0.35, 0.1])
+    """
+    drop = _check_flag("drop_intermediate", drop_intermediate)
+    c = _counts(y_true, y_score, pos_label, sample_weight, backend, "collinear" if drop else "none")
+    fps, tps, thresholds = c.fps, c.tps, c.thresholds
+    tps = np.concatenate(([0.0], tps))
+    fps = np.concatenate(([0.0], fps))
+    thr = np.concatenate(([np.inf], thresholds.astype(np.float64)))
+    if fps[-1] <= 0:
+        warn("No negative samples in y_true, false positive value should be meaningless")
+        fpr = np.full(fps.shape, np.nan)
+    else:
+        fpr = fps / fps[-1]
+    if tps[-1] <= 0:
+        warn("No positive samples in y_true, true positive value should be meaningless")
+        tpr = np.full(tps.shape, np.nan)
+    else:
+        tpr = tps / tps[-1]
+    return fpr, tpr, thr
+
+
+def precision_recall_curve(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    pos_label: Label | None = None,
+    sample_weight: ArrayLike | None = None,
+    drop_intermediate: bool = False,
+    backend: Backend = "auto",
+) -> tuple[F64, F64, np.ndarray]:
+    """``(precision, recall, thresholds)`` with recall decreasing, ending at ``(1, 0)`` (no
+    threshold for that point); ``drop_intermediate`` keeps only the first and last point of
+    each recall level. Without positives recall is 1 everywhere, with a warning.
+
+    >>> import numpy as np
+    >>> p, r, thr = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> np.round(p, 4).tolist(), r.tolist(), thr.tolist()
+    ([0.5, 0.6667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
+    """
+    drop = _check_flag("drop_intermediate", drop_intermediate)
+    c = _counts(y_true, y_score, pos_label, sample_weight, backend, "flat" if drop else "none")
+    fps, tps, thresholds = c.fps, c.tps, c.thresholds
+    ps = tps + fps
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(ps != 0, tps / ps, 0.0)
+    if tps[-1] == 0:
+        warn("No positive class found in y_true, recall is set to one for all thresholds.", UserWarning)
+        recall = np.ones(tps.shape)
+    else:
+        recall = tps / tps[-1]
+    return (
+        np.concatenate((precision[::-1], [1.0])),
+        np.concatenate((recall[::-1], [0.0])),
+        thresholds[::-1],
+    )
+
+
+def det_curve(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    pos_label: Label | None = None,
+    sample_weight: ArrayLike | None = None,
+    drop_intermediate: bool = False,
+    backend: Backend = "auto",
+) -> tuple[F64, F64, F64]:
+    """``(fpr, fnr, thresholds)`` of the detection error tradeoff curve, false positive rate
+    decreasing, from the threshold ``inf`` (unless a finite threshold already has no false
+    positive) to the first threshold with no false negative.
+
+    >>> fpr, fnr, thr = det_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> fpr.tolist(), fnr.tolist(), thr.tolist()
+    ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.35, 0.4, 0.8])
+    """
+    drop = _check_flag("drop_intermediate", drop_intermediate)
+    c = _counts(y_true, y_score, pos_label, sample_weight, backend)
+    fps = np.concatenate(([0.0], c.fps))
+    tps = np.concatenate(([0.0], c.tps))
+    thresholds = np.concatenate(([np.inf], c.thresholds.astype(np.float64)))
+    if drop and fps.shape[0] > 2:
+        keep = np.concatenate(([True], np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:])), [True]))
+        fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
+    if tps[-1] <= 0 or fps[-1] <= 0:
+        raise LabelError(
+            "Only one class is present in y_true. Detection error tradeoff curve is not defined in that case."
+        )
+    fns = tps[-1] - tps
+    right = int(np.searchsorted(fps, fps[0], side="right"))
+    first = right - 1 if right > 0 else None
+    last = int(np.searchsorted(tps, tps[-1])) + 1
+    sl = slice(first, last)
+    return fps[sl][::-1] / fps[-1], fns[sl][::-1] / tps[-1], thresholds[sl][::-1]
+
+
+def metric_at_thresholds(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    metric_func: Callable[..., Any],
+    *,
+    sample_weight: ArrayLike | None = None,
+    metric_params: Mapping[str, Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(metric_values, thresholds)``: ``metric_func(y_true, y_score >= t, **metric_params)`` at
+    every distinct score ``t`` from the highest down (``sample_weight`` is passed on). One call per
+    threshold, as scikit-learn; for the confusion-matrix metrics
+    :func:`confusion_matrix_at_thresholds` gives every threshold from one sort.
+
+    >>> from cmetrics import accuracy_score
+    >>> values, thr = metric_at_thresholds([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], accuracy_score)
+    >>> values.tolist(), thr.tolist()
+    ([0.75, 0.5, 0.75, 0.5], [0.8, 0.4, 0.35, 0.1])
+    """
+    if not callable(metric_func):
+        raise ValidationError("metric_func must be a callable metric_func(y_true, y_pred, **metric_params)")
+    yt = _checks.as_1d(y_true, "y_true")
+    score = _checks.scores(y_score, "y_score", keep_float32=True)
+    _checks.same_length("y_true", yt, "y_score", score)
+    _checks.check_finite("y_score", score)
+    w = _checks.weights(sample_weight, score.shape[0])
+    if w is not None:
+        _checks.check_weights(w, score.shape[0])
+        keep = w != 0
+        yt, score, w = yt[keep], score[keep], w[keep]
+    params = {**(metric_params or {}), **({"sample_weight": w} if w is not None else {})}
+    thresholds = np.unique(score)[::-1]
+    values = [metric_func(yt, (score >= t).astype(np.int32), **params) for t in thresholds]
+    return np.asarray(values), thresholds
+
+
+def auc(x: ArrayLike, y: ArrayLike) -> float:
+    """Area under the curve through the points ``(x, y)`` by the trapezoidal rule; ``x`` must be
+    increasing or decreasing (not necessarily strictly), as scikit-learn.
+
+    >>> auc([0.0, 0.5, 1.0], [0.0, 1.0, 1.0])
+    0.75
+    """
+    xs = np.asarray(_checks.scores(x, "x"), dtype=np.float64)
+    ys = np.asarray(_checks.scores(y, "y"), dtype=np.float64)
+    _checks.same_length("x", xs, "y", ys)
+    _checks.check_finite("x", xs)
+    _checks.check_finite("y", ys)
+    if xs.shape[0] < 2:
+        msg = f"At least 2 points are needed to compute area under curve, but x.shape = {xs.shape}"
+        raise ShapeError(msg)
+    direction = 1.0
+    dx = np.diff(xs)
+    if np.any(dx < 0):
+        if np.all(dx <= 0):
+            direction = -1.0
+        else:
+            raise ValidationError(f"x is neither increasing nor decreasing : {xs}.")
+    return float(direction * np.trapezoid(ys, xs))

@@ -1,0 +1,126 @@
+//! One-vs-rest / one-vs-one walks and threshold curves against naive
+//! references: the binary walk on each gathered column, and plain loops.
+#![allow(clippy::unwrap_used)]
+
+use cmetrics_core::ranking::{
+    binary_ranking, one_vs_one, one_vs_rest, threshold_counts, Drop, Matrix, Truth,
+};
+use cmetrics_core::Pool;
+use proptest::prelude::*;
+
+/// Naive cumulated counts from the highest score down, then sklearn's drop rule.
+fn naive_curve(ok: &[bool], s: &[f64], w: &[f64], drop: Drop) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut values: Vec<f64> = s.to_vec();
+    values.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    values.dedup();
+    let (mut f, mut t) = (Vec::new(), Vec::new());
+    for &v in &values {
+        let above = |pos: bool| -> f64 {
+            (0..s.len())
+                .filter(|&i| s[i] >= v && ok[i] == pos)
+                .map(|i| w[i])
+                .sum()
+        };
+        f.push(above(false));
+        t.push(above(true));
+    }
+    let m = values.len();
+    let keep: Vec<bool> = (0..m)
+        .map(|i| {
+            if drop == Drop::None || m <= 2 || i == 0 || i == m - 1 {
+                return true;
+            }
+            match drop {
+                Drop::Collinear => {
+                    (f[i + 1] - f[i]) - (f[i] - f[i - 1]) != 0.0
+                        || (t[i + 1] - t[i]) - (t[i] - t[i - 1]) != 0.0
+                }
+                _ => t[i] != t[i - 1] || t[i + 1] != t[i],
+            }
+        })
+        .collect();
+    let pick = |v: &[f64]| -> Vec<f64> { (0..m).filter(|&i| keep[i]).map(|i| v[i]).collect() };
+    (pick(&f), pick(&t), pick(&values))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn curves_match_plain_loops(rows in prop::collection::vec((any::<bool>(), 0_u8..8, 0_u8..3), 1..120), drop in 0_u8..3, weighted in any::<bool>()) {
+        let ok: Vec<bool> = rows.iter().map(|r| r.0).collect();
+        let s: Vec<f64> = rows.iter().map(|r| f64::from(r.1) / 4.0).collect();
+        let w: Vec<f64> = rows.iter().map(|r| if weighted { f64::from(r.2) + 0.5 } else { 1.0 }).collect();
+        let drop = [Drop::None, Drop::Collinear, Drop::FlatPositives][drop as usize];
+        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+            let c = threshold_counts(&ok, &s, weighted.then_some(&w[..]), drop, &pool).unwrap();
+            let (f, t, v) = naive_curve(&ok, &s, &w, drop);
+            prop_assert_eq!(&c.thresholds, &v);
+            prop_assert_eq!(&c.fps, &f);
+            prop_assert_eq!(&c.tps, &t);
+        }
+    }
+
+    #[test]
+    fn each_column_is_the_binary_walk(codes in prop::collection::vec(0_u32..4, 1..200), seed in any::<u64>(), weighted in any::<bool>()) {
+        let n = codes.len();
+        let k = 4;
+        let mut x = seed | 1;
+        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let scores: Vec<f32> = (0..n * k).map(|_| (next() % 7) as f32 / 6.0).collect();
+        let w: Vec<f64> = (0..n).map(|_| (next() % 3) as f64 + 0.25).collect();
+        let weight = weighted.then_some(&w[..]);
+        let ind: Vec<bool> = (0..n * k).map(|i| next() % 3 == 0 || codes[i / k] as usize == i % k).collect();
+        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+            let m = Matrix { values: &scores, n_cols: k };
+            let by_codes = one_vs_rest(Truth::Codes(&codes), m, &[3, 0, 1], weight, true, &pool).unwrap();
+            let by_ind = one_vs_rest(Truth::Indicator(&ind), m, &[0, 1, 2, 3], weight, true, &pool).unwrap();
+            for (j, &c) in [3_usize, 0, 1].iter().enumerate() {
+                let pos: Vec<bool> = codes.iter().map(|&y| y as usize == c).collect();
+                let col: Vec<f32> = (0..n).map(|i| scores[i * k + c]).collect();
+                prop_assert_eq!(format!("{:?}", by_codes[j]), format!("{:?}", binary_ranking(&pos, &col, weight, true, &pool).unwrap()));
+            }
+            for c in 0..k {
+                let pos: Vec<bool> = (0..n).map(|i| ind[i * k + c]).collect();
+                let col: Vec<f32> = (0..n).map(|i| scores[i * k + c]).collect();
+                prop_assert_eq!(format!("{:?}", by_ind[c]), format!("{:?}", binary_ranking(&pos, &col, weight, true, &pool).unwrap()));
+            }
+            let present: Vec<u32> = (0..4).filter(|c| codes.contains(c)).collect();
+            let pairs: Vec<(u32, u32)> = present.iter().flat_map(|&a| present.iter().filter(move |&&b| b > a).map(move |&b| (a, b))).collect();
+            let ovo = one_vs_one(&codes, m, &pairs, &pool).unwrap();
+            for (&(a, b), (wa, wb)) in pairs.iter().zip(&ovo) {
+                let rows: Vec<usize> = (0..n).filter(|&i| codes[i] == a || codes[i] == b).collect();
+                let is_a: Vec<bool> = rows.iter().map(|&i| codes[i] == a).collect();
+                let ca: Vec<f32> = rows.iter().map(|&i| scores[i * k + a as usize]).collect();
+                let cb: Vec<f32> = rows.iter().map(|&i| scores[i * k + b as usize]).collect();
+                let ra = binary_ranking(&is_a, &ca, None, true, &pool).unwrap();
+                let is_b: Vec<bool> = is_a.iter().map(|&v| !v).collect();
+                let rb = binary_ranking(&is_b, &cb, None, true, &pool).unwrap();
+                // Same pair counts (the row order within the walk differs).
+                prop_assert_eq!((wa.reversed, wa.tied, wa.ordered), (ra.reversed, ra.tied, ra.ordered));
+                prop_assert_eq!((wb.reversed, wb.tied, wb.ordered), (rb.reversed, rb.tied, rb.ordered));
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_shapes_and_codes_are_errors() {
+    let pool = Pool::sequential();
+    let s = [0.5_f64; 6];
+    let m = Matrix {
+        values: &s,
+        n_cols: 3,
+    };
+    assert!(one_vs_rest(Truth::Codes(&[0, 3]), m, &[0], None, false, &pool).is_err());
+    assert!(one_vs_rest(Truth::Codes(&[0, 1]), m, &[3], None, false, &pool).is_err());
+    assert!(one_vs_rest(Truth::Codes(&[0]), m, &[0], None, false, &pool).is_err());
+    assert!(one_vs_rest(Truth::Indicator(&[true; 5]), m, &[0], None, false, &pool).is_err());
+    let bad = Matrix {
+        values: &s[..5],
+        n_cols: 3,
+    };
+    assert!(one_vs_rest(Truth::Codes(&[0, 1]), bad, &[0], None, false, &pool).is_err());
+    assert!(one_vs_one(&[0, 0], m, &[(0, 1)], &pool).is_err());
+    assert!(one_vs_rest(Truth::Codes(&[0, 1]), m, &[0, 1], None, false, &pool).is_ok());
+}
