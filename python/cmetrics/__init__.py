@@ -6,13 +6,14 @@ the extension is unavailable. Every public function takes
 ``backend="auto" | "rust" | "numpy"``.
 
 The public names come from the family modules (each lists its own in ``__all__``):
-:mod:`cmetrics.classification`, :mod:`cmetrics.confusion`, :mod:`cmetrics.curves`, :mod:`cmetrics.probabilistic`,
-:mod:`cmetrics.ranking`, :mod:`cmetrics.report` and :mod:`cmetrics.streaming`.
+:mod:`cmetrics.classification`, :mod:`cmetrics.confusion`, :mod:`cmetrics.curves`,
+:mod:`cmetrics.label_ranking`, :mod:`cmetrics.probabilistic`, :mod:`cmetrics.ranking`,
+:mod:`cmetrics.report` and :mod:`cmetrics.streaming`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
-from cmetrics import classification, confusion, curves, probabilistic, ranking, report, streaming
+from cmetrics import classification, confusion, curves, label_ranking, probabilistic, ranking, report, streaming
 from cmetrics._config import (
     get_max_classes,
     get_num_threads,
@@ -26,6 +27,7 @@ from cmetrics.classification import *  # noqa: F403
 from cmetrics.confusion import *  # noqa: F403
 from cmetrics.curves import *  # noqa: F403
 from cmetrics.exceptions import UndefinedMetricWarning
+from cmetrics.label_ranking import *  # noqa: F403
 from cmetrics.probabilistic import *  # noqa: F403
 from cmetrics.ranking import *  # noqa: F403
 from cmetrics.report import *  # noqa: F403
@@ -51,6 +53,7 @@ __all__ = [
 __all__ += classification.__all__
 __all__ += confusion.__all__
 __all__ += curves.__all__
+__all__ += label_ranking.__all__
 __all__ += probabilistic.__all__
 __all__ += ranking.__all__
 __all__ += report.__all__

@@ -8,6 +8,7 @@ the policy lives only here, so both backends behave identically.
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 from typing import TYPE_CHECKING, overload
@@ -391,3 +392,71 @@ def as_int64(c: F64) -> I64:
         msg = "the weighted counts exceed the int64 range; pass float weights to get float64 sums"
         raise LimitExceededError(msg)
     return c.astype(np.int64)
+
+
+def _undefined_ratios(replace: object) -> tuple[float, float]:
+    """``replace_undefined_by`` of ``class_likelihood_ratios`` as the values for (LR+, LR-)."""
+    if isinstance(replace, dict):
+        lr_pos, lr_neg = replace.get("LR+"), replace.get("LR-")
+        ok = (
+            set(replace) == {"LR+", "LR-"}
+            and isinstance(lr_pos, (int, float))
+            and isinstance(lr_neg, (int, float))
+            and (math.isnan(lr_pos) or lr_pos >= 1.0)
+            and (math.isnan(lr_neg) or 0.0 <= lr_neg <= 1.0)
+        )
+        if not ok:
+            msg = (
+                "The dictionary passed as `replace_undefined_by` needs to be in the form "
+                "`{'LR+': `value_1`, 'LR-': `value_2`}` where the value for `LR+` ranges from `1.0` to `np.inf` "
+                f"or is `np.nan` and the value for `LR-` ranges from `0.0` to `1.0` or is `np.nan`; got `{replace}`."
+            )
+            raise ValidationError(msg)
+        return float(lr_pos), float(lr_neg)  # type: ignore[arg-type]
+    if isinstance(replace, float) and math.isnan(replace):
+        return math.nan, math.nan
+    if isinstance(replace, (int, float)) and not isinstance(replace, bool) and replace == 1.0:
+        return 1.0, 1.0
+    raise ValidationError(f"replace_undefined_by must be np.nan, 1.0 or {{'LR+': a, 'LR-': b}}, got {replace!r}")
+
+
+def _rate_ratio(a: float, a_total: float, b: float, b_total: float) -> float:
+    """``(a / a_total) / (b / b_total)`` without overflow or a division error (``b > 0``)."""
+    with np.errstate(all="ignore"):
+        return float(np.float64(a / a_total) / np.float64(b / b_total))
+
+
+def likelihood_ratios(cm: ConfusionMatrix, replace: object) -> tuple[float, float]:
+    """(LR+, LR-) of a 2 x 2 table (the second label positive), with scikit-learn's warnings."""
+    desired_pos, desired_neg = _undefined_ratios(replace)
+    (tn, fp), (fn, tp) = cm.matrix.astype(np.float64).tolist()
+    support_pos, support_neg = tp + fn, tn + fp
+    lr_pos = lr_neg = math.nan
+    if support_pos == 0:
+        warn(
+            "No samples of the positive class are present in `y_true`. `positive_likelihood_ratio` and "
+            "`negative_likelihood_ratio` are both set to `np.nan`. Use the `replace_undefined_by` param to control "
+            "this behavior. To suppress this warning or turn it into an error, see Python's `warnings` module and "
+            "`warnings.catch_warnings()`."
+        )
+    if fp == 0:
+        start = (
+            "No samples were predicted for the positive class and `positive_likelihood_ratio` is "
+            if tp == 0
+            else "`positive_likelihood_ratio` is ill-defined and "
+        )
+        warn(start + "set to `np.nan`. Use the `replace_undefined_by` param to control this behavior.")
+        lr_pos = desired_pos
+    elif support_pos != 0:
+        # Ratios of rates (each in [0, 1]): products of tiny weights would underflow.
+        lr_pos = _rate_ratio(tp, support_pos, fp, support_neg)
+    if tn == 0:
+        warn(
+            "`negative_likelihood_ratio` is ill-defined and set to `np.nan`. Use the `replace_undefined_by` param "
+            "to control this behavior. To suppress this warning or turn it into an error, see Python's `warnings` "
+            "module and `warnings.catch_warnings()`."
+        )
+        lr_neg = desired_neg
+    elif support_pos != 0:
+        lr_neg = _rate_ratio(fn, support_pos, tn, support_neg)
+    return float(lr_pos), float(lr_neg)

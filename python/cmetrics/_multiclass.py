@@ -71,6 +71,8 @@ def score_matrix(y_score: ArrayLike, n: int, name: str = "y_score") -> ScoreMatr
     s = _checks.to_numpy(y_score, name)
     if s.ndim != 2:
         raise ShapeError(f"{name} must be 2-D (n_samples, n_classes), got shape {s.shape}")
+    if s.shape[1] == 0:
+        raise ShapeError(f"{name} has no columns (shape {s.shape}); pass one column per class")
     check_classes(s.shape[1], name)
     if s.shape[0] != n:
         msg = f"y_true has {n} rows but {name} has {s.shape[0]}; pass arrays of the same length"

@@ -14,17 +14,19 @@ from typing import Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _hard
+from cmetrics import _checks, _hard
 from cmetrics._checks import F64, I64, Average, Backend, KappaWeights, Label, ZeroDivision
+from cmetrics._config import resolve_backend
 from cmetrics._hard import PRFS, Averaged, PerClass
 from cmetrics.confusion import ConfusionMatrix
-from cmetrics.exceptions import ValidationError
+from cmetrics.exceptions import ShapeError, ValidationError
 from cmetrics.report import Report
 
 __all__ = [
     "accuracy_score",
     "balanced_accuracy_score",
     "class_bias",
+    "class_likelihood_ratios",
     "class_prevalence",
     "classification_report",
     "cohen_kappa_score",
@@ -33,6 +35,7 @@ __all__ = [
     "fbeta_score",
     "hamming_loss",
     "hard_label_report",
+    "hinge_loss",
     "informedness",
     "jaccard_score",
     "markedness",
@@ -880,3 +883,99 @@ def hard_label_report(
     (0.75, 0.5)
     """
     return _count(y_true, y_pred, sample_weight, backend).report(zero_division=zero_division)
+
+
+def hinge_loss(
+    y_true: ArrayLike,
+    pred_decision: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float:
+    """Average hinge loss ``max(0, 1 - margin)`` of decision values, as scikit-learn: binary
+    (a 1-D ``pred_decision``; the greater label is +1, the other -1, margin = label x decision)
+    or multiclass (an ``(n, K)`` ``pred_decision``, one column per class of ``labels`` or of
+    ``y_true``; Crammer and Singer's margin, the true class's decision minus the greatest other).
+
+    >>> round(hinge_loss([-1, 1, 1], [-2.18, 2.36, 0.09]), 4)
+    0.3033
+    """
+    from cmetrics import _multiclass as _m
+
+    resolve_backend(backend)
+    t = _checks.as_1d(y_true, "y_true")
+    d = _checks.to_numpy(pred_decision, "pred_decision")
+    pair = _checks.label_pair(t, t)
+    values = pair.y_true
+    if pair.kind == "str":
+        _checks.check_object_strings(values, "y_true")
+        values = values.astype(np.str_)
+    classes = np.unique(values if labels is None else _checks.check_labels(labels, pair.kind))
+    w = _checks.weights(sample_weight, t.shape[0])
+    if w is not None:
+        _checks.check_weights(w, t.shape[0])
+        with np.errstate(over="ignore"):
+            _checks.check_totals(float(np.sum(w)), 0.0, t.shape[0])
+    if classes.size > 2:
+        if d.ndim != 2:
+            msg = (
+                f"pred_decision must be (n_samples, n_classes) with a multiclass target, that is "
+                f"({t.shape[0]}, {classes.size}); got shape {d.shape}"
+            )
+            raise ShapeError(msg)
+        s = np.asarray(_m.score_matrix(d, t.shape[0], "pred_decision"), dtype=np.float64)
+        if s.shape[1] != classes.size:
+            msg = (
+                "Please include all labels in y_true or pass labels as third argument"
+                if labels is None
+                else f"pred_decision has {s.shape[1]} columns but there are {classes.size} labels"
+            )
+            raise ShapeError(msg)
+        codes, _ = _m.encode(values, s.shape[1], None if labels is None else classes, ordered=False)
+        rows = np.arange(t.shape[0])
+        own = s[rows, codes]
+        others = s.copy()
+        others[rows, codes] = -np.inf
+        margin = own - others.max(axis=1)
+    else:
+        if d.ndim == 2 and d.shape[1] > 1:
+            msg = (
+                f"pred_decision has {d.shape[1]} columns but y_true has {classes.size} classes; pass a 1-D "
+                "decision for a binary target, or labels= listing every class"
+            )
+            raise ShapeError(msg)
+        dec = np.asarray(_checks.scores(d.ravel() if d.ndim == 2 else d, "pred_decision"), dtype=np.float64)
+        _checks.same_length("y_true", t, "pred_decision", dec)
+        _checks.check_finite("pred_decision", dec)
+        if dec.shape[0] == 0:
+            raise ShapeError("pred_decision is empty; at least one sample is required")
+        present = np.unique(values)
+        sign = np.where(values == present[-1], 1.0, -1.0) if present.size == 2 else np.full(t.shape[0], -1.0)
+        margin = sign * dec
+    losses = np.clip(1 - margin, 0, None)
+    return float(np.average(losses, weights=w))
+
+
+def class_likelihood_ratios(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    replace_undefined_by: float | dict[str, float] = np.nan,
+    backend: Backend = "auto",
+) -> tuple[float, float]:
+    """Binary likelihood ratios ``(LR+, LR-)``: ``LR+ = sensitivity / (1 - specificity)`` and
+    ``LR- = (1 - sensitivity) / specificity``, from one counting pass, with scikit-learn's
+    warnings; undefined ratios are ``replace_undefined_by`` (NaN, 1.0, or
+    ``{"LR+": a, "LR-": b}``).
+
+    >>> class_likelihood_ratios([0, 1, 0, 1, 0], [1, 1, 0, 0, 0])
+    (1.5, 0.75)
+    """
+    cm = ConfusionMatrix.from_predictions(y_true, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
+    if cm.labels.size != 2:
+        msg = f"class_likelihood_ratios only supports binary classification problems, got {cm.labels.size} labels"
+        raise ValidationError(msg)
+    return _hard.likelihood_ratios(cm, replace_undefined_by)

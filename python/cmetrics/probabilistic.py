@@ -10,7 +10,7 @@ then have exactly ``K`` classes. All sums are float64, whatever the input dtype.
 
 from __future__ import annotations
 
-from typing import overload
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -20,17 +20,20 @@ from cmetrics import _proba as _p
 from cmetrics._checks import F64, Average, Backend, Label, Normalize, ZeroDivision
 from cmetrics._hard import PRFS, Averaged, PerClass
 from cmetrics._proba import CalibrationBins
-from cmetrics.exceptions import ShapeError, ValidationError
+from cmetrics.exceptions import ProbabilityError, ShapeError, ValidationError
 
 __all__ = [
     "CalibrationBins",
     "brier_score",
+    "brier_score_loss",
     "calibration_bins",
     "cf1_score",
     "cfbeta_score",
     "cprecision_recall_fscore_support",
     "cprecision_score",
     "crecall_score",
+    "d2_brier_score",
+    "d2_log_loss_score",
     "entropy_score",
     "expected_calibration_error",
     "log_loss",
@@ -594,3 +597,135 @@ def max_calibration_error(
     return calibration_bins(
         y_true, y_proba, n_bins=n_bins, labels=labels, sample_weight=sample_weight, validate=validate, backend=backend
     ).mce()
+
+
+def _binary_proba(
+    y_true: ArrayLike, y_proba: np.ndarray, sample_weight: ArrayLike | None, pos_label: Label | None
+) -> tuple[F64, F64, F64 | None]:
+    """``(is_positive, p, weight)`` of a 1-D probability of the positive class, checked: one
+    probability per row, each in [0, 1]."""
+    positive = _checks.binary(y_true, pos_label).astype(np.float64)
+    p = np.asarray(_checks.scores(y_proba.ravel(), "y_proba"), dtype=np.float64)
+    _checks.same_length("y_true", positive, "y_proba", p)
+    if p.shape[0] == 0:
+        raise ShapeError("y_proba is empty; at least one sample is required")
+    bad = ~((p >= 0) & (p <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        msg = f"y_proba[{i}] = {float(p[i])!r} is not a probability; entries must lie in [0, 1] (no NaN or inf)"
+        raise ProbabilityError(msg)
+    w = _checks.weights(sample_weight, p.shape[0])
+    if w is not None:
+        _checks.check_weights(w, p.shape[0])
+        with np.errstate(over="ignore"):
+            _checks.check_totals(float(np.sum(w)), 0.0, p.shape[0])
+    return positive, p, w
+
+
+def _check_half(scale_by_half: object) -> bool | None:
+    if isinstance(scale_by_half, str) and scale_by_half == "auto":
+        return None
+    if isinstance(scale_by_half, (bool, np.bool_)):
+        return bool(scale_by_half)
+    raise ValidationError(f"scale_by_half must be 'auto', True or False, got {scale_by_half!r}")
+
+
+def brier_score_loss(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Label | None = None,
+    labels: ArrayLike | None = None,
+    scale_by_half: bool | Literal["auto"] = "auto",
+    backend: Backend = "auto",
+) -> float:
+    """scikit-learn's Brier score: ``mean_i sum_j (p_ij - 1[y_i = j])^2``, halved by default
+    (``scale_by_half="auto"``) when there are at most two columns, so that a 1-D probability of
+    the positive class gives ``mean (p_i - 1[y_i = pos])^2``. :func:`brier_score` is the
+    unhalved sum (Yacouby and Axman 2020).
+
+    >>> round(brier_score_loss([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]), 6)
+    0.0375
+    """
+    half = _check_half(scale_by_half)
+    p = _checks.to_numpy(y_proba, "y_proba")
+    if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
+        positive, q, w = _binary_proba(y_true, p, sample_weight, pos_label)
+        value = float(np.average((positive - q) ** 2, weights=w))
+        return value if half in (None, True) else 2 * value
+    value = brier_score(y_true, p, labels=labels, sample_weight=sample_weight, backend=backend)
+    if half or (half is None and p.ndim == 2 and p.shape[1] < 3):
+        value *= 0.5
+    return value
+
+
+def _too_few(y_true: ArrayLike) -> bool:
+    if _checks.length_of(y_true) < 2:
+        _hard.warn("D^2 score is not well-defined with less than two samples.")
+        return True
+    return False
+
+
+def d2_brier_score(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: Label | None = None,
+    labels: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float:
+    """The fraction of the Brier score explained: ``1 - B / B_0``, with ``B_0`` the Brier score
+    of always predicting the (weighted) class frequencies, ``1 - sum_j q_j^2``. 1 is perfect, 0
+    is no better than the frequencies. NaN with a warning for fewer than two samples.
+
+    >>> round(d2_brier_score([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]), 4)
+    0.85
+    """
+    if _too_few(y_true):
+        return float("nan")
+    p = _checks.to_numpy(y_proba, "y_proba")
+    if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
+        positive, q, w = _binary_proba(y_true, p, sample_weight, pos_label)
+        prior = float(np.average(positive, weights=w))
+        null = float(np.average((positive - prior) ** 2, weights=w))
+        score = float(np.average((positive - q) ** 2, weights=w))
+    else:
+        res = _result(y_true, p, labels, sample_weight, backend, scores=True)
+        share = res.true_weight / res.weight
+        null = 1.0 - float(np.sum(share**2))
+        score = res.brier()
+    if null == 0:
+        return _hard.undefined("d2_brier_score is undefined when y_true has one class; returning NaN")
+    return 1.0 - score / null
+
+
+def d2_log_loss_score(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    backend: Backend = "auto",
+) -> float:
+    """The fraction of the log loss explained: ``1 - L / L_0``, with ``L_0`` the log loss of
+    always predicting the (weighted) class frequencies (their entropy). A 1-D ``y_proba`` is the
+    probability of the greater class. NaN with a warning for fewer than two samples.
+
+    >>> round(d2_log_loss_score([0, 1, 1, 0], [[0.9, 0.1], [0.1, 0.9], [0.2, 0.8], [0.7, 0.3]]), 4)
+    0.7149
+    """
+    if _too_few(y_true):
+        return float("nan")
+    p = _checks.to_numpy(y_proba, "y_proba")
+    if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
+        q = np.asarray(_checks.scores(p.ravel(), "y_proba"), dtype=np.float64)
+        p = np.column_stack([1 - q, q])
+    res = _result(y_true, p, labels, sample_weight, backend, scores=True)
+    eps = np.finfo(np.float64).eps
+    share = np.clip(res.true_weight / res.weight, eps, 1 - eps)
+    null = -float(np.sum(res.true_weight * np.log(share)))
+    if null == 0:
+        return _hard.undefined("d2_log_loss_score is undefined when y_true has one class; returning NaN")
+    return 1.0 - res.log_loss_sum / null

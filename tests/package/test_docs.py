@@ -25,6 +25,7 @@ WITH_EXAMPLES = {
     "cmetrics.classification",
     "cmetrics.confusion",
     "cmetrics.curves",
+    "cmetrics.label_ranking",
     "cmetrics.probabilistic",
     "cmetrics.ranking",
     "cmetrics.report",

@@ -255,6 +255,20 @@ def ranking_any(fn: Callable[..., Any], **kw: Any) -> Call:
     return call
 
 
+def label_ranks(fn: Callable[..., Any], **kw: Any) -> Call:
+    def call(data: st.DataObject, backend: str) -> Any:
+        n = data.draw(st.integers(0, 6))
+        return fn(
+            data.draw(st.one_of(matrices(n), vectors(n))),
+            data.draw(matrices(n)),
+            sample_weight=data.draw(weights(n)),
+            **kw,
+            backend=backend,
+        )
+
+    return call
+
+
 def curve_area(data: st.DataObject, backend: str) -> Any:
     n = data.draw(st.integers(0, 6))
     return cmetrics.auc(data.draw(vectors(n)), data.draw(vectors(n)))
@@ -429,6 +443,16 @@ REGISTRY: dict[str, Call] = {
     "det_curve": ranking(cmetrics.det_curve, drop_intermediate=True),
     "confusion_matrix_at_thresholds": ranking(cmetrics.confusion_matrix_at_thresholds),
     "metric_at_thresholds": at_thresholds,
+    "brier_score_loss": proba(cmetrics.brier_score_loss),
+    "d2_brier_score": proba(cmetrics.d2_brier_score),
+    "d2_log_loss_score": proba(cmetrics.d2_log_loss_score),
+    "hinge_loss": proba(cmetrics.hinge_loss),
+    "class_likelihood_ratios": hard(cmetrics.class_likelihood_ratios),
+    "coverage_error": label_ranks(cmetrics.coverage_error),
+    "label_ranking_average_precision_score": label_ranks(cmetrics.label_ranking_average_precision_score),
+    "label_ranking_loss": label_ranks(cmetrics.label_ranking_loss),
+    "dcg_score": label_ranks(cmetrics.dcg_score, k=2),
+    "ndcg_score": label_ranks(cmetrics.ndcg_score),
     "auc": curve_area,
     "aupr_trapezoid": ranking(cmetrics.aupr_trapezoid),
     "refinement": ranking(cmetrics.refinement, ties="strict"),

@@ -1,0 +1,244 @@
+"""Multilabel ranking metrics (docs/definitions.md §7.8), as ``sklearn.metrics``:
+``coverage_error``, ``label_ranking_average_precision_score``, ``label_ranking_loss``,
+``dcg_score`` and ``ndcg_score``.
+
+Each row ranks its own labels, so the work is per row: the labels of a row are compared with
+each other (or sorted once, for the gains) in blocks of rows, with no Python loop over rows.
+Scores must be finite; ``y_true`` is an ``(n_samples, n_labels)`` indicator matrix (relevance
+grades for the gains).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from cmetrics import _checks
+from cmetrics import _multiclass as _m
+from cmetrics._checks import F64, Backend
+from cmetrics._config import resolve_backend
+from cmetrics._hard import undefined
+from cmetrics.exceptions import LabelError, ShapeError, UnsupportedDtypeError, ValidationError
+
+__all__ = [
+    "coverage_error",
+    "dcg_score",
+    "label_ranking_average_precision_score",
+    "label_ranking_loss",
+    "ndcg_score",
+]
+
+#: Label pairs compared at once (rows per block = this / labels^2).
+_BLOCK_PAIRS = 1 << 22
+
+
+def _pair(y_true: ArrayLike, y_score: ArrayLike, backend: Backend) -> tuple[np.ndarray, F64]:
+    """An indicator matrix and a finite float64 score matrix of the same shape."""
+    resolve_backend(backend)
+    t = _checks.to_numpy(y_true, "y_true")
+    if t.ndim != 2:
+        raise ShapeError(f"y_true must be a 2-D label indicator matrix (n_samples, n_labels), got shape {t.shape}")
+    ind = _m.indicator(t)
+    s = np.asarray(_m.score_matrix(y_score, ind.shape[0]), dtype=np.float64)
+    if s.shape != ind.shape:
+        raise ShapeError(f"y_true and y_score have different shapes: {ind.shape} and {s.shape}")
+    if s.shape[0] == 0:
+        raise ShapeError("y_score is empty; at least one sample is required")
+    return ind, s
+
+
+def _mean(values: F64, sample_weight: ArrayLike | None) -> float:
+    w = _checks.weights(sample_weight, values.shape[0])
+    if w is None:
+        return float(np.mean(values))
+    _checks.check_weights(w, values.shape[0])
+    with np.errstate(over="ignore"):
+        _checks.check_totals(float(np.sum(w)), 0.0, values.shape[0])
+    return float(np.average(values, weights=w))
+
+
+def _step(k: int) -> int:
+    """Rows per block when every pair of a row's ``k`` labels is compared."""
+    return max(1, _BLOCK_PAIRS // max(1, k * k))
+
+
+def coverage_error(
+    y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> float:
+    """How far down each row's ranking one must go to cover all its true labels: the number of
+    labels scored at least as high as its lowest-scored true label (0 for a row without true
+    labels), averaged over rows. Best 1 per true label; ties count against.
+
+    >>> coverage_error([[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]])
+    2.5
+    """
+    ind, s = _pair(y_true, y_score, backend)
+    lowest = np.where(ind, s, np.inf).min(axis=1, keepdims=True)
+    cover = np.count_nonzero(s >= lowest, axis=1).astype(np.float64)
+    return _mean(np.where(ind.any(axis=1), cover, 0.0), sample_weight)
+
+
+def label_ranking_average_precision_score(
+    y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> float:
+    """LRAP: for each true label of a row, the share of true labels among the labels scored at
+    least as high as it; averaged over the row's true labels, then over rows (a row with no
+    true label, or only true labels, scores 1).
+
+    >>> round(label_ranking_average_precision_score([[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]]), 4)
+    0.4167
+    """
+    ind, s = _pair(y_true, y_score, backend)
+    n, k = s.shape
+    out = np.empty(n)
+    step = _step(k)
+    for start in range(0, n, step):
+        y, x = ind[start : start + step], s[start : start + step]
+        at_least = x[:, None, :] >= x[:, :, None]  # [r, i, j]: label j scored at least as high as label i
+        rank = at_least.sum(axis=2)
+        true_rank = (at_least & y[:, None, :]).sum(axis=2)
+        npos = y.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            row = np.where(y, true_rank / rank, 0.0).sum(axis=1) / npos
+        out[start : start + y.shape[0]] = np.where((npos == 0) | (npos == k), 1.0, row)
+    return _mean(out, sample_weight)
+
+
+def label_ranking_loss(
+    y_true: ArrayLike, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None, backend: Backend = "auto"
+) -> float:
+    """The share of (true, false) label pairs of a row that the scores order wrongly (the true
+    label scored at most as high as the false one; ties count as wrong), averaged over rows; 0
+    for a row with no true or no false label.
+
+    >>> label_ranking_loss([[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]])
+    0.75
+    """
+    ind, s = _pair(y_true, y_score, backend)
+    n, k = s.shape
+    out = np.empty(n)
+    step = _step(k)
+    for start in range(0, n, step):
+        y, x = ind[start : start + step], s[start : start + step]
+        wrong = (x[:, :, None] <= x[:, None, :]) & y[:, :, None] & ~y[:, None, :]  # [r, true i, false j]
+        npos = y.sum(axis=1)
+        pairs = npos * (k - npos)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start : start + step] = np.where(pairs > 0, wrong.sum(axis=(1, 2)) / pairs, 0.0)
+    return _mean(out, sample_weight)
+
+
+def _gains(y_true: ArrayLike, y_score: ArrayLike, backend: Backend) -> tuple[F64, F64]:
+    """Relevance grades and scores for DCG: two finite float64 matrices of one shape, more
+    than one document per row."""
+    resolve_backend(backend)
+    t = _checks.to_numpy(y_true, "y_true")
+    if t.ndim != 2:
+        msg = (
+            "Only ('multilabel-indicator', 'continuous-multioutput', 'multiclass-multioutput') formats are "
+            f"supported: y_true must be 2-D (n_samples, n_labels), got shape {t.shape}"
+        )
+        raise ShapeError(msg)
+    if t.dtype.kind not in "biuf":
+        raise UnsupportedDtypeError(f"y_true has dtype {t.dtype}; pass numeric relevance grades")
+    rel = np.asarray(t, dtype=np.float64)
+    _checks.check_finite("y_true", rel.ravel())
+    s = np.asarray(_m.score_matrix(y_score, rel.shape[0]), dtype=np.float64)
+    if s.shape != rel.shape:
+        raise ShapeError(f"y_true and y_score have different shapes: {rel.shape} and {s.shape}")
+    if s.shape[0] == 0:
+        raise ShapeError("y_score is empty; at least one sample is required")
+    return rel, s
+
+
+def _check_k(k: object) -> int | None:
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValidationError(f"k must be a positive integer or None, got {k!r}")
+    return int(k)
+
+
+def _dcg_rows(rel: F64, s: F64, k: int | None, log_base: float, ignore_ties: bool) -> F64:
+    """Discounted cumulative gain of each row: the gains in decreasing score order, position
+    ``p`` (from 0) discounted by ``1 / log_base(p + 2)``, positions from ``k`` on by 0. Tied
+    scores share the mean gain of their group over the group's positions (McSherry and Najork
+    2008), unless ``ignore_ties`` (then a stable order, the later label first among ties)."""
+    n, m = s.shape
+    discount = 1 / (np.log(np.arange(m) + 2) / np.log(log_base))
+    if k is not None:
+        discount[k:] = 0
+    order = np.argsort(s, axis=1, kind="stable")[:, ::-1]
+    ranked = np.take_along_axis(rel, order, axis=1)
+    if ignore_ties:
+        out: F64 = ranked @ discount
+        return out
+    ranked_scores = np.take_along_axis(s, order, axis=1)
+    # Tie groups of each row, numbered across the whole matrix.
+    starts = np.ones((n, m), dtype=np.bool_)
+    starts[:, 1:] = ranked_scores[:, 1:] != ranked_scores[:, :-1]
+    group = np.cumsum(starts.ravel()) - 1
+    n_groups = int(group[-1]) + 1 if group.size else 0
+    size = np.bincount(group, minlength=n_groups)
+    mean_gain = np.bincount(group, weights=ranked.ravel(), minlength=n_groups) / size
+    group_discount = np.bincount(group, weights=np.broadcast_to(discount, (n, m)).ravel(), minlength=n_groups)
+    row_of_group = np.repeat(np.arange(n), starts.sum(axis=1))
+    dcg: F64 = np.bincount(row_of_group, weights=mean_gain * group_discount, minlength=n).astype(np.float64)
+    return dcg
+
+
+def dcg_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    log_base: float = 2,
+    sample_weight: ArrayLike | None = None,
+    ignore_ties: bool = False,
+    backend: Backend = "auto",
+) -> float:
+    """Discounted cumulative gain of each row's ranking of its documents (relevance grades in
+    ``y_true``), averaged over rows; ``k`` keeps the top ``k`` positions, ties share their mean
+    gain unless ``ignore_ties``.
+
+    >>> round(dcg_score([[10, 0, 0, 1, 5]], [[0.1, 0.2, 0.3, 4, 70]]), 4)
+    9.4995
+    """
+    kk = _check_k(k)
+    if isinstance(log_base, bool) or not isinstance(log_base, (int, float, np.integer, np.floating)):
+        raise ValidationError(f"log_base must be a number above 0 (not 1), got {log_base!r}")
+    if not (log_base > 0 and log_base != 1 and np.isfinite(log_base)):
+        raise ValidationError(f"log_base must be a number above 0 (not 1), got {log_base!r}")
+    rel, s = _gains(y_true, y_score, backend)
+    return _mean(_dcg_rows(rel, s, kk, float(log_base), bool(ignore_ties)), sample_weight)
+
+
+def ndcg_score(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    sample_weight: ArrayLike | None = None,
+    ignore_ties: bool = False,
+    backend: Backend = "auto",
+) -> float:
+    """DCG divided by the DCG of the ideal ranking (by ``y_true`` itself), averaged over rows;
+    a row with no relevant document scores 0. Relevance grades must be non-negative.
+
+    >>> round(ndcg_score([[10, 0, 0, 1, 5]], [[0.1, 0.2, 0.3, 4, 70]]), 4)
+    0.6957
+    """
+    kk = _check_k(k)
+    rel, s = _gains(y_true, y_score, backend)
+    if rel.size and rel.min() < 0:
+        raise LabelError("ndcg_score should not be used on negative y_true values.")
+    if rel.shape[1] <= 1:
+        msg = f"Computing NDCG is only meaningful when there is more than 1 document. Got {rel.shape[1]} instead."
+        raise ShapeError(msg)
+    gain = _dcg_rows(rel, s, kk, 2.0, bool(ignore_ties))
+    ideal = _dcg_rows(rel, rel, kk, 2.0, True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(ideal == 0, 0.0, gain / ideal)
+    if not np.isfinite(ratio).all():
+        return undefined("ndcg_score is undefined for these gains; returning NaN")
+    return _mean(ratio, sample_weight)
