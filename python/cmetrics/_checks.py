@@ -39,7 +39,7 @@ from cmetrics.exceptions import (
 #: Which kernels run: the compiled extension when it is importable ("auto"), or one of them.
 Backend = Literal["auto", "rust", "numpy"]
 #: How per-class precision, recall and F are averaged (None: no averaging).
-Average = Literal["binary", "micro", "macro", "weighted"]
+Average = Literal["binary", "micro", "macro", "weighted", "samples"]
 #: The value of a 0/0 ratio: "warn" (0 with a warning), 0, 1 or NaN.
 ZeroDivision = Literal["warn"] | float
 #: How the ranking metrics of a report are computed.
@@ -546,8 +546,8 @@ def check_normalize(normalize: object) -> Normalize | None:
 
 
 def check_average(average: object) -> Average | None:
-    """``average``: None, "binary", "micro", "macro" or "weighted"."""
-    _one_of("average", average, (None, "binary", "micro", "macro", "weighted"))
+    """``average``: None, "binary", "micro", "macro", "weighted" or "samples" (multilabel)."""
+    _one_of("average", average, (None, "binary", "micro", "macro", "weighted", "samples"))
     return None if average is None else cast("Average", str(average))
 
 

@@ -19,6 +19,7 @@ from cmetrics._kernels import (
     Groups,
     KendallCounts,
     Marginals,
+    MultilabelCounts,
     Proba,
     ProbAccumulators,
     ScoreMatrix,
@@ -50,6 +51,7 @@ __all__ = [
     "matthews_corrcoef",
     "max_threads",
     "merge_groups",
+    "multilabel_counts",
     "mutual_information_bits",
     "normalized_information_transfer",
     "one_vs_one",
@@ -123,6 +125,9 @@ def binary_ranking(
     positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True, n_threads: int = 0
 ) -> BinaryRanking: ...
 def score_groups(positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0) -> Groups: ...
+def multilabel_counts(
+    y_true: Bools, y_pred: Bools, sample_weight: F64 | None = None, n_threads: int = 0
+) -> MultilabelCounts: ...
 def threshold_counts(
     positive: Bools, score: Scores, sample_weight: F64 | None = None, drop: CurveDrop = "none", n_threads: int = 0
 ) -> ThresholdCounts: ...

@@ -61,7 +61,7 @@ def undefined(message: str) -> float:
 
 
 def apply_zero_division(
-    values: F64, zero_division: ZeroDivision, what: str, reason: str, warn_here: bool = True
+    values: F64, zero_division: ZeroDivision, what: str, reason: str, warn_here: bool = True, unit: str = "labels"
 ) -> F64:
     """Replace the NaN (0/0) entries by the ``zero_division`` value, warning under
     ``"warn"`` with scikit-learn's wording."""
@@ -73,7 +73,7 @@ def apply_zero_division(
     out[mask] = fill
     if warn_here and isinstance(zero_division, str):
         # "due to" for a single value, "in labels with" per class (scikit-learn's wording).
-        where = "due to" if values.size == 1 else "in labels with"
+        where = "due to" if values.size == 1 else f"in {unit} with"
         warn(
             f"{what} is ill-defined and being set to 0.0 {where} no {reason}. "
             "Use `zero_division` parameter to control this behavior."
@@ -181,6 +181,12 @@ def prfs(
     average = _checks.check_average(average)
     b = _checks.check_beta(beta)
     _checks.zero_division_value(zero_division)
+    if average == "samples":
+        msg = (
+            "Sample-based precision, recall, fscore is not meaningful outside multilabel classification. "
+            "See the accuracy_score instead."
+        )
+        raise ValidationError(msg)
     _, tp, true_sum, pred_sum = cm._ovr(_selected_labels(cm, labels, pos_label, average))
     if average == "micro":
         tp, true_sum, pred_sum = np.array([tp.sum()]), np.array([true_sum.sum()]), np.array([pred_sum.sum()])
@@ -217,6 +223,8 @@ def jaccard(
     label, averaging and zero-division semantics (docs/definitions.md §2.3)."""
     average = _checks.check_average(average)
     _checks.zero_division_value(zero_division)
+    if average == "samples":
+        raise ValidationError("Samplewise metrics are not available outside of multilabel classification.")
     _, tp, true_sum, pred_sum = cm._ovr(_selected_labels(cm, labels, pos_label, average))
     union = true_sum + pred_sum - tp
     if average == "micro":

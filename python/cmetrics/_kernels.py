@@ -135,6 +135,18 @@ class KendallCounts(NamedTuple):
     tau_c: float
 
 
+class MultilabelCounts(NamedTuple):
+    """Per-label (weighted) true positives, true and predicted totals of two indicator
+    matrices, and per-row counts of labels set in both, in the truth, in the prediction."""
+
+    tp: F64
+    true_sum: F64
+    pred_sum: F64
+    row_tp: npt.NDArray[np.uint32]
+    row_true: npt.NDArray[np.uint32]
+    row_pred: npt.NDArray[np.uint32]
+
+
 class ThresholdCounts(NamedTuple):
     """Counts at each distinct score, cumulated from the highest score down (float64; weighted
     with weights): ``tps[i]`` / ``fps[i]`` positives / negatives scored at least ``thresholds[i]``."""
@@ -207,6 +219,9 @@ class Kernels(Protocol):
     def mutual_information_bits(self, c: F64) -> float: ...
     def normalized_information_transfer(self, c: F64, n_classes: int | None = None) -> float: ...
     def entropy_modulated_accuracy(self, c: F64) -> float: ...
+    def multilabel_counts(
+        self, y_true: Bools, y_pred: Bools, sample_weight: F64 | None = None, n_threads: int = 0
+    ) -> MultilabelCounts: ...
     def evaluate_proba(
         self,
         y_true: Codes,

@@ -9,7 +9,8 @@ the README lists every intentional difference from scikit-learn.
 
 from __future__ import annotations
 
-from typing import Literal, overload
+from collections.abc import Callable
+from typing import Literal, cast, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -18,6 +19,7 @@ from cmetrics import _checks, _hard
 from cmetrics._checks import F64, I64, Average, Backend, KappaWeights, Label, ZeroDivision
 from cmetrics._config import resolve_backend
 from cmetrics._hard import PRFS, Averaged, PerClass
+from cmetrics._multilabel import MultilabelTable, binary_average_error, is_multilabel
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import ShapeError, ValidationError
 from cmetrics.report import Report
@@ -55,6 +57,49 @@ def _count(y_true: ArrayLike, y_pred: ArrayLike, sample_weight: ArrayLike | None
     return ConfusionMatrix.from_predictions(y_true, y_pred, sample_weight=sample_weight, backend=backend)
 
 
+def _count_any(
+    y_true: ArrayLike, y_pred: ArrayLike, sample_weight: ArrayLike | None, backend: Backend
+) -> ConfusionMatrix | MultilabelTable:
+    """A confusion matrix of single-label targets, or the counts of two indicator matrices."""
+    if is_multilabel(y_true, y_pred):
+        return MultilabelTable(y_true, y_pred, sample_weight, backend)
+    return _count(y_true, y_pred, sample_weight, backend)
+
+
+def _prfs_any(
+    table: ConfusionMatrix | MultilabelTable,
+    *,
+    beta: float = 1.0,
+    labels: ArrayLike | None = None,
+    pos_label: Label = 1,
+    average: Average | None = None,
+    warn_for: tuple[str, ...] = ("precision", "recall", "f-score"),
+    zero_division: ZeroDivision = "warn",
+) -> PRFS:
+    """P/R/F of either kind of target; multilabel targets add ``average="samples"`` and refuse
+    ``"binary"``, as scikit-learn."""
+    if isinstance(table, MultilabelTable):
+        average = _checks.check_average(average)
+        if average == "binary":
+            raise binary_average_error()
+        if average == "samples":
+            b = _checks.check_beta(beta)
+            _checks.zero_division_value(zero_division)
+            sub = table if labels is None else table.restricted(labels)
+            p, r, f = sub.samples_prfs(b, warn_for, zero_division)
+            return p, r, f, None
+    single: Callable[..., PRFS] = _hard.prfs  # one call for every average (the overloads type the public API)
+    return single(
+        table,
+        beta=beta,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        warn_for=warn_for,
+        zero_division=zero_division,
+    )
+
+
 def accuracy_score(
     y_true: ArrayLike,
     y_pred: ArrayLike,
@@ -72,7 +117,9 @@ def accuracy_score(
     >>> accuracy_score([0, 1, 2, 3], [0, 2, 1, 3])
     0.5
     """
-    cm = _count(y_true, y_pred, sample_weight, backend)
+    cm = _count_any(y_true, y_pred, sample_weight, backend)
+    if isinstance(cm, MultilabelTable):
+        return cm.accuracy(bool(normalize))
     return cm.accuracy() if normalize else float(np.trace(cm._c))
 
 
@@ -158,15 +205,16 @@ def precision_recall_fscore_support(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,)
+    y_true, y_pred : array-like of shape (n,), or (n, n_labels) indicator matrices
     beta : float
         Weight of recall in the F-score (``inf`` = recall, 0 = precision).
     labels : array-like, optional
         Classes to report, in order; counts are always taken over all samples.
     pos_label : label
         The class reported when ``average="binary"``.
-    average : {None, "binary", "micro", "macro", "weighted"}
-        ``None`` returns per-class arrays.
+    average : {None, "binary", "micro", "macro", "weighted", "samples"}
+        ``None`` returns per-class arrays; ``"samples"`` (multilabel targets) averages the
+        values of each row's label set.
     sample_weight : array-like of shape (n,), optional
     zero_division : {"warn", 0, 1, nan}
         Value of a 0/0 entry; ``"warn"`` gives 0 and an ``UndefinedMetricWarning``.
@@ -182,9 +230,15 @@ def precision_recall_fscore_support(
     >>> p, r, f, s = precision_recall_fscore_support([0, 1, 1], [0, 1, 0])
     >>> p.tolist(), r.tolist(), s.tolist()
     ([0.5, 1.0], [1.0, 0.5], [1, 2])
+
+    Multilabel indicator targets (labels are column indices; ``"samples"`` averages each row's
+    own precision and recall):
+
+    >>> precision_recall_fscore_support([[1, 0, 1], [0, 1, 0]], [[1, 0, 0], [0, 1, 1]], average="samples")[:3]
+    (0.75, 0.75, 0.6666666666666666)
     """
-    cm = _count(y_true, y_pred, sample_weight, backend)
-    return _hard.prfs(
+    cm = _count_any(y_true, y_pred, sample_weight, backend)
+    return _prfs_any(
         cm,
         beta=beta,
         labels=labels,
@@ -641,7 +695,9 @@ def zero_one_loss(
     >>> zero_one_loss([0, 1, 2, 3], [0, 2, 1, 3], normalize=False)
     2.0
     """
-    cm = _count(y_true, y_pred, sample_weight, backend)
+    cm = _count_any(y_true, y_pred, sample_weight, backend)
+    if isinstance(cm, MultilabelTable):
+        return 1.0 - cm.accuracy(True) if normalize else cm._total - cm.accuracy(False)
     if normalize:
         return 1.0 - cm.accuracy()
     return float(cm._total - np.trace(cm._c))
@@ -654,14 +710,17 @@ def hamming_loss(
     sample_weight: ArrayLike | None = None,
     backend: Backend = "auto",
 ) -> float:
-    """Fraction of wrong labels; for single-label (binary or multiclass) targets it is
-    :func:`zero_one_loss`. Lower is better.
+    """Fraction of wrong labels: for indicator matrices the wrong (row, label) cells over all
+    cells; for single-label (binary or multiclass) targets it is :func:`zero_one_loss`. Lower
+    is better.
 
     Examples
     --------
     >>> hamming_loss([1, 2, 3, 4], [2, 2, 3, 4])
     0.25
     """
+    if is_multilabel(y_true, y_pred):
+        return MultilabelTable(y_true, y_pred, sample_weight, backend).hamming()
     return zero_one_loss(y_true, y_pred, sample_weight=sample_weight, backend=backend)
 
 
@@ -722,8 +781,21 @@ def jaccard_score(
     >>> jaccard_score([0, 1, 2, 2], [0, 2, 2, 2], average=None).tolist()
     [1.0, 0.0, 0.6666666666666666]
     """
-    cm = _count(y_true, y_pred, sample_weight, backend)
-    return _hard.jaccard(cm, labels=labels, pos_label=pos_label, average=average, zero_division=zero_division)
+    cm = _count_any(y_true, y_pred, sample_weight, backend)
+    if isinstance(cm, MultilabelTable):
+        average = _checks.check_average(average)
+        if average == "binary":
+            raise binary_average_error()
+        if average == "samples":
+            _checks.zero_division_value(zero_division)
+            return (cm if labels is None else cm.restricted(labels)).samples_jaccard(zero_division)
+    return _hard.jaccard(
+        cm,  # type: ignore[arg-type]  # the one-vs-rest interface of a ConfusionMatrix
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        zero_division=zero_division,
+    )
 
 
 def multilabel_confusion_matrix(
@@ -732,19 +804,29 @@ def multilabel_confusion_matrix(
     *,
     sample_weight: ArrayLike | None = None,
     labels: ArrayLike | None = None,
+    samplewise: bool = False,
     backend: Backend = "auto",
 ) -> F64 | I64:
     """One-vs-rest 2 x 2 matrices ``[[tn, fp], [fn, tp]]`` of each label, shape
-    ``(n_labels, 2, 2)``, for single-label (binary or multiclass) targets; int64 without
-    weights, float64 with them (as scikit-learn). ``labels`` selects and orders the classes
-    (absent ones give a matrix of true negatives only).
+    ``(n_labels, 2, 2)``, for single-label (binary or multiclass) targets or indicator
+    matrices; int64 without weights, float64 with them (as scikit-learn). ``labels`` selects
+    and orders the classes (column indices for indicator matrices; absent classes give a
+    matrix of true negatives only). ``samplewise`` (indicator matrices only) gives one matrix
+    per row instead.
 
     Examples
     --------
     >>> multilabel_confusion_matrix([0, 1, 2, 2], [0, 2, 2, 2]).tolist()
     [[[3, 0], [0, 1]], [[3, 0], [1, 0]], [[1, 1], [0, 2]]]
     """
-    cm = _count(y_true, y_pred, sample_weight, backend)
+    if not isinstance(samplewise, (bool, np.bool_)):
+        raise ValidationError(f"samplewise must be True or False, got {samplewise!r}")
+    cm = _count_any(y_true, y_pred, sample_weight, backend)
+    if samplewise:
+        if not isinstance(cm, MultilabelTable):
+            raise ValidationError("Samplewise metrics are not available outside of multilabel classification.")
+        rows = (cm if labels is None else cm.restricted(labels)).samplewise_matrices()
+        return rows if sample_weight is not None else rows.astype(np.int64)
     _, tp, true_sum, pred_sum = cm._ovr(labels)
     fp, fn = pred_sum - tp, true_sum - tp
     tn = cm._total - tp - fp - fn
@@ -817,7 +899,8 @@ def classification_report(
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
         msg = f"digits={digits!r} is invalid; pass a non-negative integer number of decimals"
         raise ValidationError(msg)
-    cm = _count(y_true, y_pred, sample_weight, backend)
+    cm = _count_any(y_true, y_pred, sample_weight, backend)
+    multilabel = isinstance(cm, MultilabelTable)
     present = cm.labels
     chosen = present if labels is None else np.asarray(labels)
     if target_names is None:
@@ -833,13 +916,16 @@ def classification_report(
                 )
                 raise ValidationError(msg)
             _hard.warn(text, UserWarning)
-    p, r, f, support = _hard.prfs(cm, labels=chosen, average=None, zero_division=zero_division)
+    p, r, f, support = cast("PerClass", _prfs_any(cm, labels=chosen, average=None, zero_division=zero_division))
     total = support.sum()
     headers = ("precision", "recall", "f1-score", "support")
-    accuracy_line = labels is None or set(chosen.tolist()) >= set(present.tolist())
+    accuracy_line = not multilabel and (labels is None or set(chosen.tolist()) >= set(present.tolist()))
     averages: list[tuple[str, tuple[float, float, float]]] = []
-    for average in ("micro", "macro", "weighted"):
-        ap, ar, af, _ = _hard.prfs(cm, labels=chosen, average=average, zero_division=zero_division)
+    kinds: tuple[Average, ...] = ("micro", "macro", "weighted")
+    if multilabel:
+        kinds += ("samples",)
+    for average in kinds:
+        ap, ar, af, _ = cast("Averaged", _prfs_any(cm, labels=chosen, average=average, zero_division=zero_division))
         heading = "accuracy" if average == "micro" and accuracy_line else f"{average} avg"
         averages.append((heading, (ap, ar, af)))
     if output_dict:

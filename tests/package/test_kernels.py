@@ -122,6 +122,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "walk_groups": lambda k: k.walk_groups(k.score_groups(OK, SCORE)),
     "kendall_counts": lambda k: k.kendall_counts(SCORE, W),
     "GroupState": lambda k: _walked_state(k).walk(),
+    "multilabel_counts": lambda k: k.multilabel_counts(
+        np.ascontiguousarray(PROBA > 0.25), np.ascontiguousarray(PROBA > 0.2), W
+    ),
     "threshold_counts": lambda k: k.threshold_counts(OK, SCORE, W, "collinear"),
     "one_vs_rest": lambda k: k.one_vs_rest(
         np.round(PROBA, 1), [0, 2, 3], codes=Y.astype(np.uint32), sample_weight=W, curves=True
@@ -220,6 +223,12 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
         "ovr nan",
         lambda k: k.one_vs_rest(np.full((2, 2), np.nan), [0], indicator=np.ones((2, 2), np.bool_)),
         NonFiniteError,
+    ),
+    ("multilabel shapes", lambda k: k.multilabel_counts(OK.reshape(3, 100), OK.reshape(100, 3)), ValidationError),
+    (
+        "multilabel weights",
+        lambda k: k.multilabel_counts(OK.reshape(100, 3), OK.reshape(100, 3), -W[:100]),
+        WeightError,
     ),
     ("ovo pair", lambda k: k.one_vs_one(PROBA, np.zeros(300, np.uint32), [(0, 1)]), ShapeError),
 ]

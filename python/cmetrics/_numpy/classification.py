@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cmetrics._kernels import F64, PRF, BalancedAccuracy, Marginals
+from cmetrics._checks import check_weights
+from cmetrics._kernels import F64, PRF, BalancedAccuracy, Marginals, MultilabelCounts
 from cmetrics.exceptions import ShapeError, ValidationError, WeightError
 
 
@@ -205,3 +206,33 @@ def entropy_modulated_accuracy(c: np.ndarray) -> float:
     nz = c > 0
     h = -float(np.sum(c[nz] / total * (np.log2(c[nz]) - np.log2(col[nz]))))
     return float(2.0 ** -(h if h > 0 else 0.0))
+
+
+def multilabel_counts(
+    y_true: np.ndarray, y_pred: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 0
+) -> MultilabelCounts:
+    """Per-label sums and per-row counts of two indicator matrices (as the Rust kernel)."""
+    if y_true.shape != y_pred.shape:
+        msg = (
+            f"y_true has shape {list(y_true.shape)} but y_pred has shape {list(y_pred.shape)}; "
+            "pass indicator matrices of one shape"
+        )
+        raise ValidationError(msg)
+    n, k = y_true.shape
+    if k == 0:
+        raise ShapeError(f"y_true has the wrong shape: {y_true.size} values do not make rows of 0 labels")
+    check_weights(sample_weight, n, "y_true")
+    both = y_true & y_pred
+    w = np.ones(n) if sample_weight is None else sample_weight
+    with np.errstate(over="ignore", invalid="ignore"):
+        tp, true_sum, pred_sum = w @ both, w @ y_true, w @ y_pred
+    if sample_weight is not None and not np.isfinite(true_sum.sum() + pred_sum.sum()):
+        msg = (
+            "a weighted label count is beyond the float64 range; divide every sample_weight by the same "
+            "constant (the metrics do not change)"
+        )
+        raise WeightError(msg)
+    rows = [np.count_nonzero(m, axis=1).astype(np.uint32) for m in (both, y_true, y_pred)]
+    return MultilabelCounts(
+        np.asarray(tp, np.float64), np.asarray(true_sum, np.float64), np.asarray(pred_sum, np.float64), *rows
+    )

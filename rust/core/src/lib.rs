@@ -10,6 +10,7 @@ pub mod confusion;
 pub mod error;
 pub mod fastmath;
 pub mod labels;
+pub mod multilabel;
 pub mod parallel;
 pub mod probabilistic;
 pub mod ranking;

@@ -157,6 +157,46 @@ pub fn normalized_information_transfer(
     run(py, || cls::normalized_information_transfer(c, n_classes))
 }
 
+/// Per-label sums and per-row counts of two `n x L` indicator matrices
+/// (`cmetrics_core::multilabel`): `MultilabelCounts(tp, true_sum, pred_sum,
+/// row_tp, row_true, row_pred)`.
+#[pyfunction]
+#[pyo3(signature = (y_true, y_pred, sample_weight=None, n_threads=0))]
+pub fn multilabel_counts<'py>(
+    py: Python<'py>,
+    y_true: PyReadonlyArray2<'py, bool>,
+    y_pred: PyReadonlyArray2<'py, bool>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    use numpy::{IntoPyArray, PyUntypedArrayMethods};
+    let n_labels = y_true.shape()[1];
+    if y_pred.shape() != y_true.shape() {
+        return Err(ValidationError::new_err(format!(
+            "y_true has shape {:?} but y_pred has shape {:?}; pass indicator matrices of one shape",
+            y_true.shape(),
+            y_pred.shape()
+        )));
+    }
+    let t = slice2(&y_true, "y_true")?;
+    let p = slice2(&y_pred, "y_pred")?;
+    let w = crate::arrays::opt_slice(&sample_weight, "sample_weight")?;
+    let pool = cmetrics_core::Pool::new(n_threads);
+    let c = crate::error::run_pool(py, t.len(), &pool, |pool| {
+        cmetrics_core::multilabel::multilabel_counts(t, p, n_labels, w, pool)
+    })?;
+    named!(
+        py,
+        "MultilabelCounts",
+        c.tp.into_pyarray(py),
+        c.true_sum.into_pyarray(py),
+        c.pred_sum.into_pyarray(py),
+        c.row_tp.into_pyarray(py),
+        c.row_true.into_pyarray(py),
+        c.row_pred.into_pyarray(py),
+    )
+}
+
 /// Add this family's functions to the extension module (every Python function
 /// of this file is listed here, and nowhere else).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -173,5 +213,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mutual_information_bits, m)?)?;
     m.add_function(wrap_pyfunction!(normalized_information_transfer, m)?)?;
     m.add_function(wrap_pyfunction!(entropy_modulated_accuracy, m)?)?;
+    m.add_function(wrap_pyfunction!(multilabel_counts, m)?)?;
     Ok(())
 }
