@@ -617,6 +617,11 @@ def check_ranking_bins(ranking_bins: object) -> int:
     return _integer_in("ranking_bins", ranking_bins, 1, 1 << 24, "pass an integer from 1 to 2^24")
 
 
+def check_top_k(top_k: object) -> int:
+    """``top_k``: the largest k of the top-k accuracies a report holds, 1 to 32."""
+    return _integer_in("top_k", top_k, 1, 32, "pass an integer from 1 to 32")
+
+
 def check_n_classes(n_classes: object) -> int:
     """A number of classes: a positive integer."""
     return _integer_in("n_classes", n_classes, 1, sys.maxsize, "pass a positive integer")

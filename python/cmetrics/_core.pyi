@@ -36,6 +36,7 @@ __all__ = [
     "available_threads",
     "balanced_accuracy",
     "binary_ranking",
+    "binned_one_vs_rest",
     "cohen_kappa",
     "confusion_matrix",
     "confusion_matrix_codes",
@@ -57,6 +58,7 @@ __all__ = [
     "one_vs_one",
     "one_vs_rest",
     "precision_recall_fbeta",
+    "rank_histogram",
     "score_groups",
     "threshold_counts",
     "walk_groups",
@@ -140,6 +142,16 @@ def one_vs_rest(
     curves: bool = True,
     n_threads: int = 0,
 ) -> list[BinaryRanking]: ...
+def binned_one_vs_rest(
+    y_score: ScoreMatrix,
+    codes: npt.NDArray[np.uint32],
+    bins: int,
+    sample_weight: F64 | None = None,
+    n_threads: int = 0,
+) -> list[Groups]: ...
+def rank_histogram(
+    y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], sample_weight: F64 | None = None, n_threads: int = 0
+) -> F64: ...
 def one_vs_one(
     y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], pairs: list[tuple[int, int]], n_threads: int = 0
 ) -> list[tuple[BinaryRanking, BinaryRanking]]: ...

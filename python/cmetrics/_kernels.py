@@ -262,6 +262,17 @@ class Kernels(Protocol):
         curves: bool = True,
         n_threads: int = 0,
     ) -> list[BinaryRanking]: ...
+    def binned_one_vs_rest(
+        self,
+        y_score: ScoreMatrix,
+        codes: npt.NDArray[np.uint32],
+        bins: int,
+        sample_weight: F64 | None = None,
+        n_threads: int = 0,
+    ) -> list[Groups]: ...
+    def rank_histogram(
+        self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], sample_weight: F64 | None = None, n_threads: int = 0
+    ) -> F64: ...
     def one_vs_one(
         self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], pairs: list[tuple[int, int]], n_threads: int = 0
     ) -> list[tuple[BinaryRanking, BinaryRanking]]: ...

@@ -4,6 +4,7 @@ scikit-learn averages them. The functions of :mod:`cmetrics.ranking` call these.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from itertools import combinations
@@ -106,17 +107,17 @@ def indicator(y_true: np.ndarray) -> Bools:
 
 
 def encode(
-    y_true: np.ndarray, n_cols: int, labels: ArrayLike | None, *, ordered: bool = True
+    y_true: np.ndarray, n_cols: int, labels: ArrayLike | None, *, ordered: bool = True, backend: Backend = "auto"
 ) -> tuple[npt.NDArray[np.uint32], np.ndarray]:
     """Class codes of ``y_true`` against the column classes: ``labels`` (distinct and, with
-    ``ordered``, sorted, as scikit-learn asks), or the sorted classes of ``y_true``."""
+    ``ordered``, sorted, as scikit-learn asks), or the sorted classes of ``y_true`` (found by
+    the compiled counting pass, not a sort)."""
+    from cmetrics._proba import _codes
+    from cmetrics.confusion import ConfusionMatrix
+
     pair = _checks.label_pair(y_true, y_true)
-    values = pair.y_true
-    if pair.kind == "str":
-        _checks.check_object_strings(values, "y_true")
-        values = values.astype(np.str_)
     if labels is None:
-        classes = np.unique(values)
+        classes = ConfusionMatrix.from_predictions(pair.y_true, pair.y_true, backend=backend).labels
         if classes.size != n_cols:
             msg = (
                 f"Number of classes in y_true ({classes.size}) not equal to the number of columns in "
@@ -132,13 +133,14 @@ def encode(
         if classes.size != n_cols:
             msg = f"Number of given labels, {classes.size}, not equal to the number of columns in 'y_score', {n_cols}"
             raise ShapeError(msg)
-    order = np.argsort(classes, kind="stable")
-    sorted_classes = classes[order]
-    pos = np.minimum(np.searchsorted(sorted_classes, values), sorted_classes.size - 1)
-    found = sorted_classes[pos] == values
-    if not found.all():
-        raise LabelError("'y_true' contains labels not in parameter 'labels'")
-    return np.ascontiguousarray(order[pos], dtype=np.uint32), classes
+    lab = classes.astype(np.str_) if pair.kind == "str" else classes.astype(np.int64)
+    codes = _codes(pair.y_true, lab, "y_true", pair.kind)
+    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= lab.size):  # _codes' fast path leaves this
+        bad = codes[(codes < 0) | (codes >= lab.size)]
+        missing = np.unique(bad)[:10].tolist()
+        msg = f"y_true contains values {missing} not belonging to the passed labels {lab.tolist()[:20]}"
+        raise LabelError(msg)
+    return np.ascontiguousarray(codes, dtype=np.uint32), classes
 
 
 def check_sums_to_one(s: ScoreMatrix) -> None:
@@ -337,18 +339,55 @@ def one_vs_one(codes: npt.NDArray[np.uint32], s: ScoreMatrix, average: RankAvera
     return float(np.mean(scores))
 
 
-def top_k_hits(s: ScoreMatrix, codes: npt.NDArray[np.uint32], k: int) -> Bools:
-    """Whether each row's true class ranks among its ``k`` highest scores: its rank is the
-    number of scores above it plus the ties in later columns (scikit-learn's reversed stable
-    sort puts those first). Rows in blocks of at most 2^22 cells."""
-    n, n_cols = s.shape
-    out = np.empty(n, dtype=np.bool_)
-    block = max(1, (1 << 22) // max(1, n_cols))
-    later = np.arange(n_cols)[None, :]
-    for start in range(0, n, block):
-        x = s[start : start + block]
-        c = codes[start : start + block].astype(np.intp)
-        own = x[np.arange(x.shape[0]), c][:, None]
-        rank = np.count_nonzero(x > own, axis=1) + np.count_nonzero((x == own) & (later > c[:, None]), axis=1)
-        out[start : start + block] = rank < k
-    return out
+def class_ranking_values(
+    hist: F64, walks: list[BinaryRanking] | None, weighted: bool, top_k: int
+) -> tuple[dict[str, float], dict[str, str]]:
+    """The class-ranking metrics of a report (docs/definitions.md §7.6) from the rank
+    histogram of the true classes and the one-vs-rest walk of each column (None: ranking
+    off): top-k accuracy for k = 1 .. min(top_k, K - 1), and the macro one-vs-rest AUROC and
+    AP over the classes with both positive and negative rows."""
+    values: dict[str, float] = {}
+    undefined: dict[str, str] = {}
+    k = hist.shape[0]
+    total = float(np.sum(hist))
+    for kk in range(1, min(top_k, k - 1) + 1):
+        values[f"top_{kk}_accuracy"] = float(np.sum(hist[:kk])) / total if total > 0 else float("nan")
+    if walks is None:
+        return values, undefined
+    ranked = [d for d in walks if not _r.no_pairs(d)]
+    values["roc_auc_ovr"] = float(np.mean([_r.refinement(d, "half", weighted) for d in ranked])) if ranked else math.nan
+    values["average_precision_ovr"] = float(np.mean([d.average_precision for d in ranked])) if ranked else math.nan
+    if not ranked:
+        undefined["roc_auc_ovr"] = undefined["average_precision_ovr"] = (
+            "no class has both positive and negative rows: nothing to rank"
+        )
+    return values, undefined
+
+
+def report_values(
+    codes: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+    y_proba: np.ndarray,
+    weight: F64 | None,
+    *,
+    ranking: bool,
+    bins: int | None,
+    top_k: int,
+    backend: Backend,
+) -> tuple[dict[str, float], dict[str, str]]:
+    """:func:`class_ranking_values` of one batch of rows: the rank histogram from one pass,
+    and the one-vs-rest walks exact (one sort per column) or from ``bins`` equal-width bins of
+    [0, 1] per column."""
+    be = resolve_backend(backend)
+    k = y_proba.shape[1]
+    c = np.ascontiguousarray(codes, dtype=np.uint32)
+    p = np.ascontiguousarray(y_proba)
+    hist = be.rank_histogram(p, c, weight, get_num_threads())
+    walks: list[BinaryRanking] | None = None
+    if ranking and bins is None:
+        walks = be.one_vs_rest(
+            p, list(range(k)), codes=c, sample_weight=weight, curves=True, n_threads=get_num_threads()
+        )
+    elif ranking:
+        groups = be.binned_one_vs_rest(p, c, int(bins), weight, get_num_threads())  # type: ignore[arg-type]
+        walks = [be.walk_groups(g, True) for g in groups]
+    return class_ranking_values(hist, walks, weight is not None, top_k)

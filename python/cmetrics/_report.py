@@ -76,10 +76,14 @@ CALIBRATION: dict[str, Callable[[ProbResult, ZeroDivision], float]] = {
 #: The selective-prediction metrics of the confidence (with ``y_proba`` or ``confidence``).
 RANKING = ("refinement", "auroc_confidence", "reversed_pair_proportion", "aurc")
 #: The metric families, in display order: the table and Markdown show each under a heading.
+#: The ranking metrics of the probability columns (one-vs-rest, macro) and top-k accuracy.
+MULTICLASS_RANKING = ("roc_auc_ovr", "average_precision_ovr", *(f"top_{k}_accuracy" for k in range(1, 33)))
+
 FAMILIES = (
     ("hard-label", tuple(HARD)),
     ("probabilistic", tuple(PROBA)),
     ("calibration", tuple(CALIBRATION)),
+    ("class ranking", MULTICLASS_RANKING),
     ("selective prediction", RANKING),
 )
 
@@ -148,6 +152,9 @@ class Report:
         #: How the ranking metrics were computed: ``{"mode": "exact"}``, or
         #: ``{"mode": "approximate", "bins": B}``; None without them.
         self.ranking = ranking
+        #: How the class-ranking metrics (one-vs-rest AUROC and AP of the probability columns)
+        #: were computed: "exact", "approximate" or "off"; None without probabilities.
+        self.class_ranking: str | None = None
         #: The hard confusion matrix (int64 counts, or float64 sums with weights).
         self.confusion_matrix: F64 | I64 = cm.table(_quiet=True)
         #: The probabilistic confusion matrix (with probabilities), else None.
@@ -203,6 +210,8 @@ class Report:
             out["calibration"] = self.calibration.to_dict()
         if self.ranking is not None:
             out["ranking"] = dict(self.ranking)
+        if self.class_ranking is not None:
+            out["class_ranking"] = self.class_ranking
         return out
 
     def to_json(self, **kwargs: Any) -> str:
@@ -256,11 +265,17 @@ def build_report(
     zero_division: ZeroDivision = "warn",
     ranking: dict[str, int | str] | None = None,
     kept: tuple[Bools, F64] | None = None,
+    extra: tuple[dict[str, float], dict[str, str]] | None = None,
+    class_ranking: str | None = None,
 ) -> Report:
     """The :class:`Report` of a hard confusion matrix, the accumulators of the probability
-    pass (or None) and the ranking walk (or None)."""
+    pass (or None), the ranking walk (or None), and values computed elsewhere with their
+    undefined reasons (the class-ranking metrics)."""
     values: dict[str, float] = {}
     undefined: dict[str, str] = {}
+    if extra is not None:
+        values.update(extra[0])
+        undefined.update(extra[1])
     for name, hard in HARD.items():
         _collect(values, undefined, name, partial(hard, cm, zero_division))
     per_class = _hard.per_class_table(cm, zero_division)
@@ -289,4 +304,6 @@ def build_report(
             undefined["refinement"] = undefined["auroc_confidence"] = reason
         if ranking is None:
             ranking = {"mode": "exact"}
-    return Report(cm, values, per_class, undefined, proba, ranking if walk is not None else None, kept)
+    report = Report(cm, values, per_class, undefined, proba, ranking if walk is not None else None, kept)
+    report.class_ranking = class_ranking if proba is not None else None
+    return report

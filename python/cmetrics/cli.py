@@ -135,6 +135,7 @@ def score_files(
     n_bins: int = 15,
     max_classes: int | None = None,
     progress: bool = False,
+    class_ranking: str = "approximate",
 ) -> tuple[cmetrics.Report, dict[str, Any]]:
     """Stream files into an Evaluator; the report and a record of the run. Raises
     :class:`cmetrics._readers.InputError` and the package's ValidationErrors on bad input."""
@@ -171,6 +172,7 @@ def score_files(
         n_bins=n_bins,
         ranking=ranking,  # type: ignore[arg-type]
         ranking_bins=ranking_bins,
+        class_ranking=class_ranking,  # type: ignore[arg-type]
         max_classes=max_classes,
     )
     rows = 0
@@ -344,6 +346,13 @@ def cli() -> None:
 )
 @click.option("--ranking-bins", type=click.IntRange(1, 1 << 24), default=1 << 16, show_default=True)
 @click.option(
+    "--class-ranking",
+    type=click.Choice(["approximate", "exact", "off"]),
+    default="approximate",
+    show_default=True,
+    help="one-vs-rest AUROC / AP of the probability columns: binned (fixed memory), exact (a state per column), or off",
+)
+@click.option(
     "--bins", "n_bins", type=click.IntRange(1, 1 << 20), default=15, show_default=True, help="calibration bins"
 )
 @click.option("--threads", type=click.IntRange(0), default=0, help="kernel threads (0: all cores)")
@@ -370,6 +379,7 @@ def score(
     batch_rows: int,
     ranking: str,
     ranking_bins: int,
+    class_ranking: str,
     n_bins: int,
     threads: int,
     max_classes: int | None,
@@ -395,6 +405,7 @@ def score(
             batch_rows=batch_rows,
             ranking=ranking,
             ranking_bins=ranking_bins,
+            class_ranking=class_ranking,
             n_bins=n_bins,
             max_classes=max_classes,
             progress=show,

@@ -274,7 +274,7 @@ def top_k_accuracy_score(
     row is a hit. ``k >= n_classes`` warns that the score is trivially perfect.
 
     The rank of the true class is counted per row without sorting (the scores above it, plus
-    the ties in later columns), in blocks of rows.
+    the ties in later columns), in one parallel pass of the compiled core.
 
     >>> top_k_accuracy_score([0, 1, 2, 2], [[0.5, 0.2, 0.3], [0.3, 0.4, 0.3], [0.2, 0.4, 0.4], [0.7, 0.2, 0.1]], k=2)
     0.75
@@ -283,7 +283,6 @@ def top_k_accuracy_score(
         raise ValidationError(f"k must be a positive integer, got {k!r}")
     if not isinstance(normalize, (bool, np.bool_)):
         raise ValidationError(f"normalize must be True or False, got {normalize!r}")
-    _ = resolve_backend(backend)
     t = _checks.as_1d(y_true, "y_true")
     s = _checks.to_numpy(y_score, "y_score")
     w = _checks.weights(sample_weight, t.shape[0])
@@ -312,7 +311,12 @@ def top_k_accuracy_score(
                 f"'k' ({k}) greater than or equal to 'n_classes' ({n_classes}) will result in a perfect score and "
                 "is therefore meaningless."
             )
-        hits = _m.top_k_hits(sm, codes, int(k))
+        hist = resolve_backend(backend).rank_histogram(sm, codes, w, get_num_threads())
+        hit_weight = float(np.sum(hist[: int(k)]))
+        if normalize:
+            _checks.check_totals(float(np.sum(hist)), 0.0, t.shape[0])
+            return hit_weight / float(np.sum(hist))
+        return hit_weight
     if normalize:
         if w is None:
             return float(np.mean(hits)) if hits.size else undefined("top_k_accuracy_score of no samples is NaN")

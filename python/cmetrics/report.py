@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks, _proba, _ranking
+from cmetrics import _checks, _multiclass, _proba, _ranking
 from cmetrics._checks import Backend, RankingMode, ZeroDivision
 from cmetrics._report import Report, build_report
 from cmetrics.confusion import ConfusionMatrix
@@ -26,6 +26,8 @@ def evaluate(
     keep_confidence: bool = False,
     ranking: RankingMode | bool = "exact",
     ranking_bins: int = 1 << 16,
+    top_k: int = 5,
+    class_ranking: RankingMode | bool | None = None,
     backend: Backend = "auto",
 ) -> Report:
     """Score an evaluation dump in one pass and return a :class:`Report`.
@@ -44,6 +46,14 @@ def evaluate(
     ``keep_confidence=True`` also keeps each row's top-label confidence and
     correctness (``report.confidence``, ``report.correct``; O(N) memory).
 
+    With ``y_proba`` the report also ranks the classes by their columns (the "class ranking"
+    family): ``roc_auc_ovr`` and ``average_precision_ovr``, the macro averages over the
+    classes with both positive and negative rows of each column's one-vs-rest AUROC and AP
+    (computed as ``class_ranking`` says: "exact", one sort per column; "approximate", binned
+    as the confidences are; "off"; None, the default, follows ``ranking``), and
+    ``top_1_accuracy`` .. ``top_{k}_accuracy`` for ``k = min(top_k, K - 1)`` (scikit-learn's
+    tie rule: the later column first).
+
     Undefined values (0/0) are NaN with the reason in ``report.undefined``;
     ``zero_division`` applies to the per-class ratios as in scikit-learn. For data
     that does not fit in memory, :class:`cmetrics.Evaluator` accumulates the same
@@ -57,10 +67,13 @@ def evaluate(
     """
     _checks.check_inputs("evaluate", y_pred, y_proba, confidence)
     n_bins = _checks.check_n_bins(n_bins)
+    top_k = _checks.check_top_k(top_k)
+    class_mode = _checks.ranking_mode(ranking if class_ranking is None else class_ranking)
     _checks.zero_division_value(zero_division)
     mode = _checks.ranking_mode(ranking)
     bins = _checks.check_ranking_bins(ranking_bins) if mode == "approximate" else None
     made: dict[str, int | str] = {"mode": "exact"} if bins is None else {"mode": "approximate", "bins": bins}
+    class_bins = _checks.check_ranking_bins(ranking_bins) if class_mode == "approximate" else None
     walk = None
     if y_proba is not None:
         inp = _proba.prob_inputs(
@@ -75,8 +88,24 @@ def evaluate(
             if mode != "off":
                 walk = _ranking.binned_walk(acc.correct, acc.confidence, inp.sample_weight, backend, bins)
             kept = (acc.correct, acc.confidence) if keep_confidence else None
+        extra = _multiclass.report_values(
+            inp.y_true,
+            inp.y_proba,
+            inp.sample_weight,
+            ranking=class_mode != "off",
+            bins=class_bins,
+            top_k=top_k,
+            backend=backend,
+        )
         return build_report(
-            res.hard_matrix(), proba=res, walk=walk, zero_division=zero_division, ranking=made, kept=kept
+            res.hard_matrix(),
+            proba=res,
+            walk=walk,
+            zero_division=zero_division,
+            ranking=made,
+            kept=kept,
+            extra=extra,
+            class_ranking=class_mode,
         )
     t = _checks.as_1d(y_true, "y_true")
     assert y_pred is not None  # check_inputs

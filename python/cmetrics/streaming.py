@@ -18,19 +18,28 @@ What the state holds (its size does not grow with the number of rows, except as 
   float32 values per power of two, so at most ``2^23 * ceil(log2 K)`` entries whatever
   the number of rows (33.5 million, 512 MiB, for K = 10); in practice far fewer (about 21
   million for 10^8 rows of the demo dump).
+- with probabilities, for the class-ranking metrics: the weight of rows by the rank of their
+  true class among the row's probabilities (K floats: top-k accuracy), and, unless ranking is
+  off, the same kind of tie groups for each probability column against "the row is of this
+  class" (one-vs-rest AUROC and AP). Exact, that is one entry per distinct value of each
+  column: at most ``K x min(rows, distinct float32 values in [0, 1])`` entries (about 2^30 per
+  column), so in practice up to K times the row count; ``ranking="approximate"`` caps each
+  column at ``ranking_bins + 1`` entries.
 - ``ranking="approximate"`` caps that summary at ``ranking_bins + 1`` entries: confidences
   (which must then lie in [0, 1]) are replaced by the lower edge of their bin of width
   ``1 / ranking_bins`` (counted in a histogram) before ranking. Pairs inside one bin count
   as ties, so refinement and AUROC move by at most half the share of (correct, wrong)
   pairs that share a bin. Reports say which mode made them (``report.ranking``).
 
-The byte format (:meth:`Evaluator.to_bytes`, version 1): ``b"CMETRICS"``, a u16 format
+The byte format (:meth:`Evaluator.to_bytes`, version 2): ``b"CMETRICS"``, a u16 format
 version, a u16 0, a u32 header length, a UTF-8 JSON header (settings, labels, input kind,
 row count, float sums, and the name, dtype and shape of every array that follows), the
 arrays (little-endian, C order, back to back: the confusion tables and accumulators, and
 ``ranking.values`` / ``ranking.n_pos`` / ``ranking.n_neg`` [/ ``w_pos`` / ``w_neg``], the
 tie groups, stored as float32 / uint32 when that loses nothing, so 12 bytes per group for
-float32 confidences, else float64 / uint64), and a CRC-32 of everything before it. Readers
+float32 confidences, else float64 / uint64; with probabilities ``topk.hist`` and
+``class_ranking.<column>.values`` / ``n_pos`` / ... likewise), and a CRC-32 of everything
+before it. Readers
 widen every array back to 64 bits. Nothing in it is pickled.
 
 Counts are integers, so any split of the rows into batches, merged in any order, gives
@@ -54,6 +63,7 @@ from cmetrics import _proba as _p
 from cmetrics._checks import F64, Backend, Bools, LabelKind, RankingMode, ZeroDivision
 from cmetrics._config import check_classes, check_max_classes, get_num_threads, resolve_backend
 from cmetrics._kernels import BinaryRanking, Groups, ProbAccumulators, RankingState
+from cmetrics._multiclass import class_ranking_values
 from cmetrics._report import Report, build_report
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
@@ -63,7 +73,7 @@ __all__ = ["Evaluator", "RankingSummary", "StateError"]
 
 #: First bytes of every serialised state, and the format version this module writes.
 MAGIC = b"CMETRICS"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _HEAD = struct.Struct("<8sHHI")  # magic, version, reserved (0), header length
 
 
@@ -140,6 +150,15 @@ class Evaluator:
         ``ranking_bins`` bins of [0, 1] (fixed memory); or not at all.
     ranking_bins : int
         Bins of the approximate mode (default 2^16: at most 1.5 MiB of state).
+    top_k : int
+        With probabilities, the report's top-k accuracies run from k = 1 to
+        ``min(top_k, K - 1)`` (as in :func:`cmetrics.evaluate`).
+    class_ranking : "exact", "approximate", "off" or None
+        How the one-vs-rest AUROC and AP of the probability columns are accumulated:
+        exactly (one tie-group state per column: up to K times the rows, see the module
+        docs), binned in ``ranking_bins`` bins of [0, 1] per column (fixed memory, one read
+        of each batch; what ``cmetrics score`` does by default), or not at all. None (the
+        default) follows ``ranking``, as :func:`cmetrics.evaluate` does.
     max_classes : int, optional
         The most classes this Evaluator counts (default :func:`cmetrics.get_max_classes`);
         ``n_classes``, ``labels`` and the label set of hard-label batches are checked
@@ -170,6 +189,8 @@ class Evaluator:
         zero_division: ZeroDivision = "warn",
         ranking: RankingMode | bool = "exact",
         ranking_bins: int = 1 << 16,
+        top_k: int = 5,
+        class_ranking: RankingMode | bool | None = None,
         max_classes: int | None = None,
         backend: Backend = "auto",
     ) -> None:
@@ -195,6 +216,8 @@ class Evaluator:
         self.zero_division: ZeroDivision = zero_division
         self.ranking: RankingMode = _checks.ranking_mode(ranking)
         self.ranking_bins = _checks.check_ranking_bins(ranking_bins)
+        self.top_k = _checks.check_top_k(top_k)
+        self.class_ranking: RankingMode = _checks.ranking_mode(self.ranking if class_ranking is None else class_ranking)
         self.backend: Backend = backend
         # Set by the first batch: "proba" or "hard"; weights; a confidence with hard labels.
         self._mode: str | None = None
@@ -206,6 +229,10 @@ class Evaluator:
         self._hard_weighted: F64 | None = None
         # The backend's GroupState (exact tie groups of the ranking rows), made by the first batch.
         self._rank: RankingState | None = None
+        # With probabilities: the weight of rows by the rank of their true class (top-k
+        # accuracy), and one GroupState per column against "row is of this class".
+        self._rank_hist: F64 | None = None
+        self._class_rank: list[RankingState] | None = None
 
     # -- accumulation -------------------------------------------------------------------
 
@@ -281,6 +308,7 @@ class Evaluator:
         )
         if self.ranking != "off":
             self._add_ranking(acc.correct, acc.confidence, inp.sample_weight)
+        self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight)
         if self._labels is None:
             self._labels, self._kind = np.asarray(inp.labels), inp.kind
             self._fixed = True
@@ -340,6 +368,29 @@ class Evaluator:
         bins = self.ranking_bins if self.ranking == "approximate" else None
         self._state(w is not None).add(ok, conf, w, bins, get_num_threads())
 
+    def _add_class_ranking(self, codes: np.ndarray, y_proba: np.ndarray, weight: F64 | None) -> None:
+        """Add a probability batch to the class-ranking state: the rank histogram of the true
+        classes, and each column's rows to its class's tie groups (binned in approximate mode)."""
+        be = resolve_backend(self.backend)
+        c = np.ascontiguousarray(codes, dtype=np.uint32)
+        p = np.ascontiguousarray(y_proba)
+        hist = be.rank_histogram(p, c, weight, get_num_threads())
+        self._rank_hist = hist if self._rank_hist is None else self._rank_hist + hist
+        if self.class_ranking == "off":
+            return
+        if self._class_rank is None:
+            self._class_rank = [be.GroupState(weight is not None) for _ in range(p.shape[1])]
+        w = None if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+        if self.class_ranking == "approximate":
+            # One read of the matrix bins every column (fixed memory per column).
+            binned = be.binned_one_vs_rest(p, c, self.ranking_bins, w, get_num_threads())
+            for state, groups in zip(self._class_rank, binned, strict=True):
+                state.absorb(groups, get_num_threads())
+            return
+        for col, state in enumerate(self._class_rank):
+            score = np.ascontiguousarray(p[:, col], dtype=np.float64)
+            state.add(np.ascontiguousarray(c == col), score, w, None, get_num_threads())
+
     def ranking_summary(self) -> RankingSummary | None:
         """The ranking summary: the distinct confidence values with their correct and wrong
         rows (None when ranking is off or nothing was added)."""
@@ -354,7 +405,9 @@ class Evaluator:
         return {
             "n_bins": self.n_bins,
             "ranking": self.ranking,
-            "ranking_bins": self.ranking_bins if self.ranking == "approximate" else None,
+            "ranking_bins": self.ranking_bins if "approximate" in (self.ranking, self.class_ranking) else None,
+            "top_k": self.top_k,
+            "class_ranking": self.class_ranking,
             "zero_division": _zd_repr(self.zero_division),
         }
 
@@ -407,6 +460,16 @@ class Evaluator:
                 raise StateError(msg)
             if other._acc is not None:
                 self._acc = _p.add_accumulators(self._acc, other._acc)
+            if other._rank_hist is not None:
+                self._rank_hist = (
+                    other._rank_hist.copy() if self._rank_hist is None else self._rank_hist + other._rank_hist
+                )
+            if other._class_rank is not None:
+                if self._class_rank is None:
+                    be = resolve_backend(self.backend)
+                    self._class_rank = [be.GroupState(s.weighted) for s in other._class_rank]
+                for mine_state, theirs_state in zip(self._class_rank, other._class_rank, strict=True):
+                    _merge_state(mine_state, theirs_state, other is self)
         elif other._labels is not None and other._hard_counts is not None:
             try:
                 self._add_table(other._labels, other._hard_counts, other._hard_weighted if other._weighted else None)
@@ -414,11 +477,7 @@ class Evaluator:
                 msg = f"cannot merge these Evaluators: {e}"
                 raise StateError(msg) from None
         if other._rank is not None:
-            state = self._state(other._rank.weighted)
-            if other is self or type(other._rank) is not type(state):
-                state.absorb(other._rank.groups(get_num_threads()), get_num_threads())
-            else:
-                state.merge(other._rank, get_num_threads())
+            _merge_state(self._state(other._rank.weighted), other._rank, other is self)
         self._mode, self._weighted, self._has_confidence = other._mode, other._weighted, other._has_confidence
         self.n_rows += other.n_rows
         return self
@@ -438,7 +497,21 @@ class Evaluator:
         )
         if self._mode == "proba" and self._acc is not None:
             res = _p.ProbResult(self._acc, self._labels, self._kind or "int", self.backend)
-            return build_report(res.hard_matrix(), proba=res, walk=walk, zero_division=self.zero_division, ranking=made)
+            extra = None
+            if self._rank_hist is not None:
+                walks = None
+                if self._class_rank is not None:
+                    walks = [s.walk(True, get_num_threads()) for s in self._class_rank]
+                extra = class_ranking_values(self._rank_hist, walks, bool(self._weighted), self.top_k)
+            return build_report(
+                res.hard_matrix(),
+                proba=res,
+                walk=walk,
+                zero_division=self.zero_division,
+                ranking=made,
+                extra=extra,
+                class_ranking=self.class_ranking,
+            )
         if self._hard_counts is None:
             raise _bad("hard-label rows without a confusion matrix")
         weighted = bool(self._weighted)
@@ -455,7 +528,7 @@ class Evaluator:
     # -- serialisation ------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        """The state as bytes (format version 1, described in the module docs):
+        """The state as bytes (format version 2, described in the module docs):
         ``b"CMETRICS"``, u16 version, u16 0, u32 header length, a UTF-8 JSON header, the
         arrays it lists (little-endian, C order, back to back), and a CRC-32 of all that."""
         arrays: list[tuple[str, np.ndarray]] = []
@@ -476,6 +549,14 @@ class Evaluator:
                 a = getattr(summary, name)
                 if a is not None:
                     arrays.append((f"ranking.{name}", _narrow(a)))
+        if self._rank_hist is not None:
+            arrays.append(("topk.hist", self._rank_hist))
+        for col, state in enumerate(self._class_rank or []):
+            g = state.groups(get_num_threads())
+            for name in ("values", "n_pos", "n_neg", "w_pos", "w_neg"):
+                a = getattr(g, name)
+                if a is not None:
+                    arrays.append((f"class_ranking.{col}.{name}", _narrow(a)))
         labels = None
         if self._labels is not None:
             labels = {"dtype": self._labels.dtype.str, "values": self._labels.tolist()}
@@ -600,13 +681,18 @@ def _load(buf: bytes) -> Evaluator:
     _want((n_rows == 0) == (mode is None), "rows without inputs, or inputs without rows")
     ranking = s["ranking"]
     _want(ranking in ("exact", "approximate", "off"), f"unknown ranking mode {ranking!r}")
+    class_ranking = s["class_ranking"]
+    _want(class_ranking in ("exact", "approximate", "off"), f"unknown class ranking mode {class_ranking!r}")
     bins = s["ranking_bins"]
-    _want((bins is None) == (ranking != "approximate"), "ranking_bins must be set exactly in approximate mode")
+    approximate = "approximate" in (ranking, class_ranking)
+    _want((bins is None) == (not approximate), "ranking_bins must be set exactly in approximate mode")
     ev = Evaluator(
         n_bins=_int_in(s["n_bins"], 1, _checks.MAX_BINS, "n_bins"),
         zero_division=_zd_value(s["zero_division"]),
         ranking=ranking,
         ranking_bins=1 << 16 if bins is None else _int_in(bins, 1, 1 << 24, "ranking_bins"),
+        top_k=_int_in(s["top_k"], 1, 32, "top_k"),
+        class_ranking=class_ranking,
     )
     # Labels: a list of distinct ints or strings, within the class limit.
     lab = header["labels"]
@@ -648,7 +734,12 @@ def _load(buf: bytes) -> Evaluator:
         "bin_correct": bins,
         "bin_count": bins,
     }
-    shapes = {"hard.counts": square, "hard.weighted": square, **{f"acc.{n}": s for n, s in acc_shapes.items()}}
+    shapes = {
+        "hard.counts": square,
+        "hard.weighted": square,
+        "topk.hist": column,
+        **{f"acc.{n}": s for n, s in acc_shapes.items()},
+    }
     arrays: dict[str, np.ndarray] = {}
     at = _HEAD.size + hlen
     specs = header["arrays"]
@@ -665,7 +756,7 @@ def _load(buf: bytes) -> Evaluator:
         for d in shape:
             count *= d
         _want(count * dtype.itemsize <= len(buf) - 4 - at, f"array {name!r} runs past the end")
-        if name.startswith("ranking."):
+        if name.startswith(("ranking.", "class_ranking.")):
             _want(len(shape) == 1, f"array {name!r} must be 1-D")
         else:
             _want(name in shapes and tuple(shape) == shapes[name], f"unexpected array {name!r} of shape {shape}")
@@ -677,7 +768,7 @@ def _load(buf: bytes) -> Evaluator:
     for name, a in arrays.items():
         if a.dtype.kind == "f":
             _want(bool(np.isfinite(a).all()), f"array {name!r} holds NaN or infinity")
-            if name != "ranking.values":
+            if not name.endswith(".values"):
                 _want(bool((a >= 0).all()), f"array {name!r} holds negative sums")
         else:
             _want(a.size == 0 or int(a.max()) <= n_rows, f"array {name!r} holds counts above n_rows")
@@ -693,40 +784,43 @@ def _load(buf: bytes) -> Evaluator:
             f"bad sum {key!r}",
         )
     # What each mode must hold, and the counts agreeing with n_rows.
-    proba_names = {f"acc.{key}" for key in acc_shapes if key != "hard_weighted"}
+    proba_names = {f"acc.{key}" for key in acc_shapes if key != "hard_weighted"} | {"topk.hist"}
+    grouped = {n for n in arrays if n.startswith(("ranking.", "class_ranking."))}
     if mode == "proba":
         want = proba_names | ({"acc.hard_weighted"} if weighted else set())
-        _want(set(arrays) - {n for n in arrays if n.startswith("ranking.")} == want, "missing or extra arrays")
+        _want(set(arrays) - grouped == want, "missing or extra arrays")
+        hist = arrays["topk.hist"]
+        if not weighted:
+            _want(bool((hist == np.round(hist)).all()) and int(hist.sum()) == n_rows, "topk.hist does not add up")
         _want(set(sums) == set(_SUM_FIELDS), "missing sums")
         _want(not has_confidence, "a confidence column with probabilities")
         for name in ("acc.hard_counts", "acc.true_count", "acc.bin_count"):
             _want(_exact_sum(arrays[name]) == n_rows, f"{name} does not add up to n_rows")
     elif mode == "hard":
         want = {"hard.counts"} | ({"hard.weighted"} if weighted else set())
-        _want(set(arrays) - {n for n in arrays if n.startswith("ranking.")} == want, "missing or extra arrays")
+        _want(set(arrays) - grouped == want, "missing or extra arrays")
         _want(not sums, "sums without probabilities")
         _want(_exact_sum(arrays["hard.counts"]) == n_rows, "hard.counts does not add up to n_rows")
     else:
         _want(not arrays and not sums, "arrays without rows")
-    ranked = [n for n in arrays if n.startswith("ranking.")]
+    ranked = {n for n in arrays if n.startswith("ranking.")}
     expect_ranking = mode is not None and ranking != "off" and (mode == "proba" or has_confidence)
     if expect_ranking:
-        want = {"ranking.values", "ranking.n_pos", "ranking.n_neg"} | (
-            {"ranking.w_pos", "ranking.w_neg"} if weighted else set()
-        )
-        _want(set(ranked) == want, "missing or extra ranking arrays")
-        g = len(arrays["ranking.values"])
-        _want(all(len(arrays[n]) == g for n in want), "ranking arrays of different lengths")
-        v = arrays["ranking.values"]
-        _want(g == 0 or bool((np.diff(v) > 0).all()), "ranking values not strictly increasing")
-        if ranking == "approximate":
-            _want(g == 0 or (v[0] >= 0 and v[-1] <= 1), "approximate ranking values outside [0, 1]")
-        _want(
-            _exact_sum(arrays["ranking.n_pos"]) + _exact_sum(arrays["ranking.n_neg"]) == n_rows,
-            "ranking counts do not add up to n_rows",
-        )
+        _check_groups(arrays, "ranking", ranked, bool(weighted), ranking, n_rows)
     else:
         _want(not ranked, "ranking arrays where none belong")
+    by_class = {n for n in arrays if n.startswith("class_ranking.")}
+    expect_classes = mode == "proba" and class_ranking != "off"
+    if expect_classes:
+        positives = 0
+        for col in range(k):
+            names = {n for n in by_class if n.startswith(f"class_ranking.{col}.")}
+            positives += _check_groups(arrays, f"class_ranking.{col}", names, bool(weighted), class_ranking, n_rows)
+            by_class -= names
+        _want(not by_class, "class ranking arrays of no class")
+        _want(positives == n_rows, "class ranking positives do not add up to n_rows")
+    else:
+        _want(not by_class, "class ranking arrays where none belong")
     # Built only now, from checked parts.
     ev._labels, ev._kind = labels, kind
     ev._fixed = bool(header["fixed_labels"])
@@ -740,15 +834,56 @@ def _load(buf: bytes) -> Evaluator:
     ev._hard_counts = arrays.get("hard.counts")
     ev._hard_weighted = arrays.get("hard.weighted")
     if expect_ranking:
-        groups = Groups(
-            arrays["ranking.values"],
-            arrays["ranking.n_pos"],
-            arrays["ranking.n_neg"],
-            arrays.get("ranking.w_pos"),
-            arrays.get("ranking.w_neg"),
-        )
-        ev._state(bool(weighted)).absorb(groups, get_num_threads())
+        ev._state(bool(weighted)).absorb(_groups_of(arrays, "ranking"), get_num_threads())
+    if mode == "proba":
+        ev._rank_hist = arrays["topk.hist"]
+    if expect_classes:
+        be = resolve_backend(ev.backend)
+        ev._class_rank = []
+        for col in range(k):
+            state = be.GroupState(bool(weighted))
+            state.absorb(_groups_of(arrays, f"class_ranking.{col}"), get_num_threads())
+            ev._class_rank.append(state)
     return ev
+
+
+def _groups_of(arrays: dict[str, np.ndarray], prefix: str) -> Groups:
+    return Groups(
+        arrays[f"{prefix}.values"],
+        arrays[f"{prefix}.n_pos"],
+        arrays[f"{prefix}.n_neg"],
+        arrays.get(f"{prefix}.w_pos"),
+        arrays.get(f"{prefix}.w_neg"),
+    )
+
+
+def _check_groups(
+    arrays: dict[str, np.ndarray], prefix: str, names: set[str], weighted: bool, ranking: str, n_rows: int
+) -> int:
+    """Check one set of stored tie groups (exactly the arrays a state of this kind holds,
+    strictly increasing values, [0, 1] in approximate mode, counts adding up to ``n_rows``);
+    returns their positive rows."""
+    want = {f"{prefix}.values", f"{prefix}.n_pos", f"{prefix}.n_neg"} | (
+        {f"{prefix}.w_pos", f"{prefix}.w_neg"} if weighted else set()
+    )
+    _want(names == want, f"missing or extra {prefix} arrays")
+    v = arrays[f"{prefix}.values"]
+    g = len(v)
+    _want(all(len(arrays[n]) == g for n in want), f"{prefix} arrays of different lengths")
+    _want(g == 0 or bool((np.diff(v) > 0).all()), f"{prefix} values not strictly increasing")
+    if ranking == "approximate":
+        _want(g == 0 or (v[0] >= 0 and v[-1] <= 1), f"approximate {prefix} values outside [0, 1]")
+    positives = _exact_sum(arrays[f"{prefix}.n_pos"])
+    _want(positives + _exact_sum(arrays[f"{prefix}.n_neg"]) == n_rows, f"{prefix} counts do not add up to n_rows")
+    return positives
+
+
+def _merge_state(mine: RankingState, theirs: RankingState, same: bool) -> None:
+    """Add the groups of one ranking state to another (by a sorted merge when both are of one backend)."""
+    if same or type(theirs) is not type(mine):
+        mine.absorb(theirs.groups(get_num_threads()), get_num_threads())
+    else:
+        mine.merge(theirs, get_num_threads())
 
 
 def _narrow(a: np.ndarray) -> np.ndarray:

@@ -94,7 +94,9 @@ def test_score_json_equals_the_python_api(tmp_path: Path, dump: dict[str, np.nda
     )
     # CSV and JSON store decimal text: compare with the values as read back (float64).
     proba = dump["proba"]
-    want = cmetrics.evaluate(dump["label"], y_proba=proba, labels=list(range(K)), sample_weight=dump["weight"])
+    want = cmetrics.evaluate(
+        dump["label"], y_proba=proba, labels=list(range(K)), sample_weight=dump["weight"], class_ranking="approximate"
+    )
     assert got["run"]["rows"] == 30_000
     assert got["labels"] == list(range(K))
     tol = 1e-9 if fmt not in ("csv", "jsonl") else 1e-6
@@ -103,6 +105,7 @@ def test_score_json_equals_the_python_api(tmp_path: Path, dump: dict[str, np.nda
         assert (g is None and math.isnan(value)) or abs(g - value) <= tol * max(1.0, abs(value)), (key, g, value)
     np.testing.assert_allclose(np.array(got["confusion_matrix"]), want.confusion_matrix, rtol=1e-9)
     assert got["ranking"] == {"mode": "exact"}
+    assert got["class_ranking"] == "approximate"
 
 
 def test_score_hard_labels_confidence_and_explicit_columns(tmp_path: Path, dump: dict[str, np.ndarray]) -> None:

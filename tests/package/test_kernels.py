@@ -129,6 +129,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "one_vs_rest": lambda k: k.one_vs_rest(
         np.round(PROBA, 1), [0, 2, 3], codes=Y.astype(np.uint32), sample_weight=W, curves=True
     ),
+    "binned_one_vs_rest": lambda k: k.binned_one_vs_rest(np.round(PROBA, 2), Y.astype(np.uint32), 16, W),
+    "rank_histogram": lambda k: k.rank_histogram(np.round(PROBA, 1), Y.astype(np.uint32), W),
     "one_vs_one": lambda k: k.one_vs_one(np.round(PROBA, 1).astype(np.float32), Y.astype(np.uint32), [(0, 1), (3, 2)]),
 }
 
@@ -230,6 +232,10 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
         lambda k: k.multilabel_counts(OK.reshape(100, 3), OK.reshape(100, 3), -W[:100]),
         WeightError,
     ),
+    ("binned range", lambda k: k.binned_one_vs_rest(PROBA * 2, Y.astype(np.uint32), 8), ValidationError),
+    ("binned bins", lambda k: k.binned_one_vs_rest(PROBA, Y.astype(np.uint32), 0), ValidationError),
+    ("rank code", lambda k: k.rank_histogram(PROBA, np.full(300, 4, np.uint32)), ShapeError),
+    ("rank weights", lambda k: k.rank_histogram(PROBA, Y.astype(np.uint32), -W), WeightError),
     ("ovo pair", lambda k: k.one_vs_one(PROBA, np.zeros(300, np.uint32), [(0, 1)]), ShapeError),
 ]
 

@@ -30,7 +30,7 @@ from cmetrics.exceptions import (
     UnsupportedDtypeError,
     ValidationError,
 )
-from cmetrics.streaming import StateError
+from cmetrics.streaming import FORMAT_VERSION, StateError
 from tests.conftest import BACKENDS
 
 needs_rust = pytest.mark.skipif(not cmetrics.rust_available(), reason="the compiled extension is not built")
@@ -154,7 +154,7 @@ def state_parts(ev: cmetrics.Evaluator) -> tuple[dict[str, Any], bytes]:
 def forge(header: dict[str, Any], body: bytes) -> bytes:
     """A state with a valid checksum around any header and body."""
     head = json.dumps(header).encode()
-    payload = struct.pack("<8sHHI", b"CMETRICS", 1, 0, len(head)) + head + body
+    payload = struct.pack("<8sHHI", b"CMETRICS", FORMAT_VERSION, 0, len(head)) + head + body
     return payload + struct.pack("<I", zlib.crc32(payload))
 
 

@@ -198,7 +198,7 @@ def test_invalid_combinations_raise(backend: str) -> None:
         cm.roc_auc_score(y, p[:, :2] / p[:, :2].sum(1, keepdims=True), multi_class="ovr", backend=backend)
     with pytest.raises(LabelError, match="must be ordered"):
         cm.roc_auc_score(y, p, multi_class="ovr", labels=[2, 1, 0], backend=backend)
-    with pytest.raises(LabelError, match="not in parameter 'labels'"):
+    with pytest.raises(LabelError, match="not belonging to the passed labels"):
         cm.roc_auc_score(y, p, multi_class="ovr", labels=[0, 1, 5], backend=backend)
     with pytest.raises(ValidationError, match="max_fpr"):
         cm.roc_auc_score(y == 1, p[:, 1], max_fpr=0.0, backend=backend)

@@ -4,6 +4,7 @@ the report of one ``evaluate`` call; the byte format round-trips and rejects bad
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import pickle
 import struct
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 import cmetrics
 from cmetrics import Evaluator, StateError
 from cmetrics.exceptions import LabelError, ValidationError
+from cmetrics.streaming import FORMAT_VERSION
 from tests.conftest import BACKENDS
 
 
@@ -136,11 +138,12 @@ def test_state_round_trip_size_and_pickle() -> None:
     y, p, w = make(1, 5000, 5, ties=False)
     ev = Evaluator(n_classes=5).update(y, y_proba=p, sample_weight=w)
     blob = ev.to_bytes()
-    assert blob[:8] == b"CMETRICS" and struct.unpack_from("<H", blob, 8)[0] == 1
+    assert blob[:8] == b"CMETRICS" and struct.unpack_from("<H", blob, 8)[0] == FORMAT_VERSION
     summary = ev.ranking_summary()
     assert summary is not None and summary.weighted
-    # 40 bytes per distinct confidence with weights, plus the fixed part.
-    assert len(blob) <= 40 * len(summary) + 8 * (5 * 5 * 3 + 4 * 15 + 2 * 5) + 4096
+    # 40 bytes per distinct confidence with weights, the same per distinct value of each
+    # probability column (the class-ranking state: at most 5 x 5000), plus the fixed part.
+    assert len(blob) <= 40 * (len(summary) + 5 * 5000) + 8 * (5 * 5 * 3 + 4 * 15 + 2 * 5 + 5) + 4096
     again = Evaluator.from_bytes(blob)
     assert again.to_bytes() == blob
     assert_same_report(again.report(), ev.report())
@@ -159,11 +162,11 @@ def test_corrupt_foreign_and_future_states_raise_state_error() -> None:
     with pytest.raises(StateError):
         Evaluator.from_bytes(blob[:20])
     future = bytearray(blob[:-4])
-    struct.pack_into("<H", future, 8, 2)
+    struct.pack_into("<H", future, 8, FORMAT_VERSION + 1)
     import zlib
 
     future += struct.pack("<I", zlib.crc32(bytes(future)))
-    with pytest.raises(StateError, match="version 2"):
+    with pytest.raises(StateError, match=f"version {FORMAT_VERSION + 1}"):
         Evaluator.from_bytes(bytes(future))
     assert issubclass(StateError, ValueError)
 
@@ -377,3 +380,85 @@ def test_state_stores_narrow_arrays_when_lossless(backend: str) -> None:
         assert s1.values.dtype == np.float64 and s1.n_pos.dtype == np.uint64
         assert np.array_equal(s0.values, s1.values) and np.array_equal(s0.n_neg, s1.n_neg)
         assert_same_report(back.report(), cmetrics.evaluate(y, y_pred=pred, confidence=conf))
+
+
+# -- the class-ranking metrics (one-vs-rest AUROC / AP of the columns, top-k accuracy) -----------
+
+
+@pytest.mark.parametrize("ranking", ["exact", "approximate", "off"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_class_ranking_streams_and_merges_like_evaluate(ranking: str, weighted: bool) -> None:
+    rng = np.random.default_rng(21)
+    n, k = 3000, 5
+    p = np.round(rng.dirichlet(np.ones(k), n), 3)
+    p /= p.sum(axis=1, keepdims=True)
+    y = rng.integers(0, k, n)
+    w = rng.random(n) if weighted else None
+    whole = cmetrics.evaluate(y, y_proba=p, sample_weight=w, ranking=ranking, top_k=3)  # type: ignore[arg-type]
+    parts = []
+    for lo, hi in [(0, 700), (700, 2000), (2000, n)]:
+        ev = Evaluator(n_classes=k, ranking=ranking, top_k=3)  # type: ignore[arg-type]
+        ev.update(y[lo:hi], y_proba=p[lo:hi], sample_weight=None if w is None else w[lo:hi])
+        parts.append(Evaluator.from_bytes(ev.to_bytes()))
+    merged = parts[2].merge(parts[0]).merge(parts[1]).report()
+    names = [m for m in whole.metrics if m.startswith("top_") or m.endswith("_ovr")]
+    assert names == ["top_1_accuracy", "top_2_accuracy", "top_3_accuracy"] + (
+        ["roc_auc_ovr", "average_precision_ovr"] if ranking != "off" else []
+    )
+    for m in names:
+        assert merged.metrics[m] == pytest.approx(whole.metrics[m], rel=1e-12), m
+
+
+def test_class_ranking_of_evaluate_matches_sklearn() -> None:
+    import sklearn.metrics as skm
+
+    rng = np.random.default_rng(22)
+    n, k = 2000, 4
+    p = rng.dirichlet(np.ones(k), n)
+    y = rng.integers(0, k, n)
+    w = rng.random(n)
+    r = cmetrics.evaluate(y, y_proba=p, sample_weight=w)
+    assert r.roc_auc_ovr == pytest.approx(skm.roc_auc_score(y, p, multi_class="ovr", sample_weight=w), rel=1e-12)
+    assert r.average_precision_ovr == pytest.approx(skm.average_precision_score(y, p, sample_weight=w), rel=1e-12)
+    for kk in (1, 2, 3):
+        want = skm.top_k_accuracy_score(y, p, k=kk, sample_weight=w)
+        assert r.metrics[f"top_{kk}_accuracy"] == pytest.approx(want, rel=1e-12)
+    # a class with no row is left out of the macro averages
+    y3 = np.minimum(y, 2)
+    r3 = cmetrics.evaluate(y3, y_proba=p, labels=[0, 1, 2, 3])
+    walks = [cmetrics.roc_auc_score(y3 == c, p[:, c]) for c in range(3)]
+    assert r3.roc_auc_ovr == pytest.approx(np.mean(walks), rel=1e-12)
+
+
+def test_forged_class_ranking_arrays_raise_state_error() -> None:
+    ev = Evaluator(n_classes=3).update(
+        [0, 1, 2, 1], y_proba=[[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.3, 0.3, 0.4], [0.5, 0.4, 0.1]]
+    )
+    blob = ev.to_bytes()
+    head_len = struct.unpack_from("<I", blob, 12)[0]
+    header = json.loads(blob[16 : 16 + head_len])
+    names = [a["name"] for a in header["arrays"]]
+    assert "topk.hist" in names and "class_ranking.2.values" in names
+    import zlib
+
+    def forged(change: Any) -> bytes:
+        h = json.loads(blob[16 : 16 + head_len])
+        change(h)
+        head = json.dumps(h, separators=(",", ":")).encode()
+        body = blob[:12] + struct.pack("<I", len(head)) + head + blob[16 + head_len : -4]
+        return body + struct.pack("<I", zlib.crc32(body))
+
+    def drop_class(h: dict[str, Any]) -> None:
+        h["arrays"] = [a for a in h["arrays"] if not a["name"].startswith("class_ranking.2.")]
+
+    def rename(h: dict[str, Any]) -> None:
+        for a in h["arrays"]:
+            if a["name"] == "class_ranking.2.n_pos":
+                a["name"] = "class_ranking.7.n_pos"
+
+    def bad_top_k(h: dict[str, Any]) -> None:
+        h["settings"]["top_k"] = 0
+
+    for change in (drop_class, rename, bad_top_k):
+        with pytest.raises(StateError):
+            Evaluator.from_bytes(forged(change))

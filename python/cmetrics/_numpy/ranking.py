@@ -500,3 +500,58 @@ def threshold_counts(
         keep = np.concatenate(([True], inner, [True]))
         fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
     return ThresholdCounts(fps, tps, thresholds)
+
+
+def rank_histogram(
+    y_score: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 0
+) -> np.ndarray:
+    """The (weighted) count of rows by the rank of their true class (as the Rust kernel)."""
+    n = _check_matrix(y_score, codes, None)
+    check_weights(sample_weight, n)
+    k = y_score.shape[1]
+    hist = np.zeros(k)
+    step = max(1, (1 << 20) // k)
+    later = np.arange(k)[None, :]
+    for start in range(0, n, step):
+        x = order_keys(y_score[start : start + step])
+        c = codes[start : start + step].astype(np.intp)
+        own = x[np.arange(x.shape[0]), c][:, None]
+        rank = np.count_nonzero(x > own, axis=1) + np.count_nonzero((x == own) & (later > c[:, None]), axis=1)
+        w = None if sample_weight is None else sample_weight[start : start + step]
+        hist += np.bincount(rank, weights=w, minlength=k)
+    return hist
+
+
+def binned_one_vs_rest(
+    y_score: np.ndarray, codes: np.ndarray, bins: int, sample_weight: np.ndarray | None = None, n_threads: int = 0
+) -> list[Groups]:
+    """Each column's tie groups binned in [0, 1] against its class (as the Rust kernel)."""
+    n = _check_matrix(y_score, codes, None)
+    if bins <= 0:
+        raise ValidationError("ranking_bins is invalid: the approximate mode needs at least one bin")
+    check_weights(sample_weight, n)
+    x = np.asarray(y_score, dtype=np.float64)
+    bad = ~((x >= 0) & (x <= 1))
+    if bad.any():
+        row, col = (int(v) for v in np.argwhere(bad)[0])
+        msg = (
+            f"y_proba is invalid: y_proba[{row}, {col}] = {float(x[row, col])!r} is outside [0, 1]; the approximate "
+            "ranking mode bins probabilities in [0, 1] (use ranking='exact' for other scores)"
+        )
+        raise ValidationError(msg)
+    cells = bins + 1
+    out = []
+    for col in range(x.shape[1]):
+        cell = np.minimum(np.floor(x[:, col] * bins).astype(np.int64), cells - 1)
+        pos = codes == col
+        n_pos = np.bincount(cell[pos], minlength=cells).astype(np.uint64)
+        n_neg = np.bincount(cell[~pos], minlength=cells).astype(np.uint64)
+        keep = (n_pos + n_neg) > 0
+        values = np.flatnonzero(keep) / float(bins)
+        if sample_weight is None:
+            out.append(Groups(values, n_pos[keep], n_neg[keep], None, None))
+        else:
+            w_pos = np.bincount(cell[pos], weights=sample_weight[pos], minlength=cells).astype(np.float64)
+            w_neg = np.bincount(cell[~pos], weights=sample_weight[~pos], minlength=cells).astype(np.float64)
+            out.append(Groups(values, n_pos[keep], n_neg[keep], w_pos[keep], w_neg[keep]))
+    return out

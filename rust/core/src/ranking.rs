@@ -37,7 +37,7 @@ mod walk;
 pub use curves::{threshold_counts, Drop, ThresholdCounts};
 pub use groups::{merge_groups, score_groups, walk_groups, GroupsRef, ScoreGroups};
 pub use keys::{from_order_key, order_key, Score};
-pub use multiclass::{one_vs_one, one_vs_rest, Matrix, Truth};
+pub use multiclass::{binned_one_vs_rest, one_vs_one, one_vs_rest, rank_histogram, Matrix, Truth};
 pub(crate) use walk::walk_groups_iter;
 
 use keys::Item;

@@ -27,6 +27,13 @@ pub trait SortKey: Ord + Copy + Default + Send + Sync {
     fn sort_block(v: &mut [Self]);
 }
 
+impl SortKey for u32 {
+    const BLOCK: usize = 1 << 25;
+    fn sort_block(v: &mut [Self]) {
+        v.radix_sort_unstable();
+    }
+}
+
 impl SortKey for u64 {
     const BLOCK: usize = 1 << 25;
     fn sort_block(v: &mut [Self]) {

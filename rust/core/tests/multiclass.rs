@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use cmetrics_core::ranking::{
-    binary_ranking, one_vs_one, one_vs_rest, threshold_counts, Drop, Matrix, Truth,
+    binary_ranking, binned_one_vs_rest, one_vs_one, one_vs_rest, rank_histogram, threshold_counts,
+    Drop, Matrix, Truth,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -123,4 +124,64 @@ fn bad_shapes_and_codes_are_errors() {
     assert!(one_vs_rest(Truth::Codes(&[0, 1]), bad, &[0], None, false, &pool).is_err());
     assert!(one_vs_one(&[0, 0], m, &[(0, 1)], &pool).is_err());
     assert!(one_vs_rest(Truth::Codes(&[0, 1]), m, &[0, 1], None, false, &pool).is_ok());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn binned_columns_match_a_plain_histogram(codes in prop::collection::vec(0_u32..3, 1..150), seed in any::<u64>(), weighted in any::<bool>(), bins in 1_u32..20) {
+        let (n, k) = (codes.len(), 3);
+        let mut x = seed | 1;
+        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let scores: Vec<f64> = (0..n * k).map(|_| (next() % 11) as f64 / 10.0).collect();
+        let w: Vec<f64> = (0..n).map(|_| (next() % 4) as f64 + 0.5).collect();
+        let weight = weighted.then_some(&w[..]);
+        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+            let got = binned_one_vs_rest(&codes, Matrix { values: &scores, n_cols: k }, weight, bins, &pool).unwrap();
+            for (c, g) in got.iter().enumerate() {
+                let cells = bins as usize + 1;
+                let mut want = vec![(0_u64, 0_u64, 0.0_f64, 0.0_f64); cells];
+                for i in 0..n {
+                    let v = scores[i * k + c];
+                    let cell = ((v * f64::from(bins)).floor() as usize).min(cells - 1);
+                    let wi = if weighted { w[i] } else { 1.0 };
+                    if codes[i] as usize == c { want[cell].0 += 1; want[cell].2 += wi; } else { want[cell].1 += 1; want[cell].3 += wi; }
+                }
+                let kept: Vec<(usize, (u64, u64, f64, f64))> = want.into_iter().enumerate().filter(|(_, t)| t.0 + t.1 > 0).collect();
+                prop_assert_eq!(g.values.len(), kept.len());
+                for (j, (cell, t)) in kept.iter().enumerate() {
+                    prop_assert_eq!(g.values[j], *cell as f64 / f64::from(bins));
+                    prop_assert_eq!((g.n_pos[j], g.n_neg[j]), (t.0, t.1));
+                    if weighted {
+                        prop_assert!((g.w_pos[j] - t.2).abs() < 1e-9 && (g.w_neg[j] - t.3).abs() < 1e-9);
+                    }
+                }
+            }
+        }
+        let bad = vec![1.5_f64; k];
+        let refused = binned_one_vs_rest(&[0], Matrix { values: &bad, n_cols: k }, None, bins, &Pool::sequential());
+        prop_assert!(refused.is_err());
+    }
+
+    #[test]
+    fn rank_histogram_matches_a_sort(codes in prop::collection::vec(0_u32..4, 1..120), seed in any::<u64>()) {
+        let (n, k) = (codes.len(), 4);
+        let mut x = seed | 1;
+        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let scores: Vec<f32> = (0..n * k).map(|_| (next() % 5) as f32 / 4.0).collect();
+        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+            let h = rank_histogram(&codes, Matrix { values: &scores, n_cols: k }, None, &pool).unwrap();
+            let mut want = vec![0.0; k];
+            for i in 0..n {
+                // scikit-learn's order: a stable sort ascending, reversed
+                let mut order: Vec<usize> = (0..k).collect();
+                order.sort_by(|&a, &b| scores[i * k + a].partial_cmp(&scores[i * k + b]).unwrap());
+                order.reverse();
+                let rank = order.iter().position(|&j| j == codes[i] as usize).unwrap();
+                want[rank] += 1.0;
+            }
+            prop_assert_eq!(&h, &want);
+        }
+    }
 }

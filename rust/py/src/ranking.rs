@@ -429,6 +429,75 @@ pub fn one_vs_rest<'py>(
     walks.iter().map(|r| ranking_py(py, r)).collect()
 }
 
+/// The (weighted) count of rows by the rank of their true class among the
+/// row's scores (`rk::rank_histogram`; top-k accuracy is a prefix sum).
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, sample_weight=None, n_threads=0))]
+pub fn rank_histogram<'py>(
+    py: Python<'py>,
+    y_score: ScoreMatrix<'py>,
+    codes: PyReadonlyArray1<'py, u32>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+    let c = slice(&codes, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    macro_rules! go {
+        ($a:expr) => {{
+            let n_cols = $a.shape()[1];
+            let m = rk::Matrix {
+                values: slice2($a, "y_score")?,
+                n_cols,
+            };
+            run_pool(py, m.values.len(), &pool, |pool| {
+                rk::rank_histogram(c, m, w, pool)
+            })?
+        }};
+    }
+    let h = match &y_score {
+        ScoreMatrix::F32(a) => go!(a),
+        ScoreMatrix::F64(a) => go!(a),
+        ScoreMatrix::I64(a) => go!(a),
+    };
+    Ok(h.into_pyarray(py))
+}
+
+/// The approximate one-vs-rest summary: each column's tie groups binned in
+/// [0, 1] (`rk::binned_one_vs_rest`), a list of `Groups`.
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, bins, sample_weight=None, n_threads=0))]
+pub fn binned_one_vs_rest<'py>(
+    py: Python<'py>,
+    y_score: ScoreMatrix<'py>,
+    codes: PyReadonlyArray1<'py, u32>,
+    bins: u32,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let c = slice(&codes, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    macro_rules! go {
+        ($a:expr) => {{
+            let n_cols = $a.shape()[1];
+            let m = rk::Matrix {
+                values: slice2($a, "y_score")?,
+                n_cols,
+            };
+            run_pool(py, m.values.len(), &pool, |pool| {
+                rk::binned_one_vs_rest(c, m, w, bins, pool)
+            })?
+        }};
+    }
+    let groups = match &y_score {
+        ScoreMatrix::F32(a) => go!(a),
+        ScoreMatrix::F64(a) => go!(a),
+        ScoreMatrix::I64(a) => go!(a),
+    };
+    groups.into_iter().map(|g| group_arrays(py, g)).collect()
+}
+
 /// Hand and Till's one-vs-one walks for each pair `(a, b)` of class codes: a
 /// list of `(walk of column a, walk of column b)` on the rows of both classes.
 #[pyfunction]
@@ -476,6 +545,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(one_vs_rest, m)?)?;
     m.add_function(wrap_pyfunction!(threshold_counts, m)?)?;
     m.add_function(wrap_pyfunction!(one_vs_one, m)?)?;
+    m.add_function(wrap_pyfunction!(rank_histogram, m)?)?;
+    m.add_function(wrap_pyfunction!(binned_one_vs_rest, m)?)?;
     m.add_class::<GroupState>()?;
     Ok(())
 }

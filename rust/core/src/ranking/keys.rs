@@ -36,6 +36,12 @@ pub trait Score: Copy + Default + Send + Sync + 'static {
     fn to_f64(self) -> f64;
     /// The value of a key, as f64.
     fn key_value(k: u64) -> f64;
+    /// Whether [`Score::u32_bits`] gives the value's bits (32-bit floats only).
+    const PACKS_IN_U32: bool = false;
+    /// The IEEE bits of a 32-bit float (unused for other types).
+    fn u32_bits(self) -> u32 {
+        u32::MAX
+    }
 }
 
 impl Score for f64 {
@@ -62,6 +68,11 @@ impl Score for f64 {
 /// float32 scores (probability matrices are often float32): the key of the
 /// value widened to f64, so float32 and float64 scores rank alike.
 impl Score for f32 {
+    const PACKS_IN_U32: bool = true;
+    #[inline(always)]
+    fn u32_bits(self) -> u32 {
+        self.to_bits()
+    }
     #[inline(always)]
     fn key(self) -> u64 {
         order_key(f64::from(self))

@@ -12,10 +12,13 @@
 use rayon::prelude::*;
 
 use super::keys::Score;
-use super::{binary_ranking, check_weights, BinaryRanking};
+use super::strategy::Stream;
+use super::walk::walk;
+use super::{binary_ranking, check_weights, BinaryRanking, Totals};
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::{collect_chunked, Pool};
+use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
+use crate::sort::sort_keys;
 
 /// What is true of each row: a class code (multiclass), or a row of a 0/1
 /// indicator matrix with as many columns as the scores (multilabel).
@@ -126,6 +129,11 @@ pub fn one_vs_rest<X: Score>(
     if let Some(w) = weight {
         check_weights(w, n, "y_score")?;
     }
+    if let (Truth::Codes(codes), None) = (truth, weight) {
+        if let Some(keys) = packed_columns(codes, &scores, columns, pool)? {
+            return walk_packed_columns(keys, codes, columns, curves, pool);
+        }
+    }
     let one = |&col: &usize| -> Result<BinaryRanking> {
         let positive: Vec<bool> = match truth {
             Truth::Codes(codes) => collect_chunked(
@@ -186,4 +194,332 @@ pub fn one_vs_one<X: Score>(
         Ok((wa, wb))
     };
     pool.install(|| pairs.par_iter().map(one).collect())
+}
+
+/// The (weighted) number of rows whose true class ranks `r`-th among the row's
+/// scores, for `r = 0..n_cols`: rank = scores above the true class's, plus the
+/// ties in later columns (a reversed stable sort puts those first, as
+/// scikit-learn's top-k accuracy does). Top-k accuracy is the sum of the first
+/// `k` entries over the total weight. One pass, in parallel over fixed chunks
+/// of rows whose sums are added in chunk order.
+///
+/// # Errors
+/// As [`one_vs_rest`] (shapes, codes, weights), an interruption.
+pub fn rank_histogram<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    weight: Option<&[f64]>,
+    pool: &Pool,
+) -> Result<Vec<f64>> {
+    let n = check_matrix(&scores, Truth::Codes(codes))?;
+    if let Some(w) = weight {
+        check_weights(w, n, "y_score")?;
+    }
+    let k = scores.n_cols;
+    let chunk_rows = (crate::parallel::CHECK_ROWS / k).max(1);
+    let part = |c: usize| -> Vec<f64> {
+        let mut hist = vec![0.0_f64; k];
+        if pool.stopped() {
+            return hist;
+        }
+        let end = ((c + 1) * chunk_rows).min(n);
+        for i in c * chunk_rows..end {
+            let t = codes.get(i).copied().unwrap_or(0) as usize;
+            let row = scores.values.get(i * k..(i + 1) * k).unwrap_or(&[]);
+            let own = row.get(t).map_or(0, |s| s.key());
+            let mut rank = 0_usize;
+            for (j, s) in row.iter().enumerate() {
+                let key = s.key();
+                rank += usize::from(key > own) + usize::from((key == own) & (j > t));
+            }
+            if let Some(h) = hist.get_mut(rank) {
+                *h += weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
+            }
+        }
+        hist
+    };
+    let chunks = n.div_ceil(chunk_rows);
+    let parts: Vec<Vec<f64>> = if pool.parallel_for(n * k) {
+        pool.install(|| (0..chunks).into_par_iter().map(part).collect())
+    } else {
+        (0..chunks).map(part).collect()
+    };
+    pool.check()?;
+    let mut total = vec![0.0_f64; k];
+    for p in &parts {
+        for (t, v) in total.iter_mut().zip(p) {
+            *t += v;
+        }
+    }
+    Ok(total)
+}
+
+/// The packed form of every requested column, when it exists: scores that
+/// are finite non-negative floats of at most 32 bits (probabilities, as
+/// float32 softmax outputs are) have bit patterns that order as the values
+/// (`-0.0` read as `0.0`), so `bits << 1 | is_class` is a `u32` key that
+/// sorts by score with the outcome in bit 0, half the width of the general
+/// path's keys. One pass over the matrix writes every column's keys (a
+/// transpose, in parallel over chunks of rows); `None` when some score is
+/// negative, wider than 32 bits, or not finite, and the general path runs.
+fn packed_columns<X: Score>(
+    codes: &[u32],
+    scores: &Matrix<'_, X>,
+    columns: &[usize],
+    pool: &Pool,
+) -> Result<Option<Vec<Vec<u32>>>> {
+    if !X::PACKS_IN_U32 {
+        return Ok(None);
+    }
+    let n = codes.len();
+    let mut keys: Vec<Vec<u32>> = columns.iter().map(|_| vec![0_u32; n]).collect();
+    let chunk_rows = (CHECK_ROWS / scores.n_cols.max(1)).max(1);
+    // Every column cut into the same chunks of rows: chunk c owns piece c of each.
+    let mut pieces: Vec<Vec<&mut [u32]>> = Vec::new();
+    for column in &mut keys {
+        for (c, piece) in column.chunks_mut(chunk_rows).enumerate() {
+            if pieces.len() <= c {
+                pieces.push(Vec::new());
+            }
+            if let Some(p) = pieces.get_mut(c) {
+                p.push(piece);
+            }
+        }
+    }
+    let fill = |(c, piece): (usize, &mut Vec<&mut [u32]>)| -> bool {
+        if pool.stopped() {
+            return true;
+        }
+        let first = c * chunk_rows;
+        let mut ok = true;
+        for (out, &col) in piece.iter_mut().zip(columns) {
+            for (r, slot) in out.iter_mut().enumerate() {
+                let i = first + r;
+                let bits = X::u32_bits(scores.at(i, col));
+                // Finite and non-negative: below the bits of +inf (and -0.0 as 0.0).
+                let bits = if bits == 0x8000_0000 { 0 } else { bits };
+                ok &= bits < 0x7F80_0000;
+                let hit = codes.get(i).is_some_and(|&k| k as usize == col);
+                *slot = (bits << 1) | u32::from(hit);
+            }
+        }
+        ok
+    };
+    let all_ok = if pool.parallel_for(n * columns.len()) {
+        pool.install(|| {
+            pieces
+                .par_iter_mut()
+                .enumerate()
+                .map(fill)
+                .reduce(|| true, |a, b| a & b)
+        })
+    } else {
+        pieces
+            .iter_mut()
+            .enumerate()
+            .map(fill)
+            .fold(true, |a, b| a & b)
+    };
+    pool.check()?;
+    Ok(all_ok.then_some(keys))
+}
+
+/// Sort each packed column and walk it (the binary walk of the column).
+fn walk_packed_columns(
+    keys: Vec<Vec<u32>>,
+    codes: &[u32],
+    columns: &[usize],
+    curves: bool,
+    pool: &Pool,
+) -> Result<Vec<BinaryRanking>> {
+    let n = codes.len() as u64;
+    let mut counts = vec![0_u64; columns.iter().max().map_or(0, |&c| c + 1)];
+    for &k in codes {
+        if let Some(slot) = counts.get_mut(k as usize) {
+            *slot += 1;
+        }
+    }
+    let one = |(mut column, &col): (Vec<u32>, &usize)| -> Result<BinaryRanking> {
+        sort_keys(&mut column, pool)?;
+        let n_pos = counts.get(col).copied().unwrap_or(0);
+        #[allow(clippy::cast_precision_loss)]
+        let totals = Totals {
+            n_pos,
+            n_neg: n - n_pos,
+            w_pos: n_pos as f64,
+            w_neg: (n - n_pos) as f64,
+        };
+        walk(
+            PackedU32 {
+                rows: column.iter(),
+            },
+            totals,
+            curves,
+            pool,
+        )
+    };
+    pool.install(|| {
+        keys.into_par_iter()
+            .zip(columns.par_iter())
+            .map(one)
+            .collect()
+    })
+}
+
+/// Sorted `u32` keys with the outcome in bit 0 (negatives first within a tie).
+struct PackedU32<'a> {
+    rows: std::slice::Iter<'a, u32>,
+}
+
+impl Stream for PackedU32<'_> {
+    const WEIGHTED: bool = false;
+    #[inline(always)]
+    fn next(&mut self) -> (u64, bool, f64) {
+        let k = self.rows.next().copied().unwrap_or(u32::MAX);
+        (u64::from(k >> 1), k & 1 == 1, 1.0)
+    }
+}
+
+/// The binned groups of a run of columns, and the first (row, column) whose
+/// score is outside [0, 1].
+type ColumnGroups = (Vec<super::ScoreGroups>, Option<(usize, usize)>);
+
+/// The approximate one-vs-rest summary: for each column, the tie groups of its
+/// scores binned in [0, 1] as [`super::GroupState::add_binned`] bins them
+/// (each score replaced by the lower edge of its bin of width `1 / bins`, 1.0
+/// in a bin of its own), against "the row is of this class". One read of the
+/// matrix per group of columns; the columns are spread over the pool's threads
+/// and each column's sums run in row order, so nothing depends on the thread
+/// count. Memory: `(bins + 1)` cells per column.
+///
+/// # Errors
+/// As [`one_vs_rest`]; a score outside [0, 1]; `bins` of 0.
+pub fn binned_one_vs_rest<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    weight: Option<&[f64]>,
+    bins: u32,
+    pool: &Pool,
+) -> Result<Vec<super::ScoreGroups>> {
+    let n = check_matrix(&scores, Truth::Codes(codes))?;
+    ensure!(
+        bins > 0,
+        MetricError::InvalidValue {
+            arg: "ranking_bins",
+            detail: "the approximate mode needs at least one bin".into(),
+        }
+    );
+    if let Some(w) = weight {
+        check_weights(w, n, "y_score")?;
+    }
+    let k = scores.n_cols;
+    let cells = bins as usize + 1;
+    let scale = f64::from(bins);
+    let weighted = weight.is_some();
+    // Columns split into one group per thread; each group reads every row once.
+    let threads = pool.threads().max(1).min(k);
+    let per = k.div_ceil(threads);
+    let groups: Vec<(usize, usize)> = (0..k).step_by(per).map(|a| (a, (a + per).min(k))).collect();
+    // Per group of columns: its columns' groups, and the first row with a score outside [0, 1].
+    let histogram = |&(lo, hi): &(usize, usize)| -> ColumnGroups {
+        let width = hi - lo;
+        let mut bad: Option<(usize, usize)> = None;
+        // Rows per cell (all) and positive rows per cell: a row is positive in one column only,
+        // so the negatives are the difference. u32 cells keep the hot table small; they are
+        // flushed into u64 totals every 2^31 rows.
+        let mut all = vec![0_u32; width * cells];
+        let mut pos = vec![0_u32; width * cells];
+        let mut all64 = vec![0_u64; width * cells];
+        let mut pos64 = vec![0_u64; width * cells];
+        let mut w_all = vec![0.0_f64; if weighted { width * cells } else { 0 }];
+        let mut w_pos = vec![0.0_f64; if weighted { width * cells } else { 0 }];
+        let flush = |a: &mut Vec<u32>, b: &mut Vec<u64>| {
+            for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                *y += u64::from(*x);
+                *x = 0;
+            }
+        };
+        for i in 0..n {
+            if i % CHECK_ROWS == 0 && pool.stopped() {
+                break;
+            }
+            if i > 0 && i % (1 << 31) == 0 {
+                flush(&mut all, &mut all64);
+                flush(&mut pos, &mut pos64);
+            }
+            let t = codes.get(i).copied().unwrap_or(0) as usize;
+            let w = weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
+            let row = scores.values.get(i * k + lo..i * k + hi).unwrap_or(&[]);
+            for (j, s) in row.iter().enumerate() {
+                let v = s.to_f64();
+                if !(0.0..=1.0).contains(&v) && bad.is_none() {
+                    bad = Some((i, lo + j));
+                }
+                // Truncation is the floor for the non-negative values kept.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let at = j * cells + ((v * scale) as usize).min(cells - 1);
+                if let Some(slot) = all.get_mut(at) {
+                    *slot += 1;
+                }
+                if let Some(slot) = w_all.get_mut(at) {
+                    *slot += w;
+                }
+            }
+            if (lo..hi).contains(&t) {
+                let v = row.get(t - lo).map_or(0.0, |s| s.to_f64());
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let at = (t - lo) * cells + ((v * scale) as usize).min(cells - 1);
+                if let Some(slot) = pos.get_mut(at) {
+                    *slot += 1;
+                }
+                if let Some(slot) = w_pos.get_mut(at) {
+                    *slot += w;
+                }
+            }
+        }
+        flush(&mut all, &mut all64);
+        flush(&mut pos, &mut pos64);
+        let out = (0..width)
+            .map(|c| {
+                let mut g = super::ScoreGroups::default();
+                for cell in 0..cells {
+                    let at = c * cells + cell;
+                    let (a, p) = (
+                        all64.get(at).copied().unwrap_or(0),
+                        pos64.get(at).copied().unwrap_or(0),
+                    );
+                    if a > 0 {
+                        let wa = w_all.get(at).copied().unwrap_or(0.0);
+                        let wp = w_pos.get(at).copied().unwrap_or(0.0);
+                        #[allow(clippy::cast_precision_loss)]
+                        g.push(
+                            cell as f64 / scale,
+                            (p, a - p, wp, (wa - wp).max(0.0)),
+                            weighted,
+                        );
+                    }
+                }
+                g
+            })
+            .collect();
+        (out, bad)
+    };
+    let parts: Vec<ColumnGroups> = if pool.parallel_for(n * k) {
+        pool.install(|| groups.par_iter().map(histogram).collect())
+    } else {
+        groups.iter().map(histogram).collect()
+    };
+    pool.check()?;
+    if let Some((row, col)) = parts.iter().filter_map(|p| p.1).min() {
+        let value = scores.at(row, col).to_f64();
+        return Err(MetricError::InvalidValue {
+            arg: "y_proba",
+            detail: format!(
+                "y_proba[{row}, {col}] = {} is outside [0, 1]; the approximate ranking mode bins \
+                 probabilities in [0, 1] (use ranking='exact' for other scores)",
+                crate::error::py_float(value)
+            ),
+        });
+    }
+    Ok(parts.into_iter().flat_map(|p| p.0).collect())
 }
