@@ -114,6 +114,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "cli score (ranking off) / pyarrow read": _ratio("cli_score_off", "pyarrow_read"),
         "evaluate: sklearn set / cmetrics": _ratio("sklearn_proba_set", "cmetrics_evaluate"),
         "ovr AUROC: sklearn / cmetrics": _ratio("sklearn_ovr_auc", "cmetrics_ovr_auc"),
+        "evaluate exact ranking / ranking off": _ratio("evaluate_ranking_exact", "evaluate_ranking_off"),
+        "evaluate approximate ranking / ranking off": _ratio("evaluate_ranking_approximate", "evaluate_ranking_off"),
         "ovr AUROC: polars-ds / cmetrics": _ratio("polars_ds_ovr_auc", "cmetrics_ovr_auc"),
         "roc_curve: sklearn / cmetrics": _ratio("sklearn_roc_curve", "cmetrics_roc_curve"),
         "precision_recall_curve: sklearn / cmetrics": _ratio(

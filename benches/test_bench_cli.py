@@ -120,7 +120,8 @@ def test_state_size(proba_1e7: np.ndarray, labels_1e7: tuple[np.ndarray, np.ndar
     y = labels_1e7[0]
     step = 1 << 21
     for mode in ("exact", "approximate"):
-        ev = cmetrics.Evaluator(n_classes=K, ranking=mode)  # type: ignore[arg-type]
+        # The confidence ranking state alone (the class-ranking state is measured below).
+        ev = cmetrics.Evaluator(n_classes=K, ranking=mode, class_ranking="off")  # type: ignore[arg-type]
         for lo in range(0, N, step):
             ev.update(y[lo : lo + step], y_proba=proba_1e7[lo : lo + step])
         blob = ev.to_bytes()
@@ -130,3 +131,11 @@ def test_state_size(proba_1e7: np.ndarray, labels_1e7: tuple[np.ndarray, np.ndar
         EXTRA[f"state_{mode}_entries"] = len(summary)
         assert len(blob) <= 24 * len(summary) + 64 * 1024
         EXTRA[f"state_{mode}_memory_MiB"] = ev._rank.nbytes / 2**20
+    # The binned class-ranking state (the default of `cmetrics score`): at most bins + 1 groups
+    # per column, 16 bytes each (float64 value, two u32 counts when lossless), whatever n.
+    ev = cmetrics.Evaluator(n_classes=K, ranking="off", class_ranking="approximate")
+    for lo in range(0, N, step):
+        ev.update(y[lo : lo + step], y_proba=proba_1e7[lo : lo + step])
+    size = len(ev.to_bytes())
+    EXTRA["class_state_approximate_MiB"] = size / 2**20
+    assert size <= 16 * K * ((1 << 16) + 1) + 64 * 1024

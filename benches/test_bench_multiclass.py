@@ -85,3 +85,16 @@ def test_sklearn_curve(benchmark: Any, curve_data: Any, name: str) -> None:
     benchmark.group = f"{name} 1e7 float32"
     benchmark.pedantic(getattr(skm, name), args=curve_data, rounds=1, iterations=1)
     record(f"sklearn_{name}", benchmark)
+
+
+@pytest.mark.parametrize("mode", ["off", "exact", "approximate"])
+def test_evaluate_class_ranking(benchmark: Any, labels_1e7: Any, proba_1e7: np.ndarray, mode: str) -> None:
+    """``evaluate`` with the class-ranking metrics (one-vs-rest AUROC / AP, top-k) against
+    ``ranking="off"`` on the same 10^7 x 10 float32 probabilities."""
+    benchmark.group = "evaluate 1e7 x 10, ranking modes"
+    y = labels_1e7[0]
+    report = benchmark.pedantic(
+        cmetrics.evaluate, args=(y,), kwargs={"y_proba": proba_1e7, "ranking": mode}, rounds=3, iterations=1
+    )
+    assert ("roc_auc_ovr" in report.metrics) == (mode != "off")
+    record(f"evaluate_ranking_{mode}", benchmark)

@@ -339,6 +339,14 @@ def one_vs_one(codes: npt.NDArray[np.uint32], s: ScoreMatrix, average: RankAvera
     return float(np.mean(scores))
 
 
+def in_place(y_proba: np.ndarray) -> ScoreMatrix:
+    """A probability matrix as the class-ranking kernels read it: C- or Fortran-ordered arrays
+    in place (the kernels read either layout), anything else copied once."""
+    if y_proba.flags.c_contiguous or y_proba.flags.f_contiguous:
+        return y_proba
+    return np.ascontiguousarray(y_proba)
+
+
 def class_ranking_values(
     hist: F64, walks: list[BinaryRanking] | None, weighted: bool, top_k: int
 ) -> tuple[dict[str, float], dict[str, str]]:
@@ -380,7 +388,7 @@ def report_values(
     be = resolve_backend(backend)
     k = y_proba.shape[1]
     c = np.ascontiguousarray(codes, dtype=np.uint32)
-    p = np.ascontiguousarray(y_proba)
+    p = in_place(y_proba)
     hist = be.rank_histogram(p, c, weight, get_num_threads())
     walks: list[BinaryRanking] | None = None
     if ranking and bins is None:

@@ -63,7 +63,7 @@ from cmetrics import _proba as _p
 from cmetrics._checks import F64, Backend, Bools, LabelKind, RankingMode, ZeroDivision
 from cmetrics._config import check_classes, check_max_classes, get_num_threads, resolve_backend
 from cmetrics._kernels import BinaryRanking, Groups, ProbAccumulators, RankingState
-from cmetrics._multiclass import class_ranking_values
+from cmetrics._multiclass import class_ranking_values, in_place
 from cmetrics._report import Report, build_report
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
@@ -373,7 +373,7 @@ class Evaluator:
         classes, and each column's rows to its class's tie groups (binned in approximate mode)."""
         be = resolve_backend(self.backend)
         c = np.ascontiguousarray(codes, dtype=np.uint32)
-        p = np.ascontiguousarray(y_proba)
+        p = in_place(y_proba)
         hist = be.rank_histogram(p, c, weight, get_num_threads())
         self._rank_hist = hist if self._rank_hist is None else self._rank_hist + hist
         if self.class_ranking == "off":

@@ -73,7 +73,7 @@ proptest! {
         let weight = weighted.then_some(&w[..]);
         let ind: Vec<bool> = (0..n * k).map(|i| next() % 3 == 0 || codes[i / k] as usize == i % k).collect();
         for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
-            let m = Matrix { values: &scores, n_cols: k };
+            let m = Matrix { values: &scores, n_cols: k, column_major: false };
             let by_codes = one_vs_rest(Truth::Codes(&codes), m, &[3, 0, 1], weight, true, &pool).unwrap();
             let by_ind = one_vs_rest(Truth::Indicator(&ind), m, &[0, 1, 2, 3], weight, true, &pool).unwrap();
             for (j, &c) in [3_usize, 0, 1].iter().enumerate() {
@@ -112,6 +112,7 @@ fn bad_shapes_and_codes_are_errors() {
     let m = Matrix {
         values: &s,
         n_cols: 3,
+        column_major: false,
     };
     assert!(one_vs_rest(Truth::Codes(&[0, 3]), m, &[0], None, false, &pool).is_err());
     assert!(one_vs_rest(Truth::Codes(&[0, 1]), m, &[3], None, false, &pool).is_err());
@@ -120,6 +121,7 @@ fn bad_shapes_and_codes_are_errors() {
     let bad = Matrix {
         values: &s[..5],
         n_cols: 3,
+        column_major: false,
     };
     assert!(one_vs_rest(Truth::Codes(&[0, 1]), bad, &[0], None, false, &pool).is_err());
     assert!(one_vs_one(&[0, 0], m, &[(0, 1)], &pool).is_err());
@@ -138,7 +140,7 @@ proptest! {
         let w: Vec<f64> = (0..n).map(|_| (next() % 4) as f64 + 0.5).collect();
         let weight = weighted.then_some(&w[..]);
         for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
-            let got = binned_one_vs_rest(&codes, Matrix { values: &scores, n_cols: k }, weight, bins, &pool).unwrap();
+            let got = binned_one_vs_rest(&codes, Matrix { values: &scores, n_cols: k, column_major: false }, weight, bins, &pool).unwrap();
             for (c, g) in got.iter().enumerate() {
                 let cells = bins as usize + 1;
                 let mut want = vec![(0_u64, 0_u64, 0.0_f64, 0.0_f64); cells];
@@ -160,7 +162,7 @@ proptest! {
             }
         }
         let bad = vec![1.5_f64; k];
-        let refused = binned_one_vs_rest(&[0], Matrix { values: &bad, n_cols: k }, None, bins, &Pool::sequential());
+        let refused = binned_one_vs_rest(&[0], Matrix { values: &bad, n_cols: k, column_major: false }, None, bins, &Pool::sequential());
         prop_assert!(refused.is_err());
     }
 
@@ -171,7 +173,7 @@ proptest! {
         let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
         let scores: Vec<f32> = (0..n * k).map(|_| (next() % 5) as f32 / 4.0).collect();
         for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
-            let h = rank_histogram(&codes, Matrix { values: &scores, n_cols: k }, None, &pool).unwrap();
+            let h = rank_histogram(&codes, Matrix { values: &scores, n_cols: k, column_major: false }, None, &pool).unwrap();
             let mut want = vec![0.0; k];
             for i in 0..n {
                 // scikit-learn's order: a stable sort ascending, reversed
@@ -184,4 +186,57 @@ proptest! {
             prop_assert_eq!(&h, &want);
         }
     }
+}
+
+#[test]
+fn column_major_matrices_give_the_same_results() {
+    let (n, k) = (300, 4);
+    let mut x = 7_u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let codes: Vec<u32> = (0..n).map(|_| (next() % 4) as u32).collect();
+    let rows: Vec<f32> = (0..n * k).map(|_| (next() % 9) as f32 / 8.0).collect();
+    let cols: Vec<f32> = (0..n * k).map(|i| rows[(i % n) * k + i / n]).collect();
+    let pool = Pool::new(2).with_min_parallel(1);
+    let by_rows = Matrix {
+        values: &rows,
+        n_cols: k,
+        column_major: false,
+    };
+    let by_cols = Matrix {
+        values: &cols,
+        n_cols: k,
+        column_major: true,
+    };
+    let a = one_vs_rest(
+        Truth::Codes(&codes),
+        by_rows,
+        &[0, 1, 2, 3],
+        None,
+        true,
+        &pool,
+    )
+    .unwrap();
+    let b = one_vs_rest(
+        Truth::Codes(&codes),
+        by_cols,
+        &[0, 1, 2, 3],
+        None,
+        true,
+        &pool,
+    )
+    .unwrap();
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    assert_eq!(
+        rank_histogram(&codes, by_rows, None, &pool).unwrap(),
+        rank_histogram(&codes, by_cols, None, &pool).unwrap()
+    );
+    assert_eq!(
+        binned_one_vs_rest(&codes, by_rows, None, 16, &pool).unwrap(),
+        binned_one_vs_rest(&codes, by_cols, None, 16, &pool).unwrap()
+    );
 }

@@ -412,9 +412,11 @@ pub fn one_vs_rest<'py>(
     macro_rules! go {
         ($a:expr) => {{
             let n_cols = $a.shape()[1];
+            let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
             let m = rk::Matrix {
-                values: slice2($a, "y_score")?,
+                values,
                 n_cols,
+                column_major,
             };
             run_pool(py, m.values.len(), &pool, |pool| {
                 rk::one_vs_rest(truth, m, &columns, w, curves, pool)
@@ -446,9 +448,11 @@ pub fn rank_histogram<'py>(
     macro_rules! go {
         ($a:expr) => {{
             let n_cols = $a.shape()[1];
+            let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
             let m = rk::Matrix {
-                values: slice2($a, "y_score")?,
+                values,
                 n_cols,
+                column_major,
             };
             run_pool(py, m.values.len(), &pool, |pool| {
                 rk::rank_histogram(c, m, w, pool)
@@ -481,9 +485,11 @@ pub fn binned_one_vs_rest<'py>(
     macro_rules! go {
         ($a:expr) => {{
             let n_cols = $a.shape()[1];
+            let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
             let m = rk::Matrix {
-                values: slice2($a, "y_score")?,
+                values,
                 n_cols,
+                column_major,
             };
             run_pool(py, m.values.len(), &pool, |pool| {
                 rk::binned_one_vs_rest(c, m, w, bins, pool)
@@ -514,9 +520,11 @@ pub fn one_vs_one<'py>(
     macro_rules! go {
         ($a:expr) => {{
             let n_cols = $a.shape()[1];
+            let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
             let m = rk::Matrix {
-                values: slice2($a, "y_score")?,
+                values,
                 n_cols,
+                column_major,
             };
             run_pool(py, m.values.len(), &pool, |pool| {
                 rk::one_vs_one(c, m, &pairs, pool)

@@ -30,25 +30,32 @@ pub enum Truth<'a> {
     Indicator(&'a [bool]),
 }
 
-/// A row-major score matrix (`n_rows x n_cols`).
+/// A score matrix (`n_rows x n_cols`): its flat values in row-major order, or
+/// column-major when `column_major` (a Fortran-ordered array, as a DataFrame's
+/// columns give it, read in place).
 #[derive(Debug, Clone, Copy)]
 pub struct Matrix<'a, X> {
     pub values: &'a [X],
     pub n_cols: usize,
+    pub column_major: bool,
 }
 
 impl<X: Score> Matrix<'_, X> {
     fn rows(&self) -> usize {
         self.values.len().checked_div(self.n_cols).unwrap_or(0)
     }
+    /// The value at (`row`, `col`); `rows` is [`Self::rows`], computed once by
+    /// the caller (a division per read would cost more than the read).
     #[inline(always)]
-    fn at(&self, row: usize, col: usize) -> X {
+    fn at(&self, rows: usize, row: usize, col: usize) -> X {
         // In range by construction (row < rows, col < n_cols); the default
         // is never read.
-        self.values
-            .get(row * self.n_cols + col)
-            .copied()
-            .unwrap_or_default()
+        let i = if self.column_major {
+            col * rows + row
+        } else {
+            row * self.n_cols + col
+        };
+        self.values.get(i).copied().unwrap_or_default()
     }
 }
 
@@ -147,7 +154,7 @@ pub fn one_vs_rest<X: Score>(
                 pool,
             )?,
         };
-        let column: Vec<X> = collect_chunked(n, |i| scores.at(i, col), pool)?;
+        let column: Vec<X> = collect_chunked(n, |i| scores.at(n, i, col), pool)?;
         binary_ranking(&positive, &column, weight, curves, pool)
     };
     pool.install(|| columns.par_iter().map(one).collect())
@@ -188,7 +195,8 @@ pub fn one_vs_one<X: Score>(
         let rows: Vec<usize> = ra.iter().chain(rb).copied().collect();
         let is_a: Vec<bool> = (0..rows.len()).map(|i| i < ra.len()).collect();
         let is_b: Vec<bool> = is_a.iter().map(|&x| !x).collect();
-        let col = |c: u32| -> Vec<X> { rows.iter().map(|&i| scores.at(i, c as usize)).collect() };
+        let col =
+            |c: u32| -> Vec<X> { rows.iter().map(|&i| scores.at(n, i, c as usize)).collect() };
         let wa = binary_ranking(&is_a, &col(a), None, true, pool)?;
         let wb = binary_ranking(&is_b, &col(b), None, true, pool)?;
         Ok((wa, wb))
@@ -225,11 +233,10 @@ pub fn rank_histogram<X: Score>(
         let end = ((c + 1) * chunk_rows).min(n);
         for i in c * chunk_rows..end {
             let t = codes.get(i).copied().unwrap_or(0) as usize;
-            let row = scores.values.get(i * k..(i + 1) * k).unwrap_or(&[]);
-            let own = row.get(t).map_or(0, |s| s.key());
+            let own = scores.at(n, i, t.min(k - 1)).key();
             let mut rank = 0_usize;
-            for (j, s) in row.iter().enumerate() {
-                let key = s.key();
+            for j in 0..k {
+                let key = scores.at(n, i, j).key();
                 rank += usize::from(key > own) + usize::from((key == own) & (j > t));
             }
             if let Some(h) = hist.get_mut(rank) {
@@ -295,7 +302,7 @@ fn packed_columns<X: Score>(
         for (out, &col) in piece.iter_mut().zip(columns) {
             for (r, slot) in out.iter_mut().enumerate() {
                 let i = first + r;
-                let bits = X::u32_bits(scores.at(i, col));
+                let bits = X::u32_bits(scores.at(n, i, col));
                 // Finite and non-negative: below the bits of +inf (and -0.0 as 0.0).
                 let bits = if bits == 0x8000_0000 { 0 } else { bits };
                 ok &= bits < 0x7F80_0000;
@@ -439,46 +446,59 @@ pub fn binned_one_vs_rest<X: Score>(
                 *x = 0;
             }
         };
-        for i in 0..n {
-            if i % CHECK_ROWS == 0 && pool.stopped() {
-                break;
-            }
-            if i > 0 && i % (1 << 31) == 0 {
-                flush(&mut all, &mut all64);
-                flush(&mut pos, &mut pos64);
-            }
-            let t = codes.get(i).copied().unwrap_or(0) as usize;
-            let w = weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
-            let row = scores.values.get(i * k + lo..i * k + hi).unwrap_or(&[]);
-            for (j, s) in row.iter().enumerate() {
-                let v = s.to_f64();
-                if !(0.0..=1.0).contains(&v) && bad.is_none() {
+        // Rows in blocks of 2^31 (no u32 cell overflows), flushed into the u64 totals.
+        let block = 1_usize << 31;
+        for start in (0..n).step_by(block) {
+            let end = (start + block).min(n);
+            let mut add = |i: usize, j: usize| {
+                let t = codes.get(i).copied().unwrap_or(0) as usize;
+                let v = scores.at(n, i, lo + j).to_f64();
+                if !(0.0..=1.0).contains(&v) && bad.is_none_or(|b| (i, lo + j) < b) {
                     bad = Some((i, lo + j));
                 }
                 // Truncation is the floor for the non-negative values kept.
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 let at = j * cells + ((v * scale) as usize).min(cells - 1);
+                let hit = t == lo + j;
                 if let Some(slot) = all.get_mut(at) {
                     *slot += 1;
                 }
-                if let Some(slot) = w_all.get_mut(at) {
-                    *slot += w;
-                }
-            }
-            if (lo..hi).contains(&t) {
-                let v = row.get(t - lo).map_or(0.0, |s| s.to_f64());
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let at = (t - lo) * cells + ((v * scale) as usize).min(cells - 1);
                 if let Some(slot) = pos.get_mut(at) {
-                    *slot += 1;
+                    *slot += u32::from(hit);
                 }
-                if let Some(slot) = w_pos.get_mut(at) {
-                    *slot += w;
+                if weighted {
+                    let w = weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
+                    if let Some(slot) = w_all.get_mut(at) {
+                        *slot += w;
+                    }
+                    if let (true, Some(slot)) = (hit, w_pos.get_mut(at)) {
+                        *slot += w;
+                    }
+                }
+            };
+            if scores.column_major {
+                // A column at a time: its histogram stays in cache and its values are contiguous.
+                for j in 0..width {
+                    for i in start..end {
+                        if i % CHECK_ROWS == 0 && pool.stopped() {
+                            break;
+                        }
+                        add(i, j);
+                    }
+                }
+            } else {
+                for i in start..end {
+                    if i % CHECK_ROWS == 0 && pool.stopped() {
+                        break;
+                    }
+                    for j in 0..width {
+                        add(i, j);
+                    }
                 }
             }
+            flush(&mut all, &mut all64);
+            flush(&mut pos, &mut pos64);
         }
-        flush(&mut all, &mut all64);
-        flush(&mut pos, &mut pos64);
         let out = (0..width)
             .map(|c| {
                 let mut g = super::ScoreGroups::default();
@@ -511,7 +531,7 @@ pub fn binned_one_vs_rest<X: Score>(
     };
     pool.check()?;
     if let Some((row, col)) = parts.iter().filter_map(|p| p.1).min() {
-        let value = scores.at(row, col).to_f64();
+        let value = scores.at(n, row, col).to_f64();
         return Err(MetricError::InvalidValue {
             arg: "y_proba",
             detail: format!(
