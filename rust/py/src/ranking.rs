@@ -382,6 +382,29 @@ pub enum ScoreMatrix<'py> {
     I64(PyReadonlyArray2<'py, i64>),
 }
 
+/// Bind `$m` to the borrowed `rk::Matrix` of a [`ScoreMatrix`] (any dtype, either
+/// memory order) and run `$body` on the pool with the GIL released: the dispatch every
+/// matrix kernel below shares.
+macro_rules! on_matrix {
+    ($py:expr, $pool:expr, $score:expr, |$m:ident, $p:ident| $body:expr) => {
+        match &$score {
+            ScoreMatrix::F32(a) => on_matrix!(@one $py, $pool, a, |$m, $p| $body),
+            ScoreMatrix::F64(a) => on_matrix!(@one $py, $pool, a, |$m, $p| $body),
+            ScoreMatrix::I64(a) => on_matrix!(@one $py, $pool, a, |$m, $p| $body),
+        }
+    };
+    (@one $py:expr, $pool:expr, $a:ident, |$m:ident, $p:ident| $body:expr) => {{
+        let n_cols = $a.shape()[1];
+        let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
+        let $m = rk::Matrix {
+            values,
+            n_cols,
+            column_major,
+        };
+        run_pool($py, $m.values.len(), &$pool, |$p| $body)?
+    }};
+}
+
 /// One walk per requested column of `y_score` against its class: `codes`
 /// (uint32 class codes, multiclass) or `indicator` (an n x K bool matrix,
 /// multilabel). A list of `BinaryRanking`, in the order of `columns`.
@@ -409,25 +432,9 @@ pub fn one_vs_rest<'py>(
     };
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    macro_rules! go {
-        ($a:expr) => {{
-            let n_cols = $a.shape()[1];
-            let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
-            let m = rk::Matrix {
-                values,
-                n_cols,
-                column_major,
-            };
-            run_pool(py, m.values.len(), &pool, |pool| {
-                rk::one_vs_rest(truth, m, &columns, w, curves, pool)
-            })?
-        }};
-    }
-    let walks = match &y_score {
-        ScoreMatrix::F32(a) => go!(a),
-        ScoreMatrix::F64(a) => go!(a),
-        ScoreMatrix::I64(a) => go!(a),
-    };
+    let walks = on_matrix!(py, pool, y_score, |m, pool| rk::one_vs_rest(
+        truth, m, &columns, w, curves, pool
+    ));
     walks.iter().map(|r| ranking_py(py, r)).collect()
 }
 
@@ -445,25 +452,9 @@ pub fn rank_histogram<'py>(
     let c = slice(&codes, "y_true")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    macro_rules! go {
-        ($a:expr) => {{
-            let n_cols = $a.shape()[1];
-            let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
-            let m = rk::Matrix {
-                values,
-                n_cols,
-                column_major,
-            };
-            run_pool(py, m.values.len(), &pool, |pool| {
-                rk::rank_histogram(c, m, w, pool)
-            })?
-        }};
-    }
-    let h = match &y_score {
-        ScoreMatrix::F32(a) => go!(a),
-        ScoreMatrix::F64(a) => go!(a),
-        ScoreMatrix::I64(a) => go!(a),
-    };
+    let h = on_matrix!(py, pool, y_score, |m, pool| rk::rank_histogram(
+        c, m, w, pool
+    ));
     Ok(h.into_pyarray(py))
 }
 
@@ -482,25 +473,9 @@ pub fn binned_one_vs_rest<'py>(
     let c = slice(&codes, "y_true")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    macro_rules! go {
-        ($a:expr) => {{
-            let n_cols = $a.shape()[1];
-            let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
-            let m = rk::Matrix {
-                values,
-                n_cols,
-                column_major,
-            };
-            run_pool(py, m.values.len(), &pool, |pool| {
-                rk::binned_one_vs_rest(c, m, w, bins, pool)
-            })?
-        }};
-    }
-    let groups = match &y_score {
-        ScoreMatrix::F32(a) => go!(a),
-        ScoreMatrix::F64(a) => go!(a),
-        ScoreMatrix::I64(a) => go!(a),
-    };
+    let groups = on_matrix!(py, pool, y_score, |m, pool| rk::binned_one_vs_rest(
+        c, m, w, bins, pool
+    ));
     groups.into_iter().map(|g| group_arrays(py, g)).collect()
 }
 
@@ -517,25 +492,9 @@ pub fn one_vs_one<'py>(
 ) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
     let c = slice(&codes, "y_true")?;
     let pool = Pool::new(n_threads);
-    macro_rules! go {
-        ($a:expr) => {{
-            let n_cols = $a.shape()[1];
-            let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
-            let m = rk::Matrix {
-                values,
-                n_cols,
-                column_major,
-            };
-            run_pool(py, m.values.len(), &pool, |pool| {
-                rk::one_vs_one(c, m, &pairs, pool)
-            })?
-        }};
-    }
-    let walks = match &y_score {
-        ScoreMatrix::F32(a) => go!(a),
-        ScoreMatrix::F64(a) => go!(a),
-        ScoreMatrix::I64(a) => go!(a),
-    };
+    let walks = on_matrix!(py, pool, y_score, |m, pool| rk::one_vs_one(
+        c, m, &pairs, pool
+    ));
     walks
         .iter()
         .map(|(a, b)| Ok((ranking_py(py, a)?, ranking_py(py, b)?)))
