@@ -463,8 +463,12 @@ pub fn binned_one_vs_rest<X: Score>(
                 if let Some(slot) = all.get_mut(at) {
                     *slot += 1;
                 }
-                if let Some(slot) = pos.get_mut(at) {
-                    *slot += u32::from(hit);
+                // A row is positive in one column only: a rarely taken branch beats a
+                // second scattered write per cell.
+                if hit {
+                    if let Some(slot) = pos.get_mut(at) {
+                        *slot += 1;
+                    }
                 }
                 if weighted {
                     let w = weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
