@@ -93,13 +93,14 @@ def score_matrix(y_score: ArrayLike, n: int, name: str = "y_score") -> ScoreMatr
     return out
 
 
-def indicator(y_true: np.ndarray) -> Bools:
-    """A 2-D label indicator matrix (entries 0 or 1) as a C-contiguous bool array."""
+def indicator(y_true: np.ndarray, name: str = "y_true") -> Bools:
+    """A 2-D label indicator matrix (entries 0 or 1) as a C-contiguous bool array (the one
+    check of indicator targets, for the ranking and the set-wise metrics alike)."""
     if y_true.dtype == np.bool_:
         return np.ascontiguousarray(y_true)
     if y_true.dtype.kind not in "biuf" or not np.isin(y_true, (0, 1)).all():
         msg = (
-            "y_true is 2-D, so it must be a label indicator matrix of 0 and 1 (n_samples, n_labels); "
+            f"{name} is 2-D, so it must be a label indicator matrix of 0 and 1 (n_samples, n_labels); "
             "for multiclass labels pass a 1-D array"
         )
         raise LabelError(msg)
@@ -219,38 +220,60 @@ def _per_column(
     return np.array([value(d) for d in walks], dtype=np.float64)
 
 
-def _row_values(metric: Metric, ind: Bools, s: ScoreMatrix) -> F64:
-    """The metric of each row's labels against its scores (``average="samples"``), by
-    counting, within each row, the labels scored above, level with and below each label;
-    rows in blocks of at most 2^22 label pairs."""
+#: Label pairs compared at once by the per-row helpers (rows per block = this / labels^2).
+_BLOCK_PAIRS = 1 << 22
+
+
+def _row_blocks(n: int, k: int) -> range:
+    return range(0, n, max(1, _BLOCK_PAIRS // max(1, k * k)))
+
+
+def row_pair_counts(ind: Bools, s: np.ndarray) -> tuple[F64, F64]:
+    """Per row, over its (set, unset) label pairs: the pairs the scores order rightly (the set
+    label scored higher) and the tied pairs. Rows in blocks of at most 2^22 label pairs; the
+    row AUC and the label ranking loss both come from these."""
+    n, k = s.shape
+    ordered, tied = np.empty(n), np.empty(n)
+    step = max(1, _BLOCK_PAIRS // max(1, k * k))
+    for start in _row_blocks(n, k):
+        y, x = ind[start : start + step], np.asarray(s[start : start + step], dtype=np.float64)
+        pair = y[:, :, None] & ~y[:, None, :]  # [r, set i, unset j]
+        ordered[start : start + step] = np.count_nonzero(pair & (x[:, :, None] > x[:, None, :]), axis=(1, 2))
+        tied[start : start + step] = np.count_nonzero(pair & (x[:, :, None] == x[:, None, :]), axis=(1, 2))
+    return ordered, tied
+
+
+def row_precision(ind: Bools, s: np.ndarray) -> F64:
+    """Per row, the mean over its set labels of the share of set labels among the labels scored
+    at least as high (NaN for a row without set labels): the row AP, and LRAP's row value."""
     n, k = s.shape
     out = np.empty(n)
-    block = max(1, (1 << 22) // max(1, k * k))
-    for start in range(0, n, block):
-        y = ind[start : start + block]
-        x = s[start : start + block].astype(np.float64)
-        npos = y.sum(axis=1)
-        if metric == "auc":
-            gt = x[:, :, None] > x[:, None, :]
-            eq = x[:, :, None] == x[:, None, :]
-            pairs = np.einsum("ri,rij,rj->r", y.astype(np.float64), gt + 0.5 * eq, (~y).astype(np.float64))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[start : start + block] = pairs / (npos * (k - npos))
-        else:
-            ge = x[:, None, :] >= x[:, :, None]  # [r, i, j]: label j scored at least as high as label i
-            above = ge.sum(axis=2)
-            pos_above = (ge & y[:, None, :]).sum(axis=2)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[start : start + block] = np.where(y, pos_above / above, 0.0).sum(axis=1) / npos
+    step = max(1, _BLOCK_PAIRS // max(1, k * k))
+    for start in _row_blocks(n, k):
+        y, x = ind[start : start + step], np.asarray(s[start : start + step], dtype=np.float64)
+        at_least = x[:, None, :] >= x[:, :, None]  # [r, i, j]: label j scored at least as high as label i
+        share = (at_least & y[:, None, :]).sum(axis=2) / at_least.sum(axis=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start : start + step] = np.where(y, share, 0.0).sum(axis=1) / y.sum(axis=1)
+    return out
+
+
+def _row_values(metric: Metric, ind: Bools, s: ScoreMatrix) -> F64:
+    """The metric of each row's labels against its scores (``average="samples"``)."""
+    k = s.shape[1]
+    npos = ind.sum(axis=1)
     if metric == "auc":
-        bad = np.isnan(out)
-        if bad.any():
+        ordered, tied = row_pair_counts(ind, s)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: F64 = (ordered + tied / 2) / (npos * (k - npos))
+        if np.isnan(out).any():
             warn(_NO_AUC)
-    else:
-        empty = ind.sum(axis=1) == 0
-        if empty.any():
-            warn(_NO_POSITIVE, UserWarning)
-            out[empty] = 0.0
+        return out
+    out = row_precision(ind, s)
+    empty = npos == 0
+    if empty.any():
+        warn(_NO_POSITIVE, UserWarning)
+        out[empty] = 0.0
     return out
 
 

@@ -14,6 +14,7 @@ from cmetrics._checks import F64, Backend, ZeroDivision
 from cmetrics._config import check_classes, get_num_threads, resolve_backend
 from cmetrics._hard import apply_zero_division
 from cmetrics._kernels import Kernels
+from cmetrics._multiclass import indicator
 from cmetrics.exceptions import LabelError, ShapeError, ValidationError
 
 _SAMPLE_REASONS = {
@@ -33,11 +34,7 @@ def _indicator(a: ArrayLike, name: str) -> np.ndarray:
     if x.ndim != 2:
         msg = f"{name} has shape {x.shape}, but the other target is a 2-D label indicator matrix; pass both as 2-D"
         raise ShapeError(msg)
-    if x.dtype == np.bool_:
-        return np.ascontiguousarray(x)
-    if x.dtype.kind not in "biuf" or (x.size and not np.isin(x, (0, 1)).all()):
-        raise LabelError(f"{name} is 2-D, so it must be a label indicator matrix of 0 and 1 (n_samples, n_labels)")
-    return np.ascontiguousarray(x != 0)
+    return indicator(x, name)
 
 
 class MultilabelTable:

@@ -28,9 +28,6 @@ __all__ = [
     "ndcg_score",
 ]
 
-#: Label pairs compared at once (rows per block = this / labels^2).
-_BLOCK_PAIRS = 1 << 22
-
 
 def _pair(y_true: ArrayLike, y_score: ArrayLike, backend: Backend) -> tuple[np.ndarray, F64]:
     """An indicator matrix and a finite float64 score matrix of the same shape."""
@@ -55,11 +52,6 @@ def _mean(values: F64, sample_weight: ArrayLike | None) -> float:
     with np.errstate(over="ignore"):
         _checks.check_totals(float(np.sum(w)), 0.0, values.shape[0])
     return float(np.average(values, weights=w))
-
-
-def _step(k: int) -> int:
-    """Rows per block when every pair of a row's ``k`` labels is compared."""
-    return max(1, _BLOCK_PAIRS // max(1, k * k))
 
 
 def coverage_error(
@@ -89,18 +81,8 @@ def label_ranking_average_precision_score(
     0.4167
     """
     ind, s = _pair(y_true, y_score, backend)
-    n, k = s.shape
-    out = np.empty(n)
-    step = _step(k)
-    for start in range(0, n, step):
-        y, x = ind[start : start + step], s[start : start + step]
-        at_least = x[:, None, :] >= x[:, :, None]  # [r, i, j]: label j scored at least as high as label i
-        rank = at_least.sum(axis=2)
-        true_rank = (at_least & y[:, None, :]).sum(axis=2)
-        npos = y.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            row = np.where(y, true_rank / rank, 0.0).sum(axis=1) / npos
-        out[start : start + y.shape[0]] = np.where((npos == 0) | (npos == k), 1.0, row)
+    npos = ind.sum(axis=1)
+    out = np.where((npos == 0) | (npos == s.shape[1]), 1.0, _m.row_precision(ind, s))
     return _mean(out, sample_weight)
 
 
@@ -115,16 +97,11 @@ def label_ranking_loss(
     0.75
     """
     ind, s = _pair(y_true, y_score, backend)
-    n, k = s.shape
-    out = np.empty(n)
-    step = _step(k)
-    for start in range(0, n, step):
-        y, x = ind[start : start + step], s[start : start + step]
-        wrong = (x[:, :, None] <= x[:, None, :]) & y[:, :, None] & ~y[:, None, :]  # [r, true i, false j]
-        npos = y.sum(axis=1)
-        pairs = npos * (k - npos)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start : start + step] = np.where(pairs > 0, wrong.sum(axis=(1, 2)) / pairs, 0.0)
+    npos = ind.sum(axis=1)
+    pairs = npos * (s.shape[1] - npos)
+    ordered, _ = _m.row_pair_counts(ind, s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(pairs > 0, (pairs - ordered) / pairs, 0.0)
     return _mean(out, sample_weight)
 
 
