@@ -118,6 +118,12 @@ class UserError(click.ClickException):
         click.echo(f"cmetrics: error: {self.format_message()}", err=True)
 
 
+class BenchFailureError(UserError):
+    """Some implementation disagreed with cmetrics or failed: exit status 1."""
+
+    exit_code = 1
+
+
 def score_files(
     paths: list[str],
     *,
@@ -470,6 +476,78 @@ def demo(rows: int, classes: int, seed: int, directory: str | None, fmt: str, th
             [str(path)], label="label", proba_prefix="p_", progress=not quiet and sys.stderr.isatty()
         )
         click.echo(_render(report, run, fmt), nl=False)
+
+
+@cli.command()
+@click.option("--rows", type=click.IntRange(2), default=1_000_000, show_default=True, help="rows of the dump")
+@click.option("--classes", type=click.IntRange(2, 1024), default=10, show_default=True)
+@click.option(
+    "--metrics",
+    "metric_names",
+    multiple=True,
+    help="metrics to run (repeat or comma-separate; default all): "
+    "confusion_matrix, hard_report, prob_confusion_matrix, log_loss, ece, auroc, kendall_tau, kendall_tau_distinct",
+)
+@click.option(
+    "--repeat", type=click.IntRange(1, 1000), default=5, show_default=True, help="calls timed per implementation"
+)
+@click.option(
+    "--python-rows",
+    type=click.IntRange(2),
+    default=100_000,
+    show_default=True,
+    help="the row cap of the plain-Python references (they run on the first rows only)",
+)
+@click.option("--quick", is_flag=True, help="a small run for CI: 20,000 rows, 2,000 in pure Python, one call each")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option("--output", "-o", help="write the results to FILE instead of standard output")
+@click.option("--force", is_flag=True, help="overwrite --output if it exists")
+@click.option("--threads", type=click.IntRange(0), default=0, help="kernel threads (0: all cores)")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+def bench(
+    rows: int,
+    classes: int,
+    metric_names: tuple[str, ...],
+    repeat: int,
+    python_rows: int,
+    quick: bool,
+    seed: int,
+    fmt: str,
+    output: str | None,
+    force: bool,
+    threads: int,
+    quiet: bool,
+) -> None:
+    """Time cmetrics against scikit-learn, scipy, polars-ds, scors, its numpy backend and
+    plain Python on one synthetic dump, after checking that they all give the same values.
+    Peers that are not installed are listed as skipped. Exit status 1 when some
+    implementation disagrees or fails."""
+    from cmetrics import _bench
+
+    _check_output(output, force=force, inputs=())
+    if threads:
+        cmetrics.set_num_threads(threads)
+    if quick:
+        rows, python_rows, repeat = 20_000, 2_000, 1
+    names = [n.strip() for v in metric_names for n in v.split(",") if n.strip()]
+    try:
+        todo = _bench.plan(names)
+    except ValueError as e:
+        raise UserError(str(e)) from e
+    with _bench.progress_bar(_bench.steps(todo), enabled=not quiet and sys.stderr.isatty()) as step:
+        outcome = _bench.run(
+            rows=rows, classes=classes, repeat=repeat, python_rows=python_rows, seed=seed, progress=step, chosen=todo
+        )
+    if fmt == "json":
+        text = json.dumps(_bench.to_json(outcome), indent=2) + "\n"
+    elif fmt == "markdown":
+        text = _bench.to_markdown(outcome)
+    else:
+        text = _bench.to_table(outcome)
+    _write(text, output, force=force)
+    if outcome.failures:
+        raise BenchFailureError(f"{len(outcome.failures)} implementation(s) disagree with cmetrics or failed")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,6 +28,7 @@ WITH_EXAMPLES = {
     "cmetrics.label_ranking",
     "cmetrics.probabilistic",
     "cmetrics.ranking",
+    "cmetrics.reference",
     "cmetrics.report",
     "cmetrics.streaming",
 }
