@@ -148,6 +148,18 @@ pub fn binary_ranking<X: Score>(
     curves: bool,
     pool: &Pool,
 ) -> Result<BinaryRanking> {
+    // float32 probabilities and confidences (or float64 copies of them):
+    // half-width keys, one array.
+    if weight.is_none()
+        && positive.len() == score.len()
+        && !score.is_empty()
+        && keys::starts_as_f32(score.iter().copied())
+    {
+        if let Some((rows, n_pos)) = strategy::pack_f32(positive, score, pool)? {
+            let totals = totals_of(positive, None, n_pos)?;
+            return strategy::sort_and_walk_packed(rows, totals, pool, curves);
+        }
+    }
     prepare(positive, score, weight, pool, WalkSink { curves })
 }
 

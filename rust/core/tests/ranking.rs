@@ -439,3 +439,88 @@ fn a_raised_stop_flag_interrupts_every_ranking_kernel() {
         stop.map(|_: cmetrics_core::ranking::BinaryRanking| ())
     );
 }
+
+/// The walk of a large input runs in pieces (one per sixteenth of the sorted
+/// rows, walked in parallel and combined): it equals the sequential walk of
+/// the same rows' tie groups, and does not depend on the thread count.
+fn pieces_equal_the_sequential_walk<X: cmetrics_core::ranking::Score>(ok: &[bool], s: &[X]) {
+    let one = Pool::new(1);
+    let groups = score_groups(ok, s, None, &one).unwrap();
+    let want = walk_groups((&groups).into(), true).unwrap();
+    let mut seen = Vec::new();
+    for pool in [Pool::new(1), Pool::new(3).with_min_parallel(0)] {
+        for curves in [false, true] {
+            let got = binary_ranking(ok, s, None, curves, &pool).unwrap();
+            assert_eq!(
+                (got.ordered, got.tied, got.reversed, got.n_thresholds),
+                (want.ordered, want.tied, want.reversed, want.n_thresholds)
+            );
+            if curves {
+                for (a, b) in [
+                    (got.average_precision, want.average_precision),
+                    (got.aupr_trapezoid, want.aupr_trapezoid),
+                    (got.aurc, want.aurc),
+                ] {
+                    assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-3), "{a} vs {b}");
+                }
+                seen.push([got.average_precision, got.aupr_trapezoid, got.aurc].map(f64::to_bits));
+            }
+        }
+    }
+    assert_eq!(seen[0], seen[1], "the thread count changed the sums");
+}
+
+#[test]
+fn walks_in_pieces_equal_the_sequential_walk() {
+    let n = 300_000;
+    let mut r = lcg(11);
+    let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(3)).collect();
+    // float32 probabilities with ties: the packed u32 path.
+    #[allow(clippy::cast_precision_loss)]
+    let probabilities: Vec<f32> = (0..n).map(|_| (r() % 5000) as f32 / 5000.0).collect();
+    pieces_equal_the_sequential_walk(&ok, &probabilities);
+    // float64 scores whose keys differ in bit 0: two sorted sides merged.
+    #[allow(clippy::cast_precision_loss)]
+    let scores: Vec<f64> = (0..n).map(|_| (r() % 100_000) as f64 / 7.0 - 3.0).collect();
+    pieces_equal_the_sequential_walk(&ok, &scores);
+    // Integer scores reaching u64::MAX: the guarded merge.
+    let integers: Vec<u64> = (0..n)
+        .map(|_| {
+            if r().is_multiple_of(50) {
+                u64::MAX
+            } else {
+                r() % 1000
+            }
+        })
+        .collect();
+    pieces_equal_the_sequential_walk(&ok, &integers);
+    // Few distinct scores: pieces that end up empty after the tie cuts.
+    let coarse: Vec<f64> = (0..n)
+        .map(|_| f64::from(u8::try_from(r() % 3).unwrap()))
+        .collect();
+    pieces_equal_the_sequential_walk(&ok, &coarse);
+}
+
+#[test]
+fn float64_copies_of_float32_scores_rank_as_the_float32_scores() {
+    let n = 200_000;
+    let mut r = lcg(5);
+    let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(4)).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let narrow: Vec<f32> = (0..n).map(|_| (r() % 70_000) as f32 / 70_000.0).collect();
+    let wide: Vec<f64> = narrow.iter().map(|&x| f64::from(x)).collect();
+    let pool = Pool::new(2).with_min_parallel(0);
+    for curves in [false, true] {
+        let a = binary_ranking(&ok, &narrow, None, curves, &pool).unwrap();
+        let b = binary_ranking(&ok, &wide, None, curves, &pool).unwrap();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+    // A float64 value that is no float32 value, past the first rows: the
+    // half-width keys are given up and the general path ranks the rows.
+    let mut late = wide.clone();
+    late[150_000] = 0.1;
+    pieces_equal_the_sequential_walk(&ok, &late);
+    // Negative float32 values: the general path too.
+    let signed: Vec<f32> = narrow.iter().map(|&x| x - 0.5).collect();
+    pieces_equal_the_sequential_walk(&ok, &signed);
+}

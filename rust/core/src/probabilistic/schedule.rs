@@ -8,7 +8,7 @@ use super::chunk::{chunk, ChunkIn, ConfOut, Errors, Part};
 use super::{Prob, ProbAccumulators, ProbOptions};
 use crate::error::Result;
 use crate::labels::Label;
-use crate::parallel::{Pool, CHECK_ROWS};
+use crate::parallel::{big_vec, Pool, CHECK_ROWS};
 
 /// The inputs of one pass, their lengths already checked.
 pub(super) struct Pass<'a, L, P> {
@@ -106,8 +106,18 @@ impl<L: Label, P: Prob> Pass<'_, L, P> {
         let k = self.k;
         let rows = chunk_rows(k);
         let n_chunks = n.div_ceil(rows);
-        let mut conf = opts.keep_confidence.then(|| vec![0.0_f64; n]);
-        let mut corr = opts.keep_confidence.then(|| vec![false; n]);
+        // Huge pages: the pass writes every slot, and 4 KiB pages would cost
+        // one fault each on the way.
+        let zeroed = |mut v: Vec<f64>| {
+            v.resize(n, 0.0);
+            v
+        };
+        let mut conf = opts.keep_confidence.then(|| zeroed(big_vec(n)));
+        let mut corr = opts.keep_confidence.then(|| {
+            let mut v: Vec<bool> = big_vec(n);
+            v.resize(n, false);
+            v
+        });
         let mut total = ProbAccumulators::empty(k, opts.n_bins, self.weights.is_some());
         let mut errors = Errors::default();
         // Chunks run a group at a time and are folded in chunk order; a group's

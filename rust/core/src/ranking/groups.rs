@@ -110,7 +110,7 @@ impl Sink for GroupSink {
         let n = pos.len() + neg.len();
         // Guarded whatever the keys: this path is not the hot one.
         Ok(Self::collect(
-            Merge::<T, true>::new(pos, neg),
+            Merge::<T, true>::new(&pos, &neg),
             n,
             X::key_value,
         ))

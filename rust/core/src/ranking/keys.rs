@@ -36,12 +36,20 @@ pub trait Score: Copy + Default + Send + Sync + 'static {
     fn to_f64(self) -> f64;
     /// The value of a key, as f64.
     fn key_value(k: u64) -> f64;
-    /// Whether [`Score::u32_bits`] gives the value's bits (32-bit floats only).
-    const PACKS_IN_U32: bool = false;
-    /// The IEEE bits of a 32-bit float (unused for other types).
-    fn u32_bits(self) -> u32 {
-        u32::MAX
+    /// Whether some values of the type are float32 values ([`Score::f32_bits`]).
+    const MAY_BE_F32: bool = false;
+    /// The IEEE bits of the value as a float32, when it is one exactly
+    /// (float32 scores, and float64 scores widened from float32).
+    fn f32_bits(self) -> Option<u32> {
+        None
     }
+}
+
+/// Whether the first values of `scores` (up to 1,024) are all float32 values:
+/// the cheap test before trying the half-width keys, so that float64 data
+/// that are not widened float32 give up at once.
+pub(crate) fn starts_as_f32<X: Score>(scores: impl Iterator<Item = X>) -> bool {
+    X::MAY_BE_F32 && scores.take(1024).all(|s| s.f32_bits().is_some())
 }
 
 impl Score for f64 {
@@ -63,15 +71,22 @@ impl Score for f64 {
     fn key_value(k: u64) -> f64 {
         from_order_key(k)
     }
+    const MAY_BE_F32: bool = true;
+    #[inline(always)]
+    fn f32_bits(self) -> Option<u32> {
+        #[allow(clippy::cast_possible_truncation)]
+        let f = self as f32;
+        (f64::from(f) == self || self.is_nan()).then(|| f.to_bits())
+    }
 }
 
 /// float32 scores (probability matrices are often float32): the key of the
 /// value widened to f64, so float32 and float64 scores rank alike.
 impl Score for f32 {
-    const PACKS_IN_U32: bool = true;
+    const MAY_BE_F32: bool = true;
     #[inline(always)]
-    fn u32_bits(self) -> u32 {
-        self.to_bits()
+    fn f32_bits(self) -> Option<u32> {
+        Some(self.to_bits())
     }
     #[inline(always)]
     fn key(self) -> u64 {
@@ -125,6 +140,18 @@ impl Score for u64 {
     }
 }
 
+/// The `u32` sort key of a float32 score with the outcome in bit 0, when the
+/// score is finite and non-negative (probabilities and confidences): such
+/// floats' bit patterns order as their values once `-0.0` is read as `0.0`,
+/// so `bits << 1 | outcome` sorts by score with negatives first in a tie.
+/// `None` for a negative or non-finite score.
+#[inline(always)]
+#[must_use]
+pub fn packed_u32(bits: u32, outcome: bool) -> Option<u32> {
+    let bits = if bits == 0x8000_0000 { 0 } else { bits };
+    (bits < 0x7F80_0000).then_some((bits << 1) | u32::from(outcome))
+}
+
 /// One outcome's rows: a score key, and a weight when weights are given.
 pub trait Item: Copy + Default + Send + Sync {
     const WEIGHTED: bool;
@@ -150,6 +177,26 @@ impl Item for u64 {
     }
     fn sentinel() -> Self {
         u64::MAX
+    }
+    fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        sort_keys(v, pool)
+    }
+}
+
+/// A packed float32 row ([`packed_u32`]): the key is the score's bits with
+/// the outcome in bit 0, as for packed `u64` rows.
+impl Item for u32 {
+    const WEIGHTED: bool = false;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline(always)]
+    fn weight(self) -> f64 {
+        1.0
+    }
+    fn sentinel() -> Self {
+        u32::MAX
     }
     fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
         sort_keys(v, pool)

@@ -11,8 +11,8 @@
 
 use rayon::prelude::*;
 
-use super::keys::Score;
-use super::strategy::Stream;
+use super::keys::{packed_u32, starts_as_f32, Score};
+use super::strategy::Packed;
 use super::walk::walk;
 use super::{binary_ranking, check_weights, BinaryRanking, Totals};
 use crate::ensure;
@@ -275,10 +275,12 @@ fn packed_columns<X: Score>(
     columns: &[usize],
     pool: &Pool,
 ) -> Result<Option<Vec<Vec<u32>>>> {
-    if !X::PACKS_IN_U32 {
+    let n = codes.len();
+    if !starts_as_f32(
+        (0..scores.rows().min(64)).flat_map(|i| columns.iter().map(move |&c| scores.at(n, i, c))),
+    ) {
         return Ok(None);
     }
-    let n = codes.len();
     let mut keys: Vec<Vec<u32>> = columns.iter().map(|_| vec![0_u32; n]).collect();
     let chunk_rows = (CHECK_ROWS / scores.n_cols.max(1)).max(1);
     // Every column cut into the same chunks of rows: chunk c owns piece c of each.
@@ -302,12 +304,13 @@ fn packed_columns<X: Score>(
         for (out, &col) in piece.iter_mut().zip(columns) {
             for (r, slot) in out.iter_mut().enumerate() {
                 let i = first + r;
-                let bits = X::u32_bits(scores.at(n, i, col));
-                // Finite and non-negative: below the bits of +inf (and -0.0 as 0.0).
-                let bits = if bits == 0x8000_0000 { 0 } else { bits };
-                ok &= bits < 0x7F80_0000;
                 let hit = codes.get(i).is_some_and(|&k| k as usize == col);
-                *slot = (bits << 1) | u32::from(hit);
+                let key = scores
+                    .at(n, i, col)
+                    .f32_bits()
+                    .and_then(|b| packed_u32(b, hit));
+                ok &= key.is_some();
+                *slot = key.unwrap_or(0);
             }
         }
         ok
@@ -357,7 +360,7 @@ fn walk_packed_columns(
             w_neg: (n - n_pos) as f64,
         };
         walk(
-            PackedU32 {
+            Packed {
                 rows: column.iter(),
             },
             totals,
@@ -371,20 +374,6 @@ fn walk_packed_columns(
             .map(one)
             .collect()
     })
-}
-
-/// Sorted `u32` keys with the outcome in bit 0 (negatives first within a tie).
-struct PackedU32<'a> {
-    rows: std::slice::Iter<'a, u32>,
-}
-
-impl Stream for PackedU32<'_> {
-    const WEIGHTED: bool = false;
-    #[inline(always)]
-    fn next(&mut self) -> (u64, bool, f64) {
-        let k = self.rows.next().copied().unwrap_or(u32::MAX);
-        (u64::from(k >> 1), k & 1 == 1, 1.0)
-    }
 }
 
 /// The binned groups of a run of columns, and the first (row, column) whose

@@ -1,19 +1,53 @@
-//! Pair counts without weights in parallel: a sorted packed array cut into
-//! pieces at tie-group boundaries, each walked on its own and combined exactly.
+//! Walks without weights in parallel: the sorted rows are cut into a fixed
+//! number of pieces at tie-group boundaries, each piece is walked from the
+//! counts below it, and the pieces are combined in order. The cuts depend on
+//! the rows only, so the result does not depend on the thread count.
 
 use super::keys::Item;
-use super::strategy::Packed;
+use super::strategy::Stream;
 use super::walk::Walk;
 use super::{BinaryRanking, Totals};
+use crate::error::Result;
 use crate::parallel::Pool;
 use rayon::prelude::*;
 
-/// Pair counts only, without weights: the sorted rows are cut into pieces
-/// at tie-group boundaries and walked in parallel. Every negative of the
-/// pieces before lies strictly below a piece, so the pieces combine exactly:
-/// `ordered += ordered_piece + positives_piece * negatives_before`.
-pub(super) fn pairs_in_pieces<T: Item>(rows: &[T], totals: Totals) -> BinaryRanking {
-    const PIECES: usize = 16;
+/// Pieces of a walk.
+pub(super) const PIECES: usize = 16;
+
+/// Rows from which a walk without weights runs in pieces (whatever the
+/// thread count, so that the sums are always added in the same order).
+pub(super) const PIECE_WALK_MIN: usize = 1 << 16;
+
+/// A piece of sorted rows: how many rows it holds, and how many positives
+/// and negatives lie below it.
+pub(super) trait Piece: Sync {
+    fn rows(&self) -> u64;
+    fn below(&self) -> (u64, u64);
+}
+
+/// A piece of one packed array (the outcome in bit 0 of each key).
+impl<T: Item> Piece for (&[T], u64, u64) {
+    fn rows(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn below(&self) -> (u64, u64) {
+        (self.1, self.2)
+    }
+}
+
+/// A piece of two sorted sides (positives, negatives).
+impl<T: Item> Piece for (&[T], &[T], u64, u64) {
+    fn rows(&self) -> u64 {
+        (self.0.len() + self.1.len()) as u64
+    }
+    fn below(&self) -> (u64, u64) {
+        (self.2, self.3)
+    }
+}
+
+/// A packed sorted array cut into [`PIECES`] pieces at tie-group boundaries,
+/// with the positives and negatives below each.
+pub(super) fn packed_pieces<T: Item>(rows: &[T]) -> Vec<(&[T], u64, u64)> {
     let n = rows.len();
     let group = |i: usize| rows.get(i).map(|x| x.key() >> 1);
     let mut cuts = vec![0];
@@ -25,54 +59,53 @@ pub(super) fn pairs_in_pieces<T: Item>(rows: &[T], totals: Totals) -> BinaryRank
         cuts.push(c);
     }
     cuts.push(n);
-    let empty = Totals {
-        n_pos: 0,
-        n_neg: 0,
-        w_pos: 0.0,
-        w_neg: 0.0,
-    };
-    let pieces: Vec<Walk> = cuts
-        .windows(2)
-        .collect::<Vec<_>>()
-        .into_par_iter()
+    let (mut pos, mut neg) = (0_u64, 0_u64);
+    cuts.windows(2)
         .map(|w| {
             let piece = rows.get(w[0]..w[1]).unwrap_or(&[]);
-            let mut walk = Walk::new(empty, false, false);
-            walk.run(
-                Packed { rows: piece.iter() },
-                piece.len() as u64,
-                &Pool::sequential(),
-            );
-            walk
+            let out = (piece, pos, neg);
+            let p: u64 = piece.iter().map(|x| x.key() & 1).sum();
+            pos += p;
+            neg += piece.len() as u64 - p;
+            out
         })
-        .collect();
-    let mut neg_before = 0_u64;
-    let (mut ordered, mut tied, mut groups) = (0_u128, 0_u128, 0_u64);
-    for w in &pieces {
-        // After `run`, the piece's rows all lie "below": its own counts.
-        ordered += w.ordered + u128::from(w.pos_below) * u128::from(neg_before);
-        tied += w.tied;
-        groups += w.groups;
-        neg_before += w.neg_below;
+        .collect()
+}
+
+/// The walk of sorted rows given as pieces in ascending order (`stream`
+/// gives a piece's rows): each piece walked on its own from the counts below
+/// it (in parallel when the pool is), then combined in order. Without
+/// weights only.
+///
+/// # Errors
+/// An interruption.
+pub(super) fn walk_in_pieces<P: Piece, S: Stream>(
+    pieces: &[P],
+    stream: impl Fn(&P) -> S + Sync,
+    totals: Totals,
+    curves: bool,
+    pool: &Pool,
+) -> Result<BinaryRanking> {
+    let one = |p: &P| {
+        let (pos, neg) = p.below();
+        let mut w = Walk::starting_after(totals, curves, pos, neg);
+        w.run_rows(stream(p), p.rows(), pool);
+        w
+    };
+    let n: u64 = pieces.iter().map(Piece::rows).sum();
+    #[allow(clippy::cast_possible_truncation)]
+    let walks: Vec<Walk> = if pool.parallel_for(n as usize) {
+        pool.install(|| pieces.par_iter().map(one).collect())
+    } else {
+        pieces.iter().map(one).collect()
+    };
+    pool.check()?;
+    let mut all = Walk::new(totals, false, curves);
+    for w in walks {
+        all.absorb(w);
     }
-    let reversed = u128::from(totals.n_pos) * u128::from(totals.n_neg) - ordered - tied;
-    let (reversed_share, tied_share, ordered_share) = count_shares(reversed, tied, ordered);
-    BinaryRanking {
-        n_pos: totals.n_pos,
-        n_neg: totals.n_neg,
-        w_pos: totals.w_pos,
-        w_neg: totals.w_neg,
-        reversed,
-        tied,
-        ordered,
-        reversed_share,
-        tied_share,
-        ordered_share,
-        average_precision: f64::NAN,
-        aupr_trapezoid: f64::NAN,
-        aurc: f64::NAN,
-        n_thresholds: groups,
-    }
+    all.finish_curve();
+    Ok(all.result())
 }
 
 /// The shares of exact pair counts (NaN without pairs).

@@ -4,8 +4,8 @@
 //! the same) or split by outcome into two arrays, sorted, and handed to a
 //! [`Sink`] as a [`Stream`] (the walk, or the tie groups).
 
-use super::keys::{weighted, Item, Score};
-use super::pieces::pairs_in_pieces;
+use super::keys::{packed_u32, weighted, Item, Score};
+use super::pieces::{packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
 use super::walk::walk;
 use super::{check_weights, totals_of, BinaryRanking, Totals};
 use crate::ensure;
@@ -61,26 +61,118 @@ fn sort_and_walk<T: Item>(
 ) -> Result<BinaryRanking> {
     T::sort(&mut pos, pool)?;
     T::sort(&mut neg, pool)?;
-    if max_key {
-        walk(Merge::<T, true>::new(pos, neg), totals, curves, pool)
-    } else {
-        walk(Merge::<T, false>::new(pos, neg), totals, curves, pool)
+    if !T::WEIGHTED && pos.len() + neg.len() >= PIECE_WALK_MIN {
+        let pieces = split_pieces(&pos, &neg);
+        return if max_key {
+            walk_in_pieces(
+                &pieces,
+                |&(a, b, ..)| Merge::<T, true>::new(a, b),
+                totals,
+                curves,
+                pool,
+            )
+        } else {
+            walk_in_pieces(
+                &pieces,
+                |&(a, b, ..)| Merge::<T, false>::new(a, b),
+                totals,
+                curves,
+                pool,
+            )
+        };
     }
+    if max_key {
+        walk(Merge::<T, true>::new(&pos, &neg), totals, curves, pool)
+    } else {
+        walk(Merge::<T, false>::new(&pos, &neg), totals, curves, pool)
+    }
+}
+
+/// One piece of two sorted sides: its positives and negatives, and how many
+/// of each lie below it.
+type SidePiece<'a, T> = (&'a [T], &'a [T], u64, u64);
+
+/// The two sorted sides cut at [`PIECES`] keys taken at even steps of the
+/// longer side: every row of a key lies in one piece.
+fn split_pieces<'a, T: Item>(pos: &'a [T], neg: &'a [T]) -> Vec<SidePiece<'a, T>> {
+    let longer = if neg.len() >= pos.len() { neg } else { pos };
+    let mut cuts: Vec<(usize, usize)> = vec![(0, 0)];
+    for p in 1..PIECES {
+        let at = longer.len() * p / PIECES;
+        if let Some(k) = longer.get(at).map(|x| x.key()) {
+            cuts.push((
+                pos.partition_point(|x| x.key() < k),
+                neg.partition_point(|x| x.key() < k),
+            ));
+        }
+    }
+    cuts.push((pos.len(), neg.len()));
+    cuts.windows(2)
+        .map(|w| {
+            let ((i0, j0), (i1, j1)) = (w[0], w[1]);
+            (
+                pos.get(i0..i1).unwrap_or(&[]),
+                neg.get(j0..j1).unwrap_or(&[]),
+                i0 as u64,
+                j0 as u64,
+            )
+        })
+        .collect()
 }
 
 /// The packed path: one array, keys with the outcome in bit 0 (which the
 /// caller checked to be constant across the score keys).
-fn sort_and_walk_packed<T: Item>(
+pub(super) fn sort_and_walk_packed<T: Item>(
     mut rows: Vec<T>,
     totals: Totals,
     pool: &Pool,
     curves: bool,
 ) -> Result<BinaryRanking> {
     T::sort(&mut rows, pool)?;
-    if !curves && !T::WEIGHTED && pool.parallel_for(rows.len()) {
-        return Ok(pool.install(|| pairs_in_pieces(&rows, totals)));
+    if !T::WEIGHTED && rows.len() >= PIECE_WALK_MIN {
+        let pieces = packed_pieces(&rows);
+        return walk_in_pieces(
+            &pieces,
+            |&(r, ..)| Packed { rows: r.iter() },
+            totals,
+            curves,
+            pool,
+        );
     }
     walk(Packed { rows: rows.iter() }, totals, curves, pool)
+}
+
+/// The half-width packed rows of float32 scores ([`packed_u32`]; float64
+/// scores too when each is a float32 value) and the number of positives, when
+/// every score is finite and non-negative (as probabilities and confidences
+/// are); `None` otherwise, and the general path checks and keys the rows.
+/// Lengths must match and be non-zero.
+pub(super) fn pack_f32<X: Score>(
+    positive: &[bool],
+    score: &[X],
+    pool: &Pool,
+) -> Result<Option<(Vec<u32>, u64)>> {
+    const CHUNK: usize = 1 << 16;
+    // u32::MAX is no packed key (finite bits are below 0x7F80_0000).
+    let key = |i: usize| match (score.get(i), positive.get(i)) {
+        (Some(&s), Some(&p)) => s
+            .f32_bits()
+            .and_then(|b| packed_u32(b, p))
+            .unwrap_or(u32::MAX),
+        _ => u32::MAX,
+    };
+    let rows: Vec<u32> = collect_chunked(score.len(), key, pool)?;
+    let look = |c: &[u32]| {
+        let bad = c.contains(&u32::MAX);
+        (bad, c.iter().map(|&k| u64::from(k & 1)).sum::<u64>())
+    };
+    let join = |a: (bool, u64), b: (bool, u64)| (a.0 | b.0, a.1 + b.1);
+    let (bad, n_pos) = if pool.parallel_for(rows.len()) {
+        pool.install(|| rows.par_chunks(CHUNK).map(look).reduce(|| (false, 0), join))
+    } else {
+        rows.chunks(CHUNK).map(look).fold((false, 0), join)
+    };
+    Ok((!bad).then_some((rows, n_pos)))
 }
 
 /// What is done with the rows once they are checked and keyed: the packed
@@ -286,15 +378,15 @@ pub(super) trait Stream {
 /// `i64::MAX` or `u64::MAX`): with `GUARDED` the merge checks the sides'
 /// lengths instead, which costs a third of the walk, so it is used only when
 /// such a key occurs.
-pub(super) struct Merge<T, const GUARDED: bool> {
-    pos: Vec<T>,
-    neg: Vec<T>,
+pub(super) struct Merge<'a, T, const GUARDED: bool> {
+    pos: &'a [T],
+    neg: &'a [T],
     ip: usize,
     ineg: usize,
 }
 
-impl<T, const GUARDED: bool> Merge<T, GUARDED> {
-    pub(super) fn new(pos: Vec<T>, neg: Vec<T>) -> Self {
+impl<'a, T, const GUARDED: bool> Merge<'a, T, GUARDED> {
+    pub(super) fn new(pos: &'a [T], neg: &'a [T]) -> Self {
         Self {
             pos,
             neg,
@@ -304,7 +396,7 @@ impl<T, const GUARDED: bool> Merge<T, GUARDED> {
     }
 }
 
-impl<T: Item, const GUARDED: bool> Stream for Merge<T, GUARDED> {
+impl<T: Item, const GUARDED: bool> Stream for Merge<'_, T, GUARDED> {
     const WEIGHTED: bool = T::WEIGHTED;
     #[inline(always)]
     fn next(&mut self) -> (u64, bool, f64) {

@@ -60,12 +60,21 @@ pub(super) struct Walk {
     /// which comes next: the group below waits here.
     pending_w: f64,
     pending_precision: f64,
+    /// The precision of the first group closed (NaN before): a walk of a
+    /// piece hands it to the piece below for its pending trapezoid.
+    first_precision: f64,
 }
 
 impl Walk {
     /// Walk `n` rows of `rows`, closing the last group at the end; stops
     /// early once the pool's stop flag is raised.
-    pub(super) fn run<S: Stream>(&mut self, mut rows: S, n: u64, pool: &Pool) {
+    pub(super) fn run<S: Stream>(&mut self, rows: S, n: u64, pool: &Pool) {
+        self.run_rows(rows, n, pool);
+        self.finish_curve();
+    }
+
+    /// [`Walk::run`] without the top of the curve: the walk of one piece.
+    pub(super) fn run_rows<S: Stream>(&mut self, mut rows: S, n: u64, pool: &Pool) {
         if n == 0 {
             return;
         }
@@ -92,7 +101,41 @@ impl Walk {
             left -= step;
         }
         self.close_group();
-        self.finish_curve();
+    }
+
+    /// A walk without weights of the rows above `pos_below` positives and
+    /// `neg_below` negatives (a piece of a walk).
+    #[allow(clippy::cast_precision_loss)]
+    pub(super) fn starting_after(t: Totals, curves: bool, pos_below: u64, neg_below: u64) -> Self {
+        let mut w = Self::new(t, false, curves);
+        (w.pos_below, w.neg_below) = (pos_below, neg_below);
+        (w.w_pos_below, w.w_neg_below) = (pos_below as f64, neg_below as f64);
+        w
+    }
+
+    /// Take in the walk of the piece just above this one (started from this
+    /// walk's counts): its counts and sums, and the trapezoid of this walk's
+    /// pending group, which needed the precision of the piece's first group.
+    pub(super) fn absorb(&mut self, p: Walk) {
+        if p.groups == 0 {
+            return;
+        }
+        self.groups += p.groups;
+        self.ordered += p.ordered;
+        self.tied += p.tied;
+        if self.curves {
+            self.ap += p.ap;
+            self.aurc += p.aurc;
+            self.aupr += p.aupr;
+            if self.sw_pos > 0.0 {
+                self.aupr += self.pending_w / self.sw_pos
+                    * (self.pending_precision + p.first_precision)
+                    / 2.0;
+                (self.pending_w, self.pending_precision) = (p.pending_w, p.pending_precision);
+            }
+        }
+        (self.pos_below, self.neg_below) = (p.pos_below, p.neg_below);
+        (self.w_pos_below, self.w_neg_below) = (p.w_pos_below, p.w_neg_below);
     }
 
     pub(super) fn new(t: Totals, weighted: bool, curves: bool) -> Self {
@@ -133,6 +176,7 @@ impl Walk {
             aurc: 0.0,
             pending_w: 0.0,
             pending_precision: 0.0,
+            first_precision: f64::NAN,
         }
     }
 
@@ -198,6 +242,9 @@ impl Walk {
         let covered = tp + fp;
         let precision = if covered > 0.0 { tp / covered } else { 0.0 };
         if w_pos > 0.0 {
+            if self.first_precision.is_nan() {
+                self.first_precision = precision;
+            }
             self.ap += self.gwp * precision;
             self.aupr += self.pending_w / w_pos * (self.pending_precision + precision) / 2.0;
             // Groups below the lowest positive lie past full recall.
@@ -211,14 +258,14 @@ impl Walk {
     }
 
     /// The top group's trapezoid reaches up to (recall 0, precision 1).
-    fn finish_curve(&mut self) {
+    pub(super) fn finish_curve(&mut self) {
         if self.curves && self.sw_pos > 0.0 {
             self.aupr += self.pending_w / self.sw_pos * (self.pending_precision + 1.0) / 2.0;
         }
     }
 
     #[allow(clippy::cast_precision_loss)]
-    fn result(self) -> BinaryRanking {
+    pub(super) fn result(self) -> BinaryRanking {
         let mut r = self.r;
         r.n_thresholds = self.groups;
         r.ordered = self.ordered;
