@@ -171,7 +171,7 @@ proptest! {
             }
         }
         for pool in [Pool::sequential(), Pool::new(2)] {
-            for method in [KendallMethod::Auto, KendallMethod::Sort, KendallMethod::Table] {
+            for method in [KendallMethod::Auto, KendallMethod::Sort, KendallMethod::Table, KendallMethod::OneSided] {
                 let c = kendall_counts_with(&x, &y, method, &pool).unwrap();
                 prop_assert_eq!((c.discordant, c.x_ties, c.y_ties, c.joint_ties), (disc, xt, yt, jt));
             }
@@ -343,6 +343,8 @@ proptest! {
         prop_assert_eq!(k.n, n);
         let t = kendall_counts_with(&si, &su, KendallMethod::Table, &pool).unwrap();
         prop_assert_eq!(t, k);
+        let o = kendall_counts_with(&si, &su, KendallMethod::OneSided, &pool).unwrap();
+        prop_assert_eq!(o, k);
     }
 
     /// Multiplying every weight by a power of two changes no share and no
@@ -523,4 +525,62 @@ fn float64_copies_of_float32_scores_rank_as_the_float32_scores() {
     // Negative float32 values: the general path too.
     let signed: Vec<f32> = narrow.iter().map(|&x| x - 0.5).collect();
     pieces_equal_the_sequential_walk(&ok, &signed);
+}
+
+#[test]
+fn the_one_sided_sweep_equals_the_sort_across_blocks_and_threads() {
+    // 600k rows (three sweep blocks): x continuous with a few repeated values,
+    // y with 1,001 distinct values, and the same with x and y swapped.
+    let mut next = lcg(21);
+    let n = 600_000;
+    #[allow(clippy::cast_precision_loss)]
+    let x: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 97 == 0 {
+                0.5
+            } else {
+                (next() % 1_000_000_000) as f64 / 1e9
+            }
+        })
+        .collect();
+    #[allow(clippy::cast_precision_loss)]
+    let y: Vec<f64> = x
+        .iter()
+        .map(|&v| ((v * 800.0) as u64 + next() % 201) as f64)
+        .collect();
+    let want = kendall_counts_with(&x, &y, KendallMethod::Sort, &Pool::sequential()).unwrap();
+    assert!(
+        want.x_distinct > 70_000 && want.y_distinct > 900 && want.x_ties > 0,
+        "{want:?}"
+    );
+    let swapped = kendall_counts_with(&y, &x, KendallMethod::Sort, &Pool::sequential()).unwrap();
+    // A third of the rows at values a few ulps apart (keys that differ only
+    // in their low bits, which the sweep first reads as tied), the rest
+    // spread out; y with 1,000 values.
+    let m = 100_000_u64;
+    #[allow(clippy::cast_precision_loss)]
+    let close: Vec<f64> = (0..m)
+        .map(|i| {
+            let ulps = f64::from_bits(0.25_f64.to_bits() + (i * 7919) % 3000);
+            if i % 3 == 0 {
+                ulps + i as f64 * 1e-3
+            } else {
+                ulps
+            }
+        })
+        .collect();
+    #[allow(clippy::cast_precision_loss)]
+    let levels: Vec<f64> = (0..m).map(|i| ((i * 31) % 1000) as f64).collect();
+    let close_want =
+        kendall_counts_with(&close, &levels, KendallMethod::Sort, &Pool::sequential()).unwrap();
+    for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(0)] {
+        assert_eq!(
+            kendall_counts_with(&close, &levels, KendallMethod::OneSided, &pool).unwrap(),
+            close_want
+        );
+        for method in [KendallMethod::Auto, KendallMethod::OneSided] {
+            assert_eq!(kendall_counts_with(&x, &y, method, &pool).unwrap(), want);
+            assert_eq!(kendall_counts_with(&y, &x, method, &pool).unwrap(), swapped);
+        }
+    }
 }

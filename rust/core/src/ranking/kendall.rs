@@ -223,7 +223,8 @@ fn by_sort<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<KendallC
 pub enum KendallMethod {
     /// The table sweep when the data have few distinct values (at most
     /// [`TABLE_MAX_DISTINCT`] in each vector and a table of at most
-    /// `16 n + 2^20` cells), Knight's sort otherwise.
+    /// `16 n + 2^20` cells), else the one-sided sweep when one vector has
+    /// few, Knight's sort otherwise.
     #[default]
     Auto,
     /// Knight's algorithm: a parallel sort of the `(x, y)` pairs and a merge
@@ -232,6 +233,11 @@ pub enum KendallMethod {
     /// The table sweep whenever both vectors have at most
     /// [`TABLE_MAX_DISTINCT`] distinct values (else the sort).
     Table,
+    /// The one-sided sweep whenever one vector has at most
+    /// [`TABLE_MAX_DISTINCT`] distinct values (else the sort): the pairs
+    /// sorted, then the inversions of that vector's ranks counted with a
+    /// Fenwick tree per block. `Auto` uses it when the table does not fit.
+    OneSided,
 }
 
 /// Most distinct values per vector the table sweep handles (ranks fit `u16`).
@@ -279,7 +285,7 @@ pub fn kendall_counts_with<X: Score, Y: Score>(
     let (fx, fy) = pool.install(|| rayon::join(|| check_not_nan("x", x), || check_not_nan("y", y)));
     fx?;
     fy?;
-    if method != KendallMethod::Sort && u32::try_from(n).is_ok() {
+    if matches!(method, KendallMethod::Auto | KendallMethod::Table) && u32::try_from(n).is_ok() {
         let cells = (method == KendallMethod::Auto).then_some(16 * n + (1 << 20));
         let table = by_table(x, y, cells, pool);
         pool.check()?;
@@ -287,7 +293,260 @@ pub fn kendall_counts_with<X: Score, Y: Score>(
             return Ok(c);
         }
     }
+    if matches!(method, KendallMethod::Auto | KendallMethod::OneSided) {
+        // One vector with few distinct values: a sort of the pairs, and a
+        // sweep of that vector's ranks (tau is symmetric in x and y).
+        if let Some(c) = by_one_sided(x, y, pool)? {
+            return Ok(c);
+        }
+        if let Some(c) = by_one_sided(y, x, pool)? {
+            return Ok(KendallCounts {
+                x_ties: c.y_ties,
+                y_ties: c.x_ties,
+                x_distinct: c.y_distinct,
+                y_distinct: c.x_distinct,
+                ..c
+            });
+        }
+    }
     by_sort(x, y, pool)
+}
+
+/// The ranks of `y` as `u16` codes (order-preserving, dense), with the count
+/// of each rank, when `y` has at most [`TABLE_MAX_DISTINCT`] distinct values.
+fn small_codes<Y: Score>(y: &[Y], pool: &Pool) -> Option<(Vec<u16>, Vec<u64>)> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let size = y.len().div_ceil(pool.threads().max(1)).max(1);
+    let gave_up = AtomicBool::new(false);
+    let maps: Option<Vec<KeyMap>> = pool.install(|| {
+        y.par_chunks(size)
+            .map(|c| {
+                let mut m = KeyMap::with_capacity(1024);
+                for part in c.chunks(4096) {
+                    for v in part {
+                        m.add(v.key());
+                    }
+                    if gave_up.load(Ordering::Relaxed)
+                        || m.len > TABLE_MAX_DISTINCT
+                        || pool.stopped()
+                    {
+                        gave_up.store(true, Ordering::Relaxed);
+                        return None;
+                    }
+                }
+                Some(m)
+            })
+            .collect()
+    });
+    let maps = maps?;
+    let (d, rank) = ranks(&maps.iter().collect::<Vec<_>>());
+    if d > TABLE_MAX_DISTINCT {
+        return None;
+    }
+    let mut counts = vec![0_u64; d];
+    for m in &maps {
+        for (r, c) in counts_by_rank(m, &rank, d).into_iter().enumerate() {
+            if let Some(t) = counts.get_mut(r) {
+                *t += c;
+            }
+        }
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let code = |i: usize| y.get(i).map_or(0, |v| rank.get(v.key()) as u16);
+    let codes = collect_chunked(y.len(), code, pool).ok()?;
+    Some((codes, counts))
+}
+
+/// Rows per block of [`small_alphabet_inversions`] (fixed: the count does not
+/// depend on the thread count, and it is exact anyway).
+const SWEEP_BLOCK: usize = 1 << 18;
+
+/// Inversions (`i < j`, `c_i > c_j`) of a sequence of codes below `d`: each
+/// block of [`SWEEP_BLOCK`] codes counts its own with a Fenwick tree over the
+/// codes and keeps its histogram, then each block is weighed against the
+/// histogram of all earlier blocks. O(n log d + (n / block) d).
+fn small_alphabet_inversions(codes: &[u16], d: usize, pool: &Pool) -> u128 {
+    let block = |part: &[u16]| -> (u128, Vec<u64>) {
+        let mut tree = vec![0_u32; d + 1];
+        let mut hist = vec![0_u64; d];
+        let mut inv = 0_u64;
+        for (seen, &c) in part.iter().enumerate() {
+            let c = usize::from(c);
+            // Codes up to c so far: the Fenwick prefix sum at c + 1.
+            let mut at_most = 0_u64;
+            let mut i = c + 1;
+            while i > 0 {
+                at_most += u64::from(tree.get(i).copied().unwrap_or(0));
+                i &= i - 1;
+            }
+            inv += seen as u64 - at_most;
+            let mut i = c + 1;
+            while i <= d {
+                if let Some(t) = tree.get_mut(i) {
+                    *t += 1;
+                }
+                i += i & i.wrapping_neg();
+            }
+            if let Some(h) = hist.get_mut(c) {
+                *h += 1;
+            }
+        }
+        (u128::from(inv), hist)
+    };
+    let blocks: Vec<(u128, Vec<u64>)> = if pool.parallel_for(codes.len()) {
+        pool.install(|| codes.par_chunks(SWEEP_BLOCK).map(block).collect())
+    } else {
+        codes.chunks(SWEEP_BLOCK).map(block).collect()
+    };
+    let mut earlier = vec![0_u64; d];
+    let mut inversions = 0_u128;
+    for (inv, hist) in blocks {
+        inversions += inv;
+        // Earlier codes above each code of this block.
+        let mut above = 0_u64;
+        for (e, h) in earlier.iter_mut().zip(&hist).rev() {
+            inversions += u128::from(*h) * u128::from(above);
+            above += *e;
+            *e += *h;
+        }
+    }
+    inversions
+}
+
+/// Kendall counts when `y` has at most [`TABLE_MAX_DISTINCT`] distinct
+/// values (and `x` any number), with `u64` keys: the key of x with its low
+/// `b` bits replaced by the rank of y (`b` bits hold every rank), sorted.
+/// Rows whose x keys differ only in those low bits then sort by y instead of
+/// x, and count as tied in x; the runs of equal truncated keys are found on
+/// the way, and when some exist their rows are read again with their full
+/// keys and their counts replaced by exact ones. `None` when y has more
+/// distinct values.
+fn by_one_sided<X: Score, Y: Score>(
+    x: &[X],
+    y: &[Y],
+    pool: &Pool,
+) -> Result<Option<KendallCounts>> {
+    let n = x.len();
+    let Some((codes, y_counts)) = small_codes(y, pool) else {
+        pool.check()?;
+        return Ok(None);
+    };
+    pool.check()?;
+    let d = y_counts.len();
+    let bits = (usize::BITS - d.saturating_sub(1).leading_zeros()).max(1);
+    let low = (1_u64 << bits) - 1;
+    let key = |i: usize| {
+        let a = x.get(i).map_or(0, |v| v.key());
+        (a & !low) | u64::from(codes.get(i).copied().unwrap_or(0))
+    };
+    let mut keys: Vec<u64> = collect_chunked(n, key, pool)?;
+    sort_keys(&mut keys, pool)?;
+    let (x_ties, x_distinct) = tie_runs(&keys, |k| k >> bits, pool);
+    let (joint_ties, _) = tie_runs(&keys, |k| *k, pool);
+    pool.check()?;
+    let shared = shared_prefixes(&keys, bits);
+    #[allow(clippy::cast_possible_truncation)]
+    let sorted_codes: Vec<u16> =
+        collect_chunked(n, |i| keys.get(i).map_or(0, |&k| (k & low) as u16), pool)?;
+    drop(keys);
+    let discordant = small_alphabet_inversions(&sorted_codes, d, pool);
+    drop(sorted_codes);
+    pool.check()?;
+    let mut c = KendallCounts {
+        n: n as u64,
+        x_ties,
+        y_ties: pairs_within(&y_counts),
+        joint_ties,
+        discordant,
+        x_distinct,
+        y_distinct: d as u64,
+    };
+    if !shared.is_empty() {
+        exact_within_shared(&mut c, x, &codes, &shared, bits, d, pool);
+    }
+    pool.check()?;
+    Ok(Some(c))
+}
+
+/// The truncated x keys (`key >> bits`) shared by two rows or more.
+fn shared_prefixes(keys: &[u64], bits: u32) -> Vec<u64> {
+    let mut out: Vec<u64> = keys
+        .windows(2)
+        .filter(|w| w[0] >> bits == w[1] >> bits)
+        .map(|w| w[0] >> bits)
+        .collect();
+    out.dedup();
+    out
+}
+
+/// Replace the counts of [`by_one_sided`] within each group of rows sharing
+/// a truncated x key by exact ones, from the rows' full keys: there the
+/// sorted order had every row tied in x (no discordant pair, all pairs x
+/// ties, joint ties by equal y rank, one distinct x).
+fn exact_within_shared<X: Score>(
+    c: &mut KendallCounts,
+    x: &[X],
+    codes: &[u16],
+    shared: &[u64],
+    bits: u32,
+    d: usize,
+    pool: &Pool,
+) {
+    let mut set = KeyMap::with_capacity(shared.len());
+    for &p in shared {
+        set.insert(p, 1);
+    }
+    let pick = |(cx, cc): (&[X], &[u16])| -> Vec<(u64, u64, u16)> {
+        cx.iter()
+            .zip(cc)
+            .filter(|(v, _)| set.get(v.key() >> bits) == 1)
+            .map(|(v, &code)| (v.key() >> bits, v.key(), code))
+            .collect()
+    };
+    let mut rows: Vec<(u64, u64, u16)> = if pool.parallel_for(x.len()) {
+        pool.install(|| {
+            x.par_chunks(CHECK_ROWS)
+                .zip(codes.par_chunks(CHECK_ROWS))
+                .flat_map_iter(pick)
+                .collect()
+        })
+    } else {
+        pick((x, codes))
+    };
+    rows.sort_unstable();
+    let pairs = |r: u128| r * r.saturating_sub(1) / 2;
+    let mut i = 0;
+    while let Some(&(prefix, _, _)) = rows.get(i) {
+        let mut j = i;
+        while rows.get(j).is_some_and(|r| r.0 == prefix) {
+            j += 1;
+        }
+        let group = rows.get(i..j).unwrap_or(&[]);
+        let len = group.len() as u128;
+        // What the truncated order counted.
+        let mut per_code = vec![0_u64; d];
+        for r in group {
+            if let Some(p) = per_code.get_mut(usize::from(r.2)) {
+                *p += 1;
+            }
+        }
+        let approx_joint: u128 = per_code.iter().map(|&k| pairs(u128::from(k))).sum();
+        // The exact counts, in (full key, rank) order.
+        let (true_x, runs) = runs_of(group, |r| r.1);
+        let (true_joint, _) = runs_of(group, |r| (r.1, r.2));
+        let ranks: Vec<u16> = group.iter().map(|r| r.2).collect();
+        let true_disc = small_alphabet_inversions(&ranks, d, &Pool::sequential());
+        c.discordant += true_disc;
+        c.x_ties = c.x_ties + true_x - pairs(len);
+        c.joint_ties = c.joint_ties + true_joint - approx_joint;
+        c.x_distinct = c.x_distinct + runs - 1;
+        i = j;
+    }
+}
+
+/// Pairs within runs of equal `key` in a sorted slice, and the runs.
+fn runs_of<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K) -> (u128, u64) {
+    tie_runs(sorted, key, &Pool::sequential())
 }
 
 /// Open-addressing map from order keys to a `u32` (a count, then a rank).
