@@ -25,12 +25,18 @@ pub trait SortKey: Ord + Copy + Default + Send + Sync {
     const BLOCK: usize;
     /// Sort a slice in one step (it may use the pool's threads).
     fn sort_block(v: &mut [Self]);
+    /// Sort a slice in one step on the calling thread (the caller sorts
+    /// other slices on the other threads at the same time).
+    fn sort_block_alone(v: &mut [Self]);
 }
 
 impl SortKey for u32 {
     const BLOCK: usize = 1 << 25;
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
+    }
+    fn sort_block_alone(v: &mut [Self]) {
+        v.radix_sort_builder().with_single_threaded_tuner().sort();
     }
 }
 
@@ -39,6 +45,9 @@ impl SortKey for u64 {
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
     }
+    fn sort_block_alone(v: &mut [Self]) {
+        v.radix_sort_builder().with_single_threaded_tuner().sort();
+    }
 }
 
 impl SortKey for u128 {
@@ -46,6 +55,26 @@ impl SortKey for u128 {
     fn sort_block(v: &mut [Self]) {
         v.par_sort_unstable();
     }
+    fn sort_block_alone(v: &mut [Self]) {
+        v.sort_unstable();
+    }
+}
+
+/// Sort `v` ascending on the calling thread when it fits one block (for
+/// callers that sort several vectors at once, one per thread: on the
+/// reference machine two radix sorts side by side on one thread each beat
+/// the same two sorts one after the other on both threads by a third);
+/// larger vectors are sorted as [`sort_keys`] sorts them.
+///
+/// # Errors
+/// [`crate::MetricError::Interrupted`].
+pub fn sort_keys_alone<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
+    if v.len() > T::BLOCK {
+        return sort_keys(v, pool);
+    }
+    pool.check()?;
+    T::sort_block_alone(v);
+    pool.check()
 }
 
 /// Sort `v` ascending; stops early (leaving `v` in some order) once the

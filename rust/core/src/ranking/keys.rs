@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::parallel::Pool;
-use crate::sort::sort_keys;
+use crate::sort::{sort_keys, sort_keys_alone};
 
 /// An order-preserving key: `a < b` iff `order_key(a) < order_key(b)` for
 /// non-NaN floats, with `-0.0` and `0.0` mapped to the same key.
@@ -163,6 +163,8 @@ pub trait Item: Copy + Default + Send + Sync {
     /// so every floating-point sum over it, is the same whatever the thread
     /// count.
     fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
+    /// [`Item::sort`] on the calling thread ([`sort_keys_alone`]).
+    fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
 }
 
 impl Item for u64 {
@@ -180,6 +182,9 @@ impl Item for u64 {
     }
     fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
         sort_keys(v, pool)
+    }
+    fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        sort_keys_alone(v, pool)
     }
 }
 
@@ -201,6 +206,9 @@ impl Item for u32 {
     fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
         sort_keys(v, pool)
     }
+    fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        sort_keys_alone(v, pool)
+    }
 }
 
 /// A weighted row: the key in the high 64 bits, the weight's bits below, so
@@ -221,6 +229,9 @@ impl Item for u128 {
     }
     fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
         sort_keys(v, pool)
+    }
+    fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        sort_keys_alone(v, pool)
     }
 }
 

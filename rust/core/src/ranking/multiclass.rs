@@ -18,7 +18,7 @@ use super::{binary_ranking, check_weights, BinaryRanking, Totals};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
-use crate::sort::sort_keys;
+use crate::sort::sort_keys_alone;
 
 /// What is true of each row: a class code (multiclass), or a row of a 0/1
 /// indicator matrix with as many columns as the scores (multilabel).
@@ -350,7 +350,7 @@ fn walk_packed_columns(
         }
     }
     let one = |(mut column, &col): (Vec<u32>, &usize)| -> Result<BinaryRanking> {
-        sort_keys(&mut column, pool)?;
+        sort_keys_alone(&mut column, pool)?;
         let n_pos = counts.get(col).copied().unwrap_or(0);
         #[allow(clippy::cast_precision_loss)]
         let totals = Totals {

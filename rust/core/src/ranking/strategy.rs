@@ -10,40 +10,93 @@ use super::walk::walk;
 use super::{check_weights, totals_of, BinaryRanking, Totals};
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
+use crate::parallel::{big_vec, collect_chunked, Pool};
 use rayon::prelude::*;
 
-/// Split the rows by outcome into two vectors of `item(row)`, without a
-/// branch on the outcome (each row is written to both and kept in one).
-fn split<T: Copy>(
+/// One chunk of [`split`]: its first row, its outcomes, and its slots of the
+/// positive and negative vectors.
+type SplitPart<'a, T> = (
+    usize,
+    &'a [bool],
+    &'a mut [std::mem::MaybeUninit<T>],
+    &'a mut [std::mem::MaybeUninit<T>],
+);
+
+/// Split the rows by outcome into two vectors of `item(row)`, in row order,
+/// without a branch on the outcome (each row is written to both cursors and
+/// kept by one). Chunks of rows run in parallel, each writing its own ranges
+/// of the two vectors (found from the positives of the chunks before it).
+fn split<T: Copy + Send + Sync>(
     positive: &[bool],
     n_pos: usize,
-    item: impl Fn(usize) -> T,
+    item: impl Fn(usize) -> T + Sync,
     pool: &Pool,
 ) -> Result<(Vec<T>, Vec<T>)> {
+    const CHUNK: usize = 1 << 18;
     let n_neg = positive.len() - n_pos;
-    let mut pos: Vec<T> = big_vec(n_pos + 1);
-    let mut neg: Vec<T> = big_vec(n_neg + 1);
+    let mut pos: Vec<T> = big_vec(n_pos);
+    let mut neg: Vec<T> = big_vec(n_neg);
+    let counts: Vec<usize> = if pool.parallel_for(positive.len()) {
+        pool.install(|| {
+            positive
+                .par_chunks(CHUNK)
+                .map(|c| c.iter().filter(|&&p| p).count())
+                .collect()
+        })
+    } else {
+        positive
+            .chunks(CHUNK)
+            .map(|c| c.iter().filter(|&&p| p).count())
+            .collect()
+    };
     {
-        let ps = pos.spare_capacity_mut();
-        let ns = neg.spare_capacity_mut();
-        let (mut ip, mut ineg) = (0, 0);
-        for (c, chunk) in positive.chunks(CHECK_ROWS).enumerate() {
-            pool.check()?;
-            for (i, &p) in chunk.iter().enumerate() {
-                let v = item(c * CHECK_ROWS + i);
-                if let (Some(a), Some(b)) = (ps.get_mut(ip), ns.get_mut(ineg)) {
-                    a.write(v);
-                    b.write(v);
+        // Each chunk's own slots of the two vectors.
+        let (mut ps, mut ns) = (
+            pos.spare_capacity_mut()
+                .get_mut(..n_pos)
+                .unwrap_or_default(),
+            neg.spare_capacity_mut()
+                .get_mut(..n_neg)
+                .unwrap_or_default(),
+        );
+        let mut parts = Vec::with_capacity(counts.len());
+        for (c, (rows, &p)) in positive.chunks(CHUNK).zip(&counts).enumerate() {
+            let p = p.min(ps.len());
+            let (a, rest_p) = std::mem::take(&mut ps).split_at_mut(p);
+            let q = (rows.len() - p).min(ns.len());
+            let (b, rest_n) = std::mem::take(&mut ns).split_at_mut(q);
+            (ps, ns) = (rest_p, rest_n);
+            parts.push((c * CHUNK, rows, a, b));
+        }
+        let fill = |(first, rows, a, b): SplitPart<'_, T>| {
+            if pool.stopped() {
+                return;
+            }
+            let (mut ip, mut ineg) = (0, 0);
+            for (i, &p) in rows.iter().enumerate() {
+                let v = item(first + i);
+                // The cursor of the other side may be at its end (no slot).
+                if let Some(x) = a.get_mut(ip) {
+                    x.write(v);
+                }
+                if let Some(x) = b.get_mut(ineg) {
+                    x.write(v);
                 }
                 ip += usize::from(p);
                 ineg += usize::from(!p);
             }
+        };
+        if pool.parallel_for(positive.len()) {
+            pool.install(|| parts.into_par_iter().for_each(fill));
+        } else {
+            parts.into_iter().for_each(fill);
         }
     }
-    // SAFETY: each cursor wrote every slot below its final value (it only
-    // moves past a slot after a row wrote it), and n_pos / n_neg are those
-    // final values; `T: Copy` needs no drop.
+    pool.check()?;
+    // SAFETY: each chunk's cursor wrote every slot of its range before moving
+    // past it, the ranges tile `..n_pos` and `..n_neg` (the counts are the
+    // chunks' own outcomes), and the stop flag was not raised (checked just
+    // above), so every chunk ran to its end; `T: Copy` needs no drop.
     unsafe {
         pos.set_len(n_pos);
         neg.set_len(n_neg);
@@ -59,8 +112,20 @@ fn sort_and_walk<T: Item>(
     curves: bool,
     max_key: bool,
 ) -> Result<BinaryRanking> {
-    T::sort(&mut pos, pool)?;
-    T::sort(&mut neg, pool)?;
+    if pool.parallel_for(pos.len() + neg.len()) {
+        // Side by side, one thread each: faster than one after the other.
+        let (a, b) = pool.install(|| {
+            rayon::join(
+                || T::sort_alone(&mut pos, pool),
+                || T::sort_alone(&mut neg, pool),
+            )
+        });
+        a?;
+        b?;
+    } else {
+        T::sort(&mut pos, pool)?;
+        T::sort(&mut neg, pool)?;
+    }
     if !T::WEIGHTED && pos.len() + neg.len() >= PIECE_WALK_MIN {
         let pieces = split_pieces(&pos, &neg);
         return if max_key {

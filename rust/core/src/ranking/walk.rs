@@ -63,6 +63,8 @@ pub(super) struct Walk {
     /// The precision of the first group closed (NaN before): a walk of a
     /// piece hands it to the piece below for its pending trapezoid.
     first_precision: f64,
+    /// `0.5 / sw_pos` (the trapezoids' factor), or 0 without positive weight.
+    half_per_pos: f64,
 }
 
 impl Walk {
@@ -128,9 +130,9 @@ impl Walk {
             self.aurc += p.aurc;
             self.aupr += p.aupr;
             if self.sw_pos > 0.0 {
-                self.aupr += self.pending_w / self.sw_pos
+                self.aupr += self.pending_w
                     * (self.pending_precision + p.first_precision)
-                    / 2.0;
+                    * self.half_per_pos;
                 (self.pending_w, self.pending_precision) = (p.pending_w, p.pending_precision);
             }
         }
@@ -177,6 +179,11 @@ impl Walk {
             pending_w: 0.0,
             pending_precision: 0.0,
             first_precision: f64::NAN,
+            half_per_pos: if t.w_pos > 0.0 {
+                0.5 / (t.w_pos * scale)
+            } else {
+                0.0
+            },
         }
     }
 
@@ -246,21 +253,22 @@ impl Walk {
                 self.first_precision = precision;
             }
             self.ap += self.gwp * precision;
-            self.aupr += self.pending_w / w_pos * (self.pending_precision + precision) / 2.0;
+            self.aupr += self.pending_w * (self.pending_precision + precision) * self.half_per_pos;
             // Groups below the lowest positive lie past full recall.
             let in_curve = self.w_pos_below + self.gwp > 0.0;
             self.pending_w = if in_curve { self.gwp } else { 0.0 };
             self.pending_precision = precision;
         }
         if covered > 0.0 && total > 0.0 {
-            self.aurc += (self.gwp + self.gwn) / total * (fp / covered);
+            // One division: the group's share of the weight times its risk.
+            self.aurc += (self.gwp + self.gwn) * fp / (total * covered);
         }
     }
 
     /// The top group's trapezoid reaches up to (recall 0, precision 1).
     pub(super) fn finish_curve(&mut self) {
         if self.curves && self.sw_pos > 0.0 {
-            self.aupr += self.pending_w / self.sw_pos * (self.pending_precision + 1.0) / 2.0;
+            self.aupr += self.pending_w * (self.pending_precision + 1.0) * self.half_per_pos;
         }
     }
 
