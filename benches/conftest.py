@@ -122,6 +122,27 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "sklearn_precision_recall_curve", "cmetrics_precision_recall_curve"
         ),
         "evaluate: best numpy / cmetrics": _ratio("numpy_proba_set", "cmetrics_evaluate"),
+        "kendall, one-sided ties: scipy / cmetrics": _ratio(
+            "scipy_kendall_one_sided_ties", "cmetrics_kendall_one_sided_ties"
+        ),
+        "kendall, one-sided ties: polars-ds / cmetrics": _ratio(
+            "polars_ds_kendall_one_sided_ties", "cmetrics_kendall_one_sided_ties"
+        ),
+        "kendall, no ties: scipy / cmetrics": _ratio("scipy_kendall_no_ties", "cmetrics_kendall_no_ties"),
+        "kendall, no ties: polars-ds / cmetrics": _ratio("polars_ds_kendall_no_ties", "cmetrics_kendall_no_ties"),
+        "binary AUROC f64: sklearn / cmetrics": _ratio("sklearn_binary_roc_auc", "cmetrics_binary_roc_auc"),
+        "binary AUROC f64: scors / cmetrics": _ratio("scors_binary_roc_auc", "cmetrics_binary_roc_auc"),
+        "binary AP f64: sklearn / cmetrics": _ratio(
+            "sklearn_binary_average_precision", "cmetrics_binary_average_precision"
+        ),
+        "binary AP f64: scors / cmetrics": _ratio(
+            "scors_binary_average_precision", "cmetrics_binary_average_precision"
+        ),
+        "refinement f64: sklearn roc_auc / cmetrics": _ratio("sklearn_binary_roc_auc", "cmetrics_binary_refinement"),
+        "refinement f64: scors roc_auc / cmetrics": _ratio("scors_binary_roc_auc", "cmetrics_binary_refinement"),
+        "evaluate exact confidence ranking / off (class ranking off)": _ratio(
+            "evaluate_confidence_exact", "evaluate_confidence_off"
+        ),
     }
     result = {"rows": N, "classes": K, "machine": machine(), "best_seconds": TIMINGS, "extra": EXTRA, "ratios": ratios}
     path = Path(__file__).with_name("results.json")
