@@ -235,8 +235,8 @@ pub enum KendallMethod {
     Table,
     /// The one-sided sweep whenever one vector has at most
     /// [`TABLE_MAX_DISTINCT`] distinct values (else the sort): the pairs
-    /// sorted, then the inversions of that vector's ranks counted with a
-    /// Fenwick tree per block. `Auto` uses it when the table does not fit.
+    /// sorted, then the inversions of that vector's ranks counted bit by bit
+    /// per block. `Auto` uses it when the table does not fit.
     OneSided,
 }
 
@@ -362,32 +362,36 @@ fn small_codes<Y: Score>(y: &[Y], pool: &Pool) -> Option<(Vec<u16>, Vec<u64>)> {
 const SWEEP_BLOCK: usize = 1 << 18;
 
 /// Inversions (`i < j`, `c_i > c_j`) of a sequence of codes below `d`: each
-/// block of [`SWEEP_BLOCK`] codes counts its own with a Fenwick tree over the
-/// codes and keeps its histogram, then each block is weighed against the
-/// histogram of all earlier blocks. O(n log d + (n / block) d).
+/// block of [`SWEEP_BLOCK`] codes counts its own bit by bit (below) and keeps
+/// its histogram, then each block is weighed against the histogram of all
+/// earlier blocks. O(n log d + (n / block) d).
 fn small_alphabet_inversions(codes: &[u16], d: usize, pool: &Pool) -> u128 {
+    // A pair is an inversion at the highest bit where its codes differ: for
+    // each bit, count the earlier codes with the same higher bits and a 1
+    // there (one counter per prefix, all levels in one table of 2^bits
+    // cells: level l's prefixes at 2^(bits-l-1) + prefix). Fixed trip
+    // counts, no data-dependent branch.
+    let bits = (u32::BITS
+        - u32::try_from(d.saturating_sub(1))
+            .unwrap_or(u32::MAX)
+            .leading_zeros())
+    .max(1);
     let block = |part: &[u16]| -> (u128, Vec<u64>) {
-        let mut tree = vec![0_u32; d + 1];
+        let mut ones = vec![0_u32; 1 << bits];
         let mut hist = vec![0_u64; d];
         let mut inv = 0_u64;
-        for (seen, &c) in part.iter().enumerate() {
-            let c = usize::from(c);
-            // Codes up to c so far: the Fenwick prefix sum at c + 1.
-            let mut at_most = 0_u64;
-            let mut i = c + 1;
-            while i > 0 {
-                at_most += u64::from(tree.get(i).copied().unwrap_or(0));
-                i &= i - 1;
-            }
-            inv += seen as u64 - at_most;
-            let mut i = c + 1;
-            while i <= d {
-                if let Some(t) = tree.get_mut(i) {
-                    *t += 1;
+        for &c in part {
+            let c = u32::from(c);
+            for level in 0..bits {
+                let prefix = c >> (level + 1);
+                let bit = (c >> level) & 1;
+                let at = ((1_u32 << (bits - level - 1)) + prefix) as usize;
+                if let Some(o) = ones.get_mut(at) {
+                    inv += u64::from((1 - bit) * *o);
+                    *o += bit;
                 }
-                i += i & i.wrapping_neg();
             }
-            if let Some(h) = hist.get_mut(c) {
+            if let Some(h) = hist.get_mut(c as usize) {
                 *h += 1;
             }
         }

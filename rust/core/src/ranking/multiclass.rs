@@ -231,6 +231,28 @@ pub fn rank_histogram<X: Score>(
             return hist;
         }
         let end = ((c + 1) * chunk_rows).min(n);
+        let weight_of = |i: usize| weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
+        if !scores.column_major {
+            // Row-major: whole rows as slices, so the comparisons vectorise.
+            let rows = scores
+                .values
+                .get(c * chunk_rows * k..end * k)
+                .unwrap_or(&[]);
+            for (r, row) in rows.chunks_exact(k).enumerate() {
+                let i = c * chunk_rows + r;
+                let t = codes.get(i).copied().unwrap_or(0) as usize;
+                let own = row.get(t.min(k - 1)).map_or(0, |x| x.key());
+                let mut rank = 0_usize;
+                for (j, x) in row.iter().enumerate() {
+                    let key = x.key();
+                    rank += usize::from(key > own) + usize::from((key == own) & (j > t));
+                }
+                if let Some(h) = hist.get_mut(rank) {
+                    *h += weight_of(i);
+                }
+            }
+            return hist;
+        }
         for i in c * chunk_rows..end {
             let t = codes.get(i).copied().unwrap_or(0) as usize;
             let own = scores.at(n, i, t.min(k - 1)).key();
@@ -240,7 +262,7 @@ pub fn rank_histogram<X: Score>(
                 rank += usize::from(key > own) + usize::from((key == own) & (j > t));
             }
             if let Some(h) = hist.get_mut(rank) {
-                *h += weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
+                *h += weight_of(i);
             }
         }
         hist
