@@ -65,6 +65,8 @@ pub(super) struct Walk {
     first_precision: f64,
     /// `0.5 / sw_pos` (the trapezoids' factor), or 0 without positive weight.
     half_per_pos: f64,
+    /// `1 / (sw_pos + sw_neg)`, or 0 without weight.
+    per_total: f64,
 }
 
 impl Walk {
@@ -184,6 +186,11 @@ impl Walk {
             } else {
                 0.0
             },
+            per_total: if t.w_pos + t.w_neg > 0.0 {
+                1.0 / ((t.w_pos + t.w_neg) * scale)
+            } else {
+                0.0
+            },
         }
     }
 
@@ -260,8 +267,9 @@ impl Walk {
             self.pending_precision = precision;
         }
         if covered > 0.0 && total > 0.0 {
-            // One division: the group's share of the weight times its risk.
-            self.aurc += (self.gwp + self.gwn) * fp / (total * covered);
+            // The group's share of the weight times its risk, 1 - precision
+            // (no division beyond the precision's).
+            self.aurc += (self.gwp + self.gwn) * self.per_total * (1.0 - precision);
         }
     }
 
