@@ -211,6 +211,22 @@ def _sklearn(name: str) -> Callable[..., Value]:
     return run
 
 
+def _sklearn_labels(name: str, prepare: Callable[[Data], tuple[Any, ...]]) -> Impl:
+    """scikit-learn's ``name(y_true, y, labels=labels)``."""
+    return Impl(
+        "scikit-learn",
+        lambda t, p, labels: _sklearn(name)(t, p, labels=labels),
+        prepare,
+        needs="scikit-learn",
+        module="sklearn.metrics",
+    )
+
+
+def _python(fn: Callable[..., Value], *columns: str) -> Impl:
+    """A plain-Python reference on the lists of ``columns`` (and the labels)."""
+    return Impl("pure Python", fn, _lists(*columns), python=True)
+
+
 def _both(fn: Callable[..., Value], **fixed: Any) -> tuple[Callable[..., Value], Callable[..., Value]]:
     """``fn`` on the Rust backend and on the numpy backend."""
 
@@ -245,14 +261,8 @@ def metrics() -> dict[str, Metric]:
         "K x K confusion matrix of int32 labels",
         0.0,
         _both(lambda t, p, labels, **kw: cm.confusion_matrix(t, p, labels=labels, **kw)),
-        Impl(
-            "scikit-learn",
-            lambda t, p, labels: _sklearn("confusion_matrix")(t, p, labels=labels),
-            _hard,
-            needs="scikit-learn",
-            module="sklearn.metrics",
-        ),
-        Impl("pure Python", reference.confusion_matrix, _lists("y_true", "y_pred"), python=True),
+        _sklearn_labels("confusion_matrix", _hard),
+        _python(reference.confusion_matrix, "y_true", "y_pred"),
         prepare=_hard,
     )
     add(
@@ -261,11 +271,8 @@ def metrics() -> dict[str, Metric]:
         1e-9,
         _both(lambda t, p, labels, **kw: _report_values(cm.evaluate(t, y_pred=p, labels=labels, **kw))),
         Impl("scikit-learn", _sklearn_report, _hard, needs="scikit-learn", module="sklearn.metrics"),
-        Impl(
-            "pure Python",
-            lambda t, p, labels: reference.hard_report(reference.confusion_matrix(t, p, labels)),
-            _lists("y_true", "y_pred"),
-            python=True,
+        _python(
+            lambda t, p, labels: reference.hard_report(reference.confusion_matrix(t, p, labels)), "y_true", "y_pred"
         ),
         prepare=_hard,
     )
@@ -274,7 +281,7 @@ def metrics() -> dict[str, Metric]:
         "K x K probabilistic confusion matrix of float32 probabilities",
         1e-9,
         _both(lambda t, p, labels, **kw: cm.prob_confusion_matrix(t, p, labels=labels, **kw)),
-        Impl("pure Python", reference.probabilistic_confusion_matrix, _lists("y_true", "proba"), python=True),
+        _python(reference.probabilistic_confusion_matrix, "y_true", "proba"),
         prepare=_proba,
     )
     add(
@@ -282,14 +289,8 @@ def metrics() -> dict[str, Metric]:
         "log loss of float32 probabilities",
         1e-9,
         _both(lambda t, p, labels, **kw: cm.log_loss(t, p, labels=labels, **kw)),
-        Impl(
-            "scikit-learn",
-            lambda t, p, labels: _sklearn("log_loss")(t, p, labels=labels),
-            _proba64,
-            needs="scikit-learn",
-            module="sklearn.metrics",
-        ),
-        Impl("pure Python", reference.log_loss, _lists("y_true", "proba"), python=True),
+        _sklearn_labels("log_loss", _proba64),
+        _python(reference.log_loss, "y_true", "proba"),
         prepare=_proba,
     )
     add(
@@ -297,7 +298,7 @@ def metrics() -> dict[str, Metric]:
         "top-label expected calibration error, 15 bins",
         1e-9,
         _both(lambda t, p, labels, **kw: cm.expected_calibration_error(t, p, labels=labels, **kw)),
-        Impl("pure Python", reference.expected_calibration_error, _lists("y_true", "proba"), python=True),
+        _python(reference.expected_calibration_error, "y_true", "proba"),
         prepare=_proba,
     )
     add(
@@ -324,7 +325,7 @@ def metrics() -> dict[str, Metric]:
             _both(lambda x, y, **kw: cm.kendall_tau(x, y, **kw)),
             Impl("scipy", _scipy_kendall, prepare, needs="scipy", module="scipy.stats"),
             Impl("polars-ds", _pds_kendall, _frame(x="x", y=cols[1]), needs="polars-ds", module="polars_ds"),
-            Impl("pure Python", lambda x, y, _labels: reference.kendall_tau(x, y), _lists(*cols), python=True),
+            _python(lambda x, y, _labels: reference.kendall_tau(x, y), *cols),
             prepare=prepare,
         )
     return {m.name: m for m in out}
