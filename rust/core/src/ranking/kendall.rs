@@ -106,10 +106,17 @@ fn tie_runs<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K, pool: &Pool) -
 }
 
 /// Sort `v` (merge sort) and return its number of inversions (`i < j`,
-/// `v[i] > v[j]`; equal values are not inversions). `buf` is scratch space.
-/// Returns early, with a meaningless count, once the pool's stop flag is
-/// raised (the caller checks it).
+/// `v[i] > v[j]`; equal values are not inversions). `buf` is scratch space
+/// of the same length. Returns early, with a meaningless count, once the
+/// pool's stop flag is raised (the caller checks it).
 fn sort_count_inversions(v: &mut [u64], buf: &mut [u64], pool: &Pool) -> u128 {
+    sort_counting(v, buf, false, pool)
+}
+
+/// The merge sort of [`sort_count_inversions`], its levels alternating
+/// between `v` and `buf` (no copy back): the sorted values end in `buf` when
+/// `into_buf`, in `v` otherwise.
+fn sort_counting(v: &mut [u64], buf: &mut [u64], into_buf: bool, pool: &Pool) -> u128 {
     const SMALL: usize = 32;
     const PARALLEL_ABOVE: usize = 1 << 16;
     let n = v.len();
@@ -127,46 +134,53 @@ fn sort_count_inversions(v: &mut [u64], buf: &mut [u64], pool: &Pool) -> u128 {
                 j -= 1;
             }
         }
+        if into_buf {
+            if let Some(b) = buf.get_mut(..n) {
+                b.copy_from_slice(v);
+            }
+        }
         return inv;
     }
     let mid = n / 2;
-    let (left, right) = v.split_at_mut(mid);
-    let (lbuf, rbuf) = buf.split_at_mut(mid);
+    let (vl, vr) = v.split_at_mut(mid);
+    let (bl, br) = buf.split_at_mut(mid);
+    // The halves end in the other array, and the merge brings them back.
     let (a, b) = if n >= PARALLEL_ABOVE && pool.threads() > 1 {
         rayon::join(
-            || sort_count_inversions(left, lbuf, pool),
-            || sort_count_inversions(right, rbuf, pool),
+            || sort_counting(vl, bl, !into_buf, pool),
+            || sort_counting(vr, br, !into_buf, pool),
         )
     } else {
         (
-            sort_count_inversions(left, lbuf, pool),
-            sort_count_inversions(right, rbuf, pool),
+            sort_counting(vl, bl, !into_buf, pool),
+            sort_counting(vr, br, !into_buf, pool),
         )
     };
-    let mut inv = a + b;
-    // Merge into buf, counting for each right element the left ones above it.
+    let inv = if into_buf {
+        merge_counting(vl, vr, buf)
+    } else {
+        merge_counting(bl, br, v)
+    };
+    a + b + inv
+}
+
+/// Merge sorted `l` and `r` into `out`, counting for each value taken from
+/// `r` the values of `l` above it; branch-free in the comparison.
+fn merge_counting(l: &[u64], r: &[u64], out: &mut [u64]) -> u128 {
     let (mut i, mut j, mut k) = (0, 0, 0);
-    let (l, r) = (&*left, &*right);
+    let mut inv = 0_u128;
     while i < l.len() && j < r.len() {
-        if k & (CHECK_ROWS - 1) == CHECK_ROWS - 1 && pool.stopped() {
-            return 0;
-        }
         let (x, y) = (
             l.get(i).copied().unwrap_or(0),
             r.get(j).copied().unwrap_or(0),
         );
-        if y < x {
-            inv += (l.len() - i) as u128;
-            if let Some(s) = buf.get_mut(k) {
-                *s = y;
-            }
-            j += 1;
-        } else {
-            if let Some(s) = buf.get_mut(k) {
-                *s = x;
-            }
-            i += 1;
+        let take_r = y < x;
+        if let Some(s) = out.get_mut(k) {
+            *s = if take_r { y } else { x };
         }
+        inv += u128::from(take_r) * (l.len() - i) as u128;
+        j += usize::from(take_r);
+        i += usize::from(!take_r);
         k += 1;
     }
     for &x in l
@@ -175,12 +189,11 @@ fn sort_count_inversions(v: &mut [u64], buf: &mut [u64], pool: &Pool) -> u128 {
         .iter()
         .chain(r.get(j..).unwrap_or(&[]))
     {
-        if let Some(s) = buf.get_mut(k) {
+        if let Some(s) = out.get_mut(k) {
             *s = x;
         }
         k += 1;
     }
-    v.copy_from_slice(buf.get(..n).unwrap_or(&[]));
     inv
 }
 
