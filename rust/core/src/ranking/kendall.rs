@@ -549,8 +549,8 @@ fn exact_within_shared<X: Score>(
         }
         let approx_joint: u128 = per_code.iter().map(|&k| pairs(u128::from(k))).sum();
         // The exact counts, in (full key, rank) order.
-        let (true_x, runs) = runs_of(group, |r| r.1);
-        let (true_joint, _) = runs_of(group, |r| (r.1, r.2));
+        let (true_x, runs) = tie_runs(group, |r| r.1, &Pool::sequential());
+        let (true_joint, _) = tie_runs(group, |r| (r.1, r.2), &Pool::sequential());
         let ranks: Vec<u16> = group.iter().map(|r| r.2).collect();
         let true_disc = small_alphabet_inversions(&ranks, d, &Pool::sequential());
         c.discordant += true_disc;
@@ -559,11 +559,6 @@ fn exact_within_shared<X: Score>(
         c.x_distinct = c.x_distinct + runs - 1;
         i = j;
     }
-}
-
-/// Pairs within runs of equal `key` in a sorted slice, and the runs.
-fn runs_of<T, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K) -> (u128, u64) {
-    tie_runs(sorted, key, &Pool::sequential())
 }
 
 /// Open-addressing map from order keys to a `u32` (a count, then a rank).
