@@ -449,9 +449,10 @@ def kendall_tau(x: ArrayLike, y: ArrayLike, *, variant: Variant = "b", backend: 
     Equals ``scipy.stats.kendalltau(x, y, variant=...).statistic``. Integers are ordered as
     integers (int64 and uint64 values at any magnitude), ``-inf`` and ``inf`` as the smallest and
     largest values, as scipy orders them; NaN raises ``NonFiniteError``. The compiled core counts
-    the pairs exactly by Knight's O(n log n) sort, or, when both vectors have at most 65,536
-    distinct values (rounded scores, grades, quantised confidences), by a faster O(n + D_x D_y)
-    sweep over the table of their ranks; both give the same counts. A constant vector, or a
+    the pairs exactly by Knight's O(n log n) algorithm (the rows sorted by x and by y, the y
+    ranks' inversions in x order counted eight bits at a time), or, when both vectors have at
+    most 65,536 distinct values (rounded scores, grades, quantised confidences), by a faster
+    O(n + D_x D_y) sweep over the table of their ranks; every method gives the same counts. A constant vector, or a
     single sample, gives NaN with an ``UndefinedMetricWarning`` (scipy's value); empty input
     raises ``ShapeError``.
 

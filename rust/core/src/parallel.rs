@@ -294,3 +294,48 @@ pub fn collect_chunked<T: Copy + Send + Sync>(
     unsafe { out.set_len(n) };
     Ok(out)
 }
+
+/// `src.iter().map(item)` collected into a vector (huge-page backed), in
+/// parallel chunks of [`CHECK_ROWS`] as [`collect_chunked`] does. Reading the
+/// source through an iterator rather than by index lets the loop run without
+/// bounds checks: a random gather such as `|&k| table[k]` keeps more loads in
+/// flight (about 35 against 65 ms for 10^7 rows on the reference machine).
+///
+/// # Errors
+/// [`MetricError::Interrupted`].
+pub fn map_chunked<S: Sync, T: Copy + Send + Sync>(
+    src: &[S],
+    item: impl Fn(&S) -> T + Send + Sync,
+    pool: &Pool,
+) -> Result<Vec<T>> {
+    let n = src.len();
+    let mut out: Vec<T> = big_vec(n);
+    let spare = out.spare_capacity_mut().get_mut(..n).unwrap_or_default();
+    let fill = |(piece, from): (&mut [std::mem::MaybeUninit<T>], &[S])| {
+        if pool.stopped() {
+            return;
+        }
+        for (slot, s) in piece.iter_mut().zip(from) {
+            slot.write(item(s));
+        }
+    };
+    if pool.parallel_for(n) {
+        pool.install(|| {
+            spare
+                .par_chunks_mut(CHECK_ROWS)
+                .zip(src.par_chunks(CHECK_ROWS))
+                .for_each(fill);
+        });
+    } else {
+        spare
+            .chunks_mut(CHECK_ROWS)
+            .zip(src.chunks(CHECK_ROWS))
+            .for_each(fill);
+    }
+    pool.check()?;
+    // SAFETY: the flag was not raised, so every chunk ran and wrote each of
+    // its slots (the chunks of `spare` and `src` have the same lengths): the
+    // first `n` values are initialised (`T: Copy` needs no drop).
+    unsafe { out.set_len(n) };
+    Ok(out)
+}

@@ -205,6 +205,7 @@ pub(crate) struct Totals {
     pub(crate) w_neg: f64,
 }
 
+mod inversions;
 mod kendall;
 mod state;
 pub use kendall::{

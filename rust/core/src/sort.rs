@@ -60,17 +60,76 @@ impl SortKey for u128 {
     }
 }
 
+/// A `u64` sorted by its bytes above the lowest `SKIP` only: rows that
+/// carry their index in the low bits (a payload, not part of the order) sort
+/// in `8 - SKIP` radix passes instead of eight. Equal high bytes leave the
+/// rows in some order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(transparent)]
+struct HighBytes<const SKIP: usize>(u64);
+
+impl<const SKIP: usize> rdst::RadixKey for HighBytes<SKIP> {
+    const LEVELS: usize = 8 - SKIP;
+    #[inline]
+    fn get_level(&self, level: usize) -> u8 {
+        (self.0 >> ((level + SKIP) * 8)) as u8
+    }
+}
+
+impl<const SKIP: usize> SortKey for HighBytes<SKIP> {
+    const BLOCK: usize = 1 << 25;
+    fn sort_block(v: &mut [Self]) {
+        v.radix_sort_unstable();
+    }
+    fn sort_block_alone(v: &mut [Self]) {
+        v.radix_sort_builder().with_single_threaded_tuner().sort();
+    }
+}
+
+/// Sort `v` by `key >> low_bits` alone (rows with equal high bits end in
+/// some order), on the calling thread as [`sort_keys_alone`] does. Faster
+/// than a full sort when the low bits hold a payload such as a row index.
+///
+/// # Errors
+/// [`crate::MetricError::Interrupted`].
+pub fn sort_high_bits_alone(v: &mut Vec<u64>, low_bits: u32, pool: &Pool) -> Result<()> {
+    fn as_high<const S: usize>(v: &mut Vec<u64>, pool: &Pool) -> Result<()> {
+        let mut keys = std::mem::ManuallyDrop::new(std::mem::take(v));
+        let (ptr, len, cap) = (keys.as_mut_ptr(), keys.len(), keys.capacity());
+        // SAFETY: `HighBytes<S>` is `repr(transparent)` over `u64` (same
+        // size and alignment, every bit pattern valid), and the allocation
+        // changes owner without being touched or freed.
+        let mut high: Vec<HighBytes<S>> = unsafe { Vec::from_raw_parts(ptr.cast(), len, cap) };
+        let result = sort_keys_alone(&mut high, pool);
+        let mut high = std::mem::ManuallyDrop::new(high);
+        let (ptr, len, cap) = (high.as_mut_ptr(), high.len(), high.capacity());
+        // SAFETY: as above, back to `u64`.
+        *v = unsafe { Vec::from_raw_parts(ptr.cast(), len, cap) };
+        result
+    }
+    match low_bits / 8 {
+        0 => sort_keys_alone(v, pool),
+        1 => as_high::<1>(v, pool),
+        2 => as_high::<2>(v, pool),
+        3 => as_high::<3>(v, pool),
+        _ => as_high::<4>(v, pool),
+    }
+}
+
 /// Sort `v` ascending on the calling thread when it fits one block (for
 /// callers that sort several vectors at once, one per thread: on the
 /// reference machine two radix sorts side by side on one thread each beat
 /// the same two sorts one after the other on both threads by a third);
-/// larger vectors are sorted as [`sort_keys`] sorts them.
+/// larger vectors in blocks as [`sort_keys`] sorts them, each block on the
+/// calling thread (the other threads are busy with the other vectors: a
+/// block sorted with every thread would wait for them, and a raised stop
+/// flag would wait for that block).
 ///
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_keys_alone<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
     if v.len() > T::BLOCK {
-        return sort_keys(v, pool);
+        return sort_in_blocks(v, T::BLOCK, true, pool);
     }
     pool.check()?;
     T::sort_block_alone(v);
@@ -91,6 +150,17 @@ pub fn sort_keys<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_keys_in_blocks<T: SortKey>(v: &mut Vec<T>, block: usize, pool: &Pool) -> Result<()> {
+    sort_in_blocks(v, block, false, pool)
+}
+
+/// [`sort_keys_in_blocks`], each block sorted on the calling thread when
+/// `alone`.
+fn sort_in_blocks<T: SortKey>(
+    v: &mut Vec<T>,
+    block: usize,
+    alone: bool,
+    pool: &Pool,
+) -> Result<()> {
     pool.check()?;
     let n = v.len();
     let block = block.max(2);
@@ -102,7 +172,11 @@ pub fn sort_keys_in_blocks<T: SortKey>(v: &mut Vec<T>, block: usize, pool: &Pool
     // for one block only.
     for c in v.chunks_mut(block) {
         pool.check()?;
-        pool.install(|| T::sort_block(c));
+        if alone {
+            T::sort_block_alone(c);
+        } else {
+            pool.install(|| T::sort_block(c));
+        }
     }
     pool.check()?;
     // Zeroed memory is mapped lazily: the first merge round touches it in parallel.

@@ -1,19 +1,26 @@
 //! Kendall's tau-b and tau-c (docs/definitions.md §5.3): the pair counts of two vectors.
 //!
-//! Two exact methods give the same counts. Knight's algorithm (a parallel sort
-//! of the `(x, y)` pairs, then a merge sort counting the inversions of `y`)
-//! handles any data. When both vectors have few distinct values, as rounded
-//! scores, grades and quantised confidences do, a table sweep is several
-//! times faster: the rows are grouped by the rank of `x` (hash maps give the
+//! Every method gives the same counts; they differ in speed. Knight's
+//! algorithm handles any data: the rows in `(x, y)` order, and the
+//! discordant pairs as the inversions of `y` in that order. Here the rows
+//! are sorted by `x` and by `y` side by side, `y`'s order gives each row a
+//! rank, and the inversions of the ranks in `x` order are counted one digit
+//! at a time (`inversions.rs`). When both vectors have few distinct values,
+//! as rounded scores, grades and quantised confidences do, a table sweep is
+//! faster still: the rows are grouped by the rank of `x` (hash maps give the
 //! ranks), and each group's histogram of `y` ranks is weighed against the
-//! running histogram of all earlier groups.
+//! running histogram of all earlier groups. When only one vector has few
+//! values, its ranks ride in the low bits of the other's sorted keys and are
+//! swept block by block.
 
+use super::inversions::count_inversions;
 use super::Score;
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
-use crate::sort::sort_keys;
+use crate::parallel::{big_vec, collect_chunked, map_chunked, Pool, CHECK_ROWS};
+use crate::sort::{sort_high_bits_alone, sort_keys};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// Pair counts of Kendall's tau between two vectors (docs/definitions.md §5.3, Knight 1966).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -197,7 +204,9 @@ fn merge_counting(l: &[u64], r: &[u64], out: &mut [u64]) -> u128 {
     inv
 }
 
-/// Knight's algorithm: sort the `(x, y)` pairs, count the inversions of `y`.
+/// Knight's algorithm on the `(x, y)` pairs themselves (sorted as `u128`,
+/// then a merge sort of `y` counting inversions): for more than `2^32`
+/// rows, whose indices do not fit the rank path's keys.
 fn by_sort<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<KendallCounts> {
     let n = x.len();
     // (x key, y key) as one u128: sorting it sorts by x, then y.
@@ -230,6 +239,270 @@ fn by_sort<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<KendallC
     })
 }
 
+/// Knight's algorithm on ranks: the rows sorted by `x` and by `y` side by
+/// side (one thread each), each as `u64` keys whose low `bits` hold the row
+/// index and whose high bits are the value's order key, sorted by the high
+/// bits alone. The `y` order gives each row its rank (the position of the
+/// first row of its tie); the `x` order, read through those ranks, is the
+/// sequence whose inversions are the discordant pairs, counted digit by digit
+/// ([`count_inversions`]). Rows whose truncated keys are equal are put in
+/// exact `(x, y)` order from their full keys. `None` when the row indices do
+/// not fit `u32`.
+fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<KendallCounts>> {
+    let n = x.len();
+    let bits = (usize::BITS - n.saturating_sub(1).leading_zeros()).max(1);
+    if bits > 32 {
+        return Ok(None);
+    }
+    let low = (1_u64 << bits) - 1;
+    let mut xs = keyed_rows(x, low, pool)?;
+    let mut ys = keyed_rows(y, low, pool)?;
+    let (a, b) = pool.install(|| {
+        rayon::join(
+            || sort_high_bits_alone(&mut xs, bits, pool),
+            || sort_high_bits_alone(&mut ys, bits, pool),
+        )
+    });
+    a?;
+    b?;
+    let y_key = |i: usize| y.get(i).map_or(0, |v| v.key());
+    let x_key = |i: usize| x.get(i).map_or(0, |v| v.key());
+    let row = |k: u64| (k & low) as usize;
+    // The rank of each row in y: the sorted position of its tie's first row.
+    let mut rank: Vec<AtomicU32> = big_vec(n);
+    pool.install(|| rank.par_extend((0..n).into_par_iter().map(|_| AtomicU32::new(0))));
+    let cuts = run_cuts(&ys, bits, pool);
+    let rank_piece = |w: &[usize]| -> (u128, u64) {
+        let &[start, end] = w else {
+            return (0, 0);
+        };
+        if pool.stopped() {
+            return (0, 0);
+        }
+        let keys = ys.get(start..end).unwrap_or(&[]);
+        let store = |k: u64, at: usize| {
+            if let Some(r) = rank.get(row(k)) {
+                r.store(at as u32, Relaxed);
+            }
+        };
+        let runs = visit_runs(keys, bits, |i, k| store(k, start + i));
+        let mut ties = 0_u128;
+        let mut distinct = keys.len() as u64;
+        let mut group: Vec<(u64, u64)> = Vec::new();
+        for (i, j) in runs {
+            group.clear();
+            group.extend(
+                keys.get(i..j)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|&k| (y_key(row(k)), k)),
+            );
+            sort_group(&mut group, pool);
+            distinct -= group.len() as u64;
+            for_each_run(
+                &group,
+                |r| r.0,
+                |first, run| {
+                    for &(_, k) in run {
+                        store(k, start + i + first);
+                    }
+                    let t = run.len() as u128;
+                    ties += t * (t - 1) / 2;
+                    distinct += 1;
+                },
+            );
+        }
+        (ties, distinct)
+    };
+    let (y_ties, y_distinct) = over_pieces(&cuts, rank_piece, pool);
+    pool.check()?;
+    let rank: Vec<u32> = rank.into_iter().map(AtomicU32::into_inner).collect();
+    // The ranks in x order (the sequence whose inversions are the discordant
+    // pairs), written over the y keys, which are done with (fresh memory
+    // would cost a page fault per 4 KiB); rows with equal truncated x keys
+    // put in (x, rank) order.
+    let words: &mut [u32] = bytemuck::cast_slice_mut(ys.as_mut_slice());
+    let (seq, scratch) = words.split_at_mut(n);
+    let cuts = run_cuts(&xs, bits, pool);
+    let mut pieces: Vec<(usize, &mut [u32])> = Vec::with_capacity(cuts.len());
+    let mut rest: &mut [u32] = seq;
+    for w in cuts.windows(2) {
+        if let &[start, end] = w {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(end - start);
+            pieces.push((start, head));
+            rest = tail;
+        }
+    }
+    let rank_of = |k: u64| rank.get(row(k)).copied().unwrap_or(0);
+    let fill = |(start, out): (usize, &mut [u32])| -> (u128, u128, u64) {
+        if pool.stopped() {
+            return (0, 0, 0);
+        }
+        let keys = xs.get(start..start + out.len()).unwrap_or(&[]);
+        for (slot, &k) in out.iter_mut().zip(keys) {
+            *slot = rank_of(k);
+        }
+        let runs = visit_runs(keys, bits, |_, _| {});
+        let (mut x_ties, mut joint, mut distinct) = (0_u128, 0_u128, keys.len() as u64);
+        let mut group: Vec<(u64, u32)> = Vec::new();
+        for (i, j) in runs {
+            group.clear();
+            group.extend(
+                keys.get(i..j)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|&k| (x_key(row(k)), rank_of(k))),
+            );
+            sort_group(&mut group, pool);
+            for (slot, g) in out.get_mut(i..j).unwrap_or_default().iter_mut().zip(&group) {
+                *slot = g.1;
+            }
+            distinct -= group.len() as u64;
+            for_each_run(
+                &group,
+                |g| g.0,
+                |_, run| {
+                    let t = run.len() as u128;
+                    x_ties += t * (t - 1) / 2;
+                    distinct += 1;
+                },
+            );
+            for_each_run(
+                &group,
+                |g| *g,
+                |_, run| {
+                    let t = run.len() as u128;
+                    joint += t * (t - 1) / 2;
+                },
+            );
+        }
+        (x_ties, joint, distinct)
+    };
+    let parts: Vec<(u128, u128, u64)> = if pool.parallel_for(n) {
+        pool.install(|| pieces.into_par_iter().map(fill).collect())
+    } else {
+        pieces.into_iter().map(fill).collect()
+    };
+    pool.check()?;
+    drop(xs);
+    drop(rank);
+    let discordant = count_inversions(seq, scratch, bits, pool);
+    pool.check()?;
+    Ok(Some(KendallCounts {
+        n: n as u64,
+        x_ties: parts.iter().map(|p| p.0).sum(),
+        y_ties,
+        joint_ties: parts.iter().map(|p| p.1).sum(),
+        discordant,
+        x_distinct: parts.iter().map(|p| p.2).sum(),
+        y_distinct,
+    }))
+}
+
+/// Each row's order key with its low bits (`low`) replaced by the row index.
+fn keyed_rows<X: Score>(x: &[X], low: u64, pool: &Pool) -> Result<Vec<u64>> {
+    let mut out: Vec<u64> = map_chunked(x, |v| v.key() & !low, pool)?;
+    let tag = |(c, piece): (usize, &mut [u64])| {
+        for (i, k) in piece.iter_mut().enumerate() {
+            *k |= (c * CHECK_ROWS + i) as u64;
+        }
+    };
+    if pool.parallel_for(x.len()) {
+        pool.install(|| out.par_chunks_mut(CHECK_ROWS).enumerate().for_each(tag));
+    } else {
+        out.chunks_mut(CHECK_ROWS).enumerate().for_each(tag);
+    }
+    Ok(out)
+}
+
+/// Piece boundaries of `sorted` (`0`, ..., `len`), about [`CHECK_ROWS`]
+/// rows apart and at least one piece per thread, moved forward so that no
+/// run of equal `key >> bits` is cut.
+fn run_cuts(sorted: &[u64], bits: u32, pool: &Pool) -> Vec<usize> {
+    let n = sorted.len();
+    let pieces = n.div_ceil(CHECK_ROWS).max(4 * pool.threads()).min(n.max(1));
+    let mut cuts = vec![0];
+    for p in 1..pieces {
+        let mut c = (n * p / pieces).max(cuts.last().copied().unwrap_or(0));
+        while c < n
+            && c > 0
+            && sorted.get(c).map(|k| k >> bits) == sorted.get(c - 1).map(|k| k >> bits)
+        {
+            c += 1;
+        }
+        if c < n && Some(&c) != cuts.last() {
+            cuts.push(c);
+        }
+    }
+    cuts.push(n);
+    cuts
+}
+
+/// Call `each(i, key)` for every key of a sorted piece, in order, and return
+/// the runs `(start, end)` of two keys or more with equal `key >> bits`,
+/// found on the way (one pass over the keys).
+#[inline]
+fn visit_runs(keys: &[u64], bits: u32, mut each: impl FnMut(usize, u64)) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    // No key's high bits are all ones (`bits >= 1`).
+    let mut prev = u64::MAX;
+    for (i, &k) in keys.iter().enumerate() {
+        each(i, k);
+        let p = k >> bits;
+        if p == prev {
+            match runs.last_mut() {
+                Some(r) if r.1 == i => r.1 = i + 1,
+                _ => runs.push((i.saturating_sub(1), i + 1)),
+            }
+        }
+        prev = p;
+    }
+    runs
+}
+
+/// Sort a group of rows sharing a truncated key by `(full key, second)`: a
+/// parallel sort when the group is large (a heavy tie).
+fn sort_group<T: Ord + Send>(group: &mut [T], pool: &Pool) {
+    if group.len() >= 1 << 16 && pool.threads() > 1 {
+        pool.install(|| group.par_sort_unstable());
+    } else {
+        group.sort_unstable();
+    }
+}
+
+/// Call `f(first, run)` for each run of equal `key` in a sorted slice.
+fn for_each_run<T, K: PartialEq>(
+    sorted: &[T],
+    key: impl Fn(&T) -> K,
+    mut f: impl FnMut(usize, &[T]),
+) {
+    let mut i = 0;
+    while let Some(first) = sorted.get(i) {
+        let k = key(first);
+        let mut j = i + 1;
+        while sorted.get(j).is_some_and(|v| key(v) == k) {
+            j += 1;
+        }
+        f(i, sorted.get(i..j).unwrap_or(&[]));
+        i = j;
+    }
+}
+
+/// Run `piece` over consecutive cut pairs (in parallel when the pool does
+/// large work in parallel) and add up its `(pairs, distinct)`.
+fn over_pieces(
+    cuts: &[usize],
+    piece: impl Fn(&[usize]) -> (u128, u64) + Send + Sync,
+    pool: &Pool,
+) -> (u128, u64) {
+    let parts: Vec<(u128, u64)> = if pool.parallel_for(cuts.last().copied().unwrap_or(0)) {
+        pool.install(|| cuts.par_windows(2).map(&piece).collect())
+    } else {
+        cuts.windows(2).map(&piece).collect()
+    };
+    parts.iter().fold((0, 0), |(a, b), p| (a + p.0, b + p.1))
+}
+
 /// How [`kendall_counts_with`] counts the pairs. Every method gives the same
 /// counts; they differ only in speed and memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -240,8 +513,11 @@ pub enum KendallMethod {
     /// few, Knight's sort otherwise.
     #[default]
     Auto,
-    /// Knight's algorithm: a parallel sort of the `(x, y)` pairs and a merge
-    /// sort counting the inversions of `y`. O(n log n) time, `4 n` words.
+    /// Knight's algorithm: the rows sorted by `x` and by `y` (row indices
+    /// in the keys' low bits), the ranks of `y` read in `x` order, and their
+    /// inversions counted digit by digit; O(n log n) time, 20 bytes per row.
+    /// Beyond `2^32` rows, a sort of the `(x, y)` pairs and a merge sort of
+    /// `y` (48 bytes per row).
     Sort,
     /// The table sweep whenever both vectors have at most
     /// [`TABLE_MAX_DISTINCT`] distinct values (else the sort).
@@ -321,6 +597,9 @@ pub fn kendall_counts_with<X: Score, Y: Score>(
                 ..c
             });
         }
+    }
+    if let Some(c) = by_ranks(x, y, pool)? {
+        return Ok(c);
     }
     by_sort(x, y, pool)
 }
@@ -458,13 +737,10 @@ fn by_one_sided<X: Score, Y: Score>(
     };
     let mut keys: Vec<u64> = collect_chunked(n, key, pool)?;
     sort_keys(&mut keys, pool)?;
-    let (x_ties, x_distinct) = tie_runs(&keys, |k| k >> bits, pool);
-    let (joint_ties, _) = tie_runs(&keys, |k| *k, pool);
+    let (x_ties, x_distinct, joint_ties, shared) = prefix_runs(&keys, bits, pool);
     pool.check()?;
-    let shared = shared_prefixes(&keys, bits);
     #[allow(clippy::cast_possible_truncation)]
-    let sorted_codes: Vec<u16> =
-        collect_chunked(n, |i| keys.get(i).map_or(0, |&k| (k & low) as u16), pool)?;
+    let sorted_codes: Vec<u16> = map_chunked(&keys, |&k| (k & low) as u16, pool)?;
     drop(keys);
     let discordant = small_alphabet_inversions(&sorted_codes, d, pool);
     drop(sorted_codes);
@@ -485,14 +761,44 @@ fn by_one_sided<X: Score, Y: Score>(
     Ok(Some(c))
 }
 
-/// The truncated x keys (`key >> bits`) shared by two rows or more.
-fn shared_prefixes(keys: &[u64], bits: u32) -> Vec<u64> {
-    let mut out: Vec<u64> = keys
-        .windows(2)
-        .filter(|w| w[0] >> bits == w[1] >> bits)
-        .map(|w| w[0] >> bits)
-        .collect();
-    out.dedup();
+/// One parallel pass over sorted keys: the pairs and the runs of equal
+/// `key >> bits` (ties in x), the pairs of equal keys (joint ties), and the
+/// truncated keys shared by two rows or more, in order.
+fn prefix_runs(keys: &[u64], bits: u32, pool: &Pool) -> (u128, u64, u128, Vec<u64>) {
+    let cuts = run_cuts(keys, bits, pool);
+    let piece = |w: &[usize]| -> (u128, u64, u128, Vec<u64>) {
+        let (mut x_ties, mut joint) = (0_u128, 0_u128);
+        let mut shared = Vec::new();
+        let &[start, end] = w else {
+            return (0, 0, 0, shared);
+        };
+        if pool.stopped() {
+            return (0, 0, 0, shared);
+        }
+        let keys = keys.get(start..end).unwrap_or(&[]);
+        let pairs = |t: usize| (t as u128) * (t as u128 - 1) / 2;
+        let mut distinct = keys.len() as u64;
+        for (i, j) in visit_runs(keys, bits, |_, _| {}) {
+            let run = keys.get(i..j).unwrap_or(&[]);
+            x_ties += pairs(run.len());
+            distinct -= run.len() as u64 - 1;
+            for_each_run(run, |k| *k, |_, r| joint += pairs(r.len()));
+            shared.extend(run.first().map(|k| k >> bits));
+        }
+        (x_ties, distinct, joint, shared)
+    };
+    let parts: Vec<(u128, u64, u128, Vec<u64>)> = if pool.parallel_for(keys.len()) {
+        pool.install(|| cuts.par_windows(2).map(piece).collect())
+    } else {
+        cuts.windows(2).map(piece).collect()
+    };
+    let mut out = (0, 0, 0, Vec::new());
+    for (a, b, c, d) in parts {
+        out.0 += a;
+        out.1 += b;
+        out.2 += c;
+        out.3.extend(d);
+    }
     out
 }
 
@@ -933,4 +1239,131 @@ fn sweep(
         }
     }
     (discordant, joint_ties)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    fn lcg(seed: u64) -> impl FnMut() -> u64 {
+        let mut s = seed;
+        move || {
+            s = s
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            s >> 33
+        }
+    }
+
+    /// Pair counts by looking at every pair.
+    fn naive(x: &[f64], y: &[f64]) -> KendallCounts {
+        let mut c = KendallCounts {
+            n: x.len() as u64,
+            ..KendallCounts::default()
+        };
+        for i in 0..x.len() {
+            for j in i + 1..x.len() {
+                let (tx, ty) = (x[i] == x[j], y[i] == y[j]);
+                c.x_ties += u128::from(tx);
+                c.y_ties += u128::from(ty);
+                c.joint_ties += u128::from(tx && ty);
+                c.discordant +=
+                    u128::from((x[i] < x[j] && y[i] > y[j]) || (x[i] > x[j] && y[i] < y[j]));
+            }
+        }
+        let distinct = |v: &[f64]| {
+            let mut k: Vec<u64> = v.iter().map(|a| a.key()).collect();
+            k.sort_unstable();
+            k.dedup();
+            k.len() as u64
+        };
+        c.x_distinct = distinct(x);
+        c.y_distinct = distinct(y);
+        c
+    }
+
+    /// Inputs that stress the rank path: continuous values, values a few
+    /// ulps apart (equal truncated keys, different values), heavy ties that
+    /// take the parallel group sort, and both at once.
+    fn cases(n: usize) -> Vec<(Vec<f64>, Vec<f64>)> {
+        let mut next = lcg(n as u64);
+        let mut unit = move || next() as f64 / f64::from(1_u32 << 31);
+        let base: Vec<f64> = (0..n).map(|_| unit()).collect();
+        let noisy: Vec<f64> = base.iter().map(|v| v + unit()).collect();
+        let ulps: Vec<f64> = (0..n as u64)
+            .map(|i| f64::from_bits(0.75_f64.to_bits() + (i * 7919) % 5000))
+            .collect();
+        let heavy: Vec<f64> = base
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if i % 4 == 0 { v } else { 1.5 })
+            .collect();
+        let ints: Vec<f64> = (0..n).map(|i| ((i * 37) % 1013) as f64).collect();
+        vec![
+            (base.clone(), noisy.clone()),
+            (noisy.clone(), base.clone()),
+            (ulps.clone(), noisy.clone()),
+            (heavy.clone(), ulps.clone()),
+            (ulps.clone(), ulps.iter().rev().copied().collect()),
+            (heavy.clone(), heavy.iter().rev().copied().collect()),
+            (base.clone(), base.clone()),
+            (ints, noisy),
+        ]
+    }
+
+    #[test]
+    fn ranks_match_the_pair_count() {
+        for n in [1, 2, 3, 40, 700, 2500] {
+            for (x, y) in cases(n) {
+                let want = naive(&x, &y);
+                for threads in [1, 3] {
+                    let pool = Pool::new(threads).with_min_parallel(0);
+                    let got = by_ranks(&x, &y, &pool).unwrap().unwrap();
+                    assert_eq!(got, want, "n {n} threads {threads}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ranks_match_the_pair_sort_at_scale() {
+        // Heavy ties of 3 * 2^16 rows (the parallel group sort), cut points
+        // inside runs, and 2^18 + 1 rows (ranks of 19 bits, a 3-bit first digit).
+        let n = (1 << 18) + 1;
+        for (x, y) in cases(n) {
+            let want = by_sort(&x, &y, &Pool::sequential()).unwrap();
+            for threads in [1, 2, 3] {
+                let pool = Pool::new(threads).with_min_parallel(0);
+                assert_eq!(
+                    by_ranks(&x, &y, &pool).unwrap().unwrap(),
+                    want,
+                    "threads {threads}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn integers_near_the_extremes_keep_their_order() {
+        let x: Vec<i64> = vec![i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX, 0];
+        let y: Vec<i64> = vec![3, 2, i64::MAX, i64::MAX - 1, i64::MIN, 5, 5, i64::MIN + 1];
+        let want = by_sort(&x, &y, &Pool::sequential()).unwrap();
+        assert_eq!(
+            by_ranks(&x, &y, &Pool::sequential()).unwrap().unwrap(),
+            want
+        );
+        assert_eq!(want.x_ties, 1);
+        assert_eq!(want.y_ties, 1);
+    }
+
+    #[test]
+    fn a_raised_flag_stops_the_rank_path() {
+        let (x, y) = cases(5000).swap_remove(0);
+        let pool = Pool::new(2)
+            .with_min_parallel(0)
+            .with_stop(Arc::new(AtomicBool::new(true)));
+        assert_eq!(by_ranks(&x, &y, &pool), Err(MetricError::Interrupted));
+    }
 }
