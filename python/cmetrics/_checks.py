@@ -89,15 +89,23 @@ def to_numpy(x: object, name: str) -> np.ndarray:
             msg = f"{name} has {nulls} missing value(s); drop or fill them before scoring"
             raise LabelError(msg) if name in ("y_true", "y_pred", "y1", "y2") else NonFiniteError(msg)
         if lib == "pyarrow":
-            return np.asarray(x.to_numpy(zero_copy_only=False))
-        return np.asarray(x.to_numpy())
+            return _aligned(np.asarray(x.to_numpy(zero_copy_only=False)))
+        return _aligned(np.asarray(x.to_numpy()))
     if isinstance(x, np.ndarray):
-        return x
+        return _aligned(x)
     try:
-        return np.asarray(x)
+        return _aligned(np.asarray(x))
     except (ValueError, TypeError) as exc:
         msg = f"{name} could not be read as an array ({exc}); pass a 1-D sequence or numpy array"
         raise ShapeError(msg) from None
+
+
+def _aligned(a: np.ndarray) -> np.ndarray:
+    """``a``, or an aligned copy of it. Arrays unpickled from out-of-band buffers (Dask and
+    Ray move them so) or made by ``np.frombuffer`` at an odd offset may start at an address
+    that is not a multiple of their item size; the compiled kernels read aligned memory
+    only. Aligned arrays, nearly all of them, pass untouched."""
+    return a if a.flags.aligned else a.copy(order="K")
 
 
 def as_1d(x: object, name: str) -> np.ndarray:

@@ -214,6 +214,79 @@ def score_files(
     return report, run
 
 
+def score_on_dask(
+    paths: list[str],
+    *,
+    scheduler: str | None,
+    workers: int | None,
+    proba: tuple[str, ...] = (),
+    ranking: str = "exact",
+    class_ranking: str = "approximate",
+    **options: Any,
+) -> tuple[cmetrics.Report, dict[str, Any]]:
+    """Parquet inputs scored by :func:`cmetrics.dask.evaluate` on a running scheduler
+    (``scheduler``) or a local cluster of ``workers`` processes started for the run; the
+    report and a record of the run (the cluster's start is timed apart)."""
+    from cmetrics._readers import InputError
+
+    if scheduler is not None and workers is not None:
+        raise InputError("pass --scheduler or --workers, not both")
+    not_parquet = [p for p in paths if not (Path(p).is_dir() or p.endswith((".parquet", ".parq", ".pq")))]
+    if not_parquet:
+        raise InputError(f"Dask reads Parquet files and directories only; not {', '.join(not_parquet)}")
+    try:
+        import importlib
+
+        # Untyped: its calls are checked by the tests with a real cluster.
+        distributed: Any = importlib.import_module("distributed")
+        import cmetrics.dask as cdask
+    except ImportError as e:
+        raise InputError(f'--scheduler and --workers need cmetrics[dask] ({e}): pip install "cmetrics[dask]"') from e
+    files = [str(Path(p) / "*.parquet") if Path(p).is_dir() else p for p in paths]
+    t0 = time.perf_counter()
+    if scheduler is not None:
+        cluster = None
+        client = distributed.Client(scheduler)
+    else:
+        cluster = distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+        )
+        client = distributed.Client(cluster)
+    started = time.perf_counter() - t0
+    try:
+        t1 = time.perf_counter()
+        ev = cdask.evaluator(
+            files,
+            proba=list(proba) or None,
+            ranking=ranking,  # type: ignore[arg-type]
+            class_ranking=class_ranking,  # type: ignore[arg-type]
+            client=client,
+            **options,
+        )
+        report = ev.report()
+        seconds = time.perf_counter() - t1
+        n_workers = len(client.scheduler_info().get("workers", {}))
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    rows = ev.n_rows
+    run = {
+        "files": list(paths),
+        "format": "parquet",
+        "rows": rows,
+        "seconds": seconds,
+        "rows_per_second": rows / seconds if seconds > 0 else None,
+        "cluster_start_seconds": started,
+        "scheduler": scheduler or f"local, {workers} worker processes",
+        "workers": n_workers,
+        "cmetrics": cmetrics.__version__,
+        "backend": "rust" if cmetrics.rust_available() else "numpy",
+        "threads": cmetrics.get_num_threads(),
+    }
+    return report, run
+
+
 def _progress(total: int | None) -> tuple[Any, Any]:
     from rich.progress import (
         BarColumn,
@@ -368,6 +441,17 @@ def cli() -> None:
     default=None,
     help="the most classes to count (default 4096; each costs a row and a column of K x K tables)",
 )
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="score Parquet inputs on a running Dask scheduler (tcp://host:port); needs cmetrics[dask]",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=None,
+    help="score Parquet inputs on a local Dask cluster of N worker processes started for the run",
+)
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 def score(
     paths: tuple[str, ...],
@@ -389,6 +473,8 @@ def score(
     n_bins: int,
     threads: int,
     max_classes: int | None,
+    scheduler: str | None,
+    workers: int | None,
     quiet: bool,
 ) -> None:
     """Score evaluation dumps: Parquet files or directories, CSV/TSV, JSON Lines, .npz or
@@ -398,6 +484,28 @@ def score(
     try:
         if threads:
             cmetrics.set_num_threads(threads)
+        if scheduler is not None or workers is not None:
+            if proba_list is not None:
+                raise UserError("--proba-list is not read on Dask; name the columns with --proba or --proba-prefix")
+            report, run = score_on_dask(
+                list(paths),
+                scheduler=scheduler,
+                workers=workers,
+                label=label,
+                pred=pred,
+                proba=proba,
+                proba_prefix=proba_prefix,
+                confidence=confidence,
+                weight=weight,
+                labels=_labels_option(labels),
+                ranking=ranking,
+                ranking_bins=ranking_bins,
+                class_ranking=class_ranking,
+                n_bins=n_bins,
+                max_classes=max_classes,
+            )
+            _write(_render(report, run, fmt), output, force=force, inputs=paths)
+            return
         report, run = score_files(
             list(paths),
             label=label,

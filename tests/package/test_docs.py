@@ -25,6 +25,7 @@ WITH_EXAMPLES = {
     "cmetrics.classification",
     "cmetrics.confusion",
     "cmetrics.curves",
+    "cmetrics.dask",
     "cmetrics.label_ranking",
     "cmetrics.probabilistic",
     "cmetrics.ranking",

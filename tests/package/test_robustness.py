@@ -489,3 +489,38 @@ def test_a_caught_panic_prints_nothing() -> None:
     assert out.stdout.startswith("InternalError internal error in cmetrics (please report it): deliberate test panic")
     with pytest.raises(InternalError):
         cmetrics._core._panic_for_tests()
+
+
+def _unaligned(a: np.ndarray) -> np.ndarray:
+    """A copy of ``a`` (C order) starting one byte past an aligned address, as arrays
+    unpickled from out-of-band buffers or read by np.frombuffer at an odd offset can."""
+    buf = np.zeros(a.nbytes + 1, np.uint8)
+    out = buf[1:].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    assert a.itemsize == 1 or not out.flags.aligned
+    return out
+
+
+def test_unaligned_arrays_give_the_aligned_results(backend: str) -> None:
+    """Every kind of input, misaligned: the same values as the aligned arrays (a copy is made
+    for the compiled kernels, which read aligned memory only), not an error."""
+    rng = np.random.default_rng(12)
+    n, k = 5_000, 4
+    y = rng.integers(0, k, n)
+    p = rng.dirichlet(np.ones(k), n)
+    pred = p.argmax(axis=1)
+    conf = p.max(axis=1)
+    w = rng.random(n) + 0.5
+    want = cmetrics.evaluate(y, y_proba=p, sample_weight=w, backend=backend)
+    got = cmetrics.evaluate(_unaligned(y), y_proba=_unaligned(p), sample_weight=_unaligned(w), backend=backend)
+    assert got.metrics == want.metrics
+    assert np.array_equal(got.confusion_matrix, want.confusion_matrix)
+    assert cmetrics.roc_auc_score(_unaligned(pred == y), _unaligned(conf), backend=backend) == cmetrics.roc_auc_score(
+        pred == y, conf, backend=backend
+    )
+    assert cmetrics.kendall_tau(_unaligned(conf), _unaligned(w), backend=backend) == cmetrics.kendall_tau(
+        conf, w, backend=backend
+    )
+    p32 = p.astype(np.float32)
+    ev = cmetrics.Evaluator(n_classes=k, backend=backend).update(_unaligned(y), y_proba=_unaligned(p32))
+    assert ev.report().accuracy == cmetrics.evaluate(y, y_proba=p32, backend=backend).accuracy

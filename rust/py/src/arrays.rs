@@ -23,7 +23,7 @@ pub fn slice<'a, T: numpy::Element>(
 ) -> PyResult<&'a [T]> {
     a.as_slice().map_err(|_| {
         ValidationError::new_err(format!(
-            "{name} is not C-contiguous; pass np.ascontiguousarray({name})"
+            "{name} is not a C-contiguous, aligned array; pass np.require({name}, requirements=\"CA\")"
         ))
     })
 }
@@ -38,7 +38,7 @@ pub fn opt_slice<'a, T: numpy::Element>(
 
 fn not_contiguous(name: &str) -> PyErr {
     ValidationError::new_err(format!(
-        "{name} is not C-contiguous; pass np.ascontiguousarray({name})"
+        "{name} is not a C-contiguous, aligned array; pass np.require({name}, requirements=\"CA\")"
     ))
 }
 

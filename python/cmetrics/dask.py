@@ -1,0 +1,357 @@
+"""Exact evaluation of a Dask DataFrame or a set of Parquet files on a Dask cluster.
+
+Each partition is scored by its own :class:`cmetrics.Evaluator` on the worker that holds
+it; the Evaluators travel as their byte format (:meth:`cmetrics.Evaluator.to_bytes`, a
+few kilobytes for the counts plus the ranking state) and are merged in a tree, a few at a
+time. The result is the :class:`cmetrics.Report` a single process gives on the same rows:
+counts are identical, sums of weights agree to rounding, and the ranking metrics are exact
+(the tie-group states merge exactly) unless ``ranking="approximate"`` is asked for.
+
+Needs the optional ``dask[dataframe]`` and ``distributed`` packages
+(``pip install "cmetrics[dask]"``); ``import cmetrics`` never imports them.
+
+The computation runs on whatever Dask scheduler is active: a ``distributed.Client``
+created before the call (or passed as ``client=``), else Dask's default for DataFrames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cmetrics._readers import InputError
+from cmetrics.streaming import Evaluator
+
+if TYPE_CHECKING:
+    from cmetrics._checks import Backend, RankingMode, ZeroDivision
+    from cmetrics._report import Report
+
+__all__ = ["evaluate", "evaluator"]
+
+
+def _require_dask() -> Any:
+    try:
+        import dask.dataframe as dd
+    except ImportError as e:  # pragma: no cover - exercised only without the extra
+        msg = 'cmetrics.dask needs dask[dataframe] and distributed: pip install "cmetrics[dask]"'
+        raise ImportError(msg) from e
+    return dd
+
+
+def _state(
+    part: Any,
+    *,
+    label: str,
+    pred: str | None,
+    proba: list[str],
+    confidence: str | None,
+    weight: str | None,
+    settings: dict[str, Any],
+) -> bytes:
+    """One partition (a pandas DataFrame) scored by a fresh Evaluator, as its bytes."""
+    present = {str(c) for c in part.columns}
+    _check_columns(present, [label, pred, *proba, confidence, weight], "a partition")
+
+    def column(name: str | None) -> np.ndarray | None:
+        # A column of a pandas block may be a strided view: the kernels take contiguous rows.
+        return None if name is None else np.ascontiguousarray(part[name].to_numpy())
+
+    y_proba = np.asarray(part[proba].to_numpy()) if proba and len(part) else None
+    return _score(settings, column(label), column(pred), y_proba, column(confidence), column(weight), len(part))
+
+
+def _file_state(
+    path: str,
+    row_group: int,
+    *,
+    label: str,
+    pred: str | None,
+    proba: list[str],
+    confidence: str | None,
+    weight: str | None,
+    settings: dict[str, Any],
+) -> bytes:
+    """One row group of a Parquet file, read by the worker itself, scored by a fresh
+    Evaluator, as its bytes."""
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    wanted = [c for c in (label, pred, *proba, confidence, weight) if c is not None]
+    _check_columns(set(f.schema_arrow.names), wanted, path)
+    table = f.read_row_group(row_group, columns=list(dict.fromkeys(wanted)))
+
+    def column(name: str | None) -> np.ndarray | None:
+        return None if name is None else np.asarray(table.column(name).to_numpy())
+
+    y_proba = None
+    if proba and table.num_rows:
+        first = column(proba[0])
+        assert first is not None
+        y_proba = np.empty((table.num_rows, len(proba)), dtype=first.dtype, order="F")
+        for j, name in enumerate(proba):
+            y_proba[:, j] = column(name)
+    return _score(settings, column(label), column(pred), y_proba, column(confidence), column(weight), table.num_rows)
+
+
+def _check_columns(present: set[str], wanted: Sequence[str | None], where: str) -> None:
+    missing = [c for c in wanted if c is not None and c not in present]
+    if missing:
+        msg = f"{where} lacks the column(s) {', '.join(map(repr, missing))}; every partition needs them"
+        raise InputError(msg)
+
+
+def _score(
+    settings: dict[str, Any],
+    y: np.ndarray | None,
+    pred: np.ndarray | None,
+    y_proba: np.ndarray | None,
+    confidence: np.ndarray | None,
+    weight: np.ndarray | None,
+    rows: int,
+) -> bytes:
+    ev = Evaluator(**settings)
+    if rows and y is not None:
+        if y_proba is not None and y_proba.dtype.kind not in "fiu":
+            msg = f"the probability columns hold {y_proba.dtype} values; they must be numbers"
+            raise InputError(msg)
+        ev.update(y, y_pred=pred, y_proba=y_proba, confidence=confidence, sample_weight=weight)
+    return ev.to_bytes()
+
+
+def _parquet_files(paths: Sequence[str | Path]) -> list[str]:
+    """The Parquet files named by paths, directories (their ``*.parquet`` files) and globs,
+    sorted within each entry."""
+    import glob
+
+    files: list[str] = []
+    for p in map(str, paths):
+        if Path(p).is_dir():
+            found = sorted(str(f) for f in Path(p).iterdir() if f.suffix in (".parquet", ".parq", ".pq"))
+        elif any(ch in p for ch in "*?["):
+            found = sorted(glob.glob(p))
+        else:
+            found = [p] if Path(p).is_file() else []
+        if not found:
+            msg = f"{p}: no Parquet file there"
+            raise InputError(msg)
+        files += found
+    return files
+
+
+def _merge(states: Sequence[bytes]) -> bytes:
+    """Several Evaluators' bytes merged into one's."""
+    ev = Evaluator.from_bytes(states[0])
+    for s in states[1:]:
+        ev.merge(Evaluator.from_bytes(s))
+    return ev.to_bytes()
+
+
+def evaluator(
+    data: Any,
+    *,
+    label: str,
+    pred: str | None = None,
+    proba: Sequence[str] | None = None,
+    proba_prefix: str | None = None,
+    confidence: str | None = None,
+    weight: str | None = None,
+    labels: Sequence[Any] | None = None,
+    n_bins: int = 15,
+    zero_division: ZeroDivision = "warn",
+    ranking: RankingMode | bool = "exact",
+    ranking_bins: int = 1 << 16,
+    top_k: int = 5,
+    class_ranking: RankingMode | bool | None = None,
+    max_classes: int | None = None,
+    split_every: int = 8,
+    client: Any = None,
+    backend: Backend = "auto",
+) -> Evaluator:
+    """The merged :class:`cmetrics.Evaluator` of every row of ``data``, computed on Dask:
+    :func:`evaluate` without the final report (to merge further, keep as bytes, or read
+    ``n_rows``). Arguments as for :func:`evaluate`.
+
+    >>> import pandas as pd, dask.dataframe as dd
+    >>> df = pd.DataFrame({"y": [0, 1, 1], "pred": [0, 1, 0], "w": [1.0, 2.0, 3.0]})
+    >>> ev = evaluator(dd.from_pandas(df, npartitions=2), label="y", pred="pred", weight="w")
+    >>> ev.n_rows, ev.report().accuracy
+    (3, 0.5)
+    """
+    return _run(**locals())
+
+
+def evaluate(
+    data: Any,
+    *,
+    label: str,
+    pred: str | None = None,
+    proba: Sequence[str] | None = None,
+    proba_prefix: str | None = None,
+    confidence: str | None = None,
+    weight: str | None = None,
+    labels: Sequence[Any] | None = None,
+    n_bins: int = 15,
+    zero_division: ZeroDivision = "warn",
+    ranking: RankingMode | bool = "exact",
+    ranking_bins: int = 1 << 16,
+    top_k: int = 5,
+    class_ranking: RankingMode | bool | None = None,
+    max_classes: int | None = None,
+    split_every: int = 8,
+    client: Any = None,
+    backend: Backend = "auto",
+) -> Report:
+    """The :class:`cmetrics.Report` of every row of ``data``, computed on Dask.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame, str, path or list of them
+        A Dask DataFrame, or Parquet files: a path, a directory (its ``*.parquet`` files), a
+        glob, or a list of them. Each row group of each file is one task, and the worker
+        that runs it reads the named columns itself (the client reads only the first file's
+        schema and every file's footer).
+    label : str
+        The column of true labels.
+    pred : str, optional
+        The column of predicted labels (with probabilities: default, the top column).
+    proba : sequence of str, optional
+        The probability columns, one per class, in the order of ``labels``.
+    proba_prefix : str, optional
+        Instead of ``proba``: every column whose name starts with the prefix, in column
+        order (``p_0``, ``p_1``, ... give labels 0, 1, ...; ``p_cat`` gives "cat").
+    confidence, weight : str, optional
+        A column of confidences (with ``pred`` and no probabilities), of sample weights.
+    labels : sequence, optional
+        The classes of the probability columns (default: read off the names with
+        ``proba_prefix``, else ``0 .. K-1``); with hard labels only, the classes to count
+        (default: every label seen).
+    n_bins, zero_division, ranking, ranking_bins, top_k, class_ranking, max_classes, backend
+        As for :class:`cmetrics.Evaluator` (``ranking="exact"`` by default: exact ranking
+        metrics, each partition's state holding up to one entry per distinct confidence).
+    split_every : int
+        Evaluators merged by one task of the reduction tree (at least 2).
+    client : distributed.Client, optional
+        The client to compute with (default: the active scheduler).
+
+    Raises
+    ------
+    cmetrics.exceptions.ValidationError
+        A missing column, a partition with another kind of labels than the others, bad
+        values: the error raised on the worker, as a single process raises it.
+
+    Examples
+    --------
+    >>> import pandas as pd, dask.dataframe as dd
+    >>> df = pd.DataFrame({"y": [0, 1, 1, 0], "p_0": [0.9, 0.2, 0.4, 0.3], "p_1": [0.1, 0.8, 0.6, 0.7]})
+    >>> report = evaluate(dd.from_pandas(df, npartitions=2), label="y", proba_prefix="p_")
+    >>> report.accuracy, report.confusion_matrix.tolist()
+    (0.75, [[1, 1], [0, 2]])
+    """
+    return _run(**locals()).report()
+
+
+def _run(
+    data: Any,
+    *,
+    label: str,
+    pred: str | None,
+    proba: Sequence[str] | None,
+    proba_prefix: str | None,
+    confidence: str | None,
+    weight: str | None,
+    labels: Sequence[Any] | None,
+    n_bins: int,
+    zero_division: ZeroDivision,
+    ranking: RankingMode | bool,
+    ranking_bins: int,
+    top_k: int,
+    class_ranking: RankingMode | bool | None,
+    max_classes: int | None,
+    split_every: int,
+    client: Any,
+    backend: Backend,
+) -> Evaluator:
+    dd = _require_dask()
+    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
+        msg = f"split_every must be an integer of at least 2, got {split_every!r}"
+        raise InputError(msg)
+    if proba is not None and proba_prefix is not None:
+        msg = "pass proba or proba_prefix, not both"
+        raise InputError(msg)
+    if pred is None and proba is None and proba_prefix is None:
+        msg = "nothing to score: pass pred and/or the probability columns (proba, proba_prefix)"
+        raise InputError(msg)
+    files: list[str] | None = None
+    if isinstance(data, (str, Path)) or (isinstance(data, list) and all(isinstance(p, (str, Path)) for p in data)):
+        files = _parquet_files([data] if isinstance(data, (str, Path)) else data)
+        import pyarrow.parquet as pq
+
+        names = list(pq.read_schema(files[0]).names)
+    elif isinstance(data, dd.DataFrame):
+        frame = data
+        names = [str(c) for c in frame.columns]
+    else:
+        msg = f"data must be a dask DataFrame or Parquet path(s), got {type(data).__name__}"
+        raise InputError(msg)
+    columns = list(proba) if proba is not None else []
+    if proba_prefix is not None:
+        columns = [c for c in names if c.startswith(proba_prefix)]
+        if not columns:
+            msg = f"no column starts with {proba_prefix!r}; the columns are {', '.join(names)}"
+            raise InputError(msg)
+        if labels is None:
+            suffixes = [c[len(proba_prefix) :] for c in columns]
+            try:
+                labels = [int(s) for s in suffixes]
+            except ValueError:
+                labels = suffixes
+    needed = [c for c in (label, pred, *columns, confidence, weight) if c is not None]
+    missing = [c for c in needed if c not in names]
+    if missing:
+        msg = f"no column {', '.join(map(repr, missing))}; the columns are {', '.join(names)}"
+        raise InputError(msg)
+    if columns and labels is not None and len(labels) != len(columns):
+        msg = f"labels lists {len(labels)} classes but there are {len(columns)} probability columns"
+        raise InputError(msg)
+    if columns and labels is None:
+        labels = list(range(len(columns)))
+    settings: dict[str, Any] = {
+        "labels": None if labels is None else list(labels),
+        "n_bins": n_bins,
+        "zero_division": zero_division,
+        "ranking": ranking,
+        "ranking_bins": ranking_bins,
+        "top_k": top_k,
+        "class_ranking": class_ranking,
+        "max_classes": max_classes,
+        "backend": backend,
+    }
+    Evaluator(**settings)  # the settings are checked here, before any task runs
+    from dask.delayed import delayed
+
+    options: dict[str, Any] = {
+        "label": label,
+        "pred": pred,
+        "proba": columns,
+        "confidence": confidence,
+        "weight": weight,
+        "settings": settings,
+    }
+    if files is not None:
+        import pyarrow.parquet as pq
+
+        # One task per row group, each read by its worker.
+        states = [
+            delayed(_file_state)(path, g, **options)
+            for path in files
+            for g in range(max(pq.ParquetFile(path).num_row_groups, 1))
+        ]
+    else:
+        states = [delayed(_state)(part, **options) for part in frame[list(dict.fromkeys(needed))].to_delayed()]
+    while len(states) > 1:
+        states = [delayed(_merge)(states[i : i + split_every]) for i in range(0, len(states), split_every)]
+    state = client.compute(states[0]).result() if client is not None else states[0].compute()
+    return Evaluator.from_bytes(state)

@@ -1,0 +1,267 @@
+"""cmetrics.dask on a real local cluster (2 worker processes on 127.0.0.1, no dashboard):
+the report equals a single-process evaluate on the same rows, and bad input raises the
+package's own errors."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import cmetrics
+from cmetrics.exceptions import ValidationError
+from tests.streaming.test_streaming import assert_same_report
+
+dd = pytest.importorskip("dask.dataframe", reason="cmetrics[dask] is part of the test extra")
+distributed = pytest.importorskip("distributed")
+
+import cmetrics.dask as cd  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def client() -> Iterator[Any]:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=40,
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def dump(n: int, k: int, seed: int, *, string_labels: bool = False) -> pd.DataFrame:
+    """Rows of an evaluation dump: labels, float32 probabilities in steps of 1/20 (tied
+    confidences cross partition boundaries), a prediction, a confidence, weights."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    logits = rng.normal(size=(n, k)) + 1.5 * np.eye(k)[y]
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    # Multiples of 1/20: normalised, and tied confidences in every partition.
+    p = (rng.multinomial(20, p) / 20).astype(np.float32)
+    frame = pd.DataFrame({f"p_{j}": p[:, j] for j in range(k)})
+    frame.insert(0, "y", np.array([f"c{v}" for v in y]) if string_labels else y)
+    pred = p.argmax(axis=1)
+    frame["pred"] = np.array([f"c{v}" for v in pred]) if string_labels else pred
+    frame["conf"] = p.max(axis=1).astype(np.float64)
+    frame["w"] = rng.random(n) + 0.25
+    return frame
+
+
+def write_parts(frame: pd.DataFrame, directory: Path, cuts: list[int]) -> list[Path]:
+    """One Parquet file per slice between cuts (empty slices give empty files)."""
+    bounds = [0, *cuts, len(frame)]
+    paths = []
+    for i, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+        path = directory / f"part-{i:03d}.parquet"
+        frame.iloc[lo:hi].to_parquet(path, index=False)
+        paths.append(path)
+    return paths
+
+
+def col(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """A column as a contiguous array (pandas may hand out a strided view of its block)."""
+    return np.ascontiguousarray(frame[name].to_numpy())
+
+
+def proba_of(frame: pd.DataFrame, k: int) -> np.ndarray:
+    return frame[[f"p_{j}" for j in range(k)]].to_numpy()
+
+
+def test_parquet_files_on_the_cluster_equal_one_process(client: Any, tmp_path: Path) -> None:
+    """16 files, two of them empty and one holding only class 0, the probabilities exact."""
+    k = 4
+    frame = dump(30_000, k, 1)
+    frame = pd.concat([frame, frame.iloc[:400].assign(y=0)], ignore_index=True)
+    cuts = [1_000, 1_000, 4_000, 7_500, 9_000, 12_000, 15_000, 15_000]
+    cuts += [18_000, 21_000, 24_000, 26_000, 28_000, 29_000, 30_000]
+    write_parts(frame, tmp_path, cuts)
+    got = cd.evaluate(str(tmp_path / "*.parquet"), label="y", proba_prefix="p_", client=client)
+    want = cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, k))
+    assert got.n_rows == want.n_rows == len(frame) if hasattr(want, "n_rows") else True
+    assert_same_report(got, want)
+    assert got.metrics["refinement"] == want.metrics["refinement"]
+    assert got.metrics["roc_auc_ovr"] == pytest.approx(want.metrics["roc_auc_ovr"], rel=1e-12)
+
+
+def test_weighted_hard_labels_with_confidence_and_string_labels(client: Any) -> None:
+    frame = dump(20_000, 3, 2, string_labels=True)
+    ddf = dd.from_pandas(frame, npartitions=9)
+    got = cd.evaluate(ddf, label="y", pred="pred", confidence="conf", weight="w", client=client)
+    want = cmetrics.evaluate(
+        col(frame, "y"),
+        y_pred=col(frame, "pred"),
+        confidence=col(frame, "conf"),
+        sample_weight=col(frame, "w"),
+    )
+    assert got.labels == ["c0", "c1", "c2"]
+    assert_same_report(got, want)
+
+
+@pytest.mark.parametrize("split_every", [2, 3, 64])
+def test_the_reduction_tree_does_not_change_the_report(client: Any, split_every: int) -> None:
+    frame = dump(12_000, 5, 3)
+    ddf = dd.from_pandas(frame, npartitions=11)
+    got = cd.evaluate(
+        ddf,
+        label="y",
+        proba=[f"p_{j}" for j in range(5)],
+        labels=[0, 1, 2, 3, 4],
+        split_every=split_every,
+        client=client,
+        ranking="approximate",
+    )
+    want = cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, 5), ranking="approximate")
+    assert_same_report(got, want)
+
+
+def test_without_a_client_the_default_scheduler_runs_it() -> None:
+    frame = dump(5_000, 3, 4)
+    got = cd.evaluate(dd.from_pandas(frame, npartitions=4), label="y", pred="pred")
+    want = cmetrics.evaluate(col(frame, "y"), y_pred=col(frame, "pred"))
+    assert_same_report(got, want)
+
+
+def test_a_missing_column_is_refused_before_any_task(client: Any) -> None:
+    ddf = dd.from_pandas(dump(1_000, 3, 5), npartitions=2)
+    with pytest.raises(ValidationError, match="no column 'label'"):
+        cd.evaluate(ddf, label="label", pred="pred", client=client)
+    with pytest.raises(ValidationError, match="no column starts with 'q_'"):
+        cd.evaluate(ddf, label="y", proba_prefix="q_", client=client)
+    with pytest.raises(ValidationError, match="labels lists 2 classes but there are 3"):
+        cd.evaluate(ddf, label="y", proba_prefix="p_", labels=[0, 1], client=client)
+    with pytest.raises(ValidationError, match="nothing to score"):
+        cd.evaluate(ddf, label="y", client=client)
+    with pytest.raises(ValidationError, match="split_every"):
+        cd.evaluate(ddf, label="y", pred="pred", split_every=1, client=client)
+    with pytest.raises(ValidationError, match="dask DataFrame or Parquet"):
+        cd.evaluate(pd.DataFrame({"y": [1]}), label="y", pred="y", client=client)
+
+
+def test_a_partition_with_another_label_type_raises_the_package_error(client: Any, tmp_path: Path) -> None:
+    """One file's labels are strings, the others' integers: the merge on the cluster refuses
+    it with the error a single process merging the two Evaluators raises."""
+    ints = dump(2_000, 3, 6)
+    strs = dump(1_000, 3, 7, string_labels=True)
+    ints[["y", "pred"]].to_parquet(tmp_path / "a.parquet", index=False)
+    ints[["y", "pred"]].iloc[:500].to_parquet(tmp_path / "b.parquet", index=False)
+    strs[["y", "pred"]].to_parquet(tmp_path / "c.parquet", index=False)
+    frames = [dd.read_parquet(str(tmp_path / f)) for f in ("a.parquet", "b.parquet", "c.parquet")]
+    mixed = dd.concat(frames)
+    a = cmetrics.Evaluator().update(col(ints, "y"), y_pred=col(ints, "pred"))
+    b = cmetrics.Evaluator().update(col(strs, "y"), y_pred=col(strs, "pred"))
+    with pytest.raises(ValidationError, match="str labels but earlier ones had int labels") as single:
+        a.merge(b)
+    with pytest.raises(ValidationError, match="str labels but earlier ones had int labels") as on_cluster:
+        cd.evaluate(mixed, label="y", pred="pred", client=client)
+    assert type(on_cluster.value) is type(single.value)
+
+
+def test_the_core_package_does_not_import_dask() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, cmetrics; cmetrics.evaluate([0, 1], y_pred=[0, 1]); print('dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_the_command_line_scores_on_a_local_cluster(tmp_path: Path) -> None:
+    """``cmetrics score DIR --workers 2`` gives the single-process command's report (exact
+    class ranking too), and says how long the cluster took to start."""
+    import json
+    import subprocess
+    import sys
+
+    frame = dump(20_000, 3, 8)
+    write_parts(frame.drop(columns=["pred", "conf"]), tmp_path, [3_000, 9_000, 9_000, 15_000])
+    args = ["score", str(tmp_path), "--label", "y", "--proba-prefix", "p_", "--weight", "w", "--class-ranking", "exact"]
+
+    def run(*extra: str) -> dict[str, Any]:
+        out = subprocess.run(
+            [sys.executable, "-m", "cmetrics", *args, *extra, "--format", "json", "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        return dict(json.loads(out.stdout))
+
+    single, on_dask = run(), run("--workers", "2")
+    assert on_dask["run"]["workers"] == 2 and on_dask["run"]["cluster_start_seconds"] > 0
+    assert on_dask["run"]["rows"] == single["run"]["rows"] == 20_000
+    assert on_dask["n_samples"] == pytest.approx(single["n_samples"], rel=1e-12)
+    np.testing.assert_allclose(on_dask["confusion_matrix"], single["confusion_matrix"], rtol=1e-12)
+    assert set(on_dask["metrics"]) == set(single["metrics"])
+    for key, want in single["metrics"].items():
+        assert on_dask["metrics"][key] == pytest.approx(want, rel=1e-12, nan_ok=True), key
+    bad = subprocess.run(
+        [sys.executable, "-m", "cmetrics", *args, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode != 0 and "not both" in bad.stderr
+
+
+def _slow(part: pd.DataFrame) -> pd.DataFrame:
+    import time
+
+    time.sleep(0.15)
+    return part
+
+
+def test_a_worker_killed_mid_job_is_retried_and_the_result_is_exact() -> None:
+    """A worker process exits while partitions are being scored: its nanny starts a new one,
+    the scheduler recomputes the lost tasks, and the report is still the exact one."""
+    import contextlib
+    import os
+    import threading
+    import time
+
+    frame = dump(24_000, 3, 9)
+    want = cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, 3))
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=50
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        ddf = dd.from_pandas(frame, npartitions=24).map_partitions(_slow, meta=frame.iloc[:0])
+        victim = sorted(c.scheduler_info()["workers"])[0]
+        killed: list[bool] = []
+
+        def kill() -> None:
+            time.sleep(0.8)
+            with contextlib.suppress(Exception):  # the worker dies before it answers
+                c.run(os._exit, 1, workers=[victim])
+            killed.append(True)
+
+        t = threading.Thread(target=kill)
+        t.start()
+        got = cd.evaluate(ddf, label="y", proba_prefix="p_", client=c)
+        t.join()
+        assert killed
+        assert victim not in c.scheduler_info()["workers"]  # a new process took its place
+    assert_same_report(got, want)
+
+
+def test_files_with_other_columns_raise_the_package_error(client: Any, tmp_path: Path) -> None:
+    """A file without one of the probability columns the first file has: InputError naming
+    the file, from the worker that read it."""
+    dump(1_000, 3, 1).drop(columns=["pred", "conf", "w"]).to_parquet(tmp_path / "a.parquet", index=False)
+    dump(1_000, 2, 2).drop(columns=["pred", "conf", "w"]).to_parquet(tmp_path / "b.parquet", index=False)
+    with pytest.raises(ValidationError, match=r"b\.parquet lacks the column\(s\) 'p_2'"):
+        cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", client=client)
+    with pytest.raises(ValidationError, match="no Parquet file there"):
+        cd.evaluate(str(tmp_path / "missing-*.parquet"), label="y", pred="y", client=client)
