@@ -143,6 +143,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "evaluate exact confidence ranking / off (class ranking off)": _ratio(
             "evaluate_confidence_exact", "evaluate_confidence_off"
         ),
+        "dask 2 workers / single process (exact ranking)": _ratio("dask_score_exact", "single_score_exact"),
+        "dask 2 workers / single process (approximate)": _ratio("dask_score_approximate", "single_score_approximate"),
     }
     result = {"rows": N, "classes": K, "machine": machine(), "best_seconds": TIMINGS, "extra": EXTRA, "ratios": ratios}
     path = Path(__file__).with_name("results.json")

@@ -142,11 +142,13 @@ def _parquet_files(paths: Sequence[str | Path]) -> list[str]:
 
 
 def _merge(states: Sequence[bytes]) -> bytes:
-    """Several Evaluators' bytes merged into one's."""
-    ev = Evaluator.from_bytes(states[0])
-    for s in states[1:]:
-        ev.merge(Evaluator.from_bytes(s))
-    return ev.to_bytes()
+    """Several Evaluators' bytes merged into one's, in pairs (a balanced tree: merging the
+    exact ranking states costs their sizes, so each row is merged log2(k) times, not up to
+    k - 1 times as in a chain)."""
+    evs = [Evaluator.from_bytes(s) for s in states]
+    while len(evs) > 1:
+        evs = [a.merge(b) for a, b in zip(evs[::2], evs[1::2], strict=False)] + evs[len(evs) - len(evs) % 2 :]
+    return evs[0].to_bytes()
 
 
 def evaluator(
