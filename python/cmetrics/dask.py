@@ -81,6 +81,8 @@ def _file_state(
     f = pq.ParquetFile(path)
     wanted = [c for c in (label, pred, *proba, confidence, weight) if c is not None]
     _check_columns(set(f.schema_arrow.names), wanted, path)
+    if row_group >= f.num_row_groups:  # a file written without any row group
+        return Evaluator(**settings).to_bytes()
     table = f.read_row_group(row_group, columns=list(dict.fromkeys(wanted)))
 
     def column(name: str | None) -> np.ndarray | None:

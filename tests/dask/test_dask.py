@@ -265,3 +265,17 @@ def test_files_with_other_columns_raise_the_package_error(client: Any, tmp_path:
         cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", client=client)
     with pytest.raises(ValidationError, match="no Parquet file there"):
         cd.evaluate(str(tmp_path / "missing-*.parquet"), label="y", pred="y", client=client)
+
+
+def test_a_file_without_row_groups_adds_nothing(client: Any, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    frame = dump(3_000, 3, 10).drop(columns=["pred", "conf", "w"])
+    frame.to_parquet(tmp_path / "a.parquet", index=False)
+    schema = pq.read_schema(tmp_path / "a.parquet")
+    with pq.ParquetWriter(tmp_path / "b.parquet", schema):
+        pass  # no row group at all
+    assert pq.ParquetFile(tmp_path / "b.parquet").num_row_groups == 0
+    got = cd.evaluator(str(tmp_path), label="y", proba_prefix="p_", client=client)
+    assert got.n_rows == 3_000
+    assert_same_report(got.report(), cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, 3)))
