@@ -357,5 +357,11 @@ def _run(
         states = [delayed(_state)(part, **options) for part in frame[list(dict.fromkeys(needed))].to_delayed()]
     while len(states) > 1:
         states = [delayed(_merge)(states[i : i + split_every]) for i in range(0, len(states), split_every)]
-    state = client.compute(states[0]).result() if client is not None else states[0].compute()
+    try:
+        state = client.compute(states[0]).result() if client is not None else states[0].compute()
+    except KeyError as e:
+        # Dask's own readers select the columns before our tasks see a partition: a partition
+        # without one of them (files of different schemas) fails there, as a KeyError.
+        msg = f"a partition lacks a column ({e}); every partition needs the same columns"
+        raise InputError(msg) from e
     return Evaluator.from_bytes(state)

@@ -258,11 +258,15 @@ def test_a_worker_killed_mid_job_is_retried_and_the_result_is_exact() -> None:
 
 def test_files_with_other_columns_raise_the_package_error(client: Any, tmp_path: Path) -> None:
     """A file without one of the probability columns the first file has: InputError naming
-    the file, from the worker that read it."""
+    the file, from the worker that read it; through a Dask DataFrame of those files, the
+    same class of error (Dask's reader fails first)."""
     dump(1_000, 3, 1).drop(columns=["pred", "conf", "w"]).to_parquet(tmp_path / "a.parquet", index=False)
     dump(1_000, 2, 2).drop(columns=["pred", "conf", "w"]).to_parquet(tmp_path / "b.parquet", index=False)
     with pytest.raises(ValidationError, match=r"b\.parquet lacks the column\(s\) 'p_2'"):
         cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", client=client)
+    mixed = dd.read_parquet(str(tmp_path / "*.parquet"))
+    with pytest.raises(ValidationError, match=r"a partition lacks a column .*p_2"):
+        cd.evaluate(mixed, label="y", proba_prefix="p_", client=client)
     with pytest.raises(ValidationError, match="no Parquet file there"):
         cd.evaluate(str(tmp_path / "missing-*.parquet"), label="y", pred="y", client=client)
 
