@@ -484,46 +484,29 @@ def score(
     try:
         if threads:
             cmetrics.set_num_threads(threads)
+        # The options both paths read the same way.
+        common: dict[str, Any] = {
+            "label": label,
+            "pred": pred,
+            "proba": proba,
+            "proba_prefix": proba_prefix,
+            "confidence": confidence,
+            "weight": weight,
+            "labels": _labels_option(labels),
+            "ranking": ranking,
+            "ranking_bins": ranking_bins,
+            "class_ranking": class_ranking,
+            "n_bins": n_bins,
+            "max_classes": max_classes,
+        }
         if scheduler is not None or workers is not None:
             if proba_list is not None:
                 raise UserError("--proba-list is not read on Dask; name the columns with --proba or --proba-prefix")
-            report, run = score_on_dask(
-                list(paths),
-                scheduler=scheduler,
-                workers=workers,
-                label=label,
-                pred=pred,
-                proba=proba,
-                proba_prefix=proba_prefix,
-                confidence=confidence,
-                weight=weight,
-                labels=_labels_option(labels),
-                ranking=ranking,
-                ranking_bins=ranking_bins,
-                class_ranking=class_ranking,
-                n_bins=n_bins,
-                max_classes=max_classes,
+            report, run = score_on_dask(list(paths), scheduler=scheduler, workers=workers, **common)
+        else:
+            report, run = score_files(
+                list(paths), proba_list=proba_list, batch_rows=batch_rows, progress=show, **common
             )
-            _write(_render(report, run, fmt), output, force=force, inputs=paths)
-            return
-        report, run = score_files(
-            list(paths),
-            label=label,
-            pred=pred,
-            proba=proba,
-            proba_prefix=proba_prefix,
-            proba_list=proba_list,
-            confidence=confidence,
-            weight=weight,
-            labels=_labels_option(labels),
-            batch_rows=batch_rows,
-            ranking=ranking,
-            ranking_bins=ranking_bins,
-            class_ranking=class_ranking,
-            n_bins=n_bins,
-            max_classes=max_classes,
-            progress=show,
-        )
     except (cmetrics.exceptions.ValidationError, TypeError) as e:
         raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
     _write(_render(report, run, fmt), output, force=force, inputs=paths)

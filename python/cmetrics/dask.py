@@ -153,40 +153,6 @@ def _merge(states: Sequence[bytes]) -> bytes:
     return evs[0].to_bytes()
 
 
-def evaluator(
-    data: Any,
-    *,
-    label: str,
-    pred: str | None = None,
-    proba: Sequence[str] | None = None,
-    proba_prefix: str | None = None,
-    confidence: str | None = None,
-    weight: str | None = None,
-    labels: Sequence[Any] | None = None,
-    n_bins: int = 15,
-    zero_division: ZeroDivision = "warn",
-    ranking: RankingMode | bool = "exact",
-    ranking_bins: int = 1 << 16,
-    top_k: int = 5,
-    class_ranking: RankingMode | bool | None = None,
-    max_classes: int | None = None,
-    split_every: int = 8,
-    client: Any = None,
-    backend: Backend = "auto",
-) -> Evaluator:
-    """The merged :class:`cmetrics.Evaluator` of every row of ``data``, computed on Dask:
-    :func:`evaluate` without the final report (to merge further, keep as bytes, or read
-    ``n_rows``). Arguments as for :func:`evaluate`.
-
-    >>> import pandas as pd, dask.dataframe as dd
-    >>> df = pd.DataFrame({"y": [0, 1, 1], "pred": [0, 1, 0], "w": [1.0, 2.0, 3.0]})
-    >>> ev = evaluator(dd.from_pandas(df, npartitions=2), label="y", pred="pred", weight="w")
-    >>> ev.n_rows, ev.report().accuracy
-    (3, 0.5)
-    """
-    return _run(**locals())
-
-
 def evaluate(
     data: Any,
     *,
@@ -254,30 +220,40 @@ def evaluate(
     >>> report.accuracy, report.confusion_matrix.tolist()
     (0.75, [[1, 1], [0, 2]])
     """
-    return _run(**locals()).report()
+    return evaluator(**locals()).report()
 
 
-def _run(
+def evaluator(
     data: Any,
     *,
     label: str,
-    pred: str | None,
-    proba: Sequence[str] | None,
-    proba_prefix: str | None,
-    confidence: str | None,
-    weight: str | None,
-    labels: Sequence[Any] | None,
-    n_bins: int,
-    zero_division: ZeroDivision,
-    ranking: RankingMode | bool,
-    ranking_bins: int,
-    top_k: int,
-    class_ranking: RankingMode | bool | None,
-    max_classes: int | None,
-    split_every: int,
-    client: Any,
-    backend: Backend,
+    pred: str | None = None,
+    proba: Sequence[str] | None = None,
+    proba_prefix: str | None = None,
+    confidence: str | None = None,
+    weight: str | None = None,
+    labels: Sequence[Any] | None = None,
+    n_bins: int = 15,
+    zero_division: ZeroDivision = "warn",
+    ranking: RankingMode | bool = "exact",
+    ranking_bins: int = 1 << 16,
+    top_k: int = 5,
+    class_ranking: RankingMode | bool | None = None,
+    max_classes: int | None = None,
+    split_every: int = 8,
+    client: Any = None,
+    backend: Backend = "auto",
 ) -> Evaluator:
+    """The merged :class:`cmetrics.Evaluator` of every row of ``data``, computed on Dask:
+    :func:`evaluate` without the final report (to merge further, keep as bytes, or read
+    ``n_rows``). Arguments as for :func:`evaluate`.
+
+    >>> import pandas as pd, dask.dataframe as dd
+    >>> df = pd.DataFrame({"y": [0, 1, 1], "pred": [0, 1, 0], "w": [1.0, 2.0, 3.0]})
+    >>> ev = evaluator(dd.from_pandas(df, npartitions=2), label="y", pred="pred", weight="w")
+    >>> ev.n_rows, ev.report().accuracy
+    (3, 0.5)
+    """
     dd = _require_dask()
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         msg = f"split_every must be an integer of at least 2, got {split_every!r}"

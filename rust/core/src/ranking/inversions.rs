@@ -78,28 +78,29 @@ impl Above {
         let (h, l) = ((e >> 4) & 15, e & 15);
         u64::from(self.high[h]) + u64::from(self.low[h][l])
     }
+
+    /// The rows counted with each digit value, out of `rows`.
+    fn counts(&self, rows: usize) -> [u64; RADIX] {
+        let mut hist = [0_u64; RADIX];
+        let mut prev = rows as u64;
+        for (e, h) in hist.iter_mut().enumerate() {
+            let l = self.larger(e);
+            *h = prev - l;
+            prev = l;
+        }
+        hist
+    }
 }
 
-/// The inversions among the digits of `v` (at `shift`, `width` bits) and,
-/// for each digit value, the rows whose digit is larger.
-fn digit_inversions(v: &[u32], shift: u32, width: u32) -> (u64, [u64; RADIX]) {
+/// The inversions among the digits of `v` (at `shift`, `width` bits), and
+/// the table of `v`'s digits (for their counts, when a level follows).
+fn digit_inversions(v: &[u32], shift: u32, width: u32) -> (u64, Above) {
     let mut above = Above::new();
     let mut inv = 0_u64;
     for &x in v {
         inv += above.push(digit(x, shift, width));
     }
-    (inv, std::array::from_fn(|e| above.larger(e)))
-}
-
-/// The rows with each digit value, from the rows with a larger one.
-fn counts_of(larger: &[u64; RADIX], rows: usize) -> [u64; RADIX] {
-    let mut hist = [0_u64; RADIX];
-    let mut prev = rows as u64;
-    for (h, &l) in hist.iter_mut().zip(larger) {
-        *h = prev - l;
-        prev = l;
-    }
-    hist
+    (inv, above)
 }
 
 /// The digit of `x` at `shift` of `width` bits.
@@ -132,8 +133,8 @@ pub fn count_inversions(v: &mut [u32], scratch: &mut [u32], bits: u32, pool: &Po
         if pool.stopped() {
             return (0, [0; RADIX]);
         }
-        let (inv, larger) = digit_inversions(c, shift, width);
-        (u128::from(inv), counts_of(&larger, c.len()))
+        let (inv, above) = digit_inversions(c, shift, width);
+        (u128::from(inv), above.counts(c.len()))
     };
     let parts: Vec<(u128, [u64; RADIX])> = if pool.parallel_for(n) {
         pool.install(|| v.par_chunks(piece).map(count).collect())
@@ -230,15 +231,11 @@ fn count_node(v: &mut [u32], out: &mut [u32], top: u32) -> u64 {
     }
     let width = width_below(top);
     let shift = top - width;
-    let mut above = Above::new();
-    let mut inv = 0_u64;
-    for &x in v.iter() {
-        inv += above.push(digit(x, shift, width));
-    }
+    let (mut inv, above) = digit_inversions(v, shift, width);
     if shift == 0 {
         return inv;
     }
-    let hist = counts_of(&std::array::from_fn(|e| above.larger(e)), n);
+    let hist = above.counts(n);
     let mut at = [0_usize; RADIX];
     let mut start = 0;
     for (a, &h) in at.iter_mut().zip(&hist) {

@@ -17,7 +17,7 @@ use super::inversions::count_inversions;
 use super::Score;
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::{big_vec, collect_chunked, map_chunked, Pool, CHECK_ROWS};
+use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::sort::{sort_high_bits_alone, sort_keys};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -357,24 +357,10 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
             for (slot, g) in out.get_mut(i..j).unwrap_or_default().iter_mut().zip(&group) {
                 *slot = g.1;
             }
-            distinct -= group.len() as u64;
-            for_each_run(
-                &group,
-                |g| g.0,
-                |_, run| {
-                    let t = run.len() as u128;
-                    x_ties += t * (t - 1) / 2;
-                    distinct += 1;
-                },
-            );
-            for_each_run(
-                &group,
-                |g| *g,
-                |_, run| {
-                    let t = run.len() as u128;
-                    joint += t * (t - 1) / 2;
-                },
-            );
+            let (ties, runs) = tie_runs(&group, |g| g.0, pool);
+            x_ties += ties;
+            distinct = distinct - group.len() as u64 + runs;
+            joint += tie_runs(&group, |g| *g, pool).0;
         }
         (x_ties, joint, distinct)
     };
@@ -401,18 +387,11 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
 
 /// Each row's order key with its low bits (`low`) replaced by the row index.
 fn keyed_rows<X: Score>(x: &[X], low: u64, pool: &Pool) -> Result<Vec<u64>> {
-    let mut out: Vec<u64> = map_chunked(x, |v| v.key() & !low, pool)?;
-    let tag = |(c, piece): (usize, &mut [u64])| {
-        for (i, k) in piece.iter_mut().enumerate() {
-            *k |= (c * CHECK_ROWS + i) as u64;
-        }
-    };
-    if pool.parallel_for(x.len()) {
-        pool.install(|| out.par_chunks_mut(CHECK_ROWS).enumerate().for_each(tag));
-    } else {
-        out.chunks_mut(CHECK_ROWS).enumerate().for_each(tag);
-    }
-    Ok(out)
+    collect_chunked(
+        x.len(),
+        |i| (x.get(i).map_or(0, |v| v.key()) & !low) | i as u64,
+        pool,
+    )
 }
 
 /// Piece boundaries of `sorted` (`0`, ..., `len`), about [`CHECK_ROWS`]
@@ -740,7 +719,8 @@ fn by_one_sided<X: Score, Y: Score>(
     let (x_ties, x_distinct, joint_ties, shared) = prefix_runs(&keys, bits, pool);
     pool.check()?;
     #[allow(clippy::cast_possible_truncation)]
-    let sorted_codes: Vec<u16> = map_chunked(&keys, |&k| (k & low) as u16, pool)?;
+    let sorted_codes: Vec<u16> =
+        collect_chunked(n, |i| keys.get(i).map_or(0, |&k| (k & low) as u16), pool)?;
     drop(keys);
     let discordant = small_alphabet_inversions(&sorted_codes, d, pool);
     drop(sorted_codes);
@@ -782,7 +762,7 @@ fn prefix_runs(keys: &[u64], bits: u32, pool: &Pool) -> (u128, u64, u128, Vec<u6
             let run = keys.get(i..j).unwrap_or(&[]);
             x_ties += pairs(run.len());
             distinct -= run.len() as u64 - 1;
-            for_each_run(run, |k| *k, |_, r| joint += pairs(r.len()));
+            joint += tie_runs(run, |k| *k, pool).0;
             shared.extend(run.first().map(|k| k >> bits));
         }
         (x_ties, distinct, joint, shared)
