@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import warnings
 from collections.abc import Iterator
@@ -40,10 +41,16 @@ def rust_available() -> bool:
     return _CORE is not None
 
 
+@functools.cache
+def _cores() -> int:
+    """The machine's cores, asked once (each kernel call reads the thread count)."""
+    return os.cpu_count() or 1
+
+
 def max_threads() -> int:
     """The most threads a kernel may use: ``max(16, 4 x cores)``. More threads than cores
     only add the cost of starting and scheduling them."""
-    return max(16, 4 * (os.cpu_count() or 1))
+    return max(16, 4 * _cores())
 
 
 def _check_threads(n: int, what: str) -> int:
@@ -75,7 +82,7 @@ def get_num_threads() -> int:
             msg = f"{_ENV_THREADS}={env!r} must be at least 1"
             raise ValidationError(msg)
         return _check_threads(value, _ENV_THREADS)
-    return os.cpu_count() or 1
+    return _cores()
 
 
 def set_num_threads(n: int | None) -> None:

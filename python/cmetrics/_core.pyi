@@ -16,7 +16,9 @@ from cmetrics._kernels import (
     Counted,
     CurveDrop,
     Encoded,
+    GroupedHistograms,
     Groups,
+    GroupSplit,
     KendallCounts,
     Marginals,
     MultilabelCounts,
@@ -44,6 +46,8 @@ __all__ = [
     "encode_strings",
     "entropy_modulated_accuracy",
     "evaluate_proba",
+    "group_positions",
+    "grouped_binned_histograms",
     "informedness",
     "kendall_counts",
     "marginals",
@@ -59,6 +63,7 @@ __all__ = [
     "one_vs_rest",
     "precision_recall_fbeta",
     "rank_histogram",
+    "scatter_rows",
     "score_groups",
     "threshold_counts",
     "walk_groups",
@@ -181,3 +186,16 @@ class GroupState:
     def absorb(self, groups: Groups, n_threads: int = 0) -> None: ...
     def groups(self, n_threads: int = 0) -> Groups: ...
     def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking: ...
+
+def group_positions(codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int = 0) -> GroupSplit: ...
+def scatter_rows(
+    matrix: npt.NDArray[np.float32] | npt.NDArray[np.float64], positions: npt.NDArray[np.int64], n_threads: int = 0
+) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]: ...
+def grouped_binned_histograms(
+    y_score: ScoreMatrix,
+    codes: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.int64],
+    bins: int,
+    sample_weight: F64 | None = None,
+    n_threads: int = 0,
+) -> GroupedHistograms: ...

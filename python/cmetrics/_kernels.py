@@ -156,6 +156,25 @@ class ThresholdCounts(NamedTuple):
     thresholds: F64
 
 
+class GroupSplit(NamedTuple):
+    """Rows laid out group by group: each row's position in that layout, and where each
+    group's slice starts (``n_groups + 1`` offsets, the last the row count)."""
+
+    positions: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+
+
+class GroupedHistograms(NamedTuple):
+    """Dense binned one-vs-rest histograms of each group, shape (groups, K, bins + 1): all
+    rows of a bin, the rows of the column's class among them, and their weights (None
+    without weights)."""
+
+    all: U64
+    pos: U64
+    w_all: F64 | None
+    w_pos: F64 | None
+
+
 class Groups(NamedTuple):
     """Tie groups: distinct scores (increasing) with their positive and negative rows, and
     their weights when rows are weighted."""
@@ -270,6 +289,15 @@ class Kernels(Protocol):
         sample_weight: F64 | None = None,
         n_threads: int = 0,
     ) -> list[Groups]: ...
+    def grouped_binned_histograms(
+        self,
+        y_score: ScoreMatrix,
+        codes: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.int64],
+        bins: int,
+        sample_weight: F64 | None = None,
+        n_threads: int = 0,
+    ) -> GroupedHistograms: ...
     def rank_histogram(
         self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], sample_weight: F64 | None = None, n_threads: int = 0
     ) -> F64: ...
@@ -280,3 +308,10 @@ class Kernels(Protocol):
     def walk_groups(self, groups: Groups, curves: bool = True) -> BinaryRanking: ...
     def kendall_counts(self, x: Scores, y: Scores, n_threads: int = 0) -> KendallCounts: ...
     def GroupState(self, weighted: bool, min_buffer: int | None = None) -> RankingState: ...  # noqa: N802
+    def group_positions(self, codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int = 0) -> GroupSplit: ...
+    def scatter_rows(
+        self,
+        matrix: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+        positions: npt.NDArray[np.int64],
+        n_threads: int = 0,
+    ) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]: ...

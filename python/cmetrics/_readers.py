@@ -44,6 +44,7 @@ class Columns:
     proba_list: str | None = None
     confidence: str | None = None
     weight: str | None = None
+    group_by: list[str] = field(default_factory=list)
 
     @property
     def has_proba(self) -> bool:
@@ -59,6 +60,8 @@ class Batch:
     y_proba: np.ndarray | None
     confidence: np.ndarray | None
     weight: np.ndarray | None
+    #: The group values of each grouping column (``Columns.group_by``), else None.
+    groups: tuple[np.ndarray, ...] | None = None
 
     def __len__(self) -> int:
         return int(self.y_true.shape[0])
@@ -131,18 +134,22 @@ class Source:
             names = list(self._dataset.schema.names)
             self._schema = self._dataset.schema
         self.proba_names = _proba_names(columns, names)
-        needed = [
-            c
-            for c in (columns.label, columns.pred, columns.confidence, columns.weight, columns.proba_list)
-            if c is not None
-        ] + self.proba_names
+        needed = (
+            [
+                c
+                for c in (columns.label, columns.pred, columns.confidence, columns.weight, columns.proba_list)
+                if c is not None
+            ]
+            + self.proba_names
+            + list(columns.group_by)
+        )
         missing = [c for c in needed if c not in names]
         if missing:
             raise InputError(f"column {missing[0]!r} is not in the input; available columns: {names[:30]}")
         self._needed = list(dict.fromkeys(needed))
         if self.format not in ("npy", "npz"):
             _check_number_columns(self._schema, [*self.proba_names, columns.confidence, columns.weight])
-            _check_label_columns(self._schema, [columns.label, columns.pred])
+            _check_label_columns(self._schema, [columns.label, columns.pred, *columns.group_by])
 
     @property
     def labels_from_names(self) -> list[Any] | None:
@@ -225,6 +232,7 @@ class Source:
             proba,
             _numbers(col(c.confidence), c.confidence),
             _numbers(col(c.weight), c.weight),
+            tuple(_labels(label_col(g), g) for g in c.group_by) if c.group_by else None,
         )
 
     def _matrix(self, cols: list[np.ndarray]) -> np.ndarray:
@@ -260,6 +268,7 @@ class Source:
                     proba,
                     _numbers(get(c.confidence), c.confidence),
                     _numbers(get(c.weight), c.weight),
+                    tuple(_labels(get(g), g) for g in c.group_by) if c.group_by else None,
                 )
 
 

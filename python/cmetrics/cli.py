@@ -142,9 +142,13 @@ def score_files(
     max_classes: int | None = None,
     progress: bool = False,
     class_ranking: str = "approximate",
-) -> tuple[cmetrics.Report, dict[str, Any]]:
-    """Stream files into an Evaluator; the report and a record of the run. Raises
-    :class:`cmetrics._readers.InputError` and the package's ValidationErrors on bad input."""
+    group_by: tuple[str, ...] = (),
+    max_groups: int | None = None,
+    group_ranking_bins: int = 1 << 10,
+) -> tuple[cmetrics.Report | cmetrics.GroupedReport, dict[str, Any]]:
+    """Stream files into an Evaluator; the report (a :class:`cmetrics.GroupedReport` with
+    ``group_by``) and a record of the run. Raises :class:`cmetrics._readers.InputError` and
+    the package's ValidationErrors on bad input."""
     from cmetrics._readers import Columns, InputError, open_source
 
     if sum(bool(x) for x in (proba, proba_prefix, proba_list)) > 1:
@@ -161,6 +165,7 @@ def score_files(
         proba_list=proba_list,
         confidence=confidence,
         weight=weight,
+        group_by=list(group_by),
     )
     t0 = time.perf_counter()
     src = open_source(paths, cols, batch_rows)
@@ -180,6 +185,9 @@ def score_files(
         ranking_bins=ranking_bins,
         class_ranking=class_ranking,  # type: ignore[arg-type]
         max_classes=max_classes,
+        group_by=bool(group_by),
+        max_groups=max_groups,
+        group_ranking_bins=group_ranking_bins,
     )
     rows = 0
     bar = _progress(src.total_rows) if progress else None
@@ -189,7 +197,15 @@ def score_files(
                 raise InputError(
                     f"the probability lists have {b.y_proba.shape[1]} entries but --labels lists {len(labels)} classes"
                 )
-            ev.update(b.y_true, y_pred=b.y_pred, y_proba=b.y_proba, confidence=b.confidence, sample_weight=b.weight)
+            groups = None if b.groups is None else b.groups[0] if len(b.groups) == 1 else b.groups
+            ev.update(
+                b.y_true,
+                y_pred=b.y_pred,
+                y_proba=b.y_proba,
+                confidence=b.confidence,
+                sample_weight=b.weight,
+                groups=groups,
+            )
             rows += len(b)
             if bar is not None:
                 bar[0].update(bar[1], advance=len(b))
@@ -198,7 +214,7 @@ def score_files(
             bar[0].stop()
     if rows == 0:
         raise InputError(f"{', '.join(paths)}: no rows to score")
-    report = ev.report()
+    report = ev.grouped_report(names=list(group_by)) if group_by else ev.report()
     seconds = time.perf_counter() - t0
     run = {
         "files": list(paths),
@@ -211,6 +227,9 @@ def score_files(
         "backend": "rust" if cmetrics.rust_available() else "numpy",
         "threads": cmetrics.get_num_threads(),
     }
+    if group_by:
+        run["group_by"] = list(group_by)
+        run["groups"] = len(ev.group_keys)
     return report, run
 
 
@@ -222,8 +241,9 @@ def score_on_dask(
     proba: tuple[str, ...] = (),
     ranking: str = "exact",
     class_ranking: str = "approximate",
+    group_by: tuple[str, ...] = (),
     **options: Any,
-) -> tuple[cmetrics.Report, dict[str, Any]]:
+) -> tuple[cmetrics.Report | cmetrics.GroupedReport, dict[str, Any]]:
     """Parquet inputs scored by :func:`cmetrics.dask.evaluate` on a running scheduler
     (``scheduler``) or a local cluster of ``workers`` processes started for the run; the
     report and a record of the run (the cluster's start is timed apart)."""
@@ -261,9 +281,10 @@ def score_on_dask(
             ranking=ranking,  # type: ignore[arg-type]
             class_ranking=class_ranking,  # type: ignore[arg-type]
             client=client,
+            group_by=list(group_by) or None,
             **options,
         )
-        report = ev.report()
+        report = ev.grouped_report(names=list(group_by)) if group_by else ev.report()
         seconds = time.perf_counter() - t1
         n_workers = len(client.scheduler_info().get("workers", {}))
     finally:
@@ -284,6 +305,9 @@ def score_on_dask(
         "backend": "rust" if cmetrics.rust_available() else "numpy",
         "threads": cmetrics.get_num_threads(),
     }
+    if group_by:
+        run["group_by"] = list(group_by)
+        run["groups"] = len(ev.group_keys)
     return report, run
 
 
@@ -320,20 +344,49 @@ def _progress(total: int | None) -> tuple[Any, Any]:
     return p, task
 
 
-def _render(report: cmetrics.Report, run: dict[str, Any], fmt: str) -> str:
+def _group_table(grouped: cmetrics.GroupedReport, metrics: list[str] | None) -> str:
+    """The per-group summary as a rich table rendered to text: one row per group."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from cmetrics._report import number, printable
+
+    rows = grouped.summary(metrics)
+    cols = list(next(iter(rows.values()))) if rows else ["n_samples"]
+    console = Console(record=True, width=160, file=open(os.devnull, "w"), force_terminal=False)  # noqa: SIM115
+    t = Table(title=f"per group ({len(rows):,} groups)", title_justify="left", show_edge=False)
+    t.add_column(printable(" / ".join(grouped.group_by)), justify="right")
+    for c in cols:
+        t.add_column(c, justify="right")
+    for key, row in rows.items():
+        t.add_row(key, *[number(row[c]) for c in cols])
+    console.print(t)
+    return console.export_text()
+
+
+def _render(
+    report: cmetrics.Report | cmetrics.GroupedReport,
+    run: dict[str, Any],
+    fmt: str,
+    group_metrics: list[str] | None = None,
+) -> str:
     if fmt == "json":
         return json.dumps({"run": run, **report.to_dict()}, indent=2, allow_nan=False) + "\n"
     if fmt == "markdown":
-        return (
-            f"Scored {run['rows']:,} rows of {', '.join(run['files'])} in {run['seconds']:.2f} s\n\n"
-            + report.to_markdown()
-        )
-    kind = "probabilistic + hard-label" if report.has_proba else "hard-label"
+        head = f"Scored {run['rows']:,} rows of {', '.join(run['files'])} in {run['seconds']:.2f} s\n\n"
+        if isinstance(report, cmetrics.GroupedReport):
+            return head + report.to_markdown(group_metrics)
+        return head + report.to_markdown()
+    grouped = report if isinstance(report, cmetrics.GroupedReport) else None
+    overall = report.overall if isinstance(report, cmetrics.GroupedReport) else report
+    kind = "probabilistic + hard-label" if overall.has_proba else "hard-label"
     summary = (
         f"cmetrics {cmetrics.__version__}: {kind} report of {run['rows']:,} rows "
         f"({run['backend']} backend, {run['threads']} threads)"
     )
-    text = _table(report, summary)
+    text = _table(overall, summary)
+    if grouped is not None:
+        text += "\n" + _group_table(grouped, group_metrics)
     rate = run["rows"] / run["seconds"] / 1e6 if run["seconds"] else float("nan")
     return text + f"\nscored {', '.join(run['files'])} in {run['seconds']:.2f} s ({rate:,.1f} M rows/s)\n"
 
@@ -452,6 +505,32 @@ def cli() -> None:
     default=None,
     help="score Parquet inputs on a local Dask cluster of N worker processes started for the run",
 )
+@click.option(
+    "--group-by",
+    "group_by",
+    multiple=True,
+    metavar="COL",
+    help="also report each value of COL (repeat for value tuples): one pass, one report per group",
+)
+@click.option(
+    "--group-metrics",
+    multiple=True,
+    metavar="M1,M2",
+    help="the metrics of the per-group table (repeat or comma-separate; default: a standard set)",
+)
+@click.option(
+    "--max-groups",
+    type=click.IntRange(1, 1 << 16),
+    default=None,
+    help="the most distinct group values (default 10,000)",
+)
+@click.option(
+    "--group-ranking-bins",
+    type=click.IntRange(1, 1 << 24),
+    default=1 << 10,
+    show_default=True,
+    help="bins of each group's approximate ranking states (all rows keep --ranking-bins)",
+)
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 def score(
     paths: tuple[str, ...],
@@ -475,6 +554,10 @@ def score(
     max_classes: int | None,
     scheduler: str | None,
     workers: int | None,
+    group_by: tuple[str, ...],
+    group_metrics: tuple[str, ...],
+    max_groups: int | None,
+    group_ranking_bins: int,
     quiet: bool,
 ) -> None:
     """Score evaluation dumps: Parquet files or directories, CSV/TSV, JSON Lines, .npz or
@@ -498,7 +581,13 @@ def score(
             "class_ranking": class_ranking,
             "n_bins": n_bins,
             "max_classes": max_classes,
+            "group_by": group_by,
+            "max_groups": max_groups,
+            "group_ranking_bins": group_ranking_bins,
         }
+        metrics = [m for part in group_metrics for m in part.split(",") if m] or None
+        if metrics and not group_by:
+            raise UserError("--group-metrics chooses the columns of the per-group table; pass --group-by too")
         if scheduler is not None or workers is not None:
             if proba_list is not None:
                 raise UserError("--proba-list is not read on Dask; name the columns with --proba or --proba-prefix")
@@ -507,9 +596,10 @@ def score(
             report, run = score_files(
                 list(paths), proba_list=proba_list, batch_rows=batch_rows, progress=show, **common
             )
+        text = _render(report, run, fmt, metrics)
     except (cmetrics.exceptions.ValidationError, TypeError) as e:
         raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
-    _write(_render(report, run, fmt), output, force=force, inputs=paths)
+    _write(text, output, force=force, inputs=paths)
 
 
 def write_demo(directory: Path, rows: int, classes: int, seed: int = 0, chunk_rows: int = 1 << 21) -> Path:

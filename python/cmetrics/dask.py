@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from cmetrics.streaming import Evaluator
 
 if TYPE_CHECKING:
     from cmetrics._checks import Backend, RankingMode, ZeroDivision
+    from cmetrics._groups import GroupedReport
     from cmetrics._report import Report
 
 __all__ = ["evaluate", "evaluator"]
@@ -49,18 +50,20 @@ def _state(
     proba: list[str],
     confidence: str | None,
     weight: str | None,
+    group_by: list[str],
     settings: dict[str, Any],
 ) -> bytes:
     """One partition (a pandas DataFrame) scored by a fresh Evaluator, as its bytes."""
     present = {str(c) for c in part.columns}
-    _check_columns(present, [label, pred, *proba, confidence, weight], "a partition")
+    _check_columns(present, [label, pred, *proba, confidence, weight, *group_by], "a partition")
 
     def column(name: str | None) -> np.ndarray | None:
         # A column of a pandas block may be a strided view: the kernels take contiguous rows.
         return None if name is None else np.ascontiguousarray(part[name].to_numpy())
 
     y_proba = np.asarray(part[proba].to_numpy()) if proba and len(part) else None
-    return _score(settings, column(label), column(pred), y_proba, column(confidence), column(weight), len(part))
+    groups = [column(g) for g in group_by]
+    return _score(settings, column(label), column(pred), y_proba, column(confidence), column(weight), groups, len(part))
 
 
 def _file_state(
@@ -72,6 +75,7 @@ def _file_state(
     proba: list[str],
     confidence: str | None,
     weight: str | None,
+    group_by: list[str],
     settings: dict[str, Any],
 ) -> bytes:
     """One row group of a Parquet file, read by the worker itself, scored by a fresh
@@ -79,7 +83,7 @@ def _file_state(
     import pyarrow.parquet as pq
 
     f = pq.ParquetFile(path)
-    wanted = [c for c in (label, pred, *proba, confidence, weight) if c is not None]
+    wanted = [c for c in (label, pred, *proba, confidence, weight, *group_by) if c is not None]
     _check_columns(set(f.schema_arrow.names), wanted, path)
     if row_group >= f.num_row_groups:  # a file written without any row group
         return Evaluator(**settings).to_bytes()
@@ -95,7 +99,10 @@ def _file_state(
         y_proba = np.empty((table.num_rows, len(proba)), dtype=first.dtype, order="F")
         for j, name in enumerate(proba):
             y_proba[:, j] = column(name)
-    return _score(settings, column(label), column(pred), y_proba, column(confidence), column(weight), table.num_rows)
+    groups = [column(g) for g in group_by]
+    return _score(
+        settings, column(label), column(pred), y_proba, column(confidence), column(weight), groups, table.num_rows
+    )
 
 
 def _check_columns(present: set[str], wanted: Sequence[str | None], where: str) -> None:
@@ -112,6 +119,7 @@ def _score(
     y_proba: np.ndarray | None,
     confidence: np.ndarray | None,
     weight: np.ndarray | None,
+    groups: list[np.ndarray | None],
     rows: int,
 ) -> bytes:
     ev = Evaluator(**settings)
@@ -119,7 +127,10 @@ def _score(
         if y_proba is not None and y_proba.dtype.kind not in "fiu":
             msg = f"the probability columns hold {y_proba.dtype} values; they must be numbers"
             raise InputError(msg)
-        ev.update(y, y_pred=pred, y_proba=y_proba, confidence=confidence, sample_weight=weight)
+        by: Any = None
+        if groups:
+            by = groups[0] if len(groups) == 1 else tuple(groups)
+        ev.update(y, y_pred=pred, y_proba=y_proba, confidence=confidence, sample_weight=weight, groups=by)
     return ev.to_bytes()
 
 
@@ -153,6 +164,7 @@ def _merge(states: Sequence[bytes]) -> bytes:
     return evs[0].to_bytes()
 
 
+@overload
 def evaluate(
     data: Any,
     *,
@@ -170,10 +182,66 @@ def evaluate(
     top_k: int = 5,
     class_ranking: RankingMode | bool | None = None,
     max_classes: int | None = None,
+    group_by: None = None,
+    max_groups: int | None = None,
+    group_ranking_bins: int = 1 << 10,
     split_every: int = 8,
     client: Any = None,
     backend: Backend = "auto",
-) -> Report:
+) -> Report: ...
+
+
+@overload
+def evaluate(
+    data: Any,
+    *,
+    label: str,
+    pred: str | None = None,
+    proba: Sequence[str] | None = None,
+    proba_prefix: str | None = None,
+    confidence: str | None = None,
+    weight: str | None = None,
+    labels: Sequence[Any] | None = None,
+    n_bins: int = 15,
+    zero_division: ZeroDivision = "warn",
+    ranking: RankingMode | bool = "exact",
+    ranking_bins: int = 1 << 16,
+    top_k: int = 5,
+    class_ranking: RankingMode | bool | None = None,
+    max_classes: int | None = None,
+    group_by: str | Sequence[str],
+    max_groups: int | None = None,
+    group_ranking_bins: int = 1 << 10,
+    split_every: int = 8,
+    client: Any = None,
+    backend: Backend = "auto",
+) -> GroupedReport: ...
+
+
+def evaluate(
+    data: Any,
+    *,
+    label: str,
+    pred: str | None = None,
+    proba: Sequence[str] | None = None,
+    proba_prefix: str | None = None,
+    confidence: str | None = None,
+    weight: str | None = None,
+    labels: Sequence[Any] | None = None,
+    n_bins: int = 15,
+    zero_division: ZeroDivision = "warn",
+    ranking: RankingMode | bool = "exact",
+    ranking_bins: int = 1 << 16,
+    top_k: int = 5,
+    class_ranking: RankingMode | bool | None = None,
+    max_classes: int | None = None,
+    group_by: str | Sequence[str] | None = None,
+    max_groups: int | None = None,
+    group_ranking_bins: int = 1 << 10,
+    split_every: int = 8,
+    client: Any = None,
+    backend: Backend = "auto",
+) -> Report | GroupedReport:
     """The :class:`cmetrics.Report` of every row of ``data``, computed on Dask.
 
     Parameters
@@ -201,6 +269,13 @@ def evaluate(
     n_bins, zero_division, ranking, ranking_bins, top_k, class_ranking, max_classes, backend
         As for :class:`cmetrics.Evaluator` (``ranking="exact"`` by default: exact ranking
         metrics, each partition's state holding up to one entry per distinct confidence).
+    group_by : str or sequence of str, optional
+        Grouping column(s): the result is then a :class:`cmetrics.GroupedReport`, with the
+        report of every group value (or tuple of values), as :func:`cmetrics.evaluate` gives
+        with ``groups``. Each partition keeps one state per group it holds; the states merge
+        group by group.
+    max_groups, group_ranking_bins
+        As for :class:`cmetrics.Evaluator`.
     split_every : int
         Evaluators merged by one task of the reduction tree (at least 2).
     client : distributed.Client, optional
@@ -220,7 +295,18 @@ def evaluate(
     >>> report.accuracy, report.confusion_matrix.tolist()
     (0.75, [[1, 1], [0, 2]])
     """
-    return evaluator(**locals()).report()
+    ev = evaluator(**locals())
+    return ev.grouped_report(names=_group_columns(group_by)) if group_by is not None else ev.report()
+
+
+def _group_columns(group_by: str | Sequence[str] | None) -> list[str]:
+    if group_by is None:
+        return []
+    names = [group_by] if isinstance(group_by, str) else list(group_by)
+    if not names or not all(isinstance(n, str) for n in names):
+        msg = f"group_by must be a column name or a list of them, got {group_by!r}"
+        raise InputError(msg)
+    return names
 
 
 def evaluator(
@@ -240,6 +326,9 @@ def evaluator(
     top_k: int = 5,
     class_ranking: RankingMode | bool | None = None,
     max_classes: int | None = None,
+    group_by: str | Sequence[str] | None = None,
+    max_groups: int | None = None,
+    group_ranking_bins: int = 1 << 10,
     split_every: int = 8,
     client: Any = None,
     backend: Backend = "auto",
@@ -288,7 +377,8 @@ def evaluator(
                 labels = [int(s) for s in suffixes]
             except ValueError:
                 labels = suffixes
-    needed = [c for c in (label, pred, *columns, confidence, weight) if c is not None]
+    by = _group_columns(group_by)
+    needed = [c for c in (label, pred, *columns, confidence, weight, *by) if c is not None]
     missing = [c for c in needed if c not in names]
     if missing:
         msg = f"no column {', '.join(map(repr, missing))}; the columns are {', '.join(names)}"
@@ -307,6 +397,9 @@ def evaluator(
         "top_k": top_k,
         "class_ranking": class_ranking,
         "max_classes": max_classes,
+        "group_by": bool(by),
+        "max_groups": max_groups,
+        "group_ranking_bins": group_ranking_bins,
         "backend": backend,
     }
     Evaluator(**settings)  # the settings are checked here, before any task runs
@@ -318,6 +411,7 @@ def evaluator(
         "proba": columns,
         "confidence": confidence,
         "weight": weight,
+        "group_by": by,
         "settings": settings,
     }
     if files is not None:

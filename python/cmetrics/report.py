@@ -2,14 +2,66 @@
 
 from __future__ import annotations
 
+from typing import overload
+
 from numpy.typing import ArrayLike
 
 from cmetrics import _checks, _multiclass, _proba, _ranking
 from cmetrics._checks import Backend, RankingMode, ZeroDivision
+from cmetrics._groups import DEFAULT_GROUP_RANKING_BINS, GroupedReport
 from cmetrics._report import Report, build_report
 from cmetrics.confusion import ConfusionMatrix
+from cmetrics.exceptions import ValidationError
 
-__all__ = ["Report", "evaluate"]
+__all__ = ["GroupedReport", "Report", "evaluate"]
+
+
+@overload
+def evaluate(
+    y_true: ArrayLike,
+    *,
+    y_pred: ArrayLike | None = None,
+    y_proba: ArrayLike | None = None,
+    confidence: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    n_bins: int = 15,
+    zero_division: ZeroDivision = "warn",
+    validate: bool = True,
+    keep_confidence: bool = False,
+    ranking: RankingMode | bool = "exact",
+    ranking_bins: int = 1 << 16,
+    top_k: int = 5,
+    class_ranking: RankingMode | bool | None = None,
+    groups: None = None,
+    max_groups: int | None = None,
+    group_ranking_bins: int = DEFAULT_GROUP_RANKING_BINS,
+    backend: Backend = "auto",
+) -> Report: ...
+
+
+@overload
+def evaluate(
+    y_true: ArrayLike,
+    *,
+    y_pred: ArrayLike | None = None,
+    y_proba: ArrayLike | None = None,
+    confidence: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+    n_bins: int = 15,
+    zero_division: ZeroDivision = "warn",
+    validate: bool = True,
+    keep_confidence: bool = False,
+    ranking: RankingMode | bool = "exact",
+    ranking_bins: int = 1 << 16,
+    top_k: int = 5,
+    class_ranking: RankingMode | bool | None = None,
+    groups: ArrayLike | tuple[ArrayLike, ...],
+    max_groups: int | None = None,
+    group_ranking_bins: int = DEFAULT_GROUP_RANKING_BINS,
+    backend: Backend = "auto",
+) -> GroupedReport: ...
 
 
 def evaluate(
@@ -28,8 +80,11 @@ def evaluate(
     ranking_bins: int = 1 << 16,
     top_k: int = 5,
     class_ranking: RankingMode | bool | None = None,
+    groups: ArrayLike | tuple[ArrayLike, ...] | None = None,
+    max_groups: int | None = None,
+    group_ranking_bins: int = DEFAULT_GROUP_RANKING_BINS,
     backend: Backend = "auto",
-) -> Report:
+) -> Report | GroupedReport:
     """Score an evaluation dump in one pass and return a :class:`Report`.
 
     With ``y_proba`` (N x K, column j = ``labels[j]``) the matrix is read once and
@@ -59,12 +114,46 @@ def evaluate(
     that does not fit in memory, :class:`cmetrics.Evaluator` accumulates the same
     report batch by batch.
 
+    With ``groups`` (one group value per row: integers or strings; or a tuple of such
+    arrays to group by several columns) the result is a :class:`GroupedReport`: the report of
+    all rows and one report per group value, each equal to ``evaluate`` on that group's rows
+    alone, ranking metrics included (with ``ranking_bins=group_ranking_bins`` in the
+    approximate modes: 1,024 bins per group unless told otherwise, which keeps a group's
+    class-ranking state at K x 16 KiB). The rows are put in group order once and read once
+    (the overall tables are the sums of the groups'); at most ``max_groups`` distinct values
+    (default 10,000; more raise :class:`~cmetrics.exceptions.LimitExceededError` before any
+    per-group state exists). Rows are always validated there, and ``keep_confidence`` is
+    not available.
+
     Examples
     --------
     >>> r = evaluate([0, 1, 1], y_proba=[[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]])
     >>> round(r.accuracy, 4), round(r.log_loss, 4)  # -(ln 0.7 + ln 0.6 + ln 0.4) / 3
     (0.6667, 0.5946)
+    >>> g = evaluate([0, 1, 1, 0], y_pred=[0, 1, 0, 1], groups=[7, 7, 8, 8])
+    >>> g.overall.accuracy, g[7].accuracy, g[8].accuracy
+    (0.5, 1.0, 0.0)
     """
+    if groups is not None:
+        return _grouped(
+            y_true,
+            groups,
+            y_pred=y_pred,
+            y_proba=y_proba,
+            confidence=confidence,
+            labels=labels,
+            sample_weight=sample_weight,
+            n_bins=n_bins,
+            zero_division=zero_division,
+            keep_confidence=keep_confidence,
+            ranking=ranking,
+            ranking_bins=ranking_bins,
+            top_k=top_k,
+            class_ranking=class_ranking,
+            max_groups=max_groups,
+            group_ranking_bins=group_ranking_bins,
+            backend=backend,
+        )
     _checks.check_inputs("evaluate", y_pred, y_proba, confidence)
     n_bins = _checks.check_n_bins(n_bins)
     top_k = _checks.check_top_k(top_k)
@@ -114,3 +203,48 @@ def evaluate(
         ok, conf = _ranking.user_confidence(t, y_pred, confidence)
         walk = _ranking.binned_walk(ok, conf, _checks.weights(sample_weight, t.shape[0]), backend, bins)
     return build_report(cm, walk=walk, zero_division=zero_division, ranking=made)
+
+
+def _grouped(
+    y_true: ArrayLike,
+    groups: ArrayLike | tuple[ArrayLike, ...],
+    *,
+    y_pred: ArrayLike | None,
+    y_proba: ArrayLike | None,
+    confidence: ArrayLike | None,
+    labels: ArrayLike | None,
+    sample_weight: ArrayLike | None,
+    n_bins: int,
+    zero_division: ZeroDivision,
+    keep_confidence: bool,
+    ranking: RankingMode | bool,
+    ranking_bins: int,
+    top_k: int,
+    class_ranking: RankingMode | bool | None,
+    max_groups: int | None,
+    group_ranking_bins: int,
+    backend: Backend,
+) -> GroupedReport:
+    """:func:`evaluate` with ``groups``: one grouped Evaluator fed the rows at once."""
+    from cmetrics.streaming import Evaluator
+
+    if keep_confidence:
+        msg = "keep_confidence=True is not available with groups=; score without groups to keep the confidences"
+        raise ValidationError(msg)
+    _checks.check_inputs("evaluate", y_pred, y_proba, confidence)
+    _checks.as_1d(y_true, "y_true")  # empty input is refused here as without groups
+    ev = Evaluator(
+        labels,
+        n_bins=n_bins,
+        zero_division=zero_division,
+        ranking=ranking,
+        ranking_bins=ranking_bins,
+        top_k=top_k,
+        class_ranking=class_ranking,
+        group_by=True,
+        max_groups=max_groups,
+        group_ranking_bins=group_ranking_bins,
+        backend=backend,
+    )
+    ev.update(y_true, y_pred=y_pred, y_proba=y_proba, confidence=confidence, sample_weight=sample_weight, groups=groups)
+    return ev.grouped_report()

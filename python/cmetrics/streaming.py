@@ -52,16 +52,19 @@ import json
 import math
 import struct
 import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks, _ranking
+from cmetrics import _checks, _groups, _ranking
 from cmetrics import _proba as _p
 from cmetrics._checks import F64, Backend, Bools, LabelKind, RankingMode, ZeroDivision
 from cmetrics._config import check_classes, check_max_classes, get_num_threads, resolve_backend
+from cmetrics._groups import GroupedReport, GroupKey
 from cmetrics._kernels import BinaryRanking, Groups, ProbAccumulators, RankingState
 from cmetrics._multiclass import class_ranking_values, in_place
 from cmetrics._report import Report, build_report
@@ -163,6 +166,20 @@ class Evaluator:
         The most classes this Evaluator counts (default :func:`cmetrics.get_max_classes`);
         ``n_classes``, ``labels`` and the label set of hard-label batches are checked
         against it before anything is allocated.
+    group_by : bool
+        Every batch comes with group values (``update(..., groups=...)``): the Evaluator
+        then keeps, beside the state of all rows, one state per group value, and
+        :meth:`grouped_report` gives every group's report (each what an Evaluator fed
+        only that group's rows would give). States merge group by group.
+    max_groups : int, optional
+        The most distinct group values (default 10,000, at most 65,536); a batch or merge
+        that would exceed it raises :class:`~cmetrics.exceptions.LimitExceededError`
+        and changes nothing. A group's state is about ``24 K^2 + 32 n_bins`` bytes plus
+        its ranking summaries (as above, bounded by the group's rows).
+    group_ranking_bins : int
+        Bins of each group's approximate ranking states (default 1,024: a group's
+        approximate class-ranking state holds at most ``K x 1,025`` entries); the state
+        of all rows keeps ``ranking_bins``. No effect in the exact mode.
     backend : "auto", "rust" or "numpy"
 
     Every batch must have the same shape of inputs: ``y_proba`` in all or none, a
@@ -178,6 +195,15 @@ class Evaluator:
     >>> ev2 = Evaluator.from_bytes(ev.to_bytes())
     >>> ev2.report().confusion_matrix.tolist()
     [[1, 0], [1, 2]]
+
+    By group (here a language per row):
+
+    >>> ev = Evaluator(group_by=True)
+    >>> _ = ev.update([0, 1, 1], y_pred=[0, 1, 0], groups=["en", "en", "de"])
+    >>> _ = ev.update([0], y_pred=[1], groups=["de"])
+    >>> g = ev.grouped_report()
+    >>> g.overall.accuracy, g["de"].accuracy, g["en"].accuracy
+    (0.5, 0.0, 1.0)
     """
 
     def __init__(
@@ -192,6 +218,9 @@ class Evaluator:
         top_k: int = 5,
         class_ranking: RankingMode | bool | None = None,
         max_classes: int | None = None,
+        group_by: bool = False,
+        max_groups: int | None = None,
+        group_ranking_bins: int = _groups.DEFAULT_GROUP_RANKING_BINS,
         backend: Backend = "auto",
     ) -> None:
         if labels is not None and n_classes is not None:
@@ -233,6 +262,23 @@ class Evaluator:
         # accuracy), and one GroupState per column against "row is of this class".
         self._rank_hist: F64 | None = None
         self._class_rank: list[RankingState] | None = None
+        if not isinstance(group_by, bool):
+            msg = f"group_by must be True or False, got {group_by!r}"
+            raise ValidationError(msg)
+        #: Whether rows come with group values (``update(..., groups=...)``).
+        self.group_by = group_by
+        #: The most distinct group values this Evaluator keeps a state for.
+        self.max_groups = _groups.check_max_groups(max_groups)
+        #: Bins of each group's approximate ranking states (``ranking_bins`` for all rows).
+        self.group_ranking_bins = _checks.check_ranking_bins(group_ranking_bins)
+        # With group_by: one Evaluator per group value, and the kind ("int" or "str") of each
+        # grouping column, set by the first batch.
+        self._groups: dict[GroupKey, Evaluator] = {}
+        self._group_kinds: tuple[str, ...] | None = None
+        # A group's approximate class-ranking state, dense: per column and bin, all rows,
+        # positive rows and (with weights) their weights; set on the groups of a grouped
+        # Evaluator, whose batches are binned for all groups at once.
+        self._dense: _Dense | None = None
 
     # -- accumulation -------------------------------------------------------------------
 
@@ -244,15 +290,27 @@ class Evaluator:
         y_proba: ArrayLike | None = None,
         confidence: ArrayLike | None = None,
         sample_weight: ArrayLike | None = None,
+        groups: ArrayLike | tuple[ArrayLike, ...] | None = None,
     ) -> Evaluator:
-        """Add one batch of rows (arguments as in :func:`cmetrics.evaluate`). Returns self."""
+        """Add one batch of rows (arguments as in :func:`cmetrics.evaluate`). Returns self.
+
+        With ``group_by=True`` every batch passes ``groups``: one group value per row (an
+        integer or a string), or a tuple of such arrays to group by several columns."""
         _checks.check_inputs("update", y_pred, y_proba, confidence)
+        if groups is not None and not self.group_by:
+            msg = "groups= needs an Evaluator created with group_by=True"
+            raise ValidationError(msg)
+        if groups is None and self.group_by:
+            msg = "this Evaluator was created with group_by=True; pass groups= (one group value per row) in every batch"
+            raise ValidationError(msg)
         if _is_empty(y_true):  # an empty batch (a filtered record batch, say) adds nothing...
+            group_columns = groups if isinstance(groups, tuple) else (groups,)
             for name, other in (
                 ("y_pred", y_pred),
                 ("y_proba", y_proba),
                 ("confidence", confidence),
                 ("sample_weight", sample_weight),
+                *(("groups", g) for g in group_columns),
             ):
                 if other is not None and not _is_empty(other):  # ...when every argument is empty
                     msg = f"y_true is empty but {name} has rows; pass one {name} row per y_true row"
@@ -262,13 +320,162 @@ class Evaluator:
         mode = "proba" if y_proba is not None else "hard"
         weighted = sample_weight is not None
         self._check_same_shape(mode, weighted, confidence is not None)
-        if y_proba is not None:
+        if groups is not None:
+            self._update_grouped(t, groups, y_pred, y_proba, confidence, sample_weight)
+        elif y_proba is not None:
             self._update_proba(t, y_proba, y_pred, sample_weight)
         else:
             self._update_hard(t, y_pred, confidence, sample_weight)
-        self._mode, self._weighted, self._has_confidence = mode, weighted, confidence is not None
-        self.n_rows += int(t.shape[0])
+        self._added(mode, weighted, confidence is not None, int(t.shape[0]))
         return self
+
+    def _added(self, mode: str, weighted: bool, has_confidence: bool, rows: int) -> None:
+        self._mode, self._weighted, self._has_confidence = mode, weighted, has_confidence
+        self.n_rows += rows
+
+    def _child(self) -> Evaluator:
+        """An empty Evaluator for one group: this one's settings and, when fixed, its labels.
+        Its approximate class-ranking state is dense (:class:`_Dense`)."""
+        child = Evaluator(
+            self._labels if self._fixed else None,
+            n_bins=self.n_bins,
+            zero_division=self.zero_division,
+            ranking=self.ranking,
+            ranking_bins=self.group_ranking_bins,
+            top_k=self.top_k,
+            class_ranking=self.class_ranking,
+            max_classes=self.max_classes,
+            backend=self.backend,
+        )
+        if child.class_ranking == "approximate":
+            child._dense = _Dense.empty()
+        return child
+
+    def _update_grouped(
+        self,
+        t: np.ndarray,
+        groups: ArrayLike | tuple[ArrayLike, ...],
+        y_pred: ArrayLike | None,
+        y_proba: ArrayLike | None,
+        confidence: ArrayLike | None,
+        sample_weight: ArrayLike | None,
+    ) -> None:
+        """One batch with group values: every group's rows go to that group's Evaluator, and
+        all rows to this one. The rows are put in group order once (a stable sort of the
+        group codes); with probabilities the matrix is then read once, group by group, and
+        this Evaluator's tables are the sums of the groups' (no second pass)."""
+        n = int(t.shape[0])
+        k = len(self._labels) if self._fixed and self._labels is not None else 0
+        if y_proba is not None:
+            k = _checks.proba_array(y_proba, n, self.max_classes).shape[1]
+        enc = _groups.encode(groups, n, self.max_groups, n_classes=k)
+        if self._group_kinds is not None and enc.kinds != self._group_kinds:
+            msg = (
+                f"earlier batches had group values of kinds {self._group_kinds}, this one {enc.kinds}; "
+                "pass the same kind of group values (integers or strings, same columns) in every batch"
+            )
+            raise ValidationError(msg)
+        fresh = sum(key not in self._groups for key in enc.keys)
+        _groups.check_group_count(len(self._groups) + fresh, self.max_groups, k)
+        positions, offsets = _groups.split(enc.codes, len(enc.keys), self.backend)
+        bounds = [(int(offsets[i]), int(offsets[i + 1])) for i in range(len(enc.keys))]
+        if y_proba is not None:
+            self._update_grouped_proba(t, enc.keys, positions, bounds, y_proba, y_pred, sample_weight)
+        else:
+            # Hard labels: counting is cheap, so this Evaluator counts the batch as it comes.
+            self._update_hard(t, y_pred, confidence, sample_weight)
+            assert y_pred is not None  # check_inputs
+            p = _groups.scatter(_checks.as_1d(y_pred, "y_pred"), positions)
+            c = None if confidence is None else _groups.scatter(_checks.as_1d(confidence, "confidence"), positions)
+            w = _checks.weights(sample_weight, n)
+            w = None if w is None else _groups.scatter(w, positions)
+            t = _groups.scatter(t, positions)
+            for key, (lo, hi) in zip(enc.keys, bounds, strict=True):
+                child = self._groups.get(key) or self._child()
+                child.update(
+                    t[lo:hi],
+                    y_pred=p[lo:hi],
+                    confidence=None if c is None else c[lo:hi],
+                    sample_weight=None if w is None else w[lo:hi],
+                )
+                self._groups[key] = child
+        self._group_kinds = enc.kinds
+
+    def _update_grouped_proba(
+        self,
+        t: np.ndarray,
+        keys: list[GroupKey],
+        positions: np.ndarray,
+        bounds: list[tuple[int, int]],
+        y_proba: ArrayLike,
+        y_pred: ArrayLike | None,
+        sample_weight: ArrayLike | None,
+    ) -> None:
+        inp = self._proba_inputs(t, y_proba, y_pred, sample_weight)
+        whole = _p.ProbInputs(
+            _groups.scatter(inp.y_true, positions),
+            _groups.scatter(inp.y_proba, positions, self.backend),
+            None if inp.y_pred is None else _groups.scatter(inp.y_pred, positions),
+            None if inp.sample_weight is None else _groups.scatter(inp.sample_weight, positions),
+            inp.labels,
+            inp.kind,
+        )
+        children = [self._groups.get(key) or self._child() for key in keys]
+        subs = [
+            _p.ProbInputs(
+                whole.y_true[lo:hi],
+                whole.y_proba[lo:hi],
+                None if whole.y_pred is None else whole.y_pred[lo:hi],
+                None if whole.sample_weight is None else whole.sample_weight[lo:hi],
+                inp.labels,
+                inp.kind,
+            )
+            for lo, hi in bounds
+        ]
+        try:
+            accs = _each_group(lambda i: children[i]._accumulate(subs[i]), len(subs))
+        except ValidationError:
+            # The row numbers of the error are those of the reordered rows: find it again in
+            # the batch as given, so that the message names the user's row.
+            _p.accumulate(inp, backend=self.backend, n_bins=self.n_bins, validate=True)
+            raise
+        parts = list(zip(subs, accs, strict=True))
+        binned = None
+        if self.class_ranking == "approximate":
+            # Every group's columns binned by one call, in parallel over the groups.
+            offsets = np.array([0] + [hi for _, hi in bounds], dtype=np.int64)
+            binned = resolve_backend(self.backend).grouped_binned_histograms(
+                in_place(whole.y_proba),
+                np.ascontiguousarray(whole.y_true, dtype=np.uint32),
+                offsets,
+                self.group_ranking_bins,
+                whole.sample_weight,
+                get_num_threads(),
+            )
+
+        # Every group's rows are valid: add them (nothing was changed before this point).
+        def add(g: int) -> F64:
+            child, (sub, acc) = children[g], parts[g]
+            if binned is not None and child._dense is not None:
+                child._dense.add(*(None if a is None else a[g] for a in binned))
+            h = child._add_proba(sub, acc)
+            child._added("proba", sub.sample_weight is not None, False, int(sub.y_true.shape[0]))
+            return h
+
+        hists = _each_group(add, len(children))
+        hist = None
+        total: ProbAccumulators | None = None
+        for key, child, h, (_, acc) in zip(keys, children, hists, parts, strict=True):
+            self._groups[key] = child
+            hist = h if hist is None else hist + h
+            total = _p.add_accumulators(total, acc)
+        assert total is not None  # at least one group
+        if self.ranking != "off":
+            total = total._replace(
+                correct=np.concatenate([acc.correct for _, acc in parts if acc.correct is not None]),
+                confidence=np.concatenate([acc.confidence for _, acc in parts if acc.confidence is not None]),
+            )
+        self._add_proba(whole, total, hist)
 
     def _check_same_shape(self, mode: str, weighted: bool, has_confidence: bool) -> None:
         if self._mode is None:
@@ -287,9 +494,9 @@ class Evaluator:
             msg = "pass confidence in every batch or in none"
             raise ValidationError(msg)
 
-    def _update_proba(
+    def _proba_inputs(
         self, t: np.ndarray, y_proba: ArrayLike, y_pred: ArrayLike | None, sample_weight: ArrayLike | None
-    ) -> None:
+    ) -> _p.ProbInputs:
         labels = self._labels
         if labels is None:
             k = _checks.proba_array(y_proba, t.shape[0], self.max_classes).shape[1]
@@ -300,19 +507,33 @@ class Evaluator:
                 )
                 raise LabelError(msg)
             labels = np.arange(k)
-        inp = _p.prob_inputs(
+        return _p.prob_inputs(
             t, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight, backend=self.backend
         )
-        acc = _p.accumulate(
+
+    def _accumulate(self, inp: _p.ProbInputs) -> ProbAccumulators:
+        """The probability pass over validated inputs (keeping each row's confidence for the ranking)."""
+        return _p.accumulate(
             inp, backend=self.backend, n_bins=self.n_bins, validate=True, keep_confidence=self.ranking != "off"
         )
+
+    def _update_proba(
+        self, t: np.ndarray, y_proba: ArrayLike, y_pred: ArrayLike | None, sample_weight: ArrayLike | None
+    ) -> None:
+        inp = self._proba_inputs(t, y_proba, y_pred, sample_weight)
+        self._add_proba(inp, self._accumulate(inp))
+
+    def _add_proba(self, inp: _p.ProbInputs, acc: ProbAccumulators, hist: F64 | None = None) -> F64:
+        """Add a batch's probability pass and its ranking rows; returns the batch's rank
+        histogram (``hist``, when given, is that histogram, already counted)."""
         if self.ranking != "off":
             self._add_ranking(acc.correct, acc.confidence, inp.sample_weight)
-        self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight)
+        hist = self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight, hist)
         if self._labels is None:
             self._labels, self._kind = np.asarray(inp.labels), inp.kind
             self._fixed = True
         self._acc = _p.add_accumulators(self._acc, acc)
+        return hist
 
     def _update_hard(
         self, t: np.ndarray, y_pred: ArrayLike | None, confidence: ArrayLike | None, sample_weight: ArrayLike | None
@@ -368,16 +589,20 @@ class Evaluator:
         bins = self.ranking_bins if self.ranking == "approximate" else None
         self._state(w is not None).add(ok, conf, w, bins, get_num_threads())
 
-    def _add_class_ranking(self, codes: np.ndarray, y_proba: np.ndarray, weight: F64 | None) -> None:
+    def _add_class_ranking(
+        self, codes: np.ndarray, y_proba: np.ndarray, weight: F64 | None, hist: F64 | None = None
+    ) -> F64:
         """Add a probability batch to the class-ranking state: the rank histogram of the true
-        classes, and each column's rows to its class's tie groups (binned in approximate mode)."""
+        classes (counted here unless given), and each column's rows to its class's tie groups
+        (binned in approximate mode). Returns the batch's histogram."""
         be = resolve_backend(self.backend)
         c = np.ascontiguousarray(codes, dtype=np.uint32)
         p = in_place(y_proba)
-        hist = be.rank_histogram(p, c, weight, get_num_threads())
-        self._rank_hist = hist if self._rank_hist is None else self._rank_hist + hist
-        if self.class_ranking == "off":
-            return
+        if hist is None:
+            hist = be.rank_histogram(p, c, weight, get_num_threads())
+        self._rank_hist = hist.copy() if self._rank_hist is None else self._rank_hist + hist
+        if self.class_ranking == "off" or self._dense is not None:  # a group's: binned by its parent
+            return hist
         if self._class_rank is None:
             self._class_rank = [be.GroupState(weight is not None) for _ in range(p.shape[1])]
         w = None if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
@@ -386,10 +611,17 @@ class Evaluator:
             binned = be.binned_one_vs_rest(p, c, self.ranking_bins, w, get_num_threads())
             for state, groups in zip(self._class_rank, binned, strict=True):
                 state.absorb(groups, get_num_threads())
-            return
+            return hist
         for col, state in enumerate(self._class_rank):
             score = np.ascontiguousarray(p[:, col], dtype=np.float64)
             state.add(np.ascontiguousarray(c == col), score, w, None, get_num_threads())
+        return hist
+
+    def _class_groups(self) -> list[Groups]:
+        """The class-ranking state of each column as tie groups (empty without one)."""
+        if self._dense is not None:
+            return self._dense.groups(self.ranking_bins)
+        return [state.groups(get_num_threads()) for state in self._class_rank or []]
 
     def ranking_summary(self) -> RankingSummary | None:
         """The ranking summary: the distinct confidence values with their correct and wrong
@@ -411,12 +643,22 @@ class Evaluator:
             "zero_division": _zd_repr(self.zero_division),
         }
 
+    def _group_settings(self) -> dict[str, int | str | float | None]:
+        """The settings of this Evaluator's groups (:meth:`_settings` with the group bins)."""
+        return self._child()._settings()
+
     def merge(self, other: Evaluator) -> Evaluator:
         """Add the rows of another Evaluator (same settings) to this one. Returns self."""
         if not isinstance(other, Evaluator):
             msg = (
                 f"merge takes an Evaluator, got {type(other).__name__}; pass another Evaluator "
                 "(or Evaluator.from_bytes(...))"
+            )
+            raise StateError(msg)
+        if self.group_by != other.group_by:
+            msg = (
+                "cannot merge a grouped Evaluator (group_by=True) with an ungrouped one; create both with the "
+                "same group_by="
             )
             raise StateError(msg)
         mine, theirs = self._settings(), other._settings()
@@ -438,6 +680,8 @@ class Evaluator:
             raise StateError(msg)
         if other._mode is None:
             return self
+        if self.group_by:
+            self._check_groups_merge(other)
         if self._mode is not None and (self._mode, self._weighted, self._has_confidence) != (
             other._mode,
             other._weighted,
@@ -464,6 +708,8 @@ class Evaluator:
                 self._rank_hist = (
                     other._rank_hist.copy() if self._rank_hist is None else self._rank_hist + other._rank_hist
                 )
+            if other._dense is not None and self._dense is not None:
+                self._dense.merge(other._dense)
             if other._class_rank is not None:
                 if self._class_rank is None:
                     be = resolve_backend(self.backend)
@@ -480,7 +726,31 @@ class Evaluator:
             _merge_state(self._state(other._rank.weighted), other._rank, other is self)
         self._mode, self._weighted, self._has_confidence = other._mode, other._weighted, other._has_confidence
         self.n_rows += other.n_rows
+        for key, theirs_child in list(other._groups.items()):
+            mine_child = self._groups.get(key) or self._child()
+            mine_child.merge(theirs_child)
+            self._groups[key] = mine_child
+        if other._group_kinds is not None:
+            self._group_kinds = other._group_kinds
         return self
+
+    def _check_groups_merge(self, other: Evaluator) -> None:
+        """Refuse, before anything changes, a merge of grouped states whose group values are of
+        other kinds, or whose groups together exceed ``max_groups``."""
+        if self._group_kinds is not None and other._group_kinds is not None and self._group_kinds != other._group_kinds:
+            msg = (
+                f"cannot merge Evaluators grouped by values of different kinds ({self._group_kinds} and "
+                f"{other._group_kinds})"
+            )
+            raise StateError(msg)
+        if self._group_settings() != other._group_settings():
+            msg = (
+                f"cannot merge grouped Evaluators with different group_ranking_bins ({self.group_ranking_bins} and "
+                f"{other.group_ranking_bins})"
+            )
+            raise StateError(msg)
+        fresh = sum(key not in self._groups for key in other._groups)
+        _groups.check_group_count(len(self._groups) + fresh, self.max_groups)
 
     # -- the report ---------------------------------------------------------------------
 
@@ -500,7 +770,10 @@ class Evaluator:
             extra = None
             if self._rank_hist is not None:
                 walks = None
-                if self._class_rank is not None:
+                if self._dense is not None and self._dense.all is not None:
+                    be = resolve_backend(self.backend)
+                    walks = [be.walk_groups(g, True) for g in self._dense.groups(self.ranking_bins)]
+                elif self._class_rank is not None:
                     walks = [s.walk(True, get_num_threads()) for s in self._class_rank]
                 extra = class_ranking_values(self._rank_hist, walks, bool(self._weighted), self.top_k)
             return build_report(
@@ -524,6 +797,29 @@ class Evaluator:
             table, self._labels, self._hard_counts.astype(np.int64), self.backend, weighted=weighted
         )
         return build_report(cm, walk=walk, zero_division=self.zero_division, ranking=made)
+
+    def grouped_report(self, names: Sequence[str] | None = None) -> GroupedReport:
+        """The :class:`cmetrics.GroupedReport` of an Evaluator created with ``group_by=True``:
+        the report of all rows and of each group's rows. ``names`` are the names of the
+        grouping columns (default "groups", or "groups[0]", "groups[1]", ... for tuples)."""
+        if not self.group_by:
+            msg = "grouped_report() needs an Evaluator created with group_by=True; use report()"
+            raise ValidationError(msg)
+        overall = self.report()
+        arity = len(self._group_kinds or ("int",))
+        if names is None:
+            names = ["groups"] if arity == 1 else [f"groups[{i}]" for i in range(arity)]
+        elif len(names) != arity:
+            msg = f"names lists {len(names)} names but the rows are grouped by {arity} column(s)"
+            raise ValidationError(msg)
+        keys = list(self._groups)
+        reports = _each_group(lambda i: self._groups[keys[i]].report(), len(keys))
+        return GroupedReport(overall, dict(zip(keys, reports, strict=True)), names)
+
+    @property
+    def group_keys(self) -> list[GroupKey]:
+        """The group values seen so far, sorted (empty without ``group_by``)."""
+        return _groups.sort_keys(list(self._groups))
 
     # -- serialisation ------------------------------------------------------------------
 
@@ -551,8 +847,7 @@ class Evaluator:
                     arrays.append((f"ranking.{name}", _narrow(a)))
         if self._rank_hist is not None:
             arrays.append(("topk.hist", self._rank_hist))
-        for col, state in enumerate(self._class_rank or []):
-            g = state.groups(get_num_threads())
+        for col, g in enumerate(self._class_groups()):
             for name in ("values", "n_pos", "n_neg", "w_pos", "w_neg"):
                 a = getattr(g, name)
                 if a is not None:
@@ -573,10 +868,22 @@ class Evaluator:
             "sums": sums,
             "arrays": [{"name": n, "dtype": _le(a).dtype.str, "shape": list(a.shape)} for n, a in arrays],
         }
+        children: list[bytes] = []
+        if self.group_by:
+            keys = self.group_keys
+            children = [self._groups[key].to_bytes() for key in keys]
+            header["groups"] = {
+                "max_groups": self.max_groups,
+                "ranking_bins": self.group_ranking_bins,
+                "kinds": None if self._group_kinds is None else list(self._group_kinds),
+                "keys": [_groups.key_json(key) for key in keys],
+                "sizes": [len(c) for c in children],
+            }
         head = json.dumps(header, separators=(",", ":"), allow_nan=True).encode()
         body = b"".join(
             [_HEAD.pack(MAGIC, FORMAT_VERSION, 0, len(head)), head]
             + [np.ascontiguousarray(_le(a)).tobytes() for _, a in arrays]
+            + children
         )
         return body + struct.pack("<I", zlib.crc32(body))
 
@@ -610,6 +917,94 @@ class Evaluator:
             f"Evaluator(n_rows={self.n_rows:,}, n_classes={k}, inputs={self._mode or 'none yet'}, "
             f"ranking={self.ranking!r}, ranking_entries={size:,})"
         )
+
+
+_T = TypeVar("_T")
+
+
+def _each_group(work: Callable[[int], _T], n: int) -> list[_T]:
+    """``[work(0), ..., work(n - 1)]``, the groups spread over the kernel threads: one
+    group's rows are too few for a kernel to split them, and the kernels release the GIL,
+    so groups side by side keep every core busy. The first error raised is raised."""
+    threads = min(get_num_threads(), n)
+    if threads <= 1:
+        return [work(i) for i in range(n)]
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="cmetrics-group") as pool:
+        return list(pool.map(work, range(n)))
+
+
+@dataclass
+class _Dense:
+    """A group's approximate class-ranking state as dense (K, bins + 1) tables: per column
+    and bin, all rows, the rows of the column's class, and (with weights) their weights.
+    Adding a batch is an array addition; the tie groups (the non-empty bins) are made when
+    the report or the bytes need them."""
+
+    all: np.ndarray | None = None
+    pos: np.ndarray | None = None
+    w_all: np.ndarray | None = None
+    w_pos: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls) -> _Dense:
+        return cls()
+
+    def add(self, all_rows: Any, pos: Any, w_all: Any, w_pos: Any) -> None:
+        if self.all is None or self.pos is None:
+            self.all, self.pos = np.array(all_rows, dtype=np.uint64), np.array(pos, dtype=np.uint64)
+            self.w_all = None if w_all is None else np.array(w_all, dtype=np.float64)
+            self.w_pos = None if w_pos is None else np.array(w_pos, dtype=np.float64)
+            return
+        self.all += all_rows
+        self.pos += pos
+        if self.w_all is not None and self.w_pos is not None:
+            self.w_all += w_all
+            self.w_pos += w_pos
+
+    def merge(self, other: _Dense) -> None:
+        if other.all is not None:
+            self.add(other.all, other.pos, other.w_all, other.w_pos)
+
+    def groups(self, bins: int) -> list[Groups]:
+        """Each column's non-empty bins as tie groups (values: the bins' lower edges)."""
+        if self.all is None or self.pos is None:
+            return []
+        out = []
+        for col in range(self.all.shape[0]):
+            all_rows, pos = self.all[col], self.pos[col]
+            keep = np.flatnonzero(all_rows)
+            w_pos = w_neg = None
+            if self.w_all is not None and self.w_pos is not None:
+                w_pos = self.w_pos[col][keep]
+                w_neg = np.maximum(self.w_all[col][keep] - w_pos, 0.0)
+            out.append(Groups(keep / float(bins), pos[keep], all_rows[keep] - pos[keep], w_pos, w_neg))
+        return out
+
+    @classmethod
+    def from_groups(cls, groups: list[Groups], bins: int) -> _Dense:
+        """The dense state of stored tie groups (whose values must be bin edges ``b / bins``)."""
+        dense = cls()
+        if not groups:
+            return dense
+        k, cells = len(groups), bins + 1
+        weighted = groups[0].w_pos is not None
+        all_rows = np.zeros((k, cells), dtype=np.uint64)
+        pos = np.zeros((k, cells), dtype=np.uint64)
+        w_all = np.zeros((k, cells)) if weighted else None
+        w_pos = np.zeros((k, cells)) if weighted else None
+        for col, g in enumerate(groups):
+            at = np.rint(np.asarray(g.values) * bins).astype(np.int64)
+            _want(
+                bool(((at >= 0) & (at < cells)).all()) and np.array_equal(at / float(bins), g.values),
+                "approximate class ranking values that are not bin edges",
+            )
+            all_rows[col, at] = g.n_pos + g.n_neg
+            pos[col, at] = g.n_pos
+            if w_all is not None and w_pos is not None and g.w_pos is not None and g.w_neg is not None:
+                w_all[col, at] = g.w_pos + g.w_neg
+                w_pos[col, at] = g.w_pos
+        dense.add(all_rows, pos, w_all, w_pos)
+        return dense
 
 
 def _is_empty(x: object) -> bool:
@@ -650,8 +1045,9 @@ def _exact_sum(a: np.ndarray) -> int:
     return (high << 32) + low
 
 
-def _load(buf: bytes) -> Evaluator:
-    """Parse and check a state (see :meth:`Evaluator.from_bytes`)."""
+def _load(buf: bytes, nested: bool = False) -> Evaluator:
+    """Parse and check a state (see :meth:`Evaluator.from_bytes`); ``nested``: a group's
+    state inside a grouped one, which may not itself be grouped."""
     if len(buf) < _HEAD.size + 4 or buf[:8] != MAGIC:
         msg = "not a cmetrics Evaluator state (bad magic bytes); pass the output of Evaluator.to_bytes()"
         raise StateError(msg)
@@ -764,6 +1160,17 @@ def _load(buf: bytes) -> Evaluator:
         wide = np.float64 if dtype.kind == "f" else np.uint64
         arrays[name] = a.astype(wide)
         at += a.nbytes
+    grouping = header.get("groups")
+    _want(grouping is None or not nested, "a group's state is itself grouped")
+    children: list[bytes] = []
+    if grouping is not None:
+        _want(isinstance(grouping, dict), "groups must be a mapping")
+        sizes = grouping["sizes"]
+        _want(isinstance(sizes, list), "group sizes must be a list")
+        for size in sizes:
+            _int_in(size, _HEAD.size + 4, len(buf), "a group's state size")
+            children.append(buf[at : at + size])
+            at += size
     _want(at == len(buf) - 4, "trailing bytes after the arrays")
     for name, a in arrays.items():
         if a.dtype.kind == "f":
@@ -844,7 +1251,73 @@ def _load(buf: bytes) -> Evaluator:
             state = be.GroupState(bool(weighted))
             state.absorb(_groups_of(arrays, f"class_ranking.{col}"), get_num_threads())
             ev._class_rank.append(state)
+    if grouping is not None:
+        _load_groups(ev, grouping, children)
     return ev
+
+
+def _group_key(value: object, kinds: list[str]) -> GroupKey:
+    """A stored group value, checked against the kinds of the grouping columns."""
+    parts = value if len(kinds) > 1 else [value]
+    if not (isinstance(parts, list) and len(parts) == len(kinds)):
+        raise _bad("a group value of the wrong arity")
+    out: list[int | str] = []
+    for part, kind in zip(parts, kinds, strict=True):
+        if kind == "int":
+            _want(isinstance(part, int) and not isinstance(part, bool), "an integer group value that is not one")
+            _want(-(2**63) <= part < 2**63, "an integer group value outside int64")
+        else:
+            _want(isinstance(part, str), "a string group value that is not one")
+        out.append(part)
+    return tuple(out) if len(kinds) > 1 else out[0]
+
+
+def _load_groups(ev: Evaluator, grouping: dict[str, Any], children: list[bytes]) -> None:
+    """Rebuild the groups of a grouped state from checked parts: distinct keys of the stored
+    kinds, within ``max_groups``, each a state with the parent's settings and inputs, whose
+    rows add up to the parent's."""
+    ev.group_by = True
+    ev.max_groups = _int_in(grouping["max_groups"], 1, _groups.MAX_GROUPS, "max_groups")
+    ev.group_ranking_bins = _int_in(grouping["ranking_bins"], 1, 1 << 24, "the groups' ranking_bins")
+    kinds, keys = grouping["kinds"], grouping["keys"]
+    _want(isinstance(keys, list) and len(keys) == len(children), "group keys and states do not match")
+    _want(len(keys) <= ev.max_groups, "more groups than max_groups")
+    if kinds is None:
+        _want(not keys and ev._mode is None, "groups without kinds")
+        return
+    _want(
+        isinstance(kinds, list) and 0 < len(kinds) <= 64 and all(k in ("int", "str") for k in kinds),
+        "group kinds must be a list of 'int' and 'str'",
+    )
+    rows = 0
+    for value, blob in zip(keys, children, strict=True):
+        key = _group_key(value, kinds)
+        _want(key not in ev._groups, "a group value repeated")
+        child = _load(blob, nested=True)
+        _want(child._settings() == ev._group_settings(), "a group's settings differ from the state's")
+        _want(
+            (child._mode, child._weighted, child._has_confidence) == (ev._mode, ev._weighted, ev._has_confidence),
+            "a group's inputs differ from the state's",
+        )
+        _want(child.n_rows > 0, "an empty group")
+        _want(
+            child._labels is not None
+            and ev._labels is not None
+            and child._kind == ev._kind
+            and bool(np.isin(child._labels, ev._labels).all()),
+            "a group's labels are not among the state's",
+        )
+        if ev._fixed:
+            same = child._labels is not None and ev._labels is not None and np.array_equal(child._labels, ev._labels)
+            _want(child._fixed and same, "a group's labels differ")
+        child.max_classes = ev.max_classes
+        if child.class_ranking == "approximate":
+            child._dense = _Dense.from_groups(child._class_groups(), child.ranking_bins)
+            child._class_rank = None
+        rows += child.n_rows
+        ev._groups[key] = child
+    _want(rows == ev.n_rows, "the groups' rows do not add up to n_rows")
+    ev._group_kinds = tuple(kinds)
 
 
 def _groups_of(arrays: dict[str, np.ndarray], prefix: str) -> Groups:

@@ -470,6 +470,7 @@ REGISTRY: dict[str, Call] = {
 #: Public names that take no data (settings, classes of results and errors).
 NOT_DATA = {
     "CalibrationBins",
+    "GroupedReport",
     "RankingSummary",
     "Report",
     "SelectiveScores",

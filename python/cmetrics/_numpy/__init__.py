@@ -30,6 +30,7 @@ from cmetrics._numpy.confusion import (
     encode_objects,
     encode_strings,
 )
+from cmetrics._numpy.grouping import group_positions, scatter_rows
 from cmetrics._numpy.probabilistic import (
     evaluate_proba,
 )
@@ -37,6 +38,7 @@ from cmetrics._numpy.ranking import (
     GroupState,
     binary_ranking,
     binned_one_vs_rest,
+    grouped_binned_histograms,
     kendall_counts,
     merge_groups,
     one_vs_one,
@@ -60,6 +62,8 @@ __all__ = [
     "encode_strings",
     "entropy_modulated_accuracy",
     "evaluate_proba",
+    "group_positions",
+    "grouped_binned_histograms",
     "informedness",
     "kendall_counts",
     "marginals",
@@ -74,6 +78,7 @@ __all__ = [
     "one_vs_rest",
     "precision_recall_fbeta",
     "rank_histogram",
+    "scatter_rows",
     "score_groups",
     "threshold_counts",
     "walk_groups",

@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from cmetrics._checks import check_finite, check_not_nan, check_totals, check_weights
-from cmetrics._kernels import BinaryRanking, CurveDrop, Groups, KendallCounts, ThresholdCounts
-from cmetrics.exceptions import LengthMismatchError, ShapeError, ValidationError
+from cmetrics._kernels import BinaryRanking, CurveDrop, GroupedHistograms, Groups, KendallCounts, ThresholdCounts
+from cmetrics.exceptions import LengthMismatchError, LimitExceededError, ShapeError, ValidationError
 
 
 def order_keys(x: np.ndarray) -> np.ndarray:
@@ -555,3 +555,55 @@ def binned_one_vs_rest(
             w_neg = np.bincount(cell[~pos], weights=sample_weight[~pos], minlength=cells).astype(np.float64)
             out.append(Groups(values, n_pos[keep], n_neg[keep], w_pos[keep], w_neg[keep]))
     return out
+
+
+def grouped_binned_histograms(
+    y_score: np.ndarray,
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    bins: int,
+    sample_weight: np.ndarray | None = None,
+    n_threads: int = 0,
+) -> GroupedHistograms:
+    """Dense binned one-vs-rest histograms of each group of rows (as the Rust kernel): the
+    rows laid out group by group, ``offsets`` the G + 1 group starts; arrays of shape
+    (G, K, bins + 1) of all rows, positive rows, and with weights their weights."""
+    n = _check_matrix(y_score, codes, None)
+    if bins <= 0:
+        raise ValidationError("ranking_bins is invalid: the approximate mode needs at least one bin")
+    check_weights(sample_weight, n)
+    o = np.asarray(offsets, dtype=np.int64)
+    if o.ndim != 1 or o.shape[0] < 1 or o[0] != 0 or o[-1] != n or bool((np.diff(o) < 0).any()):
+        msg = f"offsets has the wrong shape: the group offsets must rise from 0 to the {n} rows"
+        raise ShapeError(msg)
+    x = np.asarray(y_score, dtype=np.float64)
+    k, cells, groups = x.shape[1], bins + 1, o.shape[0] - 1
+    if groups * k * cells > 1 << 27:
+        msg = (
+            f"grouped histogram cells (groups x classes x bins) would be {groups * k * cells}, above the limit of "
+            f"{1 << 27}; group by a coarser column, or use fewer group_ranking_bins"
+        )
+        raise LimitExceededError(msg)
+    bad = ~((x >= 0) & (x <= 1))
+    if bad.any():
+        row, col = (int(v) for v in np.argwhere(bad)[0])
+        msg = (
+            f"y_proba is invalid: y_proba[{row}, {col}] = {float(x[row, col])!r} is outside [0, 1]; the approximate "
+            "ranking mode bins probabilities in [0, 1] (use ranking='exact' for other scores)"
+        )
+        raise ValidationError(msg)
+    group = np.repeat(np.arange(groups, dtype=np.int64), np.diff(o))
+    cell = np.minimum(np.floor(x * bins).astype(np.int64), cells - 1)
+    flat = (group[:, None] * k + np.arange(k, dtype=np.int64)) * cells + cell
+    size = groups * k * cells
+    rows = np.arange(n)
+    hit = flat[rows, np.asarray(codes, dtype=np.int64)] if n else np.zeros(0, np.int64)
+    shape = (groups, k, cells)
+    all_rows = np.bincount(flat.ravel(), minlength=size).astype(np.uint64).reshape(shape)
+    pos_rows = np.bincount(hit, minlength=size).astype(np.uint64).reshape(shape)
+    if sample_weight is None:
+        return GroupedHistograms(all_rows, pos_rows, None, None)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    w_all = np.bincount(flat.ravel(), weights=np.repeat(w, k), minlength=size).reshape(shape)
+    w_pos = np.bincount(hit, weights=w, minlength=size).reshape(shape)
+    return GroupedHistograms(all_rows, pos_rows, w_all, w_pos)

@@ -37,7 +37,10 @@ mod walk;
 pub use curves::{threshold_counts, Drop, ThresholdCounts};
 pub use groups::{merge_groups, score_groups, walk_groups, GroupsRef, ScoreGroups};
 pub use keys::{from_order_key, order_key, Score};
-pub use multiclass::{binned_one_vs_rest, one_vs_one, one_vs_rest, rank_histogram, Matrix, Truth};
+pub use multiclass::{
+    binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest, rank_histogram,
+    GroupedHistograms, Matrix, Truth, MAX_GROUPED_CELLS,
+};
 pub(crate) use walk::walk_groups_iter;
 
 use keys::Item;

@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use cmetrics_core::ranking::{
-    binary_ranking, binned_one_vs_rest, one_vs_one, one_vs_rest, rank_histogram, threshold_counts,
-    Drop, Matrix, Truth,
+    binary_ranking, binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest,
+    rank_histogram, threshold_counts, Drop, Matrix, Truth,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -164,6 +164,56 @@ proptest! {
         let bad = vec![1.5_f64; k];
         let refused = binned_one_vs_rest(&[0], Matrix { values: &bad, n_cols: k, column_major: false }, None, bins, &Pool::sequential());
         prop_assert!(refused.is_err());
+    }
+
+    #[test]
+    fn grouped_histograms_match_each_group_binned_alone(codes in prop::collection::vec(0_u32..3, 1..150), cuts in prop::collection::vec(0_usize..150, 0..5), seed in any::<u64>(), weighted in any::<bool>(), bins in 1_u32..20) {
+        let (n, k) = (codes.len(), 3);
+        let mut x = seed | 1;
+        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let scores: Vec<f64> = (0..n * k).map(|_| (next() % 11) as f64 / 10.0).collect();
+        let columns: Vec<f64> = (0..k).flat_map(|j| (0..n).map(|i| scores[i * k + j]).collect::<Vec<_>>()).collect();
+        let w: Vec<f64> = (0..n).map(|_| (next() % 4) as f64 + 0.5).collect();
+        let weight = weighted.then_some(&w[..]);
+        let mut bounds: Vec<usize> = cuts.into_iter().map(|c| c.min(n)).collect();
+        bounds.push(0);
+        bounds.push(n);
+        bounds.sort_unstable();
+        let offsets: Vec<i64> = bounds.iter().map(|&b| b as i64).collect();
+        let cells = bins as usize + 1;
+        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+            let by_rows = grouped_binned_histograms(&codes, Matrix { values: &scores, n_cols: k, column_major: false }, &offsets, weight, bins, &pool).unwrap();
+            let by_cols = grouped_binned_histograms(&codes, Matrix { values: &columns, n_cols: k, column_major: true }, &offsets, weight, bins, &pool).unwrap();
+            prop_assert_eq!(&by_rows, &by_cols);
+            for g in 0..offsets.len() - 1 {
+                let (lo, hi) = (bounds[g], bounds[g + 1]);
+                if lo == hi {
+                    let empty = by_rows.all[g * k * cells..(g + 1) * k * cells].iter().all(|&c| c == 0);
+                    prop_assert!(empty);
+                    continue;
+                }
+                let alone = binned_one_vs_rest(&codes[lo..hi], Matrix { values: &scores[lo * k..hi * k], n_cols: k, column_major: false }, weight.map(|w| &w[lo..hi]), bins, &Pool::sequential()).unwrap();
+                for (c, want) in alone.iter().enumerate() {
+                    let at = (g * k + c) * cells;
+                    let kept: Vec<usize> = (0..cells).filter(|&b| by_rows.all[at + b] > 0).collect();
+                    prop_assert_eq!(kept.len(), want.values.len());
+                    for (j, &b) in kept.iter().enumerate() {
+                        prop_assert_eq!(b as f64 / f64::from(bins), want.values[j]);
+                        prop_assert_eq!(by_rows.pos[at + b], want.n_pos[j]);
+                        prop_assert_eq!(by_rows.all[at + b] - by_rows.pos[at + b], want.n_neg[j]);
+                        if weighted {
+                            let (dp, dn) = (by_rows.w_pos[at + b] - want.w_pos[j], by_rows.w_all[at + b] - by_rows.w_pos[at + b] - want.w_neg[j]);
+                            prop_assert!(dp.abs() < 1e-9 && dn.abs() < 1e-9);
+                        }
+                    }
+                }
+            }
+        }
+        let bad = vec![1.5_f64; k];
+        let out_of_range = grouped_binned_histograms(&[0], Matrix { values: &bad, n_cols: k, column_major: false }, &[0, 1], None, bins, &Pool::sequential());
+        prop_assert!(out_of_range.is_err());
+        let past_the_rows = grouped_binned_histograms(&codes, Matrix { values: &scores, n_cols: k, column_major: false }, &[0, n as i64 + 1], None, bins, &Pool::sequential());
+        prop_assert!(past_the_rows.is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod arrays;
 mod classification;
 mod confusion;
 mod error;
+mod grouping;
 mod probabilistic;
 mod ranking;
 mod results;
@@ -47,6 +48,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     classification::register(m)?;
     probabilistic::register(m)?;
     ranking::register(m)?;
+    grouping::register(m)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     m.add_function(wrap_pyfunction!(max_threads, m)?)?;

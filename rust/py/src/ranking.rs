@@ -2,7 +2,9 @@
 
 use cmetrics_core::ranking as rk;
 use cmetrics_core::Pool;
-use numpy::{IntoPyArray, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 
 use crate::arrays::opt_slice;
@@ -479,6 +481,47 @@ pub fn binned_one_vs_rest<'py>(
     groups.into_iter().map(|g| group_arrays(py, g)).collect()
 }
 
+/// Dense binned one-vs-rest histograms of each group of rows (rows laid out
+/// group by group, `offsets` the `G + 1` group starts): arrays of shape
+/// `(G, K, bins + 1)` of all rows, positive rows and (with weights) their
+/// weights (`rk::grouped_binned_histograms`).
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, offsets, bins, sample_weight=None, n_threads=0))]
+pub fn grouped_binned_histograms<'py>(
+    py: Python<'py>,
+    y_score: ScoreMatrix<'py>,
+    codes: PyReadonlyArray1<'py, u32>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    bins: u32,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let c = slice(&codes, "y_true")?;
+    let o = slice(&offsets, "offsets")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let k = match &y_score {
+        ScoreMatrix::F32(a) => a.shape()[1],
+        ScoreMatrix::F64(a) => a.shape()[1],
+        ScoreMatrix::I64(a) => a.shape()[1],
+    };
+    let pool = Pool::new(n_threads);
+    let h = on_matrix!(py, pool, y_score, |m, pool| rk::grouped_binned_histograms(
+        c, m, o, w, bins, pool
+    ));
+    let shape = [o.len().saturating_sub(1), k, bins as usize + 1];
+    let all = h.all.into_pyarray(py).reshape(shape)?.into_any();
+    let pos = h.pos.into_pyarray(py).reshape(shape)?.into_any();
+    let (w_all, w_pos) = if w.is_some() {
+        (
+            Some(h.w_all.into_pyarray(py).reshape(shape)?.into_any()),
+            Some(h.w_pos.into_pyarray(py).reshape(shape)?.into_any()),
+        )
+    } else {
+        (None, None)
+    };
+    named!(py, "GroupedHistograms", all, pos, w_all, w_pos)
+}
+
 /// Hand and Till's one-vs-one walks for each pair `(a, b)` of class codes: a
 /// list of `(walk of column a, walk of column b)` on the rows of both classes.
 #[pyfunction]
@@ -514,6 +557,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(one_vs_one, m)?)?;
     m.add_function(wrap_pyfunction!(rank_histogram, m)?)?;
     m.add_function(wrap_pyfunction!(binned_one_vs_rest, m)?)?;
+    m.add_function(wrap_pyfunction!(grouped_binned_histograms, m)?)?;
     m.add_class::<GroupState>()?;
     Ok(())
 }

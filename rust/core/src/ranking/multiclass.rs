@@ -558,3 +558,166 @@ pub fn binned_one_vs_rest<X: Score>(
     }
     Ok(parts.into_iter().flat_map(|p| p.0).collect())
 }
+
+/// The most cells (groups x columns x bins) of [`grouped_binned_histograms`].
+pub const MAX_GROUPED_CELLS: usize = 1 << 27;
+
+/// Dense binned one-vs-rest histograms of every group of rows: for group `g`,
+/// column `c` and bin `b` (cell `(g * n_cols + c) * (bins + 1) + b`), the
+/// rows of the group whose score in column `c` falls in bin `b` (`all`), those
+/// of class `c` among them (`pos`), and their weights (empty without weights).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupedHistograms {
+    pub all: Vec<u64>,
+    pub pos: Vec<u64>,
+    pub w_all: Vec<f64>,
+    pub w_pos: Vec<f64>,
+}
+
+/// One group's number and its cells of the four tables.
+type GroupCells<'a> = (
+    usize,
+    &'a mut [u64],
+    &'a mut [u64],
+    &'a mut [f64],
+    &'a mut [f64],
+);
+
+/// [`binned_one_vs_rest`] for every group of rows at once, as dense
+/// histograms: the rows are laid out group by group (`offsets`, `G + 1`
+/// increasing row numbers from 0 to the row count) and each group's rows are
+/// binned into its own cells (bin `floor(score * bins)`, the last bin holding
+/// 1.0), in parallel over the groups.
+///
+/// # Errors
+/// [`MetricError::Shape`] for inputs of different lengths or offsets that do
+/// not cover the rows in order; [`MetricError::InvalidValue`] for a score
+/// outside [0, 1] (the first, in row order) or no bins;
+/// [`MetricError::LimitExceeded`] beyond [`MAX_GROUPED_CELLS`] cells;
+/// [`MetricError::Interrupted`].
+pub fn grouped_binned_histograms<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    offsets: &[i64],
+    weight: Option<&[f64]>,
+    bins: u32,
+    pool: &Pool,
+) -> Result<GroupedHistograms> {
+    let n = check_matrix(&scores, Truth::Codes(codes))?;
+    ensure!(
+        bins > 0,
+        MetricError::InvalidValue {
+            arg: "ranking_bins",
+            detail: "the approximate mode needs at least one bin".into(),
+        }
+    );
+    if let Some(w) = weight {
+        check_weights(w, n, "y_score")?;
+    }
+    let bounds_ok = offsets.first() == Some(&0)
+        && offsets.last().copied() == i64::try_from(n).ok()
+        && offsets.windows(2).all(|w| w.first() <= w.get(1));
+    ensure!(
+        bounds_ok,
+        MetricError::Shape {
+            arg: "offsets",
+            detail: format!("the group offsets must rise from 0 to the {n} rows"),
+        }
+    );
+    let k = scores.n_cols;
+    let cells = bins as usize + 1;
+    let n_groups = offsets.len() - 1;
+    let per_group = k * cells;
+    let total = n_groups.saturating_mul(per_group);
+    ensure!(
+        total <= MAX_GROUPED_CELLS,
+        MetricError::LimitExceeded {
+            what: "grouped histogram cells (groups x classes x bins)",
+            needed: total as u128,
+            limit: MAX_GROUPED_CELLS as u128,
+            hint: "group by a coarser column, or use fewer group_ranking_bins",
+        }
+    );
+    let weighted = weight.is_some();
+    let scale = f64::from(bins);
+    let mut out = GroupedHistograms {
+        all: vec![0; total],
+        pos: vec![0; total],
+        w_all: vec![0.0; if weighted { total } else { 0 }],
+        w_pos: vec![0.0; if weighted { total } else { 0 }],
+    };
+    // One group: its rows' cells, and its first score outside [0, 1].
+    let fill =
+        |g: usize, all: &mut [u64], pos: &mut [u64], w_all: &mut [f64], w_pos: &mut [f64]| {
+            let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
+            let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);
+            let mut bad: Option<(usize, usize)> = None;
+            for i in lo..hi {
+                if i % CHECK_ROWS == 0 && pool.stopped() {
+                    break;
+                }
+                let t = codes.get(i).copied().unwrap_or(0) as usize;
+                let w = weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
+                for j in 0..k {
+                    let v = scores.at(n, i, j).to_f64();
+                    if !(0.0..=1.0).contains(&v) && bad.is_none() {
+                        bad = Some((i, j));
+                    }
+                    // Truncation is the floor for the non-negative values kept.
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let at = j * cells + ((v * scale) as usize).min(cells - 1);
+                    if let Some(slot) = all.get_mut(at) {
+                        *slot += 1;
+                    }
+                    let hit = t == j;
+                    if hit {
+                        if let Some(slot) = pos.get_mut(at) {
+                            *slot += 1;
+                        }
+                    }
+                    if weighted {
+                        if let Some(slot) = w_all.get_mut(at) {
+                            *slot += w;
+                        }
+                        if let (true, Some(slot)) = (hit, w_pos.get_mut(at)) {
+                            *slot += w;
+                        }
+                    }
+                }
+            }
+            bad
+        };
+    let wide = per_group.max(1);
+    let weight_chunk = if weighted { wide } else { 1 };
+    let mut w_all_chunks: Vec<&mut [f64]> = out.w_all.chunks_mut(weight_chunk).collect();
+    let mut w_pos_chunks: Vec<&mut [f64]> = out.w_pos.chunks_mut(weight_chunk).collect();
+    w_all_chunks.resize_with(n_groups, Default::default);
+    w_pos_chunks.resize_with(n_groups, Default::default);
+    let jobs: Vec<GroupCells<'_>> = out
+        .all
+        .chunks_mut(wide)
+        .zip(out.pos.chunks_mut(wide))
+        .zip(w_all_chunks.into_iter().zip(w_pos_chunks))
+        .enumerate()
+        .map(|(g, ((a, p), (wa, wp)))| (g, a, p, wa, wp))
+        .collect();
+    let run = |(g, a, p, wa, wp): GroupCells<'_>| fill(g, a, p, wa, wp);
+    let bad: Option<(usize, usize)> = if pool.parallel_for(n * k) {
+        pool.install(|| jobs.into_par_iter().filter_map(run).min())
+    } else {
+        jobs.into_iter().filter_map(run).min()
+    };
+    pool.check()?;
+    if let Some((row, col)) = bad {
+        let value = scores.at(n, row, col).to_f64();
+        return Err(MetricError::InvalidValue {
+            arg: "y_proba",
+            detail: format!(
+                "y_proba[{row}, {col}] = {} is outside [0, 1]; the approximate ranking mode bins \
+                 probabilities in [0, 1] (use ranking='exact' for other scores)",
+                crate::error::py_float(value)
+            ),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,51 @@
+"""Rows split by group (the numpy twin of ``cmetrics_core::grouping``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from cmetrics._kernels import GroupSplit
+from cmetrics.exceptions import ValidationError
+
+#: The most groups a split takes, as in the compiled kernel.
+MAX_GROUPS = 1 << 20
+
+
+def group_positions(codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int = 0) -> GroupSplit:
+    """Each row's position in the group-by-group order (a stable sort by code) and where
+    each group's slice starts (``n_groups + 1`` offsets)."""
+    del n_threads
+    if n_groups > MAX_GROUPS:
+        msg = f"n_groups is invalid: {n_groups} groups is above the limit of {MAX_GROUPS}"
+        raise ValidationError(msg)
+    c = np.asarray(codes, dtype=np.uint32)
+    if c.size and int(c.max()) >= n_groups:
+        msg = f"groups is invalid: group code {int(c.max())} is not below the number of groups, {n_groups}"
+        raise ValidationError(msg)
+    order = np.argsort(c, kind="stable")
+    positions = np.empty(c.shape[0], dtype=np.int64)
+    positions[order] = np.arange(c.shape[0], dtype=np.int64)
+    offsets = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(c, minlength=n_groups), out=offsets[1:])
+    return GroupSplit(positions, offsets)
+
+
+def scatter_rows(
+    matrix: npt.NDArray[np.float32] | npt.NDArray[np.float64], positions: npt.NDArray[np.int64], n_threads: int = 0
+) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]:
+    """The rows of a matrix laid out at ``positions`` (row ``i`` goes to row ``positions[i]``);
+    rows that no position names stay zero."""
+    del n_threads
+    m = np.asarray(matrix)
+    p = np.asarray(positions, dtype=np.int64)
+    if m.ndim != 2 or m.shape[0] != p.shape[0] or m.shape[1] == 0:
+        msg = f"positions is invalid: {m.size} values are not {p.shape[0]} rows of {m.shape[-1] if m.ndim else 0}"
+        raise ValidationError(msg)
+    bad = (p < 0) | (p >= p.shape[0])
+    if bad.any():
+        msg = f"positions is invalid: position {int(p[bad][0])} is not a row of the {p.shape[0]}"
+        raise ValidationError(msg)
+    out = np.zeros_like(m)
+    out[p] = m
+    return out
