@@ -52,12 +52,12 @@ def check_max_groups(max_groups: object) -> int:
     )
 
 
-def check_group_count(n_groups: int, max_groups: int, n_classes: int = 0) -> None:
+def check_group_count(n_groups: int, max_groups: int, n_classes: int = 0, what: str = "groups has") -> None:
     """Refuse more groups than ``max_groups``, or more group x class x class cells than
     :data:`MAX_GROUP_CELLS`, before any per-group state is allocated."""
     if n_groups > max_groups:
         msg = (
-            f"groups has {n_groups:,} distinct values, above max_groups={max_groups:,} (each group keeps its own "
+            f"{what} {n_groups:,} distinct values, above max_groups={max_groups:,} (each group keeps its own "
             f"state: about 24 K^2 + 32 n_bins bytes, plus its ranking summary); raise max_groups= if that is "
             "intended, or group by a coarser column"
         )

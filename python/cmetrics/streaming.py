@@ -376,7 +376,7 @@ class Evaluator:
             )
             raise ValidationError(msg)
         fresh = sum(key not in self._groups for key in enc.keys)
-        _groups.check_group_count(len(self._groups) + fresh, self.max_groups, k)
+        _groups.check_group_count(len(self._groups) + fresh, self.max_groups, k, "the batches have")
         positions, offsets = _groups.split(enc.codes, len(enc.keys), self.backend)
         bounds = [(int(offsets[i]), int(offsets[i + 1])) for i in range(len(enc.keys))]
         if y_proba is not None:
@@ -750,7 +750,7 @@ class Evaluator:
             )
             raise StateError(msg)
         fresh = sum(key not in self._groups for key in other._groups)
-        _groups.check_group_count(len(self._groups) + fresh, self.max_groups)
+        _groups.check_group_count(len(self._groups) + fresh, self.max_groups, what="the merged states have")
 
     # -- the report ---------------------------------------------------------------------
 

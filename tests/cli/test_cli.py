@@ -410,3 +410,65 @@ def test_output_to_a_device_is_written_in_place(tmp_path: Path) -> None:
     out = run("score", str(data), "--label", "label", "--proba-prefix", "p_", "--quiet", "--output", "/dev/null")
     assert out.returncode == 0, out.stderr
     assert Path("/dev/null").is_char_device()
+
+
+def test_group_by_reports_every_group(tmp_path: Path, dump: dict[str, np.ndarray]) -> None:
+    """--group-by with a text column and an integer one: the JSON carries every group's full
+    report, equal to the Python API's; the table shows the per-group summary."""
+    import warnings
+
+    t = table(dump)
+    rng = np.random.default_rng(7)
+    lang = rng.choice(np.array(["en", "de", "fr|x"]), t.num_rows)
+    shard = rng.integers(0, 3, t.num_rows)
+    t = t.append_column("lang", pa.array(lang)).append_column("shard", pa.array(shard))
+    path = tmp_path / "g.parquet"
+    pq.write_table(t, path, row_group_size=7000)
+    got = score_json(
+        tmp_path, str(path), "--label", "label", "--proba-prefix", "p_", "--group-by", "lang", "--group-by", "shard"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cmetrics.UndefinedMetricWarning)
+        want = cmetrics.evaluate(
+            dump["label"],
+            y_proba=dump["proba"],
+            labels=list(range(K)),
+            groups=(lang, shard),
+            class_ranking="approximate",
+        )
+    assert got["run"]["group_by"] == ["lang", "shard"] and got["run"]["groups"] == len(want) == 9
+    assert got["group_by"] == ["lang", "shard"]
+    assert [tuple(e["group"]) for e in got["groups"]] == list(want)
+    for entry in got["groups"]:
+        rep = want[tuple(entry["group"])]
+        assert entry["report"]["n_samples"] == rep.n_samples
+        for key, value in rep.metrics.items():
+            assert close(entry["report"]["metrics"][key], value), (entry["group"], key)
+    for key, value in want.overall.metrics.items():
+        assert close(got["metrics"][key], value), key
+    out = run(
+        "score", str(path), "--label", "label", "--proba-prefix", "p_", "--group-by", "lang",
+        "--group-metrics", "accuracy,log_loss", "--group-metrics", "roc_auc_ovr", "-q",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "per group (3 groups)" in out.stdout and "roc_auc_ovr" in out.stdout and "fr|x" in out.stdout
+    md = run(
+        "score", str(path), "--label", "label", "--proba-prefix", "p_", "--group-by", "lang", "--format", "markdown"
+    )
+    assert md.returncode == 0 and "## lang = fr\\|x" in md.stdout and "## Per group (lang)" in md.stdout
+
+
+def test_group_by_errors_are_one_line(tmp_path: Path, dump: dict[str, np.ndarray]) -> None:
+    t = table(dump).append_column("g", pa.array(np.arange(30_000) % 50))
+    path = tmp_path / "g.parquet"
+    pq.write_table(t, path)
+    base = ["score", str(path), "--label", "label", "--proba-prefix", "p_"]
+    for args, message in (
+        (["--group-by", "nope"], "column 'nope' is not in the input"),
+        (["--group-by", "g", "--max-groups", "10"], "above max_groups=10"),
+        (["--group-metrics", "accuracy"], "pass --group-by too"),
+        (["--group-by", "g", "--group-metrics", "nope"], "no metric 'nope'"),
+    ):
+        out = run(*base, *args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr

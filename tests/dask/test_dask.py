@@ -283,3 +283,39 @@ def test_a_file_without_row_groups_adds_nothing(client: Any, tmp_path: Path) -> 
     got = cd.evaluator(str(tmp_path), label="y", proba_prefix="p_", client=client)
     assert got.n_rows == 3_000
     assert_same_report(got.report(), cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, 3)))
+
+
+def test_grouped_reports_on_the_cluster_equal_one_process(client: Any, tmp_path: Path) -> None:
+    """Group values spread over the files (a group missing from some, one file with a single
+    group): every group's report, and the overall one, equal single-process grouped evaluate."""
+    import warnings
+
+    k = 4
+    frame = dump(20_000, k, 9)
+    rng = np.random.default_rng(9)
+    frame["lang"] = rng.choice(np.array(["en", "de", "fr", "ja"]), len(frame))
+    frame["version"] = rng.integers(1, 3, len(frame))
+    frame.loc[5_000:6_999, "lang"] = "ja"
+    write_parts(frame, tmp_path, [2_000, 5_000, 7_000, 7_000, 12_000, 16_000])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cmetrics.UndefinedMetricWarning)
+        for by, groups in (
+            ("lang", col(frame, "lang")),
+            (["lang", "version"], (col(frame, "lang"), col(frame, "version"))),
+        ):
+            got = cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", group_by=by, client=client)
+            want = cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, k), labels=range(k), groups=groups)
+            assert got.group_by == ((by,) if isinstance(by, str) else tuple(by))
+            assert list(got) == list(want)
+            assert_same_report(got.overall, want.overall)
+            for key in want:
+                assert_same_report(got[key], want[key])
+        ddf = dd.from_pandas(frame, npartitions=7)
+        got = cd.evaluate(ddf, label="y", pred="pred", weight="w", group_by="lang", client=client)
+        want = cmetrics.evaluate(
+            col(frame, "y"), y_pred=col(frame, "pred"), sample_weight=col(frame, "w"), groups=col(frame, "lang")
+        )
+        for key in want:
+            assert_same_report(got[key], want[key])
+    with pytest.raises(ValidationError, match="no column 'nope'"):
+        cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", group_by="nope", client=client)
