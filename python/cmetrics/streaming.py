@@ -470,12 +470,20 @@ class Evaluator:
             hist = h if hist is None else hist + h
             total = _p.add_accumulators(total, acc)
         assert total is not None  # at least one group
+        # All rows: the groups' tables summed; the ranking rows are the groups' (their order
+        # does not matter), with the weights in the same order; the class ranking reads the
+        # matrix as given (a column-major matrix bins a column at a time).
         if self.ranking != "off":
-            total = total._replace(
-                correct=np.concatenate([acc.correct for _, acc in parts if acc.correct is not None]),
-                confidence=np.concatenate([acc.confidence for _, acc in parts if acc.confidence is not None]),
+            self._add_ranking(
+                np.concatenate([acc.correct for _, acc in parts if acc.correct is not None]),
+                np.concatenate([acc.confidence for _, acc in parts if acc.confidence is not None]),
+                whole.sample_weight,
             )
-        self._add_proba(whole, total, hist)
+        self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight, hist)
+        if self._labels is None:
+            self._labels, self._kind = np.asarray(inp.labels), inp.kind
+            self._fixed = True
+        self._acc = _p.add_accumulators(self._acc, total)
 
     def _check_same_shape(self, mode: str, weighted: bool, has_confidence: bool) -> None:
         if self._mode is None:

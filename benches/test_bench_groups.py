@@ -1,0 +1,85 @@
+"""Per-group reports: ``cmetrics score --group-by`` against the same command without it, on
+n rows (K = 10, float32 probabilities) in 16 Parquet files of one row group each, with an
+integer group column of 100 values drawn uniformly (every batch holds every group). Both run
+in the command's default modes (exact confidence ranking, binned class ranking: 2^16 bins
+for all rows, 1,024 per group) and with the ranking metrics off. The peak resident memory of
+each run, measured in a fresh process, is recorded in ``extra``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from benches.conftest import EXTRA, K, N, record
+
+PARTS = 16
+GROUPS = 100
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cmetrics.cli import synthetic_dump, synthetic_proba
+
+    folder = tmp_path_factory.mktemp("grouped")
+    schema = pa.schema([("label", pa.int32()), ("group", pa.int32())] + [(f"p_{j}", pa.float32()) for j in range(K)])
+    per = -(-N // PARTS)
+    for i, lo in enumerate(range(0, N, per)):
+        rows = min(per, N - lo)
+        y, p = synthetic_dump(rows, K, 104_729 * i)
+        proba = synthetic_proba(p, K, 104_729 * i, y_true=y)
+        g = np.random.default_rng(i).integers(0, GROUPS, rows).astype(np.int32)
+        cols = [pa.array(y), pa.array(g)] + [pa.array(np.ascontiguousarray(proba[:, j])) for j in range(K)]
+        pq.write_table(pa.Table.from_arrays(cols, schema=schema), folder / f"part-{i:02d}.parquet", row_group_size=per)
+    return folder
+
+
+def peak_rss_mib(files: Path, *args: str) -> float:
+    """The peak resident memory of one ``score`` run in a fresh process."""
+    code = (
+        "import resource, sys\n"
+        "from cmetrics.cli import score_files\n"
+        f"score_files([{str(files)!r}], label='label', proba_prefix='p_', **{{k: v for k, v in {dict(zip(args[::2], args[1::2]))!r}.items()}})\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.benchmark(group="Per-group reports, 16 Parquet files")
+@pytest.mark.parametrize("ranking", ["exact", "off"])
+@pytest.mark.parametrize("grouped", [False, True], ids=["ungrouped", "group_by_100"])
+def test_score(benchmark: Any, files: Path, ranking: str, grouped: bool) -> None:
+    import warnings
+
+    import cmetrics
+    from cmetrics.cli import score_files
+
+    options: dict[str, Any] = {"ranking": ranking, "class_ranking": "approximate" if ranking != "off" else "off"}
+    if grouped:
+        options["group_by"] = ("group",)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cmetrics.UndefinedMetricWarning)
+        report, run = benchmark.pedantic(
+            lambda: score_files([str(files)], label="label", proba_prefix="p_", **options), rounds=3, iterations=1
+        )
+    assert run["rows"] == N
+    name = f"score_{'grouped' if grouped else 'ungrouped'}_{ranking}"
+    record(name, benchmark)
+    if grouped:
+        assert isinstance(report, cmetrics.GroupedReport) and len(report) == GROUPS
+        assert sum(r.n_samples for r in report.groups.values()) == N
+    if getattr(benchmark, "stats", None) is not None:
+        args: tuple[str, ...] = ("ranking", ranking, "class_ranking", options["class_ranking"])
+        if grouped:
+            args += ("group_by", ("group",))  # type: ignore[assignment]
+        EXTRA[f"{name}_peak_rss_mib"] = peak_rss_mib(files, *args)
+        EXTRA[f"{name}_report_json_bytes"] = len(json.dumps(report.to_dict()))
