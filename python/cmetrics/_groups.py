@@ -81,8 +81,11 @@ class Encoded:
     kinds: tuple[str, ...]
 
 
-def _one_column(x: object, name: str, n: int) -> tuple[list[int] | list[str], npt.NDArray[np.uint32], str]:
-    """One grouping column: its sorted distinct values, the row codes, and "int" or "str"."""
+def _one_column(
+    x: object, name: str, n: int, max_groups: int
+) -> tuple[list[int] | list[str], npt.NDArray[np.uint32], str]:
+    """One grouping column: its sorted distinct values, the row codes, and "int" or "str"
+    (more than ``max_groups`` distinct values are refused before they are sorted)."""
     import pyarrow as pa
 
     a = _checks.as_1d(x, name)
@@ -94,6 +97,7 @@ def _one_column(x: object, name: str, n: int) -> tuple[list[int] | list[str], np
     if pair.kind == "str" and values.dtype.kind == "O":
         _checks.check_object_strings(values, name)
     encoded = pa.array(values).dictionary_encode()
+    check_group_count(len(encoded.dictionary), max_groups, what=f"{name} has")
     indices = encoded.indices.to_numpy(zero_copy_only=False)
     distinct = encoded.dictionary.to_pylist()
     if pair.kind == "int":
@@ -113,7 +117,7 @@ def encode(groups: object, n: int, max_groups: int, n_classes: int = 0) -> Encod
         msg = "groups is an empty tuple; pass one array of group values, or a tuple of arrays"
         raise ValidationError(msg)
     names = ["groups"] if len(columns) == 1 else [f"groups[{i}]" for i in range(len(columns))]
-    parts = [_one_column(col, name, n) for col, name in zip(columns, names, strict=True)]
+    parts = [_one_column(col, name, n, max_groups) for col, name in zip(columns, names, strict=True)]
     kinds = tuple(p[2] for p in parts)
     if len(parts) == 1:
         keys, codes, _ = parts[0]
@@ -128,7 +132,7 @@ def encode(groups: object, n: int, max_groups: int, n_classes: int = 0) -> Encod
             msg = "the grouping columns have too many combinations of values; group by fewer columns"
             raise LimitExceededError(msg)
         combined = combined * np.uint64(len(keys_i)) + codes_i.astype(np.uint64)
-    keys_c, codes, _ = _one_column(combined.astype(np.int64), "groups", n)
+    keys_c, codes, _ = _one_column(combined.astype(np.int64), "groups", n, max_groups)
     check_group_count(len(keys_c), max_groups, n_classes)
     out: list[GroupKey] = []
     for value in keys_c:

@@ -383,7 +383,7 @@ class Evaluator:
             self._update_grouped_proba(t, enc.keys, positions, bounds, y_proba, y_pred, sample_weight)
         else:
             # Hard labels: counting is cheap, so this Evaluator counts the batch as it comes.
-            self._update_hard(t, y_pred, confidence, sample_weight)
+            self._update_hard(t, y_pred, confidence, sample_weight, len(self._groups) + fresh)
             assert y_pred is not None  # check_inputs
             p = _groups.scatter(_checks.as_1d(y_pred, "y_pred"), positions)
             c = None if confidence is None else _groups.scatter(_checks.as_1d(confidence, "confidence"), positions)
@@ -544,8 +544,15 @@ class Evaluator:
         return hist
 
     def _update_hard(
-        self, t: np.ndarray, y_pred: ArrayLike | None, confidence: ArrayLike | None, sample_weight: ArrayLike | None
+        self,
+        t: np.ndarray,
+        y_pred: ArrayLike | None,
+        confidence: ArrayLike | None,
+        sample_weight: ArrayLike | None,
+        n_groups: int = 0,
     ) -> None:
+        """Add a batch of hard labels; with ``n_groups`` (the groups there will be after the
+        batch) the group x class x class cells are checked before anything changes."""
         assert y_pred is not None  # check_inputs
         cm = ConfusionMatrix.from_predictions(
             t,
@@ -555,6 +562,15 @@ class Evaluator:
             max_classes=self.max_classes,
             backend=self.backend,
         )
+        if n_groups:
+            k = cm.labels.shape[0]
+            if (
+                self._labels is not None
+                and not self._fixed
+                and self._kind == ("str" if cm.labels.dtype.kind in "UOS" else "int")
+            ):
+                k = np.union1d(self._labels, cm.labels).shape[0]
+            _groups.check_group_count(n_groups, self.max_groups, k, "the batches have")
         if confidence is not None and self.ranking != "off":
             ok, conf = _ranking.user_confidence(t, y_pred, confidence)
             self._add_ranking(ok, conf, _checks.weights(sample_weight, t.shape[0]))

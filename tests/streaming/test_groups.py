@@ -219,6 +219,26 @@ def test_too_many_groups_raise_before_anything_changes(backend: str) -> None:
     assert ev.to_bytes() == before
 
 
+def test_many_classes_times_many_groups_are_refused_before_anything_changes() -> None:
+    """2,000 classes in each of 40 groups would need 40 x 2,000^2 cells of tables."""
+    y = np.tile(np.arange(2000), 40)
+    ev = Evaluator(group_by=True, max_groups=100)
+    ev.update(y[:10], y_pred=y[:10], groups=np.zeros(10, int))
+    before = ev.to_bytes()
+    with pytest.raises(LimitExceededError, match="table cells"):
+        ev.update(y, y_pred=y, groups=np.repeat(np.arange(40), 2000))
+    assert ev.to_bytes() == before
+
+
+def test_a_million_distinct_values_are_refused_before_they_are_sorted() -> None:
+    n = 1_000_000
+    y = np.zeros(n, np.int64)
+    with pytest.raises(LimitExceededError, match="groups has 1,000,000 distinct values, above max_groups=10,000"):
+        cmetrics.evaluate(y, y_pred=y, groups=np.arange(n))
+    with pytest.raises(LimitExceededError, match=r"groups\[1\] has 1,000,000"):
+        cmetrics.evaluate(y, y_pred=y, groups=(np.zeros(n, int), np.arange(n).astype(str)))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_bad_row_is_named_by_its_place_in_the_batch(backend: str) -> None:
     y, p, _ = make(4, 40, 3)
