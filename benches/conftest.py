@@ -145,7 +145,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         ),
         "dask 2 workers / single process (exact ranking)": _ratio("dask_score_exact", "single_score_exact"),
         "dask 2 workers / single process (approximate)": _ratio("dask_score_approximate", "single_score_approximate"),
-        "score --group-by 100 groups / ungrouped (default modes)": _ratio("score_grouped_exact", "score_ungrouped_exact"),
+        "score --group-by 100 groups / ungrouped (default modes)": _ratio(
+            "score_grouped_exact", "score_ungrouped_exact"
+        ),
         "score --group-by 100 groups / ungrouped (ranking off)": _ratio("score_grouped_off", "score_ungrouped_off"),
     }
     result = {"rows": N, "classes": K, "machine": machine(), "best_seconds": TIMINGS, "extra": EXTRA, "ratios": ratios}

@@ -42,15 +42,21 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def peak_rss_mib(files: Path, *args: str) -> float:
-    """The peak resident memory of one ``score`` run in a fresh process."""
-    code = (
-        "import resource, sys\n"
-        "from cmetrics.cli import score_files\n"
-        f"score_files([{str(files)!r}], label='label', proba_prefix='p_', **{{k: v for k, v in {dict(zip(args[::2], args[1::2]))!r}.items()}})\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+_PEAK = """
+import json, resource, sys
+from cmetrics.cli import score_files
+options = json.loads(sys.argv[2])
+options["group_by"] = tuple(options.get("group_by", ()))
+score_files([sys.argv[1]], label="label", proba_prefix="p_", **options)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def peak_rss_mib(files: Path, options: dict[str, Any]) -> float:
+    """The peak resident memory (MiB) of one ``score`` run in a fresh process."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(files), json.dumps(options)], capture_output=True, text=True, check=True
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -78,8 +84,5 @@ def test_score(benchmark: Any, files: Path, ranking: str, grouped: bool) -> None
         assert isinstance(report, cmetrics.GroupedReport) and len(report) == GROUPS
         assert sum(r.n_samples for r in report.groups.values()) == N
     if getattr(benchmark, "stats", None) is not None:
-        args: tuple[str, ...] = ("ranking", ranking, "class_ranking", options["class_ranking"])
-        if grouped:
-            args += ("group_by", ("group",))  # type: ignore[assignment]
-        EXTRA[f"{name}_peak_rss_mib"] = peak_rss_mib(files, *args)
+        EXTRA[f"{name}_peak_rss_mib"] = peak_rss_mib(files, options)
         EXTRA[f"{name}_report_json_bytes"] = len(json.dumps(report.to_dict()))

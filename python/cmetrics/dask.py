@@ -1,11 +1,13 @@
 """Exact evaluation of a Dask DataFrame or a set of Parquet files on a Dask cluster.
 
-Each partition is scored by its own :class:`cmetrics.Evaluator` on the worker that holds
-it; the Evaluators travel as their byte format (:meth:`cmetrics.Evaluator.to_bytes`, a
-few kilobytes for the counts plus the ranking state) and are merged in a tree, a few at a
-time. The result is the :class:`cmetrics.Report` a single process gives on the same rows:
-counts are identical, sums of weights agree to rounding, and the ranking metrics are exact
-(the tie-group states merge exactly) unless ``ranking="approximate"`` is asked for.
+The partitions (or the row groups of the files) are split into runs of about equal rows, one
+task per worker thread by default (``tasks=``); each task scores its run into one
+:class:`cmetrics.Evaluator` on the worker that runs it. The Evaluators travel as their byte
+format (:meth:`cmetrics.Evaluator.to_bytes`, a few kilobytes for the counts plus the ranking
+state) and are merged in a tree, a few at a time. The result is the :class:`cmetrics.Report`
+a single process gives on the same rows: counts are identical, sums of weights agree to
+rounding, and the ranking metrics are exact (the tie-group states merge exactly) unless
+``ranking="approximate"`` is asked for.
 
 Needs the optional ``dask[dataframe]`` and ``distributed`` packages
 (``pip install "cmetrics[dask]"``); ``import cmetrics`` never imports them.
@@ -43,7 +45,7 @@ def _require_dask() -> Any:
 
 
 def _state(
-    part: Any,
+    parts: list[Any],
     *,
     label: str,
     pred: str | None,
@@ -53,22 +55,24 @@ def _state(
     group_by: list[str],
     settings: dict[str, Any],
 ) -> bytes:
-    """One partition (a pandas DataFrame) scored by a fresh Evaluator, as its bytes."""
-    present = {str(c) for c in part.columns}
-    _check_columns(present, [label, pred, *proba, confidence, weight, *group_by], "a partition")
+    """Partitions (pandas DataFrames) scored by one fresh Evaluator, as its bytes."""
+    ev = Evaluator(**settings)
+    for part in parts:
+        present = {str(c) for c in part.columns}
+        _check_columns(present, [label, pred, *proba, confidence, weight, *group_by], "a partition")
 
-    def column(name: str | None) -> np.ndarray | None:
-        # A column of a pandas block may be a strided view: the kernels take contiguous rows.
-        return None if name is None else np.ascontiguousarray(part[name].to_numpy())
+        def column(name: str | None, part: Any = part) -> np.ndarray | None:
+            # A column of a pandas block may be a strided view: the kernels take contiguous rows.
+            return None if name is None else np.ascontiguousarray(part[name].to_numpy())
 
-    y_proba = np.asarray(part[proba].to_numpy()) if proba and len(part) else None
-    groups = [column(g) for g in group_by]
-    return _score(settings, column(label), column(pred), y_proba, column(confidence), column(weight), groups, len(part))
+        y_proba = np.asarray(part[proba].to_numpy()) if proba and len(part) else None
+        groups = [column(g) for g in group_by]
+        _add(ev, column(label), column(pred), y_proba, column(confidence), column(weight), groups, len(part))
+    return ev.to_bytes()
 
 
 def _file_state(
-    path: str,
-    row_group: int,
+    units: list[tuple[str, int]],
     *,
     label: str,
     pred: str | None,
@@ -78,31 +82,58 @@ def _file_state(
     group_by: list[str],
     settings: dict[str, Any],
 ) -> bytes:
-    """One row group of a Parquet file, read by the worker itself, scored by a fresh
-    Evaluator, as its bytes."""
+    """Row groups of Parquet files (``(path, row group)`` pairs), read by the worker itself,
+    scored by one fresh Evaluator, as its bytes."""
     import pyarrow.parquet as pq
 
-    f = pq.ParquetFile(path)
+    ev = Evaluator(**settings)
     wanted = [c for c in (label, pred, *proba, confidence, weight, *group_by) if c is not None]
-    _check_columns(set(f.schema_arrow.names), wanted, path)
-    if row_group >= f.num_row_groups:  # a file written without any row group
-        return Evaluator(**settings).to_bytes()
-    table = f.read_row_group(row_group, columns=list(dict.fromkeys(wanted)))
+    for path, row_group in units:
+        f = pq.ParquetFile(path)
+        _check_columns(set(f.schema_arrow.names), wanted, path)
+        if row_group >= f.num_row_groups:  # a file written without any row group
+            continue
+        table = f.read_row_group(row_group, columns=list(dict.fromkeys(wanted)))
 
-    def column(name: str | None) -> np.ndarray | None:
-        return None if name is None else np.asarray(table.column(name).to_numpy())
+        def column(name: str | None, table: Any = table) -> np.ndarray | None:
+            return None if name is None else np.asarray(table.column(name).to_numpy())
 
-    y_proba = None
-    if proba and table.num_rows:
-        first = column(proba[0])
-        assert first is not None
-        y_proba = np.empty((table.num_rows, len(proba)), dtype=first.dtype, order="F")
-        for j, name in enumerate(proba):
-            y_proba[:, j] = column(name)
-    groups = [column(g) for g in group_by]
-    return _score(
-        settings, column(label), column(pred), y_proba, column(confidence), column(weight), groups, table.num_rows
-    )
+        y_proba = None
+        if proba and table.num_rows:
+            first = column(proba[0])
+            assert first is not None
+            y_proba = np.empty((table.num_rows, len(proba)), dtype=first.dtype, order="F")
+            for j, name in enumerate(proba):
+                y_proba[:, j] = column(name)
+        groups = [column(g) for g in group_by]
+        _add(ev, column(label), column(pred), y_proba, column(confidence), column(weight), groups, table.num_rows)
+    return ev.to_bytes()
+
+
+def _packed(sizes: list[int], tasks: int) -> list[range]:
+    """Consecutive units in at most ``tasks`` runs of about equal rows."""
+    total = sum(sizes)
+    out: list[range] = []
+    start, rows = 0, 0
+    for i, size in enumerate(sizes):
+        rows += size
+        # Close the run once it holds its share of the rows (the last run takes the rest).
+        if len(out) < tasks - 1 and rows * tasks >= total * (len(out) + 1):
+            out.append(range(start, i + 1))
+            start = i + 1
+    if start < len(sizes):
+        out.append(range(start, len(sizes)))
+    return out
+
+
+def _worker_threads(client: Any) -> int:
+    """Threads of the cluster (of this machine without a client)."""
+    import os
+
+    if client is not None:
+        threads: int = sum(client.nthreads().values())
+        return max(1, threads)
+    return os.cpu_count() or 1
 
 
 def _check_columns(present: set[str], wanted: Sequence[str | None], where: str) -> None:
@@ -112,8 +143,8 @@ def _check_columns(present: set[str], wanted: Sequence[str | None], where: str) 
         raise InputError(msg)
 
 
-def _score(
-    settings: dict[str, Any],
+def _add(
+    ev: Evaluator,
     y: np.ndarray | None,
     pred: np.ndarray | None,
     y_proba: np.ndarray | None,
@@ -121,8 +152,7 @@ def _score(
     weight: np.ndarray | None,
     groups: list[np.ndarray | None],
     rows: int,
-) -> bytes:
-    ev = Evaluator(**settings)
+) -> None:
     if rows and y is not None:
         if y_proba is not None and y_proba.dtype.kind not in "fiu":
             msg = f"the probability columns hold {y_proba.dtype} values; they must be numbers"
@@ -131,7 +161,6 @@ def _score(
         if groups:
             by = groups[0] if len(groups) == 1 else tuple(groups)
         ev.update(y, y_pred=pred, y_proba=y_proba, confidence=confidence, sample_weight=weight, groups=by)
-    return ev.to_bytes()
 
 
 def _parquet_files(paths: Sequence[str | Path]) -> list[str]:
@@ -186,6 +215,7 @@ def evaluate(
     max_groups: int | None = None,
     group_ranking_bins: int = 1 << 10,
     split_every: int = 8,
+    tasks: int | None = None,
     client: Any = None,
     backend: Backend = "auto",
 ) -> Report: ...
@@ -213,6 +243,7 @@ def evaluate(
     max_groups: int | None = None,
     group_ranking_bins: int = 1 << 10,
     split_every: int = 8,
+    tasks: int | None = None,
     client: Any = None,
     backend: Backend = "auto",
 ) -> GroupedReport: ...
@@ -239,6 +270,7 @@ def evaluate(
     max_groups: int | None = None,
     group_ranking_bins: int = 1 << 10,
     split_every: int = 8,
+    tasks: int | None = None,
     client: Any = None,
     backend: Backend = "auto",
 ) -> Report | GroupedReport:
@@ -278,6 +310,11 @@ def evaluate(
         As for :class:`cmetrics.Evaluator`.
     split_every : int
         Evaluators merged by one task of the reduction tree (at least 2).
+    tasks : int, optional
+        How many tasks score the rows: the row groups (or partitions) are split into this
+        many runs of about equal rows, each scored into one Evaluator (default: one task per
+        worker thread of the cluster; more tasks spread the work finer, each adds a state
+        to merge).
     client : distributed.Client, optional
         The client to compute with (default: the active scheduler).
 
@@ -330,6 +367,7 @@ def evaluator(
     max_groups: int | None = None,
     group_ranking_bins: int = 1 << 10,
     split_every: int = 8,
+    tasks: int | None = None,
     client: Any = None,
     backend: Backend = "auto",
 ) -> Evaluator:
@@ -346,6 +384,9 @@ def evaluator(
     dd = _require_dask()
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         msg = f"split_every must be an integer of at least 2, got {split_every!r}"
+        raise InputError(msg)
+    if tasks is not None and (isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1):
+        msg = f"tasks must be a positive integer or None, got {tasks!r}"
         raise InputError(msg)
     if proba is not None and proba_prefix is not None:
         msg = "pass proba or proba_prefix, not both"
@@ -414,17 +455,23 @@ def evaluator(
         "group_by": by,
         "settings": settings,
     }
+    n_tasks = _worker_threads(client) if tasks is None else tasks
     if files is not None:
         import pyarrow.parquet as pq
 
-        # One task per row group, each read by its worker.
-        states = [
-            delayed(_file_state)(path, g, **options)
-            for path in files
-            for g in range(max(pq.ParquetFile(path).num_row_groups, 1))
-        ]
+        # The row groups in runs of about equal rows, one task each: the worker that runs it
+        # reads them itself, into one Evaluator (fewer, larger states to merge).
+        units, sizes = [], []
+        for path in files:
+            meta = pq.ParquetFile(path).metadata
+            for g in range(max(meta.num_row_groups, 1)):
+                units.append((path, g))
+                sizes.append(meta.row_group(g).num_rows if g < meta.num_row_groups else 0)
+        states = [delayed(_file_state)([units[i] for i in run], **options) for run in _packed(sizes, n_tasks)]
     else:
-        states = [delayed(_state)(part, **options) for part in frame[list(dict.fromkeys(needed))].to_delayed()]
+        parts = frame[list(dict.fromkeys(needed))].to_delayed()
+        runs = _packed([1] * len(parts), n_tasks)
+        states = [delayed(_state)([parts[i] for i in run], **options) for run in runs]
     while len(states) > 1:
         states = [delayed(_merge)(states[i : i + split_every]) for i in range(0, len(states), split_every)]
     try:

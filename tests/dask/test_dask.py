@@ -87,7 +87,9 @@ def test_parquet_files_on_the_cluster_equal_one_process(client: Any, tmp_path: P
     cuts += [18_000, 21_000, 24_000, 26_000, 28_000, 29_000, 30_000]
     write_parts(frame, tmp_path, cuts)
     got = cd.evaluate(str(tmp_path / "*.parquet"), label="y", proba_prefix="p_", client=client)
+    one_per_file = cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", client=client, tasks=100)
     want = cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, k))
+    assert_same_report(one_per_file, want)
     assert got.n_rows == want.n_rows == len(frame) if hasattr(want, "n_rows") else True
     assert_same_report(got, want)
     assert got.metrics["refinement"] == want.metrics["refinement"]
@@ -108,8 +110,8 @@ def test_weighted_hard_labels_with_confidence_and_string_labels(client: Any) -> 
     assert_same_report(got, want)
 
 
-@pytest.mark.parametrize("split_every", [2, 3, 64])
-def test_the_reduction_tree_does_not_change_the_report(client: Any, split_every: int) -> None:
+@pytest.mark.parametrize(("split_every", "tasks"), [(2, 11), (3, 11), (64, 11), (2, 4), (8, 1), (8, None)])
+def test_the_reduction_tree_does_not_change_the_report(client: Any, split_every: int, tasks: int | None) -> None:
     frame = dump(12_000, 5, 3)
     ddf = dd.from_pandas(frame, npartitions=11)
     got = cd.evaluate(
@@ -118,6 +120,7 @@ def test_the_reduction_tree_does_not_change_the_report(client: Any, split_every:
         proba=[f"p_{j}" for j in range(5)],
         labels=[0, 1, 2, 3, 4],
         split_every=split_every,
+        tasks=tasks,
         client=client,
         ranking="approximate",
     )
@@ -267,6 +270,8 @@ def test_files_with_other_columns_raise_the_package_error(client: Any, tmp_path:
     mixed = dd.read_parquet(str(tmp_path / "*.parquet"))
     with pytest.raises(ValidationError, match=r"a partition lacks a column .*p_2"):
         cd.evaluate(mixed, label="y", proba_prefix="p_", client=client)
+    with pytest.raises(ValidationError, match="tasks must be a positive integer"):
+        cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", client=client, tasks=0)
     with pytest.raises(ValidationError, match="no Parquet file there"):
         cd.evaluate(str(tmp_path / "missing-*.parquet"), label="y", pred="y", client=client)
 
@@ -319,3 +324,14 @@ def test_grouped_reports_on_the_cluster_equal_one_process(client: Any, tmp_path:
             assert_same_report(got[key], want[key])
     with pytest.raises(ValidationError, match="no column 'nope'"):
         cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", group_by="nope", client=client)
+
+
+def test_runs_of_units_cover_every_unit_once() -> None:
+    from cmetrics.dask import _packed
+
+    for sizes in ([5] * 16, [0, 0, 3, 0], [1], [10, 1, 1, 1, 10, 0], list(range(30))):
+        for tasks in (1, 2, 3, 7, 100):
+            runs = _packed(sizes, tasks)
+            assert [i for r in runs for i in r] == list(range(len(sizes)))
+            assert 1 <= len(runs) <= min(tasks, len(sizes))
+    assert [len(r) for r in _packed([5] * 16, 2)] == [8, 8]
