@@ -184,13 +184,16 @@ def _parquet_files(paths: Sequence[str | Path]) -> list[str]:
 
 
 def _merge(states: Sequence[bytes]) -> bytes:
-    """Several Evaluators' bytes merged into one's, in pairs (a balanced tree: merging the
-    exact ranking states costs their sizes, so each row is merged log2(k) times, not up to
-    k - 1 times as in a chain)."""
-    evs = [Evaluator.from_bytes(s) for s in states]
+    """Several Evaluators' bytes merged into one's (see :func:`_merged`)."""
+    return _merged([Evaluator.from_bytes(s) for s in states]).to_bytes()
+
+
+def _merged(evs: list[Evaluator]) -> Evaluator:
+    """Evaluators merged in pairs (a balanced tree: merging the exact ranking states costs
+    their sizes, so each row is merged log2(k) times, not up to k - 1 times as in a chain)."""
     while len(evs) > 1:
         evs = [a.merge(b) for a, b in zip(evs[::2], evs[1::2], strict=False)] + evs[len(evs) - len(evs) % 2 :]
-    return evs[0].to_bytes()
+    return evs[0]
 
 
 @overload
@@ -472,13 +475,20 @@ def evaluator(
         parts = frame[list(dict.fromkeys(needed))].to_delayed()
         runs = _packed([1] * len(parts), n_tasks)
         states = [delayed(_state)([parts[i] for i in run], **options) for run in runs]
-    while len(states) > 1:
+    while len(states) > split_every:
         states = [delayed(_merge)(states[i : i + split_every]) for i in range(0, len(states), split_every)]
     try:
-        state = client.compute(states[0]).result() if client is not None else states[0].compute()
+        if client is not None:
+            blobs = client.gather(client.compute(states))
+        else:
+            from dask.base import compute
+
+            blobs = compute(*states)  # type: ignore[no-untyped-call]  # dask's compute is untyped
     except KeyError as e:
         # Dask's own readers select the columns before our tasks see a partition: a partition
         # without one of them (files of different schemas) fails there, as a KeyError.
         msg = f"a partition lacks a column ({e}); every partition needs the same columns"
         raise InputError(msg) from e
-    return Evaluator.from_bytes(state)
+    # The last level of the tree merges here: its result is wanted as an Evaluator, not as
+    # bytes to be parsed once more.
+    return _merged([Evaluator.from_bytes(b) for b in blobs])
