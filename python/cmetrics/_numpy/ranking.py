@@ -522,15 +522,17 @@ def rank_histogram(
     return hist
 
 
-def binned_one_vs_rest(
-    y_score: np.ndarray, codes: np.ndarray, bins: int, sample_weight: np.ndarray | None = None, n_threads: int = 0
-) -> list[Groups]:
-    """Each column's tie groups binned in [0, 1] against its class (as the Rust kernel)."""
+def _check_binned(y_score: np.ndarray, codes: np.ndarray, bins: int, sample_weight: np.ndarray | None) -> int:
+    """The checks both binned kernels start with; the row count."""
     n = _check_matrix(y_score, codes, None)
     if bins <= 0:
         raise ValidationError("ranking_bins is invalid: the approximate mode needs at least one bin")
     check_weights(sample_weight, n)
-    x = np.asarray(y_score, dtype=np.float64)
+    return n
+
+
+def _check_unit(x: np.ndarray) -> None:
+    """Scores outside [0, 1] cannot be binned: the first one (in row order) is named."""
     bad = ~((x >= 0) & (x <= 1))
     if bad.any():
         row, col = (int(v) for v in np.argwhere(bad)[0])
@@ -539,6 +541,15 @@ def binned_one_vs_rest(
             "ranking mode bins probabilities in [0, 1] (use ranking='exact' for other scores)"
         )
         raise ValidationError(msg)
+
+
+def binned_one_vs_rest(
+    y_score: np.ndarray, codes: np.ndarray, bins: int, sample_weight: np.ndarray | None = None, n_threads: int = 0
+) -> list[Groups]:
+    """Each column's tie groups binned in [0, 1] against its class (as the Rust kernel)."""
+    _check_binned(y_score, codes, bins, sample_weight)
+    x = np.asarray(y_score, dtype=np.float64)
+    _check_unit(x)
     cells = bins + 1
     out = []
     for col in range(x.shape[1]):
@@ -568,10 +579,7 @@ def grouped_binned_histograms(
     """Dense binned one-vs-rest histograms of each group of rows (as the Rust kernel): the
     rows laid out group by group, ``offsets`` the G + 1 group starts; arrays of shape
     (G, K, bins + 1) of all rows, positive rows, and with weights their weights."""
-    n = _check_matrix(y_score, codes, None)
-    if bins <= 0:
-        raise ValidationError("ranking_bins is invalid: the approximate mode needs at least one bin")
-    check_weights(sample_weight, n)
+    n = _check_binned(y_score, codes, bins, sample_weight)
     o = np.asarray(offsets, dtype=np.int64)
     if o.ndim != 1 or o.shape[0] < 1 or o[0] != 0 or o[-1] != n or bool((np.diff(o) < 0).any()):
         msg = f"offsets has the wrong shape: the group offsets must rise from 0 to the {n} rows"
@@ -584,14 +592,7 @@ def grouped_binned_histograms(
             f"{1 << 27}; group by a coarser column, or use fewer group_ranking_bins"
         )
         raise LimitExceededError(msg)
-    bad = ~((x >= 0) & (x <= 1))
-    if bad.any():
-        row, col = (int(v) for v in np.argwhere(bad)[0])
-        msg = (
-            f"y_proba is invalid: y_proba[{row}, {col}] = {float(x[row, col])!r} is outside [0, 1]; the approximate "
-            "ranking mode bins probabilities in [0, 1] (use ranking='exact' for other scores)"
-        )
-        raise ValidationError(msg)
+    _check_unit(x)
     group = np.repeat(np.arange(groups, dtype=np.int64), np.diff(o))
     cell = np.minimum(np.floor(x * bins).astype(np.int64), cells - 1)
     flat = (group[:, None] * k + np.arange(k, dtype=np.int64)) * cells + cell

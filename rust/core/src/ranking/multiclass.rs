@@ -419,17 +419,7 @@ pub fn binned_one_vs_rest<X: Score>(
     bins: u32,
     pool: &Pool,
 ) -> Result<Vec<super::ScoreGroups>> {
-    let n = check_matrix(&scores, Truth::Codes(codes))?;
-    ensure!(
-        bins > 0,
-        MetricError::InvalidValue {
-            arg: "ranking_bins",
-            detail: "the approximate mode needs at least one bin".into(),
-        }
-    );
-    if let Some(w) = weight {
-        check_weights(w, n, "y_score")?;
-    }
+    let n = check_binned(codes, &scores, weight, bins)?;
     let k = scores.n_cols;
     let cells = bins as usize + 1;
     let scale = f64::from(bins);
@@ -546,17 +536,42 @@ pub fn binned_one_vs_rest<X: Score>(
     };
     pool.check()?;
     if let Some((row, col)) = parts.iter().filter_map(|p| p.1).min() {
-        let value = scores.at(n, row, col).to_f64();
-        return Err(MetricError::InvalidValue {
-            arg: "y_proba",
-            detail: format!(
-                "y_proba[{row}, {col}] = {} is outside [0, 1]; the approximate ranking mode bins \
-                 probabilities in [0, 1] (use ranking='exact' for other scores)",
-                crate::error::py_float(value)
-            ),
-        });
+        return Err(outside_unit(&scores, n, row, col));
     }
     Ok(parts.into_iter().flat_map(|p| p.0).collect())
+}
+
+/// The checks both binned kernels start with; the row count.
+fn check_binned<X: Score>(
+    codes: &[u32],
+    scores: &Matrix<'_, X>,
+    weight: Option<&[f64]>,
+    bins: u32,
+) -> Result<usize> {
+    let n = check_matrix(scores, Truth::Codes(codes))?;
+    ensure!(
+        bins > 0,
+        MetricError::InvalidValue {
+            arg: "ranking_bins",
+            detail: "the approximate mode needs at least one bin".into(),
+        }
+    );
+    if let Some(w) = weight {
+        check_weights(w, n, "y_score")?;
+    }
+    Ok(n)
+}
+
+/// The error of a score outside [0, 1] in a binned kernel.
+fn outside_unit<X: Score>(scores: &Matrix<'_, X>, n: usize, row: usize, col: usize) -> MetricError {
+    MetricError::InvalidValue {
+        arg: "y_proba",
+        detail: format!(
+            "y_proba[{row}, {col}] = {} is outside [0, 1]; the approximate ranking mode bins \
+             probabilities in [0, 1] (use ranking='exact' for other scores)",
+            crate::error::py_float(scores.at(n, row, col).to_f64())
+        ),
+    }
 }
 
 /// The most cells (groups x columns x bins) of [`grouped_binned_histograms`].
@@ -603,17 +618,7 @@ pub fn grouped_binned_histograms<X: Score>(
     bins: u32,
     pool: &Pool,
 ) -> Result<GroupedHistograms> {
-    let n = check_matrix(&scores, Truth::Codes(codes))?;
-    ensure!(
-        bins > 0,
-        MetricError::InvalidValue {
-            arg: "ranking_bins",
-            detail: "the approximate mode needs at least one bin".into(),
-        }
-    );
-    if let Some(w) = weight {
-        check_weights(w, n, "y_score")?;
-    }
+    let n = check_binned(codes, &scores, weight, bins)?;
     let bounds_ok = offsets.first() == Some(&0)
         && offsets.last().copied() == i64::try_from(n).ok()
         && offsets.windows(2).all(|w| w.first() <= w.get(1));
@@ -709,15 +714,7 @@ pub fn grouped_binned_histograms<X: Score>(
     };
     pool.check()?;
     if let Some((row, col)) = bad {
-        let value = scores.at(n, row, col).to_f64();
-        return Err(MetricError::InvalidValue {
-            arg: "y_proba",
-            detail: format!(
-                "y_proba[{row}, {col}] = {} is outside [0, 1]; the approximate ranking mode bins \
-                 probabilities in [0, 1] (use ranking='exact' for other scores)",
-                crate::error::py_float(value)
-            ),
-        });
+        return Err(outside_unit(&scores, n, row, col));
     }
     Ok(out)
 }
