@@ -46,6 +46,7 @@ __all__ = [
     "encode_strings",
     "entropy_modulated_accuracy",
     "evaluate_proba",
+    "evaluate_proba_groups",
     "group_positions",
     "grouped_binned_histograms",
     "informedness",
@@ -63,6 +64,7 @@ __all__ = [
     "one_vs_rest",
     "precision_recall_fbeta",
     "rank_histogram",
+    "rank_histogram_groups",
     "scatter_rows",
     "score_groups",
     "threshold_counts",
@@ -199,3 +201,26 @@ def grouped_binned_histograms(
     sample_weight: F64 | None = None,
     n_threads: int = 0,
 ) -> GroupedHistograms: ...
+def evaluate_proba_groups(
+    y_true: Codes,
+    y_proba: Proba,
+    offsets: npt.NDArray[np.int64],
+    y_pred: Codes | None = None,
+    sample_weight: F64 | None = None,
+    *,
+    validate: bool = True,
+    atol: float | None = None,
+    entropy: bool = True,
+    scores: bool = True,
+    n_bins: int = 15,
+    keep_confidence: bool = False,
+    hard: bool = True,
+    n_threads: int = 0,
+) -> list[ProbAccumulators]: ...
+def rank_histogram_groups(
+    y_score: ScoreMatrix,
+    codes: npt.NDArray[np.uint32],
+    offsets: npt.NDArray[np.int64],
+    sample_weight: F64 | None = None,
+    n_threads: int = 0,
+) -> F64: ...

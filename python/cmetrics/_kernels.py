@@ -257,6 +257,31 @@ class Kernels(Protocol):
         hard: bool = True,
         n_threads: int = 0,
     ) -> ProbAccumulators: ...
+    def evaluate_proba_groups(
+        self,
+        y_true: Codes,
+        y_proba: Proba,
+        offsets: npt.NDArray[np.int64],
+        y_pred: Codes | None = None,
+        sample_weight: F64 | None = None,
+        *,
+        validate: bool = True,
+        atol: float | None = None,
+        entropy: bool = True,
+        scores: bool = True,
+        n_bins: int = 15,
+        keep_confidence: bool = False,
+        hard: bool = True,
+        n_threads: int = 0,
+    ) -> list[ProbAccumulators]: ...
+    def rank_histogram_groups(
+        self,
+        y_score: ScoreMatrix,
+        codes: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.int64],
+        sample_weight: F64 | None = None,
+        n_threads: int = 0,
+    ) -> F64: ...
     def binary_ranking(
         self, positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True, n_threads: int = 0
     ) -> BinaryRanking: ...

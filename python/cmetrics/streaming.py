@@ -421,6 +421,8 @@ class Evaluator:
             inp.kind,
         )
         children = [self._groups.get(key) or self._child() for key in keys]
+        be = resolve_backend(self.backend)
+        offsets = np.array([0] + [hi for _, hi in bounds], dtype=np.int64)
         subs = [
             _p.ProbInputs(
                 whole.y_true[lo:hi],
@@ -433,20 +435,34 @@ class Evaluator:
             for lo, hi in bounds
         ]
         try:
-            accs = _each_group(lambda i: children[i]._accumulate(subs[i]), len(subs))
+            # Every group's probability pass, the groups side by side in one call.
+            accs = be.evaluate_proba_groups(
+                whole.y_true,
+                whole.y_proba,
+                offsets,
+                whole.y_pred,
+                whole.sample_weight,
+                validate=True,
+                n_bins=self.n_bins,
+                keep_confidence=self.ranking != "off",
+                n_threads=get_num_threads(),
+            )
         except ValidationError:
             # The row numbers of the error are those of the reordered rows: find it again in
             # the batch as given, so that the message names the user's row.
             _p.accumulate(inp, backend=self.backend, n_bins=self.n_bins, validate=True)
             raise
         parts = list(zip(subs, accs, strict=True))
+        codes = np.ascontiguousarray(whole.y_true, dtype=np.uint32)
+        rank_hists = be.rank_histogram_groups(
+            in_place(whole.y_proba), codes, offsets, whole.sample_weight, get_num_threads()
+        )
         binned = None
         if self.class_ranking == "approximate":
             # Every group's columns binned by one call, in parallel over the groups.
-            offsets = np.array([0] + [hi for _, hi in bounds], dtype=np.int64)
-            binned = resolve_backend(self.backend).grouped_binned_histograms(
+            binned = be.grouped_binned_histograms(
                 in_place(whole.y_proba),
-                np.ascontiguousarray(whole.y_true, dtype=np.uint32),
+                codes,
                 offsets,
                 self.group_ranking_bins,
                 whole.sample_weight,
@@ -454,20 +470,17 @@ class Evaluator:
             )
 
         # Every group's rows are valid: add them (nothing was changed before this point).
-        def add(g: int) -> F64:
+        def add(g: int) -> None:
             child, (sub, acc) = children[g], parts[g]
             if binned is not None and child._dense is not None:
                 child._dense.add(*(None if a is None else a[g] for a in binned))
-            h = child._add_proba(sub, acc)
+            child._add_proba(sub, acc, rank_hists[g])
             child._added("proba", sub.sample_weight is not None, False, int(sub.y_true.shape[0]))
-            return h
 
-        hists = _each_group(add, len(children))
-        hist = None
+        _each_group(add, len(children))
         total: ProbAccumulators | None = None
-        for key, child, h, (_, acc) in zip(keys, children, hists, parts, strict=True):
+        for key, child, (_, acc) in zip(keys, children, parts, strict=True):
             self._groups[key] = child
-            hist = h if hist is None else hist + h
             total = _p.add_accumulators(total, acc)
         assert total is not None  # at least one group
         # All rows: the groups' tables summed; the ranking rows are the groups' (their order
@@ -479,7 +492,7 @@ class Evaluator:
                 np.concatenate([acc.confidence for _, acc in parts if acc.confidence is not None]),
                 whole.sample_weight,
             )
-        self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight, hist)
+        self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight, rank_hists.sum(axis=0))
         if self._labels is None:
             self._labels, self._kind = np.asarray(inp.labels), inp.kind
             self._fixed = True

@@ -132,6 +132,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "binned_one_vs_rest": lambda k: k.binned_one_vs_rest(np.round(PROBA, 2), Y.astype(np.uint32), 16, W),
     "rank_histogram": lambda k: k.rank_histogram(np.round(PROBA, 1), Y.astype(np.uint32), W),
     "one_vs_one": lambda k: k.one_vs_one(np.round(PROBA, 1).astype(np.float32), Y.astype(np.uint32), [(0, 1), (3, 2)]),
+    "evaluate_proba_groups": lambda k: k.evaluate_proba_groups(
+        Y, np.ascontiguousarray(PROBA), np.array([0, 40, 41, 300]), P, W, keep_confidence=True, n_bins=7
+    ),
+    "rank_histogram_groups": lambda k: k.rank_histogram_groups(
+        np.round(PROBA, 1), Y.astype(np.uint32), np.array([0, 40, 40, 300]), W
+    ),
     "group_positions": lambda k: k.group_positions((Y * 7 % 5).astype(np.uint32), 6),
     "scatter_rows": lambda k: k.scatter_rows(PROBA, np.random.default_rng(3).permutation(PROBA.shape[0])),
     "grouped_binned_histograms": lambda k: k.grouped_binned_histograms(
@@ -242,6 +248,26 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ("rank code", lambda k: k.rank_histogram(PROBA, np.full(300, 4, np.uint32)), ShapeError),
     ("rank weights", lambda k: k.rank_histogram(PROBA, Y.astype(np.uint32), -W), WeightError),
     ("ovo pair", lambda k: k.one_vs_one(PROBA, np.zeros(300, np.uint32), [(0, 1)]), ShapeError),
+    (
+        "proba groups offsets",
+        lambda k: k.evaluate_proba_groups(Y, np.ascontiguousarray(PROBA), np.array([0, 40, 40, 300])),
+        ShapeError,
+    ),
+    (
+        "proba groups order",
+        lambda k: k.evaluate_proba_groups(Y, np.asfortranarray(PROBA), np.array([0, 300])),
+        ShapeError,
+    ),
+    (
+        "proba groups row",
+        lambda k: k.evaluate_proba_groups(Y, np.ascontiguousarray(PROBA) * 2, np.array([0, 100, 300])),
+        ProbabilityError,
+    ),
+    (
+        "rank groups offsets",
+        lambda k: k.rank_histogram_groups(PROBA, Y.astype(np.uint32), np.array([0, 301])),
+        ShapeError,
+    ),
     ("group code", lambda k: k.group_positions(np.array([0, 3, 1], np.uint32), 3), ValidationError),
     ("group count", lambda k: k.group_positions(np.zeros(2, np.uint32), 1 << 40), ValidationError),
     ("scatter position", lambda k: k.scatter_rows(PROBA[:3], np.array([0, 1, 3])), ValidationError),

@@ -33,6 +33,7 @@ from cmetrics._numpy.confusion import (
 from cmetrics._numpy.grouping import group_positions, scatter_rows
 from cmetrics._numpy.probabilistic import (
     evaluate_proba,
+    evaluate_proba_groups,
 )
 from cmetrics._numpy.ranking import (
     GroupState,
@@ -44,6 +45,7 @@ from cmetrics._numpy.ranking import (
     one_vs_one,
     one_vs_rest,
     rank_histogram,
+    rank_histogram_groups,
     score_groups,
     threshold_counts,
     walk_groups,
@@ -62,6 +64,7 @@ __all__ = [
     "encode_strings",
     "entropy_modulated_accuracy",
     "evaluate_proba",
+    "evaluate_proba_groups",
     "group_positions",
     "grouped_binned_histograms",
     "informedness",
@@ -78,6 +81,7 @@ __all__ = [
     "one_vs_rest",
     "precision_recall_fbeta",
     "rank_histogram",
+    "rank_histogram_groups",
     "scatter_rows",
     "score_groups",
     "threshold_counts",

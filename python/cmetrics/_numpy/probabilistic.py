@@ -223,3 +223,59 @@ def _chunk(
             terms = np.where(pd > 0, -pd * np.log(np.where(pd > 0, pd, 1.0)), 0.0)
         sums[1] = np.sum(ww * terms.sum(axis=1))
     return sums
+
+
+def _check_offsets(offsets: np.ndarray, n: int, strict: bool) -> np.ndarray:
+    """Group offsets rising from 0 to ``n`` (strictly: every group has a row)."""
+    o = np.asarray(offsets, dtype=np.int64)
+    steps = np.diff(o)
+    if o.ndim != 1 or o.shape[0] < 1 or o[0] != 0 or o[-1] != n or bool((steps <= 0 if strict else steps < 0).any()):
+        how = "rise strictly" if strict else "rise"
+        msg = f"offsets has the wrong shape: the group offsets must {how} from 0 to the {n} rows"
+        raise ShapeError(msg)
+    return o
+
+
+def evaluate_proba_groups(
+    y_true: np.ndarray,
+    y_proba: np.ndarray,
+    offsets: np.ndarray,
+    y_pred: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    *,
+    validate: bool = True,
+    atol: float | None = None,
+    entropy: bool = True,
+    scores: bool = True,
+    n_bins: int = 15,
+    keep_confidence: bool = False,
+    hard: bool = True,
+    n_threads: int = 0,
+) -> list[ProbAccumulators]:
+    """:func:`evaluate_proba` of each group of rows (rows laid out group by group in a
+    row-major matrix, ``offsets`` the G + 1 starts of the groups)."""
+    n = len(y_true)
+    if y_proba.ndim != 2 or y_proba.shape[0] != n or y_proba.shape[1] == 0 or not y_proba.flags.c_contiguous:
+        msg = f"y_proba has the wrong shape: a row-major matrix of {n} rows of {y_proba.shape[-1]} columns is needed"
+        raise ShapeError(msg)
+    o = _check_offsets(offsets, n, strict=True)
+    for name, a in (("y_pred", y_pred), ("sample_weight", sample_weight)):
+        if a is not None and len(a) != n:
+            msg = f"{name} has {len(a)} rows but y_true has {n}; pass arrays of the same length"
+            raise LengthMismatchError(msg)
+    return [
+        evaluate_proba(
+            y_true[lo:hi],
+            y_proba[lo:hi],
+            None if y_pred is None else y_pred[lo:hi],
+            None if sample_weight is None else sample_weight[lo:hi],
+            validate=validate,
+            atol=atol,
+            entropy=entropy,
+            scores=scores,
+            n_bins=n_bins,
+            keep_confidence=keep_confidence,
+            hard=hard,
+        )
+        for lo, hi in zip(o[:-1].tolist(), o[1:].tolist(), strict=True)
+    ]

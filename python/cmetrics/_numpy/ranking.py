@@ -608,3 +608,34 @@ def grouped_binned_histograms(
     w_all = np.bincount(flat.ravel(), weights=np.repeat(w, k), minlength=size).reshape(shape)
     w_pos = np.bincount(hit, weights=w, minlength=size).reshape(shape)
     return GroupedHistograms(all_rows, pos_rows, w_all, w_pos)
+
+
+def rank_histogram_groups(
+    y_score: np.ndarray,
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    n_threads: int = 0,
+) -> np.ndarray:
+    """:func:`rank_histogram` of each group of rows (rows laid out group by group in a
+    row-major matrix, ``offsets`` the G + 1 starts of the groups): a (G, K) array."""
+    n = _check_matrix(y_score, codes, None)
+    check_weights(sample_weight, n)
+    o = np.asarray(offsets, dtype=np.int64)
+    if (
+        not np.asarray(y_score).flags.c_contiguous
+        or o.ndim != 1
+        or o.shape[0] < 1
+        or o[0] != 0
+        or o[-1] != n
+        or bool((np.diff(o) < 0).any())
+    ):
+        msg = f"offsets has the wrong shape: the group offsets must rise from 0 to the {n} rows of a row-major matrix"
+        raise ShapeError(msg)
+    k = y_score.shape[1]
+    out = np.zeros((o.shape[0] - 1, k))
+    for g, (lo, hi) in enumerate(zip(o[:-1].tolist(), o[1:].tolist(), strict=True)):
+        if hi > lo:
+            w = None if sample_weight is None else sample_weight[lo:hi]
+            out[g] = rank_histogram(y_score[lo:hi], codes[lo:hi], w)
+    return out

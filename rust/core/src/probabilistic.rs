@@ -335,3 +335,84 @@ pub fn evaluate_proba<L: Label, P: Prob>(
     ensure!(total.weight_sum > 0.0, MetricError::ZeroWeightSum);
     Ok(total)
 }
+
+/// Check that `offsets` (`G + 1` row numbers) rise from 0 to `n` with every group non-empty.
+fn check_offsets(offsets: &[i64], n: usize) -> Result<()> {
+    let ok = offsets.first() == Some(&0)
+        && offsets.last().copied() == i64::try_from(n).ok()
+        && offsets.windows(2).all(|w| w.first() < w.get(1));
+    ensure!(
+        ok,
+        MetricError::Shape {
+            arg: "offsets",
+            detail: format!("the group offsets must rise strictly from 0 to the {n} rows"),
+        }
+    );
+    Ok(())
+}
+
+/// [`evaluate_proba`] of every group of rows at once: the rows laid out group
+/// by group (row-major `proba`), `offsets` the `G + 1` starts of the groups.
+/// The groups run side by side, each on one thread (a group's rows are too
+/// few to split); the result of each is what [`evaluate_proba`] gives on its
+/// rows alone.
+///
+/// # Errors
+/// [`MetricError::Shape`] for offsets that do not cover the rows in order or a
+/// column-major matrix; the errors of [`evaluate_proba`] (of some group).
+pub fn evaluate_proba_groups<L: Label, P: Prob>(
+    y_true: &[L],
+    proba: ProbaMatrix<'_, P>,
+    y_pred: Option<&[L]>,
+    sample_weight: Option<&[f64]>,
+    opts: &ProbOptions,
+    offsets: &[i64],
+    pool: &Pool,
+) -> Result<Vec<ProbAccumulators>> {
+    let n = y_true.len();
+    let k = proba.k;
+    ensure!(
+        !proba.column_major && k > 0 && proba.values.len() == n * k,
+        MetricError::Shape {
+            arg: "y_proba",
+            detail: format!("a row-major matrix of {n} rows of {k} columns is needed"),
+        }
+    );
+    check_offsets(offsets, n)?;
+    for (name, len) in [
+        ("y_pred", y_pred.map(<[L]>::len)),
+        ("sample_weight", sample_weight.map(<[f64]>::len)),
+    ] {
+        if let Some(len) = len {
+            ensure!(
+                len == n,
+                MetricError::LengthMismatch {
+                    a: name,
+                    a_len: len,
+                    b: "y_true",
+                    b_len: n
+                }
+            );
+        }
+    }
+    let one = |g: usize| -> Result<ProbAccumulators> {
+        let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
+        let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);
+        let rows = proba.values.get(lo * k..hi * k).unwrap_or(&[]);
+        evaluate_proba(
+            y_true.get(lo..hi).unwrap_or(&[]),
+            ProbaMatrix::row_major(rows, k),
+            y_pred.and_then(|p| p.get(lo..hi)),
+            sample_weight.and_then(|w| w.get(lo..hi)),
+            opts,
+            &pool.sequential_like(),
+        )
+    };
+    let groups = offsets.len() - 1;
+    if pool.parallel_for(n) {
+        use rayon::prelude::*;
+        pool.install(|| (0..groups).into_par_iter().map(one).collect())
+    } else {
+        (0..groups).map(one).collect()
+    }
+}

@@ -39,7 +39,7 @@ pub use groups::{merge_groups, score_groups, walk_groups, GroupsRef, ScoreGroups
 pub use keys::{from_order_key, order_key, Score};
 pub use multiclass::{
     binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest, rank_histogram,
-    GroupedHistograms, Matrix, Truth, MAX_GROUPED_CELLS,
+    rank_histogram_groups, GroupedHistograms, Matrix, Truth, MAX_GROUPED_CELLS,
 };
 pub(crate) use walk::walk_groups_iter;
 

@@ -1,7 +1,9 @@
 //! The one-pass probability kernel against a naive per-row oracle.
 #![allow(clippy::unwrap_used, clippy::cast_precision_loss)]
 
-use cmetrics_core::probabilistic::{calibration_bin, evaluate_proba, ProbOptions, ProbaMatrix};
+use cmetrics_core::probabilistic::{
+    calibration_bin, evaluate_proba, evaluate_proba_groups, ProbOptions, ProbaMatrix,
+};
 use cmetrics_core::{MetricError, Pool};
 use proptest::prelude::*;
 
@@ -414,4 +416,71 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn groups_side_by_side_equal_each_group_alone() {
+    let (n, k) = (5_000_usize, 4_usize);
+    let mut x = 99_u64;
+    let mut next = || {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (x >> 33) as f64 / f64::from(1_u32 << 31)
+    };
+    let mut p = Vec::with_capacity(n * k);
+    for _ in 0..n {
+        let row: Vec<f64> = (0..k).map(|_| next() + 0.01).collect();
+        let s: f64 = row.iter().sum();
+        p.extend(row.iter().map(|v| v / s));
+    }
+    let y: Vec<i32> = (0..n).map(|i| (i % k) as i32).collect();
+    let w: Vec<f64> = (0..n).map(|_| next() + 0.5).collect();
+    let offsets: Vec<i64> = vec![0, 1, 700, 701, 3_000, 5_000];
+    let opts = ProbOptions {
+        keep_confidence: true,
+        ..ProbOptions::default()
+    };
+    for threads in [1, 2, 3] {
+        let pool = Pool::new(threads).with_min_parallel(1);
+        for weight in [None, Some(&w[..])] {
+            let got = evaluate_proba_groups(
+                &y,
+                ProbaMatrix::row_major(&p, k),
+                None,
+                weight,
+                &opts,
+                &offsets,
+                &pool,
+            )
+            .unwrap();
+            assert_eq!(got.len(), offsets.len() - 1);
+            for (g, acc) in got.iter().enumerate() {
+                let (lo, hi) = (offsets[g] as usize, offsets[g + 1] as usize);
+                let alone = evaluate_proba(
+                    &y[lo..hi],
+                    ProbaMatrix::row_major(&p[lo * k..hi * k], k),
+                    None,
+                    weight.map(|w| &w[lo..hi]),
+                    &opts,
+                    &Pool::sequential(),
+                )
+                .unwrap();
+                assert_eq!(acc, &alone, "group {g}, {threads} threads");
+            }
+        }
+    }
+    let pool = Pool::sequential();
+    for bad in [vec![0, 700, 700, 5_000], vec![0, 4_999], vec![1, 5_000]] {
+        assert!(evaluate_proba_groups(
+            &y,
+            ProbaMatrix::row_major(&p, k),
+            None,
+            None,
+            &opts,
+            &bad,
+            &pool
+        )
+        .is_err());
+    }
+    let columns = ProbaMatrix::column_major(&p, k);
+    assert!(evaluate_proba_groups(&y, columns, None, None, &opts, &offsets, &pool).is_err());
 }

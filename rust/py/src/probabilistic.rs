@@ -1,7 +1,8 @@
 //! Bindings of `cmetrics_core::probabilistic`: the one pass over `y_proba`.
 
 use cmetrics_core::probabilistic::{
-    evaluate_proba as core_evaluate, ProbAccumulators, ProbOptions, ProbaMatrix,
+    evaluate_proba as core_evaluate, evaluate_proba_groups as evaluate_groups, ProbAccumulators,
+    ProbOptions, ProbaMatrix,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
@@ -76,8 +77,92 @@ pub fn evaluate_proba<'py>(
     hard: bool,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let w = opt_slice(&sample_weight, "sample_weight")?;
-    let opts = ProbOptions {
+    let opts = options(
+        validate,
+        atol,
+        entropy,
+        scores,
+        n_bins,
+        keep_confidence,
+        hard,
+    );
+    let mut accs = pass(
+        py,
+        &y_true,
+        &y_proba,
+        y_pred.as_ref(),
+        &sample_weight,
+        &opts,
+        None,
+        n_threads,
+    )?;
+    match accs.pop() {
+        Some(acc) => to_py(py, acc),
+        None => Err(ValidationError::new_err(
+            "the probability pass returned nothing",
+        )),
+    }
+}
+
+/// [`evaluate_proba`] of every group of rows (rows laid out group by group in a
+/// row-major matrix, `offsets` the `G + 1` starts of the groups), the groups
+/// side by side: a list of accumulators, one per group
+/// (`cmetrics_core::probabilistic::evaluate_proba_groups`).
+#[pyfunction]
+#[pyo3(signature = (
+    y_true, y_proba, offsets, y_pred=None, sample_weight=None, *,
+    validate=true, atol=None, entropy=true, scores=true, n_bins=15, keep_confidence=false, hard=true, n_threads=0
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_proba_groups<'py>(
+    py: Python<'py>,
+    y_true: LabelArray<'py>,
+    y_proba: ProbaArray<'py>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    y_pred: Option<LabelArray<'py>>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    validate: bool,
+    atol: Option<f64>,
+    entropy: bool,
+    scores: bool,
+    n_bins: usize,
+    keep_confidence: bool,
+    hard: bool,
+    n_threads: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let opts = options(
+        validate,
+        atol,
+        entropy,
+        scores,
+        n_bins,
+        keep_confidence,
+        hard,
+    );
+    let o = slice(&offsets, "offsets")?;
+    let accs = pass(
+        py,
+        &y_true,
+        &y_proba,
+        y_pred.as_ref(),
+        &sample_weight,
+        &opts,
+        Some(o),
+        n_threads,
+    )?;
+    accs.into_iter().map(|a| to_py(py, a)).collect()
+}
+
+fn options(
+    validate: bool,
+    atol: Option<f64>,
+    entropy: bool,
+    scores: bool,
+    n_bins: usize,
+    keep_confidence: bool,
+    hard: bool,
+) -> ProbOptions {
+    ProbOptions {
         validate_rows: validate,
         atol: atol.unwrap_or(f64::NAN),
         entropy,
@@ -86,9 +171,25 @@ pub fn evaluate_proba<'py>(
         keep_confidence,
         hard,
         portable: false,
-    };
+    }
+}
+
+/// The probability pass over the whole matrix, or (with `offsets`) over each
+/// group of its rows, dispatched on the dtypes.
+#[allow(clippy::too_many_arguments)]
+fn pass<'py>(
+    py: Python<'py>,
+    y_true: &LabelArray<'py>,
+    y_proba: &ProbaArray<'py>,
+    y_pred: Option<&LabelArray<'py>>,
+    sample_weight: &Option<PyReadonlyArray1<'py, f64>>,
+    opts: &ProbOptions,
+    offsets: Option<&[i64]>,
+    n_threads: usize,
+) -> PyResult<Vec<ProbAccumulators>> {
+    let w = opt_slice(sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    let k = match &y_proba {
+    let k = match y_proba {
         ProbaArray::F32(p) => p.shape().get(1).copied().unwrap_or(0),
         ProbaArray::F64(p) => p.shape().get(1).copied().unwrap_or(0),
     };
@@ -105,36 +206,37 @@ pub fn evaluate_proba<'py>(
                 Some(v) => Some(slice(v, "y_pred")?),
                 None => None,
             };
-            run_pool(py, t.len(), &pool, |pool| {
-                core_evaluate(t, p, yp, w, &opts, pool)
+            run_pool(py, t.len(), &pool, |pool| match offsets {
+                None => core_evaluate(t, p, yp, w, opts, pool).map(|a| vec![a]),
+                Some(o) => evaluate_groups(t, p, yp, w, opts, o, pool),
             })?
         }};
     }
-    let acc = match (&y_true, &y_pred) {
-        (LabelArray::I32(t), None) => match &y_proba {
+    Ok(match (y_true, y_pred) {
+        (LabelArray::I32(t), None) => match y_proba {
             ProbaArray::F32(p) => go!(t, p, None::<&PyReadonlyArray1<'py, i32>>),
             ProbaArray::F64(p) => go!(t, p, None::<&PyReadonlyArray1<'py, i32>>),
         },
-        (LabelArray::I64(t), None) => match &y_proba {
+        (LabelArray::I64(t), None) => match y_proba {
             ProbaArray::F32(p) => go!(t, p, None::<&PyReadonlyArray1<'py, i64>>),
             ProbaArray::F64(p) => go!(t, p, None::<&PyReadonlyArray1<'py, i64>>),
         },
-        (LabelArray::I32(t), Some(LabelArray::I32(yp))) => match &y_proba {
+        (LabelArray::I32(t), Some(LabelArray::I32(yp))) => match y_proba {
             ProbaArray::F32(p) => go!(t, p, Some(yp)),
             ProbaArray::F64(p) => go!(t, p, Some(yp)),
         },
-        (LabelArray::I64(t), Some(LabelArray::I64(yp))) => match &y_proba {
+        (LabelArray::I64(t), Some(LabelArray::I64(yp))) => match y_proba {
             ProbaArray::F32(p) => go!(t, p, Some(yp)),
             ProbaArray::F64(p) => go!(t, p, Some(yp)),
         },
         _ => return Err(mismatched_dtypes()),
-    };
-    to_py(py, acc)
+    })
 }
 
 /// Add this family's functions to the extension module (every Python function
 /// of this file is listed here, and nowhere else).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate_proba, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_proba_groups, m)?)?;
     Ok(())
 }

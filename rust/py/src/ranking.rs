@@ -460,6 +460,36 @@ pub fn rank_histogram<'py>(
     Ok(h.into_pyarray(py))
 }
 
+/// [`rank_histogram`] of every group of rows (rows laid out group by group in a
+/// row-major matrix, `offsets` the `G + 1` starts of the groups): a `(G, K)`
+/// array (`rk::rank_histogram_groups`).
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, offsets, sample_weight=None, n_threads=0))]
+pub fn rank_histogram_groups<'py>(
+    py: Python<'py>,
+    y_score: ScoreMatrix<'py>,
+    codes: PyReadonlyArray1<'py, u32>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let c = slice(&codes, "y_true")?;
+    let o = slice(&offsets, "offsets")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let k = match &y_score {
+        ScoreMatrix::F32(a) => a.shape()[1],
+        ScoreMatrix::F64(a) => a.shape()[1],
+        ScoreMatrix::I64(a) => a.shape()[1],
+    };
+    let pool = Pool::new(n_threads);
+    let h = on_matrix!(py, pool, y_score, |m, pool| rk::rank_histogram_groups(
+        c, m, o, w, pool
+    ));
+    Ok(h.into_pyarray(py)
+        .reshape([o.len().saturating_sub(1), k])?
+        .into_any())
+}
+
 /// The approximate one-vs-rest summary: each column's tie groups binned in
 /// [0, 1] (`rk::binned_one_vs_rest`), a list of `Groups`.
 #[pyfunction]
@@ -556,6 +586,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(threshold_counts, m)?)?;
     m.add_function(wrap_pyfunction!(one_vs_one, m)?)?;
     m.add_function(wrap_pyfunction!(rank_histogram, m)?)?;
+    m.add_function(wrap_pyfunction!(rank_histogram_groups, m)?)?;
     m.add_function(wrap_pyfunction!(binned_one_vs_rest, m)?)?;
     m.add_function(wrap_pyfunction!(grouped_binned_histograms, m)?)?;
     m.add_class::<GroupState>()?;

@@ -718,3 +718,61 @@ pub fn grouped_binned_histograms<X: Score>(
     }
     Ok(out)
 }
+
+/// [`rank_histogram`] of every group of rows at once (rows laid out group by
+/// group, `offsets` the `G + 1` starts of the groups), side by side: `G x K`
+/// values, group by group.
+///
+/// # Errors
+/// [`MetricError::Shape`] for offsets that do not cover the rows in order; the
+/// errors of [`rank_histogram`].
+pub fn rank_histogram_groups<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    offsets: &[i64],
+    weight: Option<&[f64]>,
+    pool: &Pool,
+) -> Result<Vec<f64>> {
+    let n = check_matrix(&scores, Truth::Codes(codes))?;
+    if let Some(w) = weight {
+        check_weights(w, n, "y_score")?;
+    }
+    ensure!(
+        !scores.column_major
+            && offsets.first() == Some(&0)
+            && offsets.last().copied() == i64::try_from(n).ok()
+            && offsets.windows(2).all(|w| w.first() <= w.get(1)),
+        MetricError::Shape {
+            arg: "offsets",
+            detail: format!(
+                "the group offsets must rise from 0 to the {n} rows of a row-major matrix"
+            ),
+        }
+    );
+    let k = scores.n_cols;
+    let one = |g: usize| -> Result<Vec<f64>> {
+        let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
+        let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);
+        if lo == hi {
+            return Ok(vec![0.0; k]);
+        }
+        let rows = Matrix {
+            values: scores.values.get(lo * k..hi * k).unwrap_or(&[]),
+            n_cols: k,
+            column_major: false,
+        };
+        rank_histogram(
+            codes.get(lo..hi).unwrap_or(&[]),
+            rows,
+            weight.and_then(|w| w.get(lo..hi)),
+            &pool.sequential_like(),
+        )
+    };
+    let groups = offsets.len() - 1;
+    let parts: Result<Vec<Vec<f64>>> = if pool.parallel_for(n * k) {
+        pool.install(|| (0..groups).into_par_iter().map(one).collect())
+    } else {
+        (0..groups).map(one).collect()
+    };
+    Ok(parts?.concat())
+}
