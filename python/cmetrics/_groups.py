@@ -5,8 +5,9 @@
 A group value is an integer or a string, or a tuple of them when rows are grouped by several
 columns. The distinct values of a batch are found by one hashing pass (Arrow's dictionary
 encoding), sorted (integers as integers, strings by code point; tuples element by element)
-and numbered; one stable sort of the small codes then orders the rows group by group, so
-that every group's rows are one contiguous slice for the kernels.
+and numbered; one counting pass over the codes then gives each row its place in a layout
+group by group (rows of a group keep their order), so that every group's rows are one
+contiguous slice for the kernels.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ DEFAULT_GROUP_RANKING_BINS = 1 << 10
 
 #: The default limit on the number of groups (see :func:`check_max_groups`).
 DEFAULT_MAX_GROUPS = 10_000
-#: The largest limit that may be set: codes are sorted as 16-bit integers.
+#: The largest limit that may be set (every group keeps a state of its own).
 MAX_GROUPS = 1 << 16
 #: The most cells (groups x K x K) the grouped tables may hold: 2^27 cells are 2 GiB of
 #: u64 counts and f64 sums together.

@@ -361,9 +361,10 @@ class Evaluator:
         sample_weight: ArrayLike | None,
     ) -> None:
         """One batch with group values: every group's rows go to that group's Evaluator, and
-        all rows to this one. The rows are put in group order once (a stable sort of the
-        group codes); with probabilities the matrix is then read once, group by group, and
-        this Evaluator's tables are the sums of the groups' (no second pass)."""
+        all rows to this one. The rows are laid out group by group once (one counting pass
+        over the group codes, then each row written to its group's next slot); with
+        probabilities the groups' kernels then run side by side over that layout, and this
+        Evaluator's tables are the sums of the groups' (no second pass)."""
         n = int(t.shape[0])
         k = len(self._labels) if self._fixed and self._labels is not None else 0
         if y_proba is not None:

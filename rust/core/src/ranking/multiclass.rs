@@ -657,34 +657,44 @@ pub fn grouped_binned_histograms<X: Score>(
             let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
             let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);
             let mut bad: Option<(usize, usize)> = None;
-            for i in lo..hi {
-                if i % CHECK_ROWS == 0 && pool.stopped() {
-                    break;
-                }
-                let t = codes.get(i).copied().unwrap_or(0) as usize;
-                let w = weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
-                for j in 0..k {
+            // A column at a time: its bins (cells values) stay in the first-level cache, and
+            // the group's rows, a contiguous block, in the second.
+            for j in 0..k {
+                let span = j * cells..(j + 1) * cells;
+                let (Some(all), Some(pos)) = (all.get_mut(span.clone()), pos.get_mut(span.clone()))
+                else {
+                    continue;
+                };
+                let mut w_all = w_all.get_mut(span.clone());
+                let mut w_pos = w_pos.get_mut(span);
+                for i in lo..hi {
+                    if i % CHECK_ROWS == 0 && pool.stopped() {
+                        break;
+                    }
                     let v = scores.at(n, i, j).to_f64();
-                    if !(0.0..=1.0).contains(&v) && bad.is_none() {
+                    if !(0.0..=1.0).contains(&v) && bad.is_none_or(|b| (i, j) < b) {
                         bad = Some((i, j));
                     }
                     // Truncation is the floor for the non-negative values kept.
                     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                    let at = j * cells + ((v * scale) as usize).min(cells - 1);
+                    let at = ((v * scale) as usize).min(cells - 1);
                     if let Some(slot) = all.get_mut(at) {
                         *slot += 1;
                     }
-                    let hit = t == j;
+                    let hit = codes.get(i).is_some_and(|&t| t as usize == j);
                     if hit {
                         if let Some(slot) = pos.get_mut(at) {
                             *slot += 1;
                         }
                     }
                     if weighted {
-                        if let Some(slot) = w_all.get_mut(at) {
+                        let w = weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
+                        if let Some(slot) = w_all.as_mut().and_then(|s| s.get_mut(at)) {
                             *slot += w;
                         }
-                        if let (true, Some(slot)) = (hit, w_pos.get_mut(at)) {
+                        if let (true, Some(slot)) =
+                            (hit, w_pos.as_mut().and_then(|s| s.get_mut(at)))
+                        {
                             *slot += w;
                         }
                     }
