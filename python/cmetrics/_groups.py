@@ -256,12 +256,15 @@ class GroupedReport:
             if unknown:
                 msg = f"no metric {unknown[0]!r} in these reports; choose from {sorted(available)}"
                 raise ValidationError(msg)
+        texts = [key_text(k) for k in self.groups]
+        if len(set(texts)) < len(texts):  # tuples whose parts hold " / ": their reprs differ
+            texts = [printable(repr(k)) for k in self.groups]
         rows: dict[str, dict[str, float]] = {}
-        for key, rep in self.groups.items():
+        for text, rep in zip(texts, self.groups.values(), strict=True):
             values = rep.metrics
             row = {"n_samples": float(rep.n_samples)}
             row.update({m: values.get(m, math.nan) for m in chosen if m != "n_samples"})
-            rows[key_text(key)] = row
+            rows[text] = row
         return rows
 
     def to_dict(self) -> dict[str, Any]:

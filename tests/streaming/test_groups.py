@@ -347,3 +347,13 @@ def test_the_grouped_report_api() -> None:
     md = g.to_markdown(["accuracy"])
     assert "## Per group (groups)" in md and "| x\\|y |" in md and "\nz" not in md
     assert "GroupedReport(2 groups" in repr(g)
+
+
+def test_summary_rows_stay_distinct_when_texts_would_collide() -> None:
+    y, p, _ = make(6, 40, 3)
+    a = np.array(["x / y", "x"] * 20)
+    b = np.array(["z", "y / z"] * 20)
+    g = cmetrics.evaluate(y, y_proba=p, groups=(a, b), zero_division=0)
+    rows = g.summary(["accuracy"])
+    assert len(rows) == 2 == len(g)
+    assert set(rows) == {repr(("x / y", "z")), repr(("x", "y / z"))}
