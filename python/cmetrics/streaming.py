@@ -967,8 +967,12 @@ def _each_group(work: Callable[[int], _T], n: int) -> list[_T]:
     threads = min(get_num_threads(), n)
     if threads <= 1:
         return [work(i) for i in range(n)]
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="cmetrics-group") as pool:
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="cmetrics-group")
+    try:
         return list(pool.map(work, range(n)))
+    finally:
+        # After an error or Ctrl-C, the groups not started are dropped, not run to the end.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass

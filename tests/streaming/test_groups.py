@@ -357,3 +357,27 @@ def test_summary_rows_stay_distinct_when_texts_would_collide() -> None:
     rows = g.summary(["accuracy"])
     assert len(rows) == 2 == len(g)
     assert set(rows) == {repr(("x / y", "z")), repr(("x", "y / z"))}
+
+
+def test_an_error_in_one_group_stops_the_groups_not_started() -> None:
+    import threading
+    import time
+
+    from cmetrics.streaming import _each_group
+
+    ran: list[int] = []
+    lock = threading.Lock()
+
+    def work(i: int) -> int:
+        with lock:
+            ran.append(i)
+        time.sleep(0.005)
+        if i == 0:
+            raise ValidationError("group 0 is bad")
+        return i
+
+    with cmetrics.thread_limit(2), pytest.raises(ValidationError, match="group 0 is bad"):
+        _each_group(work, 400)
+    assert len(ran) < 400  # the queued groups were dropped
+    with cmetrics.thread_limit(2):
+        assert _each_group(lambda i: i * i, 50) == [i * i for i in range(50)]
