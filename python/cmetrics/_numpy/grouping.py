@@ -6,10 +6,23 @@ import numpy as np
 import numpy.typing as npt
 
 from cmetrics._kernels import GroupSplit
-from cmetrics.exceptions import ValidationError
+from cmetrics.exceptions import ShapeError, ValidationError
 
 #: The most groups a split takes, as in the compiled kernel.
 MAX_GROUPS = 1 << 20
+
+
+def check_offsets(offsets: np.ndarray, n: int, strict: bool) -> npt.NDArray[np.int64]:
+    """Group offsets (the G + 1 starts of the groups of a layout group by group) rising from 0
+    to ``n``; with ``strict`` every group has a row (as the compiled check)."""
+    o = np.asarray(offsets, dtype=np.int64)
+    steps = np.diff(o) if o.ndim == 1 else np.zeros(0)
+    rising = bool((steps > 0).all()) if strict else bool((steps >= 0).all())
+    if o.ndim != 1 or o.shape[0] < 1 or o[0] != 0 or o[-1] != n or not rising:
+        how = "rise strictly" if strict else "rise"
+        msg = f"offsets has the wrong shape: the group offsets must {how} from 0 to the {n} rows"
+        raise ShapeError(msg)
+    return o
 
 
 def group_positions(codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int = 0) -> GroupSplit:

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cmetrics._kernels import ProbAccumulators
+from cmetrics._numpy.grouping import check_offsets
 from cmetrics.exceptions import (
     LabelError,
     LengthMismatchError,
@@ -225,17 +226,6 @@ def _chunk(
     return sums
 
 
-def _check_offsets(offsets: np.ndarray, n: int, strict: bool) -> np.ndarray:
-    """Group offsets rising from 0 to ``n`` (strictly: every group has a row)."""
-    o = np.asarray(offsets, dtype=np.int64)
-    steps = np.diff(o)
-    if o.ndim != 1 or o.shape[0] < 1 or o[0] != 0 or o[-1] != n or bool((steps <= 0 if strict else steps < 0).any()):
-        how = "rise strictly" if strict else "rise"
-        msg = f"offsets has the wrong shape: the group offsets must {how} from 0 to the {n} rows"
-        raise ShapeError(msg)
-    return o
-
-
 def evaluate_proba_groups(
     y_true: np.ndarray,
     y_proba: np.ndarray,
@@ -258,7 +248,7 @@ def evaluate_proba_groups(
     if y_proba.ndim != 2 or y_proba.shape[0] != n or y_proba.shape[1] == 0 or not y_proba.flags.c_contiguous:
         msg = f"y_proba has the wrong shape: a row-major matrix of {n} rows of {y_proba.shape[-1]} columns is needed"
         raise ShapeError(msg)
-    o = _check_offsets(offsets, n, strict=True)
+    o = check_offsets(offsets, n, strict=True)
     for name, a in (("y_pred", y_pred), ("sample_weight", sample_weight)):
         if a is not None and len(a) != n:
             msg = f"{name} has {len(a)} rows but y_true has {n}; pass arrays of the same length"

@@ -11,6 +11,7 @@ import numpy as np
 
 from cmetrics._checks import check_finite, check_not_nan, check_totals, check_weights
 from cmetrics._kernels import BinaryRanking, CurveDrop, GroupedHistograms, Groups, KendallCounts, ThresholdCounts
+from cmetrics._numpy.grouping import check_offsets
 from cmetrics.exceptions import LengthMismatchError, LimitExceededError, ShapeError, ValidationError
 
 
@@ -580,10 +581,7 @@ def grouped_binned_histograms(
     rows laid out group by group, ``offsets`` the G + 1 group starts; arrays of shape
     (G, K, bins + 1) of all rows, positive rows, and with weights their weights."""
     n = _check_binned(y_score, codes, bins, sample_weight)
-    o = np.asarray(offsets, dtype=np.int64)
-    if o.ndim != 1 or o.shape[0] < 1 or o[0] != 0 or o[-1] != n or bool((np.diff(o) < 0).any()):
-        msg = f"offsets has the wrong shape: the group offsets must rise from 0 to the {n} rows"
-        raise ShapeError(msg)
+    o = check_offsets(offsets, n, strict=False)
     x = np.asarray(y_score, dtype=np.float64)
     k, cells, groups = x.shape[1], bins + 1, o.shape[0] - 1
     if groups * k * cells > 1 << 27:
@@ -621,16 +619,9 @@ def rank_histogram_groups(
     row-major matrix, ``offsets`` the G + 1 starts of the groups): a (G, K) array."""
     n = _check_matrix(y_score, codes, None)
     check_weights(sample_weight, n)
-    o = np.asarray(offsets, dtype=np.int64)
-    if (
-        not np.asarray(y_score).flags.c_contiguous
-        or o.ndim != 1
-        or o.shape[0] < 1
-        or o[0] != 0
-        or o[-1] != n
-        or bool((np.diff(o) < 0).any())
-    ):
-        msg = f"offsets has the wrong shape: the group offsets must rise from 0 to the {n} rows of a row-major matrix"
+    o = check_offsets(offsets, n, strict=False)
+    if not np.asarray(y_score).flags.c_contiguous:
+        msg = f"y_score has the wrong shape: a row-major matrix of {n} rows is needed"
         raise ShapeError(msg)
     k = y_score.shape[1]
     out = np.zeros((o.shape[0] - 1, k))

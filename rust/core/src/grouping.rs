@@ -189,6 +189,30 @@ pub fn scatter_rows<T: Copy + Default>(
     Ok(out)
 }
 
+/// Check that `offsets` (`G + 1` row numbers, the starts of the groups of a
+/// layout group by group) rise from 0 to `n`; with `strict`, every group has
+/// a row.
+///
+/// # Errors
+/// [`MetricError::Shape`] naming `offsets`.
+pub fn check_offsets(offsets: &[i64], n: usize, strict: bool) -> Result<()> {
+    let rising = offsets.windows(2).all(|w| {
+        if strict {
+            w.first() < w.get(1)
+        } else {
+            w.first() <= w.get(1)
+        }
+    });
+    if offsets.first() == Some(&0) && offsets.last().copied() == i64::try_from(n).ok() && rising {
+        return Ok(());
+    }
+    let how = if strict { "rise strictly" } else { "rise" };
+    Err(MetricError::Shape {
+        arg: "offsets",
+        detail: format!("the group offsets must {how} from 0 to the {n} rows"),
+    })
+}
+
 /// Rows scattered between two checks of the stop flag, times 16.
 const CHECK_BLOCK: usize = 1 << 14;
 

@@ -336,21 +336,6 @@ pub fn evaluate_proba<L: Label, P: Prob>(
     Ok(total)
 }
 
-/// Check that `offsets` (`G + 1` row numbers) rise from 0 to `n` with every group non-empty.
-fn check_offsets(offsets: &[i64], n: usize) -> Result<()> {
-    let ok = offsets.first() == Some(&0)
-        && offsets.last().copied() == i64::try_from(n).ok()
-        && offsets.windows(2).all(|w| w.first() < w.get(1));
-    ensure!(
-        ok,
-        MetricError::Shape {
-            arg: "offsets",
-            detail: format!("the group offsets must rise strictly from 0 to the {n} rows"),
-        }
-    );
-    Ok(())
-}
-
 /// [`evaluate_proba`] of every group of rows at once: the rows laid out group
 /// by group (row-major `proba`), `offsets` the `G + 1` starts of the groups.
 /// The groups run side by side, each on one thread (a group's rows are too
@@ -378,7 +363,7 @@ pub fn evaluate_proba_groups<L: Label, P: Prob>(
             detail: format!("a row-major matrix of {n} rows of {k} columns is needed"),
         }
     );
-    check_offsets(offsets, n)?;
+    crate::grouping::check_offsets(offsets, n, true)?;
     for (name, len) in [
         ("y_pred", y_pred.map(<[L]>::len)),
         ("sample_weight", sample_weight.map(<[f64]>::len)),

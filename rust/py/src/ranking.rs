@@ -384,6 +384,17 @@ pub enum ScoreMatrix<'py> {
     I64(PyReadonlyArray2<'py, i64>),
 }
 
+impl ScoreMatrix<'_> {
+    /// The number of columns.
+    fn n_cols(&self) -> usize {
+        match self {
+            ScoreMatrix::F32(a) => a.shape().get(1).copied().unwrap_or(0),
+            ScoreMatrix::F64(a) => a.shape().get(1).copied().unwrap_or(0),
+            ScoreMatrix::I64(a) => a.shape().get(1).copied().unwrap_or(0),
+        }
+    }
+}
+
 /// Bind `$m` to the borrowed `rk::Matrix` of a [`ScoreMatrix`] (any dtype, either
 /// memory order) and run `$body` on the pool with the GIL released: the dispatch every
 /// matrix kernel below shares.
@@ -476,11 +487,7 @@ pub fn rank_histogram_groups<'py>(
     let c = slice(&codes, "y_true")?;
     let o = slice(&offsets, "offsets")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
-    let k = match &y_score {
-        ScoreMatrix::F32(a) => a.shape()[1],
-        ScoreMatrix::F64(a) => a.shape()[1],
-        ScoreMatrix::I64(a) => a.shape()[1],
-    };
+    let k = y_score.n_cols();
     let pool = Pool::new(n_threads);
     let h = on_matrix!(py, pool, y_score, |m, pool| rk::rank_histogram_groups(
         c, m, o, w, pool
@@ -529,11 +536,7 @@ pub fn grouped_binned_histograms<'py>(
     let c = slice(&codes, "y_true")?;
     let o = slice(&offsets, "offsets")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
-    let k = match &y_score {
-        ScoreMatrix::F32(a) => a.shape()[1],
-        ScoreMatrix::F64(a) => a.shape()[1],
-        ScoreMatrix::I64(a) => a.shape()[1],
-    };
+    let k = y_score.n_cols();
     let pool = Pool::new(n_threads);
     let h = on_matrix!(py, pool, y_score, |m, pool| rk::grouped_binned_histograms(
         c, m, o, w, bins, pool

@@ -619,16 +619,7 @@ pub fn grouped_binned_histograms<X: Score>(
     pool: &Pool,
 ) -> Result<GroupedHistograms> {
     let n = check_binned(codes, &scores, weight, bins)?;
-    let bounds_ok = offsets.first() == Some(&0)
-        && offsets.last().copied() == i64::try_from(n).ok()
-        && offsets.windows(2).all(|w| w.first() <= w.get(1));
-    ensure!(
-        bounds_ok,
-        MetricError::Shape {
-            arg: "offsets",
-            detail: format!("the group offsets must rise from 0 to the {n} rows"),
-        }
-    );
+    crate::grouping::check_offsets(offsets, n, false)?;
     let k = scores.n_cols;
     let cells = bins as usize + 1;
     let n_groups = offsets.len() - 1;
@@ -747,16 +738,12 @@ pub fn rank_histogram_groups<X: Score>(
     if let Some(w) = weight {
         check_weights(w, n, "y_score")?;
     }
+    crate::grouping::check_offsets(offsets, n, false)?;
     ensure!(
-        !scores.column_major
-            && offsets.first() == Some(&0)
-            && offsets.last().copied() == i64::try_from(n).ok()
-            && offsets.windows(2).all(|w| w.first() <= w.get(1)),
+        !scores.column_major,
         MetricError::Shape {
-            arg: "offsets",
-            detail: format!(
-                "the group offsets must rise from 0 to the {n} rows of a row-major matrix"
-            ),
+            arg: "y_score",
+            detail: format!("a row-major matrix of {n} rows is needed"),
         }
     );
     let k = scores.n_cols;
