@@ -327,6 +327,36 @@ def test_rust_walk_equals_numpy_walk() -> None:
                     assert_close(value, getattr(b, key), key)
 
 
+def test_large_continuous_scores_sort_exactly() -> None:
+    """Float64 scores past the fast sort's threshold (2^16 rows a side), where keys are
+    sorted by their high bytes first: no ties, pairs a few ulps apart, and a crowd of
+    scores near 1 that differ in their low bytes only (seen by the sample, or too few for
+    it), against the numpy walk, scikit-learn, and on 1 and 2 threads."""
+    if not cmetrics.rust_available():
+        pytest.skip("the Rust extension is not built")
+    from cmetrics import _core, _numpy
+
+    rng = np.random.default_rng(21)
+    n = 300_000
+    y = rng.random(n) < 0.3
+    plain = rng.normal(size=n) + y
+    ulps = plain.copy()
+    ulps[1::2] = np.nextafter(plain[::2], -np.inf)
+    crowd = np.where(rng.random(n) < 0.3, 1 - rng.random(n) * 1e-9, plain)
+    few = plain.copy()
+    few[rng.choice(n, 60, replace=False)] = 1 - rng.random(60) * 1e-9
+    for s in (plain, ulps, crowd, few):
+        a = _core.binary_ranking(y, s, None, n_threads=2)
+        assert _core.binary_ranking(y, s, None, n_threads=1) == a
+        b = _numpy.binary_ranking(y, s, None)
+        assert (a.ordered, a.tied, a.reversed, a.n_thresholds) == (b.ordered, b.tied, b.reversed, b.n_thresholds)
+        assert_close(a.average_precision, b.average_precision)
+        assert_close(a.aurc, b.aurc)
+        assert_close(a.aupr_trapezoid, b.aupr_trapezoid)
+        assert_close(cmetrics.roc_auc_score(y, s), sklearn.metrics.roc_auc_score(y, s))
+        assert_close(cmetrics.average_precision_score(y, s), sklearn.metrics.average_precision_score(y, s))
+
+
 @pytest.mark.parametrize(
     "call",
     [

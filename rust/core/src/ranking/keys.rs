@@ -165,6 +165,10 @@ pub trait Item: Copy + Default + Send + Sync {
     fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
     /// [`Item::sort`] on the calling thread ([`sort_keys_alone`]).
     fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
+    /// [`Item::sort_alone`] for one side of the split rows.
+    fn sort_side_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        Self::sort_alone(v, pool)
+    }
 }
 
 impl Item for u64 {
@@ -185,6 +189,9 @@ impl Item for u64 {
     }
     fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
         sort_keys_alone(v, pool)
+    }
+    fn sort_side_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
+        crate::sort::sort_u64_alone(v, pool)
     }
 }
 

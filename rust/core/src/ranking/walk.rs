@@ -217,6 +217,10 @@ impl Walk {
     #[inline(always)]
     #[allow(clippy::cast_precision_loss)]
     fn close_group(&mut self) {
+        if !self.weighted {
+            self.close_counted_group();
+            return;
+        }
         self.tied += u128::from(self.gp) * u128::from(self.gn);
         if !self.weighted {
             // Unit weights: the weight sums are the counts.
@@ -234,6 +238,35 @@ impl Walk {
         self.w_pos_below += self.gwp;
         self.w_neg_below += self.gwn;
         (self.gp, self.gn, self.gwp, self.gwn) = (0, 0, 0.0, 0.0);
+    }
+
+    /// [`Walk::close_group`] without weights. The weight sums are counts,
+    /// exact in f64 (below 2^53), so the terms need neither clamping nor a
+    /// test for an empty side, and the group itself is covered (no division
+    /// by 0); with no positive at all every precision is 0, so the AP and
+    /// AUPR sums stay 0 (reported as NaN).
+    #[inline(always)]
+    #[allow(clippy::cast_precision_loss)]
+    fn close_counted_group(&mut self) {
+        self.tied += u128::from(self.gp) * u128::from(self.gn);
+        let (gp, gn) = (self.gp as f64, self.gn as f64);
+        if self.curves {
+            let tp = self.sw_pos - self.w_pos_below;
+            let precision = tp / (tp + (self.sw_neg - self.w_neg_below));
+            if self.first_precision.is_nan() {
+                self.first_precision = precision;
+            }
+            self.ap += gp * precision;
+            self.aupr += self.pending_w * (self.pending_precision + precision) * self.half_per_pos;
+            // A group with no positive adds nothing to the next trapezoid.
+            (self.pending_w, self.pending_precision) = (gp, precision);
+            self.aurc += (gp + gn) * self.per_total * (1.0 - precision);
+        }
+        self.pos_below += self.gp;
+        self.neg_below += self.gn;
+        self.w_pos_below += gp;
+        self.w_neg_below += gn;
+        (self.gp, self.gn) = (0, 0);
     }
 
     /// Precision-recall and risk-coverage terms of the group being closed:
