@@ -126,6 +126,7 @@ def evaluate_proba(
     n_bins: int = 15,
     keep_confidence: bool = False,
     hard: bool = True,
+    rank: bool = False,
     n_threads: int = 0,
 ) -> ProbAccumulators:
     """One pass over y_proba: every accumulator of the probabilistic metrics."""

@@ -99,6 +99,8 @@ class ProbAccumulators(NamedTuple):
     bin_count: U64
     confidence: F64 | None
     correct: Bools | None
+    ranking: BinaryRanking | None = None
+    """The exact walk of the top-label confidences against correctness (``rank=True``)."""
 
 
 class BinaryRanking(NamedTuple):
@@ -255,6 +257,7 @@ class Kernels(Protocol):
         n_bins: int = 15,
         keep_confidence: bool = False,
         hard: bool = True,
+        rank: bool = False,
         n_threads: int = 0,
     ) -> ProbAccumulators: ...
     def evaluate_proba_groups(

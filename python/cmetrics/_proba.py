@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -101,9 +103,11 @@ def accumulate(
     scores: bool = True,
     keep_confidence: bool = False,
     hard: bool = True,
+    rank: bool = False,
 ) -> ProbAccumulators:
     """Run the one pass of the selected backend (``hard=False`` skips the top-label
-    confusion matrix, which only :func:`cmetrics.evaluate` reports)."""
+    confusion matrix, which only :func:`cmetrics.evaluate` reports; ``rank=True`` adds the
+    exact walk of the top-label confidences against correctness)."""
     return resolve_backend(backend).evaluate_proba(
         inp.y_true,
         inp.y_proba,
@@ -115,6 +119,7 @@ def accumulate(
         n_bins=n_bins,
         keep_confidence=keep_confidence,
         hard=hard,
+        rank=rank,
         n_threads=get_num_threads(),
     )
 
@@ -122,10 +127,11 @@ def accumulate(
 def add_accumulators(a: ProbAccumulators | None, b: ProbAccumulators) -> ProbAccumulators:
     """``a + b`` field by field (a copy of ``b`` when ``a`` is None), without the per-row
     confidences, which do not add up: the state an :class:`~cmetrics.Evaluator` keeps."""
-    b = b._replace(confidence=None, correct=None)
+    b = b._replace(confidence=None, correct=None, ranking=None)
     if a is None:
         return ProbAccumulators._make(x.copy() if isinstance(x, np.ndarray) else x for x in b)
-    return ProbAccumulators._make(y if x is None else x if y is None else x + y for x, y in zip(a, b, strict=True))
+    pairs: Iterable[tuple[Any, Any]] = zip(a, b, strict=True)  # arrays, floats and Nones
+    return ProbAccumulators._make(y if x is None else x if y is None else x + y for x, y in pairs)
 
 
 @dataclass(frozen=True)

@@ -168,13 +168,21 @@ def evaluate(
         inp = _proba.prob_inputs(
             y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight, backend=backend
         )
+        # The exact walk runs inside the pass (the kernel sorts keys it writes as it reads);
+        # the approximate one bins the kept confidences.
         acc = _proba.accumulate(
-            inp, backend=backend, n_bins=n_bins, validate=validate, keep_confidence=keep_confidence or mode != "off"
+            inp,
+            backend=backend,
+            n_bins=n_bins,
+            validate=validate,
+            keep_confidence=keep_confidence or mode == "approximate",
+            rank=mode == "exact",
         )
         res = _proba.ProbResult(acc, inp.labels, inp.kind, backend)
         kept = None
+        walk = acc.ranking
         if acc.correct is not None and acc.confidence is not None:
-            if mode != "off":
+            if mode == "approximate":
                 walk = _ranking.binned_walk(acc.correct, acc.confidence, inp.sample_weight, backend, bins)
             kept = (acc.correct, acc.confidence) if keep_confidence else None
         extra = _multiclass.report_values(

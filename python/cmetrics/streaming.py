@@ -1276,7 +1276,7 @@ def _load(buf: bytes, nested: bool = False) -> Evaluator:
     ev._mode, ev._weighted, ev._has_confidence = mode, weighted, has_confidence
     ev.n_rows = n_rows
     if mode == "proba":
-        fields: dict[str, object] = {"hard_weighted": None, "confidence": None, "correct": None}
+        fields: dict[str, object] = {"hard_weighted": None, "confidence": None, "correct": None, "ranking": None}
         fields.update({n[4:]: a for n, a in arrays.items() if n.startswith("acc.")})
         fields.update({n: float(value) for n, value in sums.items()})
         ev._acc = ProbAccumulators._make(fields[f] for f in ProbAccumulators._fields)

@@ -115,7 +115,7 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "mutual_information_bits": lambda k: k.mutual_information_bits(C),
     "normalized_information_transfer": lambda k: k.normalized_information_transfer(C, 5),
     "entropy_modulated_accuracy": lambda k: k.entropy_modulated_accuracy(C),
-    "evaluate_proba": lambda k: k.evaluate_proba(Y, PROBA, P, W, keep_confidence=True, n_bins=7),
+    "evaluate_proba": lambda k: k.evaluate_proba(Y, PROBA, P, W, keep_confidence=True, n_bins=7, rank=True),
     "binary_ranking": lambda k: k.binary_ranking(OK, SCORE, W),
     "score_groups": lambda k: k.score_groups(OK, SCORE, W),
     "merge_groups": lambda k: k.merge_groups(k.score_groups(OK[:50], SCORE[:50]), k.score_groups(OK[50:], SCORE[50:])),
@@ -163,6 +163,10 @@ def same(a: Any, b: Any, what: str) -> None:
         assert type(a) is type(b) and a == b, what
     elif a is None:
         assert b is None, what
+    elif hasattr(a, "_fields"):  # a result inside a result
+        assert type(a) is type(b), what
+        for field, p, q in zip(a._fields, a, b, strict=True):
+            same(p, q, f"{what}.{field}")
     else:
         assert isinstance(a, float) and isinstance(b, float), what
         assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-15), what

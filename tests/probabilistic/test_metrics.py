@@ -152,6 +152,37 @@ def test_keep_confidence(backend: str) -> None:
     np.testing.assert_array_equal(r.correct, p.argmax(axis=1) == y)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("keep", [False, True], ids=["walk", "walk+kept"])
+def test_the_walk_inside_the_pass_is_the_walk_of_the_kept_confidences(
+    dtype: Any, weighted: bool, keep: bool, backend: str
+) -> None:
+    """``rank=True`` walks the top-label confidences inside the pass (from packed keys the
+    pass writes, for float32 without weights): the same walk as the ranking kernel gives on
+    the kept confidences and correctness, with ties (two decimals) and past the size where
+    the walk runs in pieces; the kept arrays are returned only when asked for."""
+    from cmetrics._config import resolve_backend
+
+    y, p, w = softmax_data(150_000, 5, seed=3, dtype=dtype, weighted=weighted)
+    p = np.round(p, 2).astype(dtype)
+    p[:, -1] = np.clip(1 - p[:, :-1].sum(axis=1, dtype=dtype), 0, 1)
+    kernels = resolve_backend(backend)
+    kept = kernels.evaluate_proba(y, p, None, w, keep_confidence=True, validate=False)
+    assert kept.ranking is None and kept.correct is not None and kept.confidence is not None
+    want = kernels.binary_ranking(kept.correct, kept.confidence, w, True)
+    got = kernels.evaluate_proba(y, p, None, w, keep_confidence=keep, validate=False, rank=True)
+    assert got.ranking == want
+    assert (got.confidence is not None, got.correct is not None) == (keep, keep)
+    assert got._replace(ranking=None, confidence=None, correct=None)._asdict().keys() == kept._asdict().keys()
+    np.testing.assert_array_equal(got.pcm, kept.pcm)
+    if backend == "rust":
+        for threads in (1, 3):
+            with cmetrics.thread_limit(threads):
+                again = kernels.evaluate_proba(y, p, None, w, validate=False, rank=True, n_threads=threads)
+            assert again.ranking == want
+
+
 @given(st.integers(1, 6), st.integers(1, 40), st.integers(0, 10**6), st.booleans())
 def test_backends_agree_on_random_probabilities(k: int, n: int, seed: int, weighted: bool) -> None:
     if not cmetrics.rust_available():

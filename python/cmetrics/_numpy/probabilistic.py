@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from cmetrics._kernels import ProbAccumulators
 from cmetrics._numpy.grouping import check_offsets
+from cmetrics._numpy.ranking import binary_ranking
 from cmetrics.exceptions import (
     LabelError,
     LengthMismatchError,
@@ -50,9 +51,11 @@ def evaluate_proba(
     n_bins: int = 15,
     keep_confidence: bool = False,
     hard: bool = True,
+    rank: bool = False,
     n_threads: int = 0,
 ) -> ProbAccumulators:
-    """Every accumulator of the probabilistic pass (see the Rust docs)."""
+    """Every accumulator of the probabilistic pass (see the Rust docs); with ``rank``, the
+    walk of the top-label confidences against correctness too."""
     del n_threads
     n = len(y_true)
     if n == 0:
@@ -92,8 +95,8 @@ def evaluate_proba(
         bin_confidence=np.zeros(n_bins),
         bin_correct=np.zeros(n_bins),
         bin_count=np.zeros(n_bins, dtype=np.uint64),
-        confidence=np.zeros(n) if keep_confidence else None,
-        correct=np.zeros(n, dtype=bool) if keep_confidence else None,
+        confidence=np.zeros(n) if keep_confidence or rank else None,
+        correct=np.zeros(n, dtype=bool) if keep_confidence or rank else None,
     )
     sums = np.zeros(4)  # weight, entropy, Brier and log-loss sums
     with np.errstate(over="ignore", invalid="ignore"):
@@ -124,7 +127,14 @@ def evaluate_proba(
     if not weight_sum > 0:
         msg = "sample_weight sums to 0; at least one sample needs a positive weight"
         raise WeightError(msg)
-    return acc._replace(weight_sum=weight_sum, entropy_sum=entropy_sum, brier_sum=brier_sum, log_loss_sum=log_loss_sum)
+    acc = acc._replace(weight_sum=weight_sum, entropy_sum=entropy_sum, brier_sum=brier_sum, log_loss_sum=log_loss_sum)
+    if rank:
+        assert acc.correct is not None and acc.confidence is not None
+        walk = binary_ranking(acc.correct, acc.confidence, sample_weight, True)
+        if not keep_confidence:
+            acc = acc._replace(confidence=None, correct=None)
+        acc = acc._replace(ranking=walk)
+    return acc
 
 
 def _codes_in_range(codes: np.ndarray, name: str, lo: int, k: int) -> np.ndarray:

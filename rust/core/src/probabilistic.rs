@@ -31,6 +31,7 @@ use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::labels::Label;
 use crate::parallel::Pool;
+use crate::ranking::BinaryRanking;
 
 /// An `N x K` probability matrix as [`evaluate_proba`] reads it.
 ///
@@ -96,6 +97,12 @@ pub struct ProbOptions {
     pub n_bins: usize,
     /// Return each row's top-label confidence and correctness.
     pub keep_confidence: bool,
+    /// Also rank the rows' top-label confidences against their correctness:
+    /// the exact walk of [`crate::ranking::binary_ranking`] (curves
+    /// included) in [`ProbAccumulators::ranking`]. Without weights, float32
+    /// probabilities give the packed sort keys in the pass itself (4 bytes a
+    /// row, where the kept confidence and correctness take 9).
+    pub rank: bool,
     /// Count the hard confusion matrix (top label or `y_pred`). Without it the
     /// pass skips the argmax: the lean path of `prob_confusion_matrix`.
     pub hard: bool,
@@ -113,6 +120,7 @@ impl Default for ProbOptions {
             scores: true,
             n_bins: 15,
             keep_confidence: false,
+            rank: false,
             hard: true,
             portable: false,
         }
@@ -153,6 +161,8 @@ pub struct ProbAccumulators {
     pub confidence: Option<Vec<f64>>,
     /// Whether each row's top label is right (`keep_confidence`).
     pub correct: Option<Vec<bool>>,
+    /// The walk of the top-label confidences against correctness (`rank`).
+    pub ranking: Option<BinaryRanking>,
     /// Rows per true class (always counted).
     pub true_count: Vec<u64>,
     /// Weight per true class (always summed).
@@ -176,6 +186,7 @@ impl ProbAccumulators {
             bin_count: vec![0; bins],
             confidence: None,
             correct: None,
+            ranking: None,
             true_count: vec![0; k],
             true_weight: vec![0.0; k],
         }
@@ -306,7 +317,11 @@ pub fn evaluate_proba<L: Label, P: Prob>(
         weights: sample_weight,
         k,
     };
-    let (total, errors) = pass.run(&opts, pool)?;
+    // Packed keys from the pass: float32 probabilities, no weights, and no
+    // confidences to return anyway.
+    let keys = opts.rank && P::F32 && sample_weight.is_none() && !opts.keep_confidence;
+    let keep = opts.keep_confidence || (opts.rank && !keys);
+    let (mut total, errors, packed) = pass.run(&opts, keep, keys, pool)?;
     // Weight errors first (the numpy backend checks weights before anything else).
     if let Some(bad) = errors.bad_weight.or(errors.bad) {
         return Err(match bad {
@@ -333,6 +348,24 @@ pub fn evaluate_proba<L: Label, P: Prob>(
         }
     );
     ensure!(total.weight_sum > 0.0, MetricError::ZeroWeightSum);
+    if opts.rank {
+        total.ranking = Some(match packed {
+            Some(keys) => crate::ranking::walk_packed_keys(keys, pool)?,
+            None => {
+                let ranking = crate::ranking::binary_ranking(
+                    total.correct.as_deref().unwrap_or(&[]),
+                    total.confidence.as_deref().unwrap_or(&[]),
+                    sample_weight,
+                    true,
+                    pool,
+                )?;
+                if !opts.keep_confidence {
+                    (total.confidence, total.correct) = (None, None);
+                }
+                ranking
+            }
+        });
+    }
     Ok(total)
 }
 

@@ -36,7 +36,7 @@ mod walk;
 
 pub use curves::{threshold_counts, Drop, ThresholdCounts};
 pub use groups::{merge_groups, score_groups, walk_groups, GroupsRef, ScoreGroups};
-pub use keys::{from_order_key, order_key, Score};
+pub use keys::{from_order_key, order_key, packed_u32, Score};
 pub use multiclass::{
     binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest, rank_histogram,
     rank_histogram_groups, GroupedHistograms, Matrix, Truth, MAX_GROUPED_CELLS,
@@ -164,6 +164,32 @@ pub fn binary_ranking<X: Score>(
         }
     }
     prepare(positive, score, weight, pool, WalkSink { curves })
+}
+
+/// The walk (curves included) of packed float32 keys ([`packed_u32`]: a
+/// score's bits with the outcome in bit 0), as [`binary_ranking`] walks the
+/// same scores and outcomes.
+///
+/// # Errors
+/// Empty input, an interruption.
+pub(crate) fn walk_packed_keys(keys: Vec<u32>, pool: &Pool) -> Result<BinaryRanking> {
+    use rayon::prelude::*;
+    ensure!(!keys.is_empty(), MetricError::Empty { arg: "y_score" });
+    let ones = |c: &[u32]| c.iter().map(|&k| u64::from(k & 1)).sum::<u64>();
+    let n_pos: u64 = if pool.parallel_for(keys.len()) {
+        pool.install(|| keys.par_chunks(1 << 16).map(ones).sum())
+    } else {
+        ones(&keys)
+    };
+    let n_neg = keys.len() as u64 - n_pos;
+    #[allow(clippy::cast_precision_loss)]
+    let totals = Totals {
+        n_pos,
+        n_neg,
+        w_pos: n_pos as f64,
+        w_neg: n_neg as f64,
+    };
+    strategy::sort_and_walk_packed(keys, totals, pool, true)
 }
 
 /// The totals of the rows; weights must not sum to 0 or overflow.

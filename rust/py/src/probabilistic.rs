@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use crate::arrays::opt_slice;
 use crate::arrays::{matrix, mismatched_dtypes, slice, LabelArray};
 use crate::error::{run_pool, ValidationError};
+use crate::ranking::ranking_py;
 use crate::results::named;
 
 /// Probabilities as the kernel reads them.
@@ -51,6 +52,7 @@ fn to_py(py: Python<'_>, a: ProbAccumulators) -> PyResult<Bound<'_, PyAny>> {
         PyArray1::from_vec(py, a.bin_count),
         a.confidence.map(|c| PyArray1::from_vec(py, c)),
         a.correct.map(|c| PyArray1::from_vec(py, c)),
+        a.ranking.map(|r| ranking_py(py, &r)).transpose()?,
     )
 }
 
@@ -59,7 +61,8 @@ fn to_py(py: Python<'_>, a: ProbAccumulators) -> PyResult<Bound<'_, PyAny>> {
 #[pyfunction]
 #[pyo3(signature = (
     y_true, y_proba, y_pred=None, sample_weight=None, *,
-    validate=true, atol=None, entropy=true, scores=true, n_bins=15, keep_confidence=false, hard=true, n_threads=0
+    validate=true, atol=None, entropy=true, scores=true, n_bins=15, keep_confidence=false, hard=true,
+    rank=false, n_threads=0
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate_proba<'py>(
@@ -75,17 +78,21 @@ pub fn evaluate_proba<'py>(
     n_bins: usize,
     keep_confidence: bool,
     hard: bool,
+    rank: bool,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let opts = options(
-        validate,
-        atol,
-        entropy,
-        scores,
-        n_bins,
-        keep_confidence,
-        hard,
-    );
+    let opts = ProbOptions {
+        rank,
+        ..options(
+            validate,
+            atol,
+            entropy,
+            scores,
+            n_bins,
+            keep_confidence,
+            hard,
+        )
+    };
     let mut accs = pass(
         py,
         &y_true,
@@ -169,6 +176,7 @@ fn options(
         scores,
         n_bins,
         keep_confidence,
+        rank: false,
         hard,
         portable: false,
     }

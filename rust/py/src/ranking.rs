@@ -59,7 +59,10 @@ pub fn binary_ranking<'py>(
 }
 
 /// `BinaryRanking(...)`, in the order of its fields.
-fn ranking_py<'py>(py: Python<'py>, r: &rk::BinaryRanking) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn ranking_py<'py>(
+    py: Python<'py>,
+    r: &rk::BinaryRanking,
+) -> PyResult<Bound<'py, PyAny>> {
     named!(
         py,
         "BinaryRanking",

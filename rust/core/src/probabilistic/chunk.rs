@@ -9,6 +9,7 @@ use super::width::{Align64, Dyn, Fixed, Width};
 use super::{bin_edges, bin_of, Prob, ProbAccumulators, ProbOptions, LOG_LOSS_EPS};
 use crate::fastmath;
 use crate::labels::Label;
+use crate::ranking::packed_u32;
 #[cfg(target_arch = "x86_64")]
 use crate::simd;
 
@@ -115,8 +116,27 @@ fn row_problem<P: Prob>(
     None
 }
 
-/// Where a chunk writes its rows' confidence and correctness.
-pub(super) type ConfOut<'a> = (&'a mut [f64], &'a mut [bool]);
+/// Where a chunk writes its rows' confidence and correctness: kept as they
+/// are, or as the packed ranking keys of float32 confidences
+/// ([`crate::ranking::packed_u32`]: the bits with correctness in bit 0).
+pub(super) enum ConfOut<'a> {
+    Kept(&'a mut [f64], &'a mut [bool]),
+    Keys(&'a mut [u32]),
+}
+
+impl<'a> ConfOut<'a> {
+    /// The same slots cut into pieces of `rows` rows.
+    pub(super) fn pieces(self, rows: usize) -> Vec<ConfOut<'a>> {
+        match self {
+            ConfOut::Kept(cf, cr) => cf
+                .chunks_mut(rows)
+                .zip(cr.chunks_mut(rows))
+                .map(|(a, b)| ConfOut::Kept(a, b))
+                .collect(),
+            ConfOut::Keys(ks) => ks.chunks_mut(rows).map(ConfOut::Keys).collect(),
+        }
+    }
+}
 
 /// Rows handled per block inside a chunk: the block's rows are read once for
 /// the per-row work and again, while still in L1/L2, for the vectorised
@@ -483,11 +503,23 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
             if nb > 0 {
                 lanes.bin(lane * nb + bin_of(best, &edges), wi, best, correct);
             }
-            if let Some((cf, cr)) = conf_out.as_mut() {
-                if let (Some(c), Some(ok)) = (cf.get_mut(i), cr.get_mut(i)) {
-                    *c = best;
-                    *ok = correct;
+            match conf_out.as_mut() {
+                Some(ConfOut::Kept(cf, cr)) => {
+                    if let (Some(c), Some(ok)) = (cf.get_mut(i), cr.get_mut(i)) {
+                        *c = best;
+                        *ok = correct;
+                    }
                 }
+                Some(ConfOut::Keys(ks)) => {
+                    if let Some(key) = ks.get_mut(i) {
+                        // A checked row's top confidence lies in [0, 1]:
+                        // always a key (u32::MAX, no key, is never written).
+                        #[allow(clippy::cast_possible_truncation)]
+                        let bits = (best as f32).to_bits();
+                        *key = packed_u32(bits, correct).unwrap_or(u32::MAX);
+                    }
+                }
+                None => {}
             }
         }
         if !errors.any() {

@@ -6,6 +6,9 @@ use crate::simd;
 
 /// A probability dtype the kernel reads.
 pub trait Prob: Copy + Default + Send + Sync + 'static {
+    /// Whether the dtype is f32 (a row's top confidence is then a float32
+    /// value, whose bits order as the value: the packed ranking keys).
+    const F32: bool;
     /// The value as f64 (exact for f32).
     fn f(self) -> f64;
     /// `sum(-x ln x)` over `xs` (`0 ln 0 = 0`), in f64.
@@ -19,6 +22,7 @@ pub trait Prob: Copy + Default + Send + Sync + 'static {
 }
 
 impl Prob for f32 {
+    const F32: bool = true;
     #[inline(always)]
     fn f(self) -> f64 {
         f64::from(self)
@@ -36,6 +40,7 @@ impl Prob for f32 {
 }
 
 impl Prob for f64 {
+    const F32: bool = false;
     #[inline(always)]
     fn f(self) -> f64 {
         self

@@ -60,10 +60,10 @@ impl<L: Label, P: Prob> Pass<'_, L, P> {
         pool: Option<&Pool>,
     ) -> Vec<Part> {
         match (out, pool) {
-            (Some((cf, cr)), pool) => {
-                let pieces: Vec<(usize, ConfOut<'_>)> = cf
-                    .chunks_mut(rows)
-                    .zip(cr.chunks_mut(rows))
+            (Some(out), pool) => {
+                let pieces: Vec<(usize, ConfOut<'_>)> = out
+                    .pieces(rows)
+                    .into_iter()
                     .enumerate()
                     .map(|(i, p)| (start + i, p))
                     .collect();
@@ -93,29 +93,37 @@ impl<L: Label, P: Prob> Pass<'_, L, P> {
     }
 
     /// Run the pass: the folded accumulators (with each row's confidence and
-    /// correctness when `opts.keep_confidence`) and the invalid inputs met.
+    /// correctness when `keep`), the invalid inputs met, and with `keys` the
+    /// rows' packed ranking keys (float32 probabilities only).
     ///
     /// # Errors
     /// `Interrupted` when the stop flag is raised between groups.
     pub(super) fn run(
         &self,
         opts: &ProbOptions,
+        keep: bool,
+        keys: bool,
         pool: &Pool,
-    ) -> Result<(ProbAccumulators, Errors)> {
+    ) -> Result<(ProbAccumulators, Errors, Option<Vec<u32>>)> {
         let n = self.y_true.len();
         let k = self.k;
         let rows = chunk_rows(k);
         let n_chunks = n.div_ceil(rows);
         // Huge pages: the pass writes every slot, and 4 KiB pages would cost
         // one fault each on the way.
-        let zeroed = |mut v: Vec<f64>| {
+        let mut conf = keep.then(|| {
+            let mut v: Vec<f64> = big_vec(n);
             v.resize(n, 0.0);
             v
-        };
-        let mut conf = opts.keep_confidence.then(|| zeroed(big_vec(n)));
-        let mut corr = opts.keep_confidence.then(|| {
+        });
+        let mut corr = keep.then(|| {
             let mut v: Vec<bool> = big_vec(n);
             v.resize(n, false);
+            v
+        });
+        let mut packed = (keys && P::F32).then(|| {
+            let mut v: Vec<u32> = big_vec(n);
+            v.resize(n, 0);
             v
         });
         let mut total = ProbAccumulators::empty(k, opts.n_bins, self.weights.is_some());
@@ -136,11 +144,12 @@ impl<L: Label, P: Prob> Pass<'_, L, P> {
             pool.check()?;
             let end = (start + group).min(n_chunks);
             let (lo, hi) = (start * rows, (end * rows).min(n));
-            let out = match (conf.as_mut(), corr.as_mut()) {
-                (Some(cf), Some(cr)) => Some((
+            let out = match (conf.as_mut(), corr.as_mut(), packed.as_mut()) {
+                (Some(cf), Some(cr), _) => Some(ConfOut::Kept(
                     cf.get_mut(lo..hi).unwrap_or_default(),
                     cr.get_mut(lo..hi).unwrap_or_default(),
                 )),
+                (_, _, Some(ks)) => Some(ConfOut::Keys(ks.get_mut(lo..hi).unwrap_or_default())),
                 _ => None,
             };
             for part in self.chunks((start, end), rows, opts, out, (group > 1).then_some(pool)) {
@@ -151,6 +160,6 @@ impl<L: Label, P: Prob> Pass<'_, L, P> {
         }
         total.confidence = conf;
         total.correct = corr;
-        Ok((total, errors))
+        Ok((total, errors, packed))
     }
 }
