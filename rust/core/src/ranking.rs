@@ -7,7 +7,8 @@
 //! [`crate::sort::sort_keys`] (the `rdst` crate's parallel radix sort,
 //! measured faster than rayon's parallel quicksort and than hand-written LSD
 //! and MSD radix sorts on the reference machine, cut into blocks on very large
-//! inputs so that a stop flag can interrupt it). Pair counts are exact
+//! inputs so that a stop flag can interrupt it; the two sides of continuous
+//! scores by their high bytes first, [`crate::sort::sort_u64_alone`]). Pair counts are exact
 //! integers (`u128`) without weights; with weights the three kinds of pairs
 //! (ordered, tied, reversed) are f64 sums of `w_i w_j`, each accumulated on
 //! its own from weights scaled by a power of two (so no sum overflows or
