@@ -137,7 +137,7 @@ pub fn sort_keys_alone<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
 }
 
 /// Sort `u64` keys ascending on the calling thread as [`sort_keys_alone`]
-/// does, usually faster: by their bytes above the lowest [`LOW_BITS`] first
+/// does, usually faster: by their bytes above the lowest three first
 /// (five radix passes instead of eight, [`sort_high_bits_alone`]), then each
 /// run of keys equal in those bytes but not in all put in order by a sort of
 /// its own. When a sample of 1,023 keys already holds two such keys, or
