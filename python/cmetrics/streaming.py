@@ -585,16 +585,30 @@ class Evaluator:
             ):
                 k = np.union1d(self._labels, cm.labels).shape[0]
             _groups.check_group_count(n_groups, self.max_groups, k, "the batches have")
+        counts = np.asarray(cm.counts).astype(np.uint64)
+        weighted = cm.matrix if sample_weight is not None else None
+        # The new tables first (a refused batch raises here), then the ranking rows (which
+        # may refuse a confidence), and only then is anything kept.
+        tables = self._table_after(cm.labels, counts, weighted)
         if confidence is not None and self.ranking != "off":
             ok, conf = _ranking.user_confidence(t, y_pred, confidence)
             self._add_ranking(ok, conf, _checks.weights(sample_weight, t.shape[0]))
-        counts = np.asarray(cm.counts).astype(np.uint64)
-        weighted = cm.matrix if sample_weight is not None else None
-        self._add_table(cm.labels, counts, weighted)
+        self._keep_table(*tables)
 
     def _add_table(self, labels: np.ndarray, counts: np.ndarray, weighted: np.ndarray | None) -> None:
         """Add a hard confusion table whose rows/columns are ``labels`` (a subset of the
         state's labels when they are fixed; otherwise the union grows)."""
+        self._keep_table(*self._table_after(labels, counts, weighted))
+
+    def _keep_table(self, counts: np.ndarray, weighted: np.ndarray | None, labels: np.ndarray, kind: LabelKind) -> None:
+        self._hard_counts, self._hard_weighted = counts, weighted
+        self._labels, self._kind = labels, kind
+
+    def _table_after(
+        self, labels: np.ndarray, counts: np.ndarray, weighted: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, LabelKind]:
+        """The hard tables, labels and label kind once the table of ``labels`` is added,
+        changing nothing (LabelError or LimitExceededError for a table that cannot be)."""
         kind: LabelKind = "str" if labels.dtype.kind in "UOS" else "int"
         if self._kind is not None and kind != self._kind:
             msg = f"this batch has {kind} labels but earlier ones had {self._kind} labels; use one kind throughout"
@@ -611,8 +625,7 @@ class Evaluator:
         if weighted is not None:
             new_weighted = _embed(self._hard_weighted, self._labels, union, np.float64)
             new_weighted += _embed(weighted, labels, union, np.float64)
-        self._hard_counts, self._hard_weighted = new_counts, new_weighted
-        self._labels, self._kind = union, kind
+        return new_counts, new_weighted, union, kind
 
     def _state(self, weighted: bool) -> RankingState:
         if self._rank is None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import cmetrics
 from cmetrics import Evaluator, StateError
-from cmetrics.exceptions import LabelError, ValidationError
+from cmetrics.exceptions import LabelError, LimitExceededError, ValidationError
 from cmetrics.streaming import FORMAT_VERSION
 from tests.conftest import BACKENDS
 
@@ -208,6 +208,24 @@ def test_update_errors_name_the_argument() -> None:
     with pytest.raises(ValidationError, match="confidence"):
         Evaluator().update([0, 1], y_pred=[0, 1], confidence=[0.5, float("nan")])
     assert Evaluator(n_classes=2).update([], y_proba=np.zeros((0, 2))).n_rows == 0
+
+
+@pytest.mark.parametrize("ranking", ["exact", "approximate"])
+def test_a_refused_hard_label_batch_changes_nothing(ranking: Any) -> None:
+    """A batch with a confidence whose table cannot be added (another label kind, too many
+    classes) or whose confidence is refused leaves the state as it was: the ranking rows are
+    not kept without the table."""
+    ev = Evaluator(ranking=ranking, max_classes=3).update([0, 1, 1], y_pred=[0, 1, 0], confidence=[0.9, 0.6, 0.7])
+    blob = ev.to_bytes()
+    with pytest.raises(LabelError):
+        ev.update(["a", "b"], y_pred=["a", "a"], confidence=[0.8, 0.3])
+    with pytest.raises(LimitExceededError):
+        ev.update([5, 6], y_pred=[7, 6], confidence=[0.8, 0.3])
+    with pytest.raises(ValidationError, match="confidence"):
+        ev.update([0, 1], y_pred=[1, 1], confidence=[0.5, float("nan")])
+    assert ev.to_bytes() == blob
+    want = Evaluator(ranking=ranking).update([0, 1, 1], y_pred=[0, 1, 0], confidence=[0.9, 0.6, 0.7]).report()
+    assert ev.report().to_dict() == want.to_dict()
 
 
 def test_approximate_mode_has_a_fixed_cap_and_a_stated_error_bound() -> None:
