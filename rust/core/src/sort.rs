@@ -141,9 +141,9 @@ pub fn sort_keys_alone<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
 /// (five radix passes instead of eight, [`sort_high_bits_alone`]), then each
 /// run of keys equal in those bytes but not in all put in order by a sort of
 /// its own. When a sample of 1,023 keys already holds two such keys, or
-/// such runs hold more than 1/16 of the keys, the plain sort is used (keys
-/// that differ in their low bytes only, as float64 scores crowding near one
-/// value do).
+/// such runs hold more than 1/16 of the keys (or one holds over 2^22), the
+/// plain sort is used (keys that differ in their low bytes only, as float64
+/// scores crowding near one value do).
 ///
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
@@ -181,7 +181,9 @@ pub fn sort_u64_alone(v: &mut Vec<u64>, pool: &Pool) -> Result<()> {
         });
         let run = v.get_mut(start..stop).unwrap_or_default();
         if run.windows(2).any(|p| p[0] != p[1]) {
-            if run.len() > budget {
+            // Past the budget, or too long for one uninterruptible sort: the
+            // plain sort (in blocks) after all.
+            if run.len() > budget.min(MAX_RUN) {
                 return sort_keys_alone(v, pool);
             }
             budget -= run.len();
@@ -194,6 +196,10 @@ pub fn sort_u64_alone(v: &mut Vec<u64>, pool: &Pool) -> Result<()> {
 
 /// The low bits [`sort_u64_alone`] leaves to a second look.
 const LOW_BITS: u32 = 24;
+
+/// The longest run [`sort_u64_alone`] sorts on its own (a fraction of a
+/// second: the stop flag is not looked at during that sort).
+const MAX_RUN: usize = 1 << 22;
 
 /// Keys [`sort_u64_alone`] scans for runs between two looks at the stop flag.
 const CHECK_BLOCK: usize = 1 << 20;
