@@ -212,12 +212,17 @@ impl std::fmt::Debug for Pool {
     }
 }
 
-/// Reserve room for exactly `additional` more values in `v` (no doubling:
-/// a large reallocation moves pages, not bytes), the new room backed by
+/// Reserve room for `additional` more values in `v`, the new room backed by
 /// transparent huge pages as in [`big_vec`] (a vector that grows by millions
-/// of values at a time).
+/// of values at a time). Past 2^20 values exactly that room (no doubling: a
+/// large reallocation moves pages, not bytes); below, at least doubling, so
+/// that a vector grown by many small additions is not copied each time.
 pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize) {
-    v.reserve_exact(additional);
+    if v.len() + additional < 1 << 20 {
+        v.reserve(additional);
+    } else {
+        v.reserve_exact(additional);
+    }
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 1 << 21;
