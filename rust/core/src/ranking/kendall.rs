@@ -285,7 +285,13 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
                 r.store(at as u32, Relaxed);
             }
         };
-        let runs = visit_runs(keys, bits, |i, k| store(k, start + i));
+        let runs = visit_runs(keys, bits, |i, k| {
+            ahead(
+                keys.get(i + AHEAD)
+                    .map_or(std::ptr::null(), |&a| rank.as_ptr().wrapping_add(row(a))),
+            );
+            store(k, start + i);
+        });
         let mut ties = 0_u128;
         let mut distinct = keys.len() as u64;
         let mut group: Vec<(u64, u64)> = Vec::new();
@@ -339,7 +345,11 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
             return (0, 0, 0);
         }
         let keys = xs.get(start..start + out.len()).unwrap_or(&[]);
-        for (slot, &k) in out.iter_mut().zip(keys) {
+        for (i, (slot, &k)) in out.iter_mut().zip(keys).enumerate() {
+            ahead(
+                keys.get(i + AHEAD)
+                    .map_or(std::ptr::null(), |&a| rank.as_ptr().wrapping_add(row(a))),
+            );
             *slot = rank_of(k);
         }
         let runs = visit_runs(keys, bits, |_, _| {});
@@ -383,6 +393,20 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
         x_distinct: parts.iter().map(|p| p.2).sum(),
         y_distinct,
     }))
+}
+
+/// How many rows ahead the random reads and writes of the rank table ask for
+/// their cache line.
+const AHEAD: usize = 16;
+
+/// Ask for the cache line of `p` (a hint; x86-64 only, anything else does
+/// nothing).
+#[inline(always)]
+fn ahead<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    crate::simd::prefetch(p);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Each row's order key with its low bits (`low`) replaced by the row index.
