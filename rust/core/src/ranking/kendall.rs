@@ -286,10 +286,7 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
             }
         };
         let runs = visit_runs(keys, bits, |i, k| {
-            ahead(
-                keys.get(i + AHEAD)
-                    .map_or(std::ptr::null(), |&a| rank.as_ptr().wrapping_add(row(a))),
-            );
+            ahead(&rank, keys.get(i + AHEAD).map(|&a| row(a)));
             store(k, start + i);
         });
         let mut ties = 0_u128;
@@ -346,10 +343,7 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
         }
         let keys = xs.get(start..start + out.len()).unwrap_or(&[]);
         for (i, (slot, &k)) in out.iter_mut().zip(keys).enumerate() {
-            ahead(
-                keys.get(i + AHEAD)
-                    .map_or(std::ptr::null(), |&a| rank.as_ptr().wrapping_add(row(a))),
-            );
+            ahead(&rank, keys.get(i + AHEAD).map(|&a| row(a)));
             *slot = rank_of(k);
         }
         let runs = visit_runs(keys, bits, |_, _| {});
@@ -399,14 +393,16 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
 /// their cache line.
 const AHEAD: usize = 16;
 
-/// Ask for the cache line of `p` (a hint; x86-64 only, anything else does
-/// nothing).
+/// Ask for the cache line of `table[at]` (a hint, for a read or a write to
+/// come; x86-64 only, elsewhere nothing).
 #[inline(always)]
-fn ahead<T>(p: *const T) {
+fn ahead<T>(table: &[T], at: Option<usize>) {
     #[cfg(target_arch = "x86_64")]
-    crate::simd::prefetch(p);
+    if let Some(x) = at.and_then(|i| table.get(i)) {
+        crate::simd::prefetch(x);
+    }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    let _ = (table, at);
 }
 
 /// Each row's order key with its low bits (`low`) replaced by the row index.

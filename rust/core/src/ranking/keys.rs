@@ -163,12 +163,9 @@ pub trait Item: Copy + Default + Send + Sync {
     /// so every floating-point sum over it, is the same whatever the thread
     /// count.
     fn sort(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
-    /// [`Item::sort`] on the calling thread ([`sort_keys_alone`]).
+    /// [`Item::sort`] on the calling thread ([`sort_keys_alone`]; for `u64`
+    /// keys [`crate::sort::sort_u64_alone`], high bytes first).
     fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
-    /// [`Item::sort_alone`] for one side of the split rows.
-    fn sort_side_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
-        Self::sort_alone(v, pool)
-    }
 }
 
 impl Item for u64 {
@@ -188,9 +185,6 @@ impl Item for u64 {
         sort_keys(v, pool)
     }
     fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
-        sort_keys_alone(v, pool)
-    }
-    fn sort_side_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
         crate::sort::sort_u64_alone(v, pool)
     }
 }

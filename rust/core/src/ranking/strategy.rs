@@ -116,8 +116,8 @@ fn sort_and_walk<T: Item>(
         // Side by side, one thread each: faster than one after the other.
         let (a, b) = pool.install(|| {
             rayon::join(
-                || T::sort_side_alone(&mut pos, pool),
-                || T::sort_side_alone(&mut neg, pool),
+                || T::sort_alone(&mut pos, pool),
+                || T::sort_alone(&mut neg, pool),
             )
         });
         a?;
