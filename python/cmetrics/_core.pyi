@@ -1,6 +1,7 @@
 """Stub of the compiled extension ``cmetrics._core`` (rust/py): the kernels of
 :class:`cmetrics._kernels.Kernels`, checked against the built module by ``stubtest``."""
 
+from collections.abc import Sequence
 from typing import final
 
 import numpy as np
@@ -24,6 +25,7 @@ from cmetrics._kernels import (
     MultilabelCounts,
     Proba,
     ProbAccumulators,
+    RankingState,
     ScoreMatrix,
     Scores,
     ThresholdCounts,
@@ -35,6 +37,7 @@ __all__ = [
     "__version__",
     "_panic_for_tests",
     "accuracy",
+    "add_segments",
     "available_threads",
     "balanced_accuracy",
     "binary_ranking",
@@ -68,7 +71,9 @@ __all__ = [
     "scatter_rows",
     "score_groups",
     "threshold_counts",
+    "union_states",
     "walk_groups",
+    "walk_states",
     "youden_j_per_class",
 ]
 
@@ -190,6 +195,17 @@ class GroupState:
     def groups(self, n_threads: int = 0) -> Groups: ...
     def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking: ...
 
+def add_segments(
+    states: Sequence[RankingState],
+    positive: Bools,
+    score: F64,
+    offsets: npt.NDArray[np.int64],
+    sample_weight: F64 | None = None,
+    bins: int | None = None,
+    n_threads: int = 0,
+) -> None: ...
+def walk_states(states: Sequence[RankingState], curves: bool = True, n_threads: int = 0) -> list[BinaryRanking]: ...
+def union_states(states: Sequence[RankingState], n_threads: int = 0) -> GroupState: ...
 def group_positions(codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int = 0) -> GroupSplit: ...
 def scatter_rows(
     matrix: npt.NDArray[np.float32] | npt.NDArray[np.float64], positions: npt.NDArray[np.int64], n_threads: int = 0

@@ -97,6 +97,16 @@ def _one_column(
     values = pair.y_true
     if pair.kind == "str" and values.dtype.kind == "O":
         _checks.check_object_strings(values, name)
+    if pair.kind == "int" and values.dtype.kind in "iu" and values.size:
+        lo, hi = values.min(), values.max()
+        if int(hi) - int(lo) < max(2 * n, 1 << 16):
+            # Values in a short range (as group ids are): a count per value, no hashing.
+            shifted = (values.astype(np.int64, copy=False) - np.int64(lo)).astype(np.intp, copy=False)
+            seen = np.bincount(shifted) > 0
+            present = np.flatnonzero(seen)
+            check_group_count(present.size, max_groups, what=f"{name} has")
+            code_of = (np.cumsum(seen, dtype=np.int64) - 1).astype(np.uint32)
+            return [int(lo) + int(v) for v in present], code_of[shifted], "int"
     encoded = pa.array(values).dictionary_encode()
     check_group_count(len(encoded.dictionary), max_groups, what=f"{name} has")
     indices = encoded.indices.to_numpy(zero_copy_only=False)

@@ -12,6 +12,7 @@ place the keys are spelled. The Rust bindings build them positionally, in field 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 import numpy as np
@@ -336,6 +337,20 @@ class Kernels(Protocol):
     def walk_groups(self, groups: Groups, curves: bool = True) -> BinaryRanking: ...
     def kendall_counts(self, x: Scores, y: Scores, n_threads: int = 0) -> KendallCounts: ...
     def GroupState(self, weighted: bool, min_buffer: int | None = None) -> RankingState: ...  # noqa: N802
+    def add_segments(
+        self,
+        states: Sequence[RankingState],
+        positive: Bools,
+        score: F64,
+        offsets: I64,
+        sample_weight: F64 | None = None,
+        bins: int | None = None,
+        n_threads: int = 0,
+    ) -> None: ...
+    def walk_states(
+        self, states: Sequence[RankingState], curves: bool = True, n_threads: int = 0
+    ) -> list[BinaryRanking]: ...
+    def union_states(self, states: Sequence[RankingState], n_threads: int = 0) -> RankingState: ...
     def group_positions(self, codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int = 0) -> GroupSplit: ...
     def scatter_rows(
         self,

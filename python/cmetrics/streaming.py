@@ -52,10 +52,9 @@ import json
 import math
 import struct
 import zlib
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -258,6 +257,10 @@ class Evaluator:
         self._hard_weighted: F64 | None = None
         # The backend's GroupState (exact tie groups of the ranking rows), made by the first batch.
         self._rank: RankingState | None = None
+        # Grouped probabilities in the exact mode: the groups' states hold every ranking row,
+        # so the state of all rows is their union, made when it is read (_overall_rank), not
+        # fed the rows a second time.
+        self._rank_stale = False
         # With probabilities: the weight of rows by the rank of their true class (top-k
         # accuracy), and one GroupState per column against "row is of this class".
         self._rank_hist: F64 | None = None
@@ -471,14 +474,27 @@ class Evaluator:
             )
 
         # Every group's rows are valid: add them (nothing was changed before this point).
-        def add(g: int) -> None:
-            child, (sub, acc) = children[g], parts[g]
+        correct = confidence = None
+        if self.ranking != "off":
+            # The groups' ranking rows, in the layout's order: each group's segment goes to
+            # its state, all in one call (the states side by side on the threads).
+            correct = np.concatenate([acc.correct for _, acc in parts if acc.correct is not None])
+            confidence = np.concatenate([acc.confidence for _, acc in parts if acc.confidence is not None])
+            weighted = whole.sample_weight is not None
+            be.add_segments(
+                [child._state(weighted) for child in children],
+                np.ascontiguousarray(correct, dtype=bool),
+                np.ascontiguousarray(confidence, dtype=np.float64),
+                offsets,
+                None if whole.sample_weight is None else np.ascontiguousarray(whole.sample_weight, dtype=np.float64),
+                self.group_ranking_bins if self.ranking == "approximate" else None,
+                get_num_threads(),
+            )
+        for g, (child, (sub, acc)) in enumerate(zip(children, parts, strict=True)):
             if binned is not None and child._dense is not None:
                 child._dense.add(*(None if a is None else a[g] for a in binned))
-            child._add_proba(sub, acc, rank_hists[g])
+            child._add_proba(sub, acc, rank_hists[g], ranked=True)
             child._added("proba", sub.sample_weight is not None, False, int(sub.y_true.shape[0]))
-
-        _each_group(add, len(children))
         total: ProbAccumulators | None = None
         for key, child, (_, acc) in zip(keys, children, parts, strict=True):
             self._groups[key] = child
@@ -487,12 +503,11 @@ class Evaluator:
         # All rows: the groups' tables summed; the ranking rows are the groups' (their order
         # does not matter), with the weights in the same order; the class ranking reads the
         # matrix as given (a column-major matrix bins a column at a time).
-        if self.ranking != "off":
-            self._add_ranking(
-                np.concatenate([acc.correct for _, acc in parts if acc.correct is not None]),
-                np.concatenate([acc.confidence for _, acc in parts if acc.confidence is not None]),
-                whole.sample_weight,
-            )
+        if correct is not None and confidence is not None:
+            if self.ranking == "exact":
+                self._rank, self._rank_stale = None, True
+            else:
+                self._add_ranking(correct, confidence, whole.sample_weight)
         self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight, rank_hists.sum(axis=0))
         if self._labels is None:
             self._labels, self._kind = np.asarray(inp.labels), inp.kind
@@ -545,10 +560,13 @@ class Evaluator:
         inp = self._proba_inputs(t, y_proba, y_pred, sample_weight)
         self._add_proba(inp, self._accumulate(inp))
 
-    def _add_proba(self, inp: _p.ProbInputs, acc: ProbAccumulators, hist: F64 | None = None) -> F64:
-        """Add a batch's probability pass and its ranking rows; returns the batch's rank
-        histogram (``hist``, when given, is that histogram, already counted)."""
-        if self.ranking != "off":
+    def _add_proba(
+        self, inp: _p.ProbInputs, acc: ProbAccumulators, hist: F64 | None = None, ranked: bool = False
+    ) -> F64:
+        """Add a batch's probability pass and its ranking rows (unless ``ranked``: already
+        added); returns the batch's rank histogram (``hist``, when given, is that histogram,
+        already counted)."""
+        if self.ranking != "off" and not ranked:
             self._add_ranking(acc.correct, acc.confidence, inp.sample_weight)
         hist = self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight, hist)
         if self._labels is None:
@@ -647,13 +665,15 @@ class Evaluator:
         classes (counted here unless given), and each column's rows to its class's tie groups
         (binned in approximate mode). Returns the batch's histogram."""
         be = resolve_backend(self.backend)
-        c = np.ascontiguousarray(codes, dtype=np.uint32)
-        p = in_place(y_proba)
         if hist is None:
-            hist = be.rank_histogram(p, c, weight, get_num_threads())
+            hist = be.rank_histogram(
+                in_place(y_proba), np.ascontiguousarray(codes, dtype=np.uint32), weight, get_num_threads()
+            )
         self._rank_hist = hist.copy() if self._rank_hist is None else self._rank_hist + hist
         if self.class_ranking == "off" or self._dense is not None:  # a group's: binned by its parent
             return hist
+        c = np.ascontiguousarray(codes, dtype=np.uint32)
+        p = in_place(y_proba)
         if self._class_rank is None:
             self._class_rank = [be.GroupState(weight is not None) for _ in range(p.shape[1])]
         w = None if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
@@ -677,10 +697,21 @@ class Evaluator:
     def ranking_summary(self) -> RankingSummary | None:
         """The ranking summary: the distinct confidence values with their correct and wrong
         rows (None when ranking is off or nothing was added)."""
-        if self._rank is None:
+        rank = self._overall_rank()
+        if rank is None:
             return None
-        g = self._rank.groups(get_num_threads())
+        g = rank.groups(get_num_threads())
         return RankingSummary(*g)
+
+    def _overall_rank(self) -> RankingState | None:
+        """The ranking state of all rows; when it is made from the groups' states (grouped
+        probabilities, exact mode), their union, merged now."""
+        if self._rank_stale:
+            states = [child._rank for child in self._groups.values() if child._rank is not None]
+            be = resolve_backend(self.backend)
+            self._rank = be.union_states(states, get_num_threads()) if states else None
+            self._rank_stale = False
+        return self._rank
 
     # -- merging ------------------------------------------------------------------------
 
@@ -773,7 +804,9 @@ class Evaluator:
             except LabelError as e:
                 msg = f"cannot merge these Evaluators: {e}"
                 raise StateError(msg) from None
-        if other._rank is not None:
+        # A state of all rows made from the groups' stays so: the merged groups hold every row.
+        derived = self._rank_stale or other._rank_stale
+        if other._rank is not None and not derived:
             _merge_state(self._state(other._rank.weighted), other._rank, other is self)
         self._mode, self._weighted, self._has_confidence = other._mode, other._weighted, other._has_confidence
         self.n_rows += other.n_rows
@@ -781,6 +814,8 @@ class Evaluator:
             mine_child = self._groups.get(key) or self._child()
             mine_child.merge(theirs_child)
             self._groups[key] = mine_child
+        if derived:
+            self._rank, self._rank_stale = None, True
         if other._group_kinds is not None:
             self._group_kinds = other._group_kinds
         return self
@@ -807,12 +842,16 @@ class Evaluator:
 
     def report(self) -> Report:
         """The :class:`cmetrics.Report` of every row added so far."""
+        return self._report()
+
+    def _report(self, walk: BinaryRanking | None = None) -> Report:
+        """The report, with the ranking state's walk when it was already made."""
         if self._mode is None or self._labels is None:
             msg = "this Evaluator has no rows yet; call update() first"
             raise ValidationError(msg)
-        walk = None
-        if self._rank is not None and len(self._rank):
-            walk = self._rank.walk(True, get_num_threads())
+        rank = self._overall_rank() if walk is None else None
+        if rank is not None and len(rank):
+            walk = rank.walk(True, get_num_threads())
         made: dict[str, int | str] = (
             {"mode": "exact"} if self.ranking == "exact" else {"mode": "approximate", "bins": self.ranking_bins}
         )
@@ -856,16 +895,23 @@ class Evaluator:
         if not self.group_by:
             msg = "grouped_report() needs an Evaluator created with group_by=True; use report()"
             raise ValidationError(msg)
-        overall = self.report()
         arity = len(self._group_kinds or ("int",))
         if names is None:
             names = ["groups"] if arity == 1 else [f"groups[{i}]" for i in range(arity)]
         elif len(names) != arity:
             msg = f"names lists {len(names)} names but the rows are grouped by {arity} column(s)"
             raise ValidationError(msg)
-        keys = list(self._groups)
-        reports = _each_group(lambda i: self._groups[keys[i]].report(), len(keys))
-        return GroupedReport(overall, dict(zip(keys, reports, strict=True)), names)
+        children = list(self._groups.values())
+        # The groups' ranking walks first, side by side in one call; then each report.
+        ranked = [child for child in children if child._rank is not None and len(child._rank)]
+        walks: dict[int, BinaryRanking] = {}
+        if ranked:
+            states = [child._rank for child in ranked if child._rank is not None]
+            made = resolve_backend(self.backend).walk_states(states, True, get_num_threads())
+            walks = {id(child): walk for child, walk in zip(ranked, made, strict=True)}
+        reports = [child._report(walks.get(id(child))) for child in children]
+        # All rows last: their ranking state may be the union of the groups', now compacted.
+        return GroupedReport(self.report(), dict(zip(self._groups, reports, strict=True)), names)
 
     @property
     def group_keys(self) -> list[GroupKey]:
@@ -963,29 +1009,12 @@ class Evaluator:
 
     def __repr__(self) -> str:
         k = "?" if self._labels is None else self._labels.size
-        size = 0 if self._rank is None else len(self._rank)
+        rank = self._overall_rank()
+        size = 0 if rank is None else len(rank)
         return (
             f"Evaluator(n_rows={self.n_rows:,}, n_classes={k}, inputs={self._mode or 'none yet'}, "
             f"ranking={self.ranking!r}, ranking_entries={size:,})"
         )
-
-
-_T = TypeVar("_T")
-
-
-def _each_group(work: Callable[[int], _T], n: int) -> list[_T]:
-    """``[work(0), ..., work(n - 1)]``, the groups spread over the kernel threads: one
-    group's rows are too few for a kernel to split them, and the kernels release the GIL,
-    so groups side by side keep every core busy. The first error raised is raised."""
-    threads = min(get_num_threads(), n)
-    if threads <= 1:
-        return [work(i) for i in range(n)]
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="cmetrics-group")
-    try:
-        return list(pool.map(work, range(n)))
-    finally:
-        # After an error or Ctrl-C, the groups not started are dropped, not run to the end.
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass

@@ -93,7 +93,42 @@ def _walked_state(k: Any) -> Any:
     return state
 
 
+SEGMENTS = np.array([0, 120, 120, 300])
+
+
+def _segments(k: Any, weighted: bool = False, bins: int | None = None) -> list[Any]:
+    """Three states filled by one add_segments call (one segment empty), as tie groups."""
+    states = [k.GroupState(weighted) for _ in range(3)]
+    score = np.round(PROBA[:, 0], 2)
+    k.add_segments(states, Y == 0, score, SEGMENTS, W if weighted else None, bins)
+    return [s.groups() for s in states]
+
+
+def _walk_states(k: Any) -> list[Any]:
+    states = [k.GroupState(False) for _ in range(3)]
+    k.add_segments(states, Y == 1, np.round(PROBA[:, 1], 1), SEGMENTS)
+    return list(k.walk_states(states, True))
+
+
+def _mixed_union(k: Any) -> Any:
+    """A union of a weighted and an unweighted state, both with rows."""
+    a, b = k.GroupState(True), k.GroupState(False)
+    a.add(Y == 0, np.round(PROBA[:, 0], 2), W)
+    b.add(Y == 0, np.round(PROBA[:, 0], 2))
+    return k.union_states([a, b])
+
+
+def _union_states(k: Any) -> Any:
+    states = [k.GroupState(True) for _ in range(3)]
+    k.add_segments(states, Y == 2, np.round(PROBA[:, 2], 2), SEGMENTS, W)
+    return k.union_states(states).groups()
+
+
 CALLS: dict[str, Callable[[Any], Any]] = {
+    "union_states": _union_states,
+    "add_segments": _segments,
+    "add_segments weighted binned": lambda k: _segments(k, True, 16),
+    "walk_states": _walk_states,
     "confusion_matrix": lambda k: k.confusion_matrix(Y, P, W),
     "confusion_matrix_codes": lambda k: k.confusion_matrix_codes(Y, P, 5, None),
     "encode_strings": lambda k: k.encode_strings(
@@ -173,7 +208,7 @@ def same(a: Any, b: Any, what: str) -> None:
 
 
 def test_every_kernel_is_called_here() -> None:
-    assert set(CALLS) == set(protocol_members(_kernels.Kernels))
+    assert {name.split()[0] for name in CALLS} == set(protocol_members(_kernels.Kernels))  # name, then a variant
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -276,6 +311,36 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ("group count", lambda k: k.group_positions(np.zeros(2, np.uint32), 1 << 40), ValidationError),
     ("scatter position", lambda k: k.scatter_rows(PROBA[:3], np.array([0, 1, 3])), ValidationError),
     ("scatter length", lambda k: k.scatter_rows(PROBA[:3], np.array([0, 1])), ValidationError),
+    ("scatter twice", lambda k: k.scatter_rows(PROBA[:3], np.array([0, 2, 0])), ValidationError),
+    (
+        "segments offsets",
+        lambda k: k.add_segments([k.GroupState(False)], Y == 0, np.ascontiguousarray(PROBA[:, 0]), SEGMENTS),
+        ShapeError,
+    ),
+    (
+        "segments weights",
+        lambda k: k.add_segments(
+            [k.GroupState(True) for _ in range(3)], Y == 0, np.ascontiguousarray(PROBA[:, 0]), SEGMENTS
+        ),
+        ValidationError,
+    ),
+    (
+        "segments lengths",
+        lambda k: k.add_segments(
+            [k.GroupState(False) for _ in range(3)], Y[:-1] == 0, np.ascontiguousarray(PROBA[:, 0]), SEGMENTS
+        ),
+        LengthMismatchError,
+    ),
+    (
+        "segments bins",
+        lambda k: k.add_segments([k.GroupState(False) for _ in range(3)], Y == 0, PROBA[:, 0] * 2, SEGMENTS, None, 8),
+        ValidationError,
+    ),
+    (
+        "union weights",
+        _mixed_union,
+        ValidationError,
+    ),
     (
         "grouped offsets",
         lambda k: k.grouped_binned_histograms(PROBA, Y.astype(np.uint32), np.array([0, 200, 100, 300]), 8),

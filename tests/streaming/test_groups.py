@@ -359,25 +359,49 @@ def test_summary_rows_stay_distinct_when_texts_would_collide() -> None:
     assert set(rows) == {repr(("x / y", "z")), repr(("x", "y / z"))}
 
 
-def test_an_error_in_one_group_stops_the_groups_not_started() -> None:
-    import threading
-    import time
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_ranking_state_of_all_rows_is_the_union_of_the_groups(backend: str, weighted: bool) -> None:
+    """With probabilities in the exact mode, the state of all rows is made from the groups'
+    states when it is read: it holds what an ungrouped Evaluator fed the same rows holds,
+    after batches, a read, more batches, merges with states read back from bytes, and a
+    merge with itself."""
+    y, p, w = make(11, 900, 4)
+    g = np.random.default_rng(5).integers(0, 7, 900)
+    grouped = Evaluator(n_classes=4, group_by=True, backend=backend)
+    plain = Evaluator(n_classes=4, backend=backend)
 
-    from cmetrics.streaming import _each_group
+    def feed(ev: Evaluator, lo: int, hi: int, grouped_rows: bool) -> None:
+        extra: dict[str, Any] = {"groups": g[lo:hi]} if grouped_rows else {}
+        ev.update(y[lo:hi], y_proba=p[lo:hi], sample_weight=w[lo:hi] if weighted else None, **extra)
 
-    ran: list[int] = []
-    lock = threading.Lock()
+    def same(a: Evaluator, b: Evaluator) -> None:
+        x, z = a.ranking_summary(), b.ranking_summary()
+        assert x is not None and z is not None
+        assert np.array_equal(x.values, z.values)
+        assert np.array_equal(x.n_pos, z.n_pos) and np.array_equal(x.n_neg, z.n_neg)
+        if weighted:
+            assert x.w_pos is not None and z.w_pos is not None and x.w_neg is not None and z.w_neg is not None
+            np.testing.assert_allclose(x.w_pos, z.w_pos, rtol=1e-12)
+            np.testing.assert_allclose(x.w_neg, z.w_neg, rtol=1e-12)
+        assert_same_report(a.report(), b.report())
 
-    def work(i: int) -> int:
-        with lock:
-            ran.append(i)
-        time.sleep(0.005)
-        if i == 0:
-            raise ValidationError("group 0 is bad")
-        return i
-
-    with cmetrics.thread_limit(2), pytest.raises(ValidationError, match="group 0 is bad"):
-        _each_group(work, 400)
-    assert len(ran) < 400  # the queued groups were dropped
-    with cmetrics.thread_limit(2):
-        assert _each_group(lambda i: i * i, 50) == [i * i for i in range(50)]
+    feed(grouped, 0, 300, True)
+    feed(plain, 0, 300, False)
+    same(grouped, plain)  # made from the groups on this read...
+    feed(grouped, 300, 500, True)
+    feed(plain, 300, 500, False)
+    same(grouped, plain)  # ...and made again after more rows
+    assert "ranking_entries=" in repr(grouped)  # the entries held (the union keeps each group's)
+    other = Evaluator(n_classes=4, group_by=True, backend=backend)
+    feed(other, 500, 900, True)
+    feed(plain, 500, 900, False)
+    loaded = Evaluator.from_bytes(grouped.to_bytes())  # a state read back holds its own
+    loaded.merge(other)
+    grouped.merge(Evaluator.from_bytes(other.to_bytes()))
+    same(loaded, plain)
+    same(grouped, plain)
+    assert grouped.to_bytes() == loaded.to_bytes() or weighted  # weights: sums in another order
+    grouped.merge(grouped)
+    plain.merge(plain)
+    same(grouped, plain)

@@ -37,6 +37,7 @@ from cmetrics._numpy.probabilistic import (
 )
 from cmetrics._numpy.ranking import (
     GroupState,
+    add_segments,
     binary_ranking,
     binned_one_vs_rest,
     grouped_binned_histograms,
@@ -48,12 +49,15 @@ from cmetrics._numpy.ranking import (
     rank_histogram_groups,
     score_groups,
     threshold_counts,
+    union_states,
     walk_groups,
+    walk_states,
 )
 
 __all__ = [
     "GroupState",
     "accuracy",
+    "add_segments",
     "balanced_accuracy",
     "binary_ranking",
     "binned_one_vs_rest",
@@ -85,6 +89,8 @@ __all__ = [
     "scatter_rows",
     "score_groups",
     "threshold_counts",
+    "union_states",
     "walk_groups",
+    "walk_states",
     "youden_j_per_class",
 ]

@@ -47,8 +47,8 @@ def group_positions(codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int
 def scatter_rows(
     matrix: npt.NDArray[np.float32] | npt.NDArray[np.float64], positions: npt.NDArray[np.int64], n_threads: int = 0
 ) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]:
-    """The rows of a matrix laid out at ``positions`` (row ``i`` goes to row ``positions[i]``);
-    rows that no position names stay zero."""
+    """The rows of a matrix laid out at ``positions`` (row ``i`` goes to row ``positions[i]``),
+    which must name every row once (as the Rust kernel checks)."""
     del n_threads
     m = np.asarray(matrix)
     p = np.asarray(positions, dtype=np.int64)
@@ -56,8 +56,15 @@ def scatter_rows(
         msg = f"positions is invalid: {m.size} values are not {p.shape[0]} rows of {m.shape[-1] if m.ndim else 0}"
         raise ValidationError(msg)
     bad = (p < 0) | (p >= p.shape[0])
+    if not bad.any():  # then the first position naming a row named before
+        first = np.zeros(p.shape[0], dtype=bool)
+        first[np.unique(p, return_index=True)[1]] = True
+        bad = ~first
     if bad.any():
-        msg = f"positions is invalid: position {int(p[bad][0])} is not a row of the {p.shape[0]}"
+        msg = (
+            f"positions is invalid: position {int(p[bad][0])} is not a row of the {p.shape[0]}, or names a row "
+            "named before; pass each row's own position once"
+        )
         raise ValidationError(msg)
     out = np.zeros_like(m)
     out[p] = m

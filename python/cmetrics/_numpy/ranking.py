@@ -6,11 +6,20 @@ level-by-level merge). Same keys, checks and messages as the Rust backend."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from cmetrics._checks import check_finite, check_not_nan, check_totals, check_weights
-from cmetrics._kernels import BinaryRanking, CurveDrop, GroupedHistograms, Groups, KendallCounts, ThresholdCounts
+from cmetrics._kernels import (
+    BinaryRanking,
+    CurveDrop,
+    GroupedHistograms,
+    Groups,
+    KendallCounts,
+    RankingState,
+    ThresholdCounts,
+)
 from cmetrics._numpy.grouping import check_offsets
 from cmetrics.exceptions import LengthMismatchError, LimitExceededError, ShapeError, ValidationError
 
@@ -397,9 +406,8 @@ class GroupState:
             )
 
     def groups(self, n_threads: int = 0) -> Groups:
-        if not self._runs:
-            empty_w = np.zeros(0) if self.weighted else None
-            return Groups(np.zeros(0), np.zeros(0, np.uint64), np.zeros(0, np.uint64), empty_w, empty_w)
+        if not self._runs:  # no weights either (as the Rust state: its weights are empty)
+            return Groups(np.zeros(0), np.zeros(0, np.uint64), np.zeros(0, np.uint64), None, None)
         out = self._runs[0]
         for r in self._runs[1:]:
             out = merge_groups(out, r)
@@ -408,6 +416,64 @@ class GroupState:
 
     def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking:
         return _walk_ascending(self.groups(), curves)
+
+
+def add_segments(
+    states: Sequence[RankingState],
+    positive: np.ndarray,
+    score: np.ndarray,
+    offsets: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    bins: int | None = None,
+    n_threads: int = 0,
+) -> None:
+    """Segment g of the rows (``offsets[g]:offsets[g + 1]``) added to ``states[g]``, every
+    row checked first (as the Rust kernel: an error changes no state)."""
+    n = score.shape[0]
+    if positive.shape[0] != n:
+        msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    o = check_offsets(offsets, n, strict=False)
+    if o.shape[0] != len(states) + 1:
+        msg = (
+            f"offsets has the wrong shape: {o.shape[0]} offsets for {len(states)} states; "
+            "pass one offset more than states"
+        )
+        raise ShapeError(msg)
+    if any(state.weighted != (sample_weight is not None) for state in states):
+        msg = "sample_weight is invalid: pass weights exactly when the ranking states hold weighted rows"
+        raise ValidationError(msg)
+    check_finite("confidence", score)
+    if sample_weight is not None:
+        if sample_weight.shape[0] != n:
+            msg = (
+                f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
+                "pass arrays of the same length"
+            )
+            raise LengthMismatchError(msg)
+        check_weights(sample_weight, n)
+    if bins is not None and bins <= 0:
+        raise ValidationError("bins is invalid: the approximate mode needs at least one bin")
+    for state, lo, hi in zip(states, o[:-1].tolist(), o[1:].tolist(), strict=True):
+        w = None if sample_weight is None else sample_weight[lo:hi]
+        state.add(positive[lo:hi], score[lo:hi], w, bins)
+
+
+def walk_states(states: Sequence[RankingState], curves: bool = True, n_threads: int = 0) -> list[BinaryRanking]:
+    """Each state's walk, in the order given."""
+    return [state.walk(curves) for state in states]
+
+
+def union_states(states: Sequence[RankingState], n_threads: int = 0) -> GroupState:
+    """A new state holding every row of ``states`` (which keep theirs)."""
+    filled = [state for state in states if len(state)]
+    weighted = (filled or list(states) or [GroupState(False)])[0].weighted
+    if any(state.weighted != weighted for state in filled):
+        raise ValidationError("states is invalid: some ranking states hold weighted rows and others unweighted rows")
+    out = GroupState(weighted)
+    for state in filled:
+        out.absorb(state.groups())
+    return out
 
 
 def _check_matrix(y_score: np.ndarray, codes: np.ndarray | None, indicator: np.ndarray | None) -> int:

@@ -128,12 +128,14 @@ pub fn group_positions(
 /// row `positions[i]` of the row-major result), read row-major or, with
 /// `column_major`, from `k` columns of `positions.len()` values each. Each row
 /// is read in order and written to its group's next slot; columns are read a
-/// block of rows at a time and put together into rows first. Rows that no
-/// position names stay zero.
+/// block of rows at a time and put together into rows first. `positions`
+/// must name every row once (a permutation, as [`group_positions`] gives):
+/// each is checked as it is used, so the result is written once, never
+/// cleared first.
 ///
 /// # Errors
-/// [`MetricError::InvalidValue`] for a position outside the rows, or rows of
-/// `values` that are not whole; [`MetricError::Interrupted`].
+/// [`MetricError::InvalidValue`] for a position outside the rows or named
+/// twice, or rows of `values` that are not whole; [`MetricError::Interrupted`].
 pub fn scatter_rows<T: Copy + Default>(
     values: &[T],
     k: usize,
@@ -148,9 +150,11 @@ pub fn scatter_rows<T: Copy + Default>(
             detail: format!("{} values are not {n} rows of {k}", values.len()),
         });
     }
-    let mut out = big_vec(n * k);
-    out.resize(n * k, T::default());
+    let mut out: Vec<T> = big_vec(n * k);
+    // One bit per row of the result: whether a position named it already.
+    let mut taken = vec![0_u64; n.div_ceil(64)];
     let mut rows = vec![T::default(); if column_major { k * CHECK_BLOCK } else { 0 }];
+    let slots = out.spare_capacity_mut();
     for (block, at) in positions.chunks(CHECK_BLOCK).enumerate() {
         if block % 16 == 15 {
             pool.check()?;
@@ -170,22 +174,40 @@ pub fn scatter_rows<T: Copy + Default>(
             values.get(lo * k..(lo + at.len()) * k).unwrap_or(&[])
         };
         for (row, &p) in src.chunks_exact(k).zip(at) {
-            let dst = usize::try_from(p)
-                .ok()
-                .and_then(|p| p.checked_mul(k))
-                .and_then(|start| out.get_mut(start..start + k));
+            let fresh = usize::try_from(p).ok().filter(|&p| p < n).and_then(|p| {
+                let (word, bit) = (taken.get_mut(p / 64)?, 1_u64 << (p % 64));
+                let fresh = *word & bit == 0;
+                *word |= bit;
+                fresh.then_some(p)
+            });
+            let dst = fresh.and_then(|p| slots.get_mut(p * k..p * k + k));
             match dst {
-                Some(dst) => dst.copy_from_slice(row),
+                Some(dst) => {
+                    // SAFETY: MaybeUninit<T> has the layout of T; the row is read as such.
+                    let src = unsafe {
+                        std::slice::from_raw_parts(
+                            row.as_ptr().cast::<std::mem::MaybeUninit<T>>(),
+                            row.len(),
+                        )
+                    };
+                    dst.copy_from_slice(src);
+                }
                 None => {
                     return Err(MetricError::InvalidValue {
                         arg: "positions",
-                        detail: format!("position {p} is not a row of the {n}"),
+                        detail: format!(
+                            "position {p} is not a row of the {n}, or names a row named before; \
+                             pass each row's own position once"
+                        ),
                     })
                 }
             }
         }
     }
     pool.check()?;
+    // SAFETY: the n positions were checked to be distinct rows below n, so each of
+    // the n * k values of the capacity was written above.
+    unsafe { out.set_len(n * k) };
     Ok(out)
 }
 
@@ -305,6 +327,8 @@ mod tests {
             out
         );
         assert!(scatter_rows(&values, 3, false, &[2, 0, 4, 1], &pool).is_err());
+        assert!(scatter_rows(&values, 3, false, &[2, 0, 2, 1], &pool).is_err());
+        assert!(scatter_rows(&columns, 3, true, &[3, 3, 0, 1], &pool).is_err());
         assert!(scatter_rows(&values, 3, false, &[2, 0, -1, 1], &pool).is_err());
         assert!(scatter_rows(&values, 5, false, &[0, 1], &pool).is_err());
     }

@@ -2,8 +2,9 @@
 #![allow(clippy::unwrap_used)]
 
 use cmetrics_core::ranking::{
-    binary_ranking, kendall_counts, kendall_counts_with, merge_groups, order_key, score_groups,
-    walk_groups, GroupState, GroupsRef, KendallCounts, KendallMethod,
+    add_segments, binary_ranking, kendall_counts, kendall_counts_with, merge_groups, order_key,
+    score_groups, union_states, walk_groups, walk_states, GroupState, GroupsRef, KendallCounts,
+    KendallMethod,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -135,6 +136,100 @@ proptest! {
         prop_assert_eq!((walked.reversed, walked.tied, walked.ordered, walked.n_thresholds), (direct.reversed, direct.tied, direct.ordered, direct.n_thresholds));
         prop_assert!((walked.average_precision - direct.average_precision).abs() <= 1e-12 || direct.average_precision.is_nan());
         prop_assert!((walked.aurc - direct.aurc).abs() <= 1e-12);
+    }
+
+    /// Rows added segment by segment to many states in one call, the states'
+    /// walks side by side, and the union of the states (a k-way merge, cut
+    /// into key ranges on the threads) are what one state per segment, fed
+    /// alone, and one state fed every row give; a refused call changes no state.
+    #[test]
+    fn segments_walks_and_union(rows in prop::collection::vec((any::<bool>(), 0_u8..60, 1_u8..4), 0..500),
+                                cuts in prop::collection::vec(0_usize..500, 0..12), buffer in 1_usize..40,
+                                weighted in any::<bool>(), binned in any::<bool>(),
+                                threads in prop_oneof![Just(1_usize), Just(2), Just(3)]) {
+        let ok: Vec<bool> = rows.iter().map(|r| r.0).collect();
+        let s: Vec<f64> = rows.iter().map(|r| if r.1 > 50 { 0.5 + f64::from(r.1) * f64::EPSILON } else { f64::from(r.1) / 50.0 }).collect();
+        let w: Vec<f64> = rows.iter().map(|r| f64::from(r.2) / 2.0).collect();
+        let wt = weighted.then_some(w.as_slice());
+        let bins = binned.then_some(16_u32);
+        let pool = Pool::new(threads).with_min_parallel(1);
+        let mut bounds: Vec<usize> = cuts.iter().map(|&c| c.min(ok.len())).collect();
+        bounds.push(0);
+        bounds.push(ok.len());
+        bounds.sort_unstable();
+        let offsets: Vec<i64> = bounds.iter().map(|&b| b as i64).collect();
+        let segments = bounds.len() - 1;
+        // Each state holds earlier rows already (a first call with the same segments).
+        let mut states: Vec<GroupState> = (0..segments).map(|_| GroupState::new(weighted).with_min_buffer(buffer)).collect();
+        let mut alone: Vec<GroupState> = (0..segments).map(|_| GroupState::new(weighted)).collect();
+        let mut whole = GroupState::new(weighted);
+        for _ in 0..2 {
+            let mut refs: Vec<&mut GroupState> = states.iter_mut().collect();
+            add_segments(&mut refs, &ok, &s, &offsets, wt, bins, &pool).unwrap();
+            for (g, st) in alone.iter_mut().enumerate() {
+                let (lo, hi) = (bounds[g], bounds[g + 1]);
+                let wb = wt.map(|x| &x[lo..hi]);
+                match bins {
+                    Some(b) => st.add_binned(&ok[lo..hi], &s[lo..hi], wb, b, &Pool::sequential()).unwrap(),
+                    None => st.add(&ok[lo..hi], &s[lo..hi], wb, &Pool::sequential()).unwrap(),
+                }
+            }
+            match bins {
+                Some(b) => whole.add_binned(&ok, &s, wt, b, &Pool::sequential()).unwrap(),
+                None => whole.add(&ok, &s, wt, &Pool::sequential()).unwrap(),
+            }
+        }
+        // A refused call (a NaN in the last row, wrong offsets) changes no state.
+        if !ok.is_empty() {
+            let mut bad = s.clone();
+            *bad.last_mut().unwrap() = f64::NAN;
+            let before: Vec<_> = states.iter_mut().map(|st| st.groups(&pool)).collect();
+            let mut refs: Vec<&mut GroupState> = states.iter_mut().collect();
+            prop_assert!(add_segments(&mut refs, &ok, &bad, &offsets, wt, bins, &pool).is_err());
+            prop_assert!(add_segments(&mut refs, &ok, &s, &offsets[1..], wt, bins, &pool).is_err());
+            prop_assert!(add_segments(&mut refs, &ok, &s, &offsets, (!weighted).then_some(w.as_slice()), bins, &pool).is_err());
+            drop(refs);
+            let after: Vec<_> = states.iter_mut().map(|st| st.groups(&pool)).collect();
+            prop_assert_eq!(before, after);
+        }
+        for (st, al) in states.iter_mut().zip(alone.iter_mut()) {
+            prop_assert_eq!(st.groups(&pool), al.groups(&pool));
+        }
+        let mut refs: Vec<&mut GroupState> = states.iter_mut().collect();
+        let walks = walk_states(&mut refs, true, &pool).unwrap();
+        let mut union = union_states(&mut refs, &pool).unwrap();
+        for (walk, al) in walks.iter().zip(alone.iter_mut()) {
+            if al.entries() > 0 {
+                let want = al.walk(true, &Pool::sequential()).unwrap();
+                prop_assert_eq!((walk.reversed, walk.tied, walk.ordered), (want.reversed, want.tied, want.ordered));
+            }
+        }
+        let (got, want) = (union.groups(&pool), whole.groups(&Pool::sequential()));
+        prop_assert_eq!(&got.values, &want.values);
+        prop_assert_eq!(&got.n_pos, &want.n_pos);
+        prop_assert_eq!(&got.n_neg, &want.n_neg);
+        prop_assert_eq!(got.w_pos.len(), want.w_pos.len());
+        for (x, y) in got.w_pos.iter().zip(&want.w_pos).chain(got.w_neg.iter().zip(&want.w_neg)) {
+            prop_assert!((x - y).abs() <= 1e-12 * y.max(1.0));
+        }
+        // The union does not depend on the thread count (weight sums included).
+        let mut refs: Vec<&mut GroupState> = states.iter_mut().collect();
+        let mut again = union_states(&mut refs, &Pool::sequential()).unwrap();
+        prop_assert_eq!(again.groups(&pool), got);
+    }
+
+    /// A union of weighted and unweighted states is refused (empty states
+    /// count as either).
+    #[test]
+    fn union_of_states_with_mixed_weights_is_refused(n in 1_usize..20) {
+        let pool = Pool::sequential();
+        let (mut a, mut b) = (GroupState::new(false), GroupState::new(true));
+        a.add(&vec![true; n], &vec![0.5; n], None, &pool).unwrap();
+        b.add(&vec![true; n], &vec![0.5; n], Some(&vec![1.0; n]), &pool).unwrap();
+        prop_assert!(union_states(&mut [&mut a, &mut b], &pool).is_err());
+        let mut empty = GroupState::new(true);
+        prop_assert_eq!(union_states(&mut [&mut a, &mut empty], &pool).unwrap().entries(), a.entries());
+        prop_assert_eq!(union_states(&mut [], &pool).unwrap().entries(), 0);
     }
 
     #[test]

@@ -327,6 +327,63 @@ impl GroupState {
     }
 }
 
+/// Add segment `g` of the rows (`offsets[g]..offsets[g + 1]`) to
+/// `states[g]`, every state in one call, side by side on the threads
+/// (`rk::add_segments`: every row is checked before any state changes; with
+/// `bins`, each score is binned first, as `GroupState.add` does).
+#[pyfunction]
+#[pyo3(signature = (states, positive, score, offsets, sample_weight=None, bins=None, n_threads=0))]
+#[allow(clippy::too_many_arguments)]
+pub fn add_segments(
+    py: Python<'_>,
+    mut states: Vec<PyRefMut<'_, GroupState>>,
+    positive: PyReadonlyArray1<'_, bool>,
+    score: PyReadonlyArray1<'_, f64>,
+    offsets: PyReadonlyArray1<'_, i64>,
+    sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+    bins: Option<u32>,
+    n_threads: usize,
+) -> PyResult<()> {
+    let p = slice(&positive, "correct")?;
+    let s = slice(&score, "confidence")?;
+    let o = slice(&offsets, "offsets")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    let mut inner: Vec<&mut rk::GroupState> = states.iter_mut().map(|st| &mut st.inner).collect();
+    run(py, || rk::add_segments(&mut inner, p, s, o, w, bins, &pool))
+}
+
+/// The ranking walk of each state (as `GroupState.walk`), the states side by
+/// side on the threads (`rk::walk_states`): a list in the order given.
+#[pyfunction]
+#[pyo3(signature = (states, curves=true, n_threads=0))]
+pub fn walk_states<'py>(
+    py: Python<'py>,
+    mut states: Vec<PyRefMut<'py, GroupState>>,
+    curves: bool,
+    n_threads: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let pool = Pool::new(n_threads);
+    let mut inner: Vec<&mut rk::GroupState> = states.iter_mut().map(|st| &mut st.inner).collect();
+    let walks = run(py, || rk::walk_states(&mut inner, curves, &pool))?;
+    walks.iter().map(|r| ranking_py(py, r)).collect()
+}
+
+/// A new state holding every row of `states` (`rk::union_states`: each is
+/// compacted, then their tie groups are merged by key; they keep their rows).
+#[pyfunction]
+#[pyo3(signature = (states, n_threads=0))]
+pub fn union_states(
+    py: Python<'_>,
+    mut states: Vec<PyRefMut<'_, GroupState>>,
+    n_threads: usize,
+) -> PyResult<GroupState> {
+    let pool = Pool::new(n_threads);
+    let mut inner: Vec<&mut rk::GroupState> = states.iter_mut().map(|st| &mut st.inner).collect();
+    let union = run(py, || rk::union_states(&mut inner, &pool))?;
+    Ok(GroupState { inner: union })
+}
+
 /// The counts at each distinct score, cumulated from the highest down:
 /// `ThresholdCounts(fps, tps, thresholds)`; `drop` is "none", "collinear"
 /// (the ROC rule) or "flat" (the precision-recall and DET rule).
@@ -595,6 +652,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rank_histogram_groups, m)?)?;
     m.add_function(wrap_pyfunction!(binned_one_vs_rest, m)?)?;
     m.add_function(wrap_pyfunction!(grouped_binned_histograms, m)?)?;
+    m.add_function(wrap_pyfunction!(add_segments, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_states, m)?)?;
+    m.add_function(wrap_pyfunction!(union_states, m)?)?;
     m.add_class::<GroupState>()?;
     Ok(())
 }

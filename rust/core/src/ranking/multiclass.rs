@@ -57,6 +57,30 @@ impl<X: Score> Matrix<'_, X> {
         };
         self.values.get(i).copied().unwrap_or_default()
     }
+
+    /// The values of column `col` in rows `lo..hi` (`rows` as for [`Self::at`]):
+    /// a contiguous run in a column-major matrix, a strided one otherwise.
+    fn column(
+        &self,
+        rows: usize,
+        col: usize,
+        lo: usize,
+        hi: usize,
+    ) -> impl Iterator<Item = X> + '_ {
+        let (span, step) = if self.column_major {
+            (col * rows + lo..col * rows + hi, 1)
+        } else {
+            (lo * self.n_cols..hi * self.n_cols, self.n_cols.max(1))
+        };
+        let skip = if self.column_major { 0 } else { col };
+        self.values
+            .get(span)
+            .unwrap_or_default()
+            .iter()
+            .skip(skip)
+            .step_by(step)
+            .copied()
+    }
 }
 
 fn check_matrix<X: Score>(scores: &Matrix<'_, X>, truth: Truth<'_>) -> Result<usize> {
@@ -642,56 +666,75 @@ pub fn grouped_binned_histograms<X: Score>(
         w_all: vec![0.0; if weighted { total } else { 0 }],
         w_pos: vec![0.0; if weighted { total } else { 0 }],
     };
+    // The bin of a score (the last one holds 1.0; NaN and values outside [0, 1] land in a
+    // bin too, and the group reports them).
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let cell = |v: f64| ((v * scale) as usize).min(cells - 1);
     // One group: its rows' cells, and its first score outside [0, 1].
     let fill =
         |g: usize, all: &mut [u64], pos: &mut [u64], w_all: &mut [f64], w_pos: &mut [f64]| {
             let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
             let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);
-            let mut bad: Option<(usize, usize)> = None;
-            // A column at a time: its bins (cells values) stay in the first-level cache, and
-            // the group's rows, a contiguous block, in the second.
-            for j in 0..k {
-                let span = j * cells..(j + 1) * cells;
-                let (Some(all), Some(pos)) = (all.get_mut(span.clone()), pos.get_mut(span.clone()))
-                else {
-                    continue;
-                };
-                let mut w_all = w_all.get_mut(span.clone());
-                let mut w_pos = w_pos.get_mut(span);
-                for i in lo..hi {
-                    if i % CHECK_ROWS == 0 && pool.stopped() {
-                        break;
-                    }
-                    let v = scores.at(n, i, j).to_f64();
-                    if !(0.0..=1.0).contains(&v) && bad.is_none_or(|b| (i, j) < b) {
-                        bad = Some((i, j));
-                    }
-                    // Truncation is the floor for the non-negative values kept.
-                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                    let at = ((v * scale) as usize).min(cells - 1);
-                    if let Some(slot) = all.get_mut(at) {
-                        *slot += 1;
-                    }
-                    let hit = codes.get(i).is_some_and(|&t| t as usize == j);
-                    if hit {
-                        if let Some(slot) = pos.get_mut(at) {
-                            *slot += 1;
+            for start in (lo..hi).step_by(CHECK_ROWS) {
+                if pool.stopped() {
+                    return None;
+                }
+                let end = (start + CHECK_ROWS).min(hi);
+                let mut outside = false;
+                // Every row in each column's bins, a column at a time: its bins stay in the
+                // first-level cache, and the group's rows, a contiguous block, in the second.
+                for j in 0..k {
+                    let span = j * cells..(j + 1) * cells;
+                    let Some(all) = all.get_mut(span.clone()) else {
+                        continue;
+                    };
+                    let column = scores.column(n, j, start, end);
+                    match (weight, w_all.get_mut(span)) {
+                        (Some(w), Some(sums)) => {
+                            for (i, x) in (start..end).zip(column) {
+                                let v = x.to_f64();
+                                outside |= !(0.0..=1.0).contains(&v);
+                                let at = cell(v);
+                                if let (Some(slot), Some(sum)) = (all.get_mut(at), sums.get_mut(at))
+                                {
+                                    *slot += 1;
+                                    *sum += w.get(i).copied().unwrap_or(0.0);
+                                }
+                            }
                         }
-                    }
-                    if weighted {
-                        let w = weight.map_or(1.0, |w| w.get(i).copied().unwrap_or(0.0));
-                        if let Some(slot) = w_all.as_mut().and_then(|s| s.get_mut(at)) {
-                            *slot += w;
-                        }
-                        if let (true, Some(slot)) =
-                            (hit, w_pos.as_mut().and_then(|s| s.get_mut(at)))
-                        {
-                            *slot += w;
+                        _ => {
+                            for x in column {
+                                let v = x.to_f64();
+                                outside |= !(0.0..=1.0).contains(&v);
+                                if let Some(slot) = all.get_mut(cell(v)) {
+                                    *slot += 1;
+                                }
+                            }
                         }
                     }
                 }
+                // Then each row in its own class's column: one count per row (not a test
+                // per row and column).
+                for i in start..end {
+                    let t = codes.get(i).map_or(0, |&t| t as usize);
+                    let at = t * cells + cell(scores.at(n, i, t).to_f64());
+                    if let Some(slot) = pos.get_mut(at) {
+                        *slot += 1;
+                    }
+                    if let (Some(w), Some(slot)) = (weight, w_pos.get_mut(at)) {
+                        *slot += w.get(i).copied().unwrap_or(0.0);
+                    }
+                }
+                if outside {
+                    // The first score outside [0, 1] of these rows, in row order.
+                    return (start..end).find_map(|i| {
+                        (0..k)
+                            .find(|&j| !(0.0..=1.0).contains(&scores.at(n, i, j).to_f64()))
+                            .map(|j| (i, j))
+                    });
+                }
             }
-            bad
+            None
         };
     let wide = per_group.max(1);
     let weight_chunk = if weighted { wide } else { 1 };

@@ -32,7 +32,8 @@ use rayon::prelude::*;
 /// Buffered rows that trigger a compaction at the least.
 pub const MIN_BUFFER: usize = 1 << 23;
 
-/// Sorted tie groups (adjacent equal keys only past `u32::MAX` counts).
+/// Sorted tie groups (adjacent equal keys past `u32::MAX` counts, or from
+/// different states after [`union_states`]; every reader adds them up).
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Groups {
     keys: Vec<u64>,
@@ -680,6 +681,375 @@ impl GroupState {
     }
 }
 
+/// Add rows group by group to many states at once: the rows of segment `g`
+/// (`offsets[g]..offsets[g + 1]`, `G + 1` rising offsets from 0 to the row
+/// count) go to `states[g]`, as [`GroupState::add`] (or, with `bins`,
+/// [`GroupState::add_binned`]) would add them, the states side by side on the
+/// pool's threads. Every row is checked before any state changes, so an
+/// error leaves every state as it was; what each state holds does not depend
+/// on the thread count.
+///
+/// # Errors
+/// As [`GroupState::add`] and [`GroupState::add_binned`]; [`MetricError::Shape`]
+/// for offsets that do not cover the rows or do not match the states.
+pub fn add_segments(
+    states: &mut [&mut GroupState],
+    positive: &[bool],
+    score: &[f64],
+    offsets: &[i64],
+    weight: Option<&[f64]>,
+    bins: Option<u32>,
+    pool: &Pool,
+) -> Result<()> {
+    let n = score.len();
+    ensure!(
+        positive.len() == n,
+        MetricError::LengthMismatch {
+            a: "correct",
+            a_len: positive.len(),
+            b: "confidence",
+            b_len: n,
+        }
+    );
+    crate::grouping::check_offsets(offsets, n, false)?;
+    ensure!(
+        offsets.len() == states.len() + 1,
+        MetricError::Shape {
+            arg: "offsets",
+            detail: format!(
+                "{} offsets for {} states; pass one offset more than states",
+                offsets.len(),
+                states.len()
+            ),
+        }
+    );
+    ensure!(
+        states.iter().all(|s| s.weighted == weight.is_some()),
+        MetricError::InvalidValue {
+            arg: "sample_weight",
+            detail: "pass weights exactly when the ranking states hold weighted rows".into(),
+        }
+    );
+    check_finite("confidence", score)?;
+    if let Some(w) = weight {
+        check_weights(w, n, "confidence")?;
+    }
+    if let Some(b) = bins {
+        ensure!(
+            b > 0,
+            MetricError::InvalidValue {
+                arg: "bins",
+                detail: "the approximate mode needs at least one bin".into(),
+            }
+        );
+        if let Some(index) = score.iter().position(|x| !(0.0..=1.0).contains(x)) {
+            return Err(MetricError::InvalidValue {
+                arg: "confidence",
+                detail: format!(
+                    "confidence[{index}] = {} is outside [0, 1]; the approximate ranking mode bins \
+                     confidences in [0, 1] (use ranking='exact' for other scores)",
+                    crate::error::py_float(score.get(index).copied().unwrap_or(0.0))
+                ),
+            });
+        }
+    }
+    let bounds: Vec<(usize, usize)> = offsets
+        .windows(2)
+        .map(|w| {
+            let at = |i: usize| usize::try_from(w.get(i).copied().unwrap_or(0)).unwrap_or(0);
+            (at(0), at(1))
+        })
+        .collect();
+    let one = |(state, &(lo, hi)): (&mut &mut GroupState, &(usize, usize))| -> Result<()> {
+        let (Some(p), Some(s)) = (positive.get(lo..hi), score.get(lo..hi)) else {
+            return Ok(());
+        };
+        let w = weight.and_then(|w| w.get(lo..hi));
+        // A state's own compaction runs on this thread: the states are the parallel work.
+        let alone = Pool::sequential();
+        match bins {
+            Some(b) => state.add_binned(p, s, w, b, &alone),
+            None => state.add(p, s, w, &alone),
+        }
+    };
+    if pool.parallel_for(n) {
+        pool.install(|| {
+            states
+                .par_iter_mut()
+                .zip(bounds.par_iter())
+                .try_for_each(one)
+        })
+    } else {
+        states.iter_mut().zip(bounds.iter()).try_for_each(one)
+    }
+}
+
+/// [`GroupState::walk`] of many states, side by side on the pool's threads
+/// (each state compacted on one thread), in the order given.
+///
+/// # Errors
+/// As [`GroupState::walk`]; [`MetricError::Interrupted`].
+pub fn walk_states(
+    states: &mut [&mut GroupState],
+    curves: bool,
+    pool: &Pool,
+) -> Result<Vec<BinaryRanking>> {
+    let one = |state: &mut &mut GroupState| -> Result<BinaryRanking> {
+        pool.check()?;
+        state.walk(curves, &Pool::sequential())
+    };
+    let rows: usize = states.iter().map(|s| s.entries()).sum();
+    if pool.parallel_for(rows) && states.len() > 1 {
+        pool.install(|| states.par_iter_mut().map(one).collect())
+    } else {
+        states.iter_mut().map(one).collect()
+    }
+}
+
+/// A state holding every row of `states`: each is compacted (side by side on
+/// the pool's threads; they keep their rows), then their sorted tie groups
+/// are merged by key in one k-way merge, cut into key ranges merged on the
+/// threads. Equal keys add up in the order of `states`, so nothing depends on
+/// the thread count. Time: the groups times the log of the states, against
+/// a sort of every row for a state fed the rows again.
+///
+/// # Errors
+/// Weighted and unweighted states together; [`MetricError::Interrupted`].
+pub fn union_states(states: &mut [&mut GroupState], pool: &Pool) -> Result<GroupState> {
+    let weighted = states
+        .iter()
+        .find(|s| s.entries() > 0)
+        .or(states.first())
+        .is_some_and(|s| s.weighted);
+    ensure!(
+        states
+            .iter()
+            .all(|s| s.entries() == 0 || s.weighted == weighted),
+        MetricError::InvalidValue {
+            arg: "states",
+            detail: "some ranking states hold weighted rows and others unweighted rows".into(),
+        }
+    );
+    let rows: usize = states.iter().map(|s| s.entries()).sum();
+    let compact = |s: &mut &mut GroupState| s.compact(&Pool::sequential());
+    if pool.parallel_for(rows) && states.len() > 1 {
+        pool.install(|| states.par_iter_mut().for_each(compact));
+    } else {
+        states.iter_mut().for_each(compact);
+    }
+    pool.check()?;
+    let runs: Vec<&Groups> = states.iter().map(|s| &s.groups).collect();
+    let total: usize = runs.iter().map(|g| g.len()).sum();
+    // Key ranges: the quantiles of a sample of every run's keys.
+    let parts = if pool.parallel_for(total) {
+        4 * pool.threads()
+    } else {
+        1
+    };
+    let mut sample: Vec<u64> = runs
+        .iter()
+        .flat_map(|g| {
+            let step = (g.len() / (8 * parts)).max(1);
+            g.keys.iter().step_by(step).copied()
+        })
+        .collect();
+    sample.sort_unstable();
+    let mut cuts: Vec<u64> = (1..parts)
+        .filter_map(|p| sample.get(p * sample.len() / parts).copied())
+        .collect();
+    cuts.dedup();
+    // Part p holds the keys in [cuts[p - 1], cuts[p]) (no bound at either end).
+    let bounds = |p: usize| -> Vec<(usize, usize)> {
+        runs.iter()
+            .map(|g| {
+                let at = |c: Option<&u64>, none: usize| {
+                    c.map_or(none, |&c| g.keys.partition_point(|&k| k < c))
+                };
+                let lo = p.checked_sub(1).map_or(0, |q| at(cuts.get(q), 0));
+                (lo, at(cuts.get(p), g.len()))
+            })
+            .collect()
+    };
+    // Every group is kept (equal keys of different states side by side, which
+    // every reader adds up), so each key range's place in the output is known
+    // before the merge: the ranges are merged straight into it, side by side.
+    let ranges: Vec<Vec<(usize, usize)>> = (0..=cuts.len()).map(bounds).collect();
+    let sizes: Vec<usize> = ranges
+        .iter()
+        .map(|b| b.iter().map(|&(lo, hi)| hi - lo).sum())
+        .collect();
+    let mut out = GroupState::new(weighted);
+    let g = &mut out.groups;
+    g.reserve(total, weighted);
+    g.keys.resize(total, 0);
+    g.pos.resize(total, 0);
+    g.neg.resize(total, 0);
+    if weighted {
+        g.w_pos.resize(total, 0.0);
+        g.w_neg.resize(total, 0.0);
+    }
+    let mut jobs: Vec<(Vec<(usize, usize)>, Slots<'_>)> = Vec::with_capacity(ranges.len());
+    let (mut keys, mut pos, mut neg) = (
+        g.keys.as_mut_slice(),
+        g.pos.as_mut_slice(),
+        g.neg.as_mut_slice(),
+    );
+    let (mut w_pos, mut w_neg) = (g.w_pos.as_mut_slice(), g.w_neg.as_mut_slice());
+    for (range, &size) in ranges.into_iter().zip(&sizes) {
+        let wsize = if weighted { size } else { 0 };
+        let (k, rest) = std::mem::take(&mut keys).split_at_mut(size);
+        keys = rest;
+        let (p, rest) = std::mem::take(&mut pos).split_at_mut(size);
+        pos = rest;
+        let (n, rest) = std::mem::take(&mut neg).split_at_mut(size);
+        neg = rest;
+        let (a, rest) = std::mem::take(&mut w_pos).split_at_mut(wsize);
+        w_pos = rest;
+        let (b, rest) = std::mem::take(&mut w_neg).split_at_mut(wsize);
+        w_neg = rest;
+        jobs.push((range, (k, p, n, a, b)));
+    }
+    let one =
+        |(range, slots): (Vec<(usize, usize)>, Slots<'_>)| merge_runs(&runs, &range, slots, pool);
+    if jobs.len() > 1 {
+        pool.install(|| jobs.into_par_iter().for_each(one));
+    } else {
+        jobs.into_iter().for_each(one);
+    }
+    pool.check()?;
+    Ok(out)
+}
+
+/// The output slices of one key range of [`union_states`]: keys, positive and
+/// negative counts, and weights (empty without weights).
+type Slots<'a> = (
+    &'a mut [u64],
+    &'a mut [u32],
+    &'a mut [u32],
+    &'a mut [f64],
+    &'a mut [f64],
+);
+
+/// Groups of a run read ahead of its head in [`merge_runs`].
+const AHEAD: usize = 16;
+
+/// One run's part in [`merge_runs`] and the position of its head.
+#[derive(Default)]
+struct Cursor<'a> {
+    keys: &'a [u64],
+    pos: &'a [u32],
+    neg: &'a [u32],
+    w_pos: &'a [f64],
+    w_neg: &'a [f64],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    /// The head's key; u64::MAX past the end (the key of a finite score is
+    /// never that large), as for the leaves past the runs.
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        self.keys.get(self.at).copied().unwrap_or(u64::MAX)
+    }
+}
+
+/// The groups of `runs[r][bounds[r].0..bounds[r].1]` merged by key into
+/// `out` (as long as they are), equal keys in run order: a tree of losers
+/// over the runs' heads, each node holding the `(key, run)` that lost there,
+/// so a new head climbs to the root comparing with one stored pair per level
+/// (no branch: the keys are random).
+fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool: &Pool) {
+    let (keys, pos, neg, w_pos, w_neg) = out;
+    let leaves = runs.len().next_power_of_two().max(2);
+    let mut cursors: Vec<Cursor<'_>> = (0..leaves)
+        .map(|r| match (runs.get(r), bounds.get(r)) {
+            (Some(g), Some(&(lo, hi))) => Cursor {
+                keys: g.keys.get(lo..hi).unwrap_or_default(),
+                pos: g.pos.get(lo..hi).unwrap_or_default(),
+                neg: g.neg.get(lo..hi).unwrap_or_default(),
+                w_pos: g.w_pos.get(lo..hi).unwrap_or_default(),
+                w_neg: g.w_neg.get(lo..hi).unwrap_or_default(),
+                at: 0,
+            },
+            _ => Cursor::default(),
+        })
+        .collect();
+    // Whether (key, run) `a` comes before `b`.
+    let first = |a: (u64, usize), b: (u64, usize)| (a.0 < b.0) | ((a.0 == b.0) & (a.1 < b.1));
+    let mut loser: Vec<(u64, usize)> = vec![(u64::MAX, usize::MAX); leaves];
+    let mut win: Vec<(u64, usize)> = (0..2 * leaves)
+        .map(|i| {
+            let r = i.saturating_sub(leaves);
+            (cursors.get(r).map_or(u64::MAX, Cursor::key), r)
+        })
+        .collect();
+    for node in (1..leaves).rev() {
+        let (a, b) = (
+            win.get(2 * node).copied().unwrap_or((u64::MAX, usize::MAX)),
+            win.get(2 * node + 1)
+                .copied()
+                .unwrap_or((u64::MAX, usize::MAX)),
+        );
+        let (w, l) = if first(b, a) { (b, a) } else { (a, b) };
+        if let (Some(x), Some(y)) = (win.get_mut(node), loser.get_mut(node)) {
+            (*x, *y) = (w, l);
+        }
+    }
+    let mut top = win.get(1).copied().unwrap_or((u64::MAX, usize::MAX));
+    drop(win);
+    let weighted = !w_pos.is_empty();
+    for (e, (slot_k, (slot_p, slot_n))) in keys
+        .iter_mut()
+        .zip(pos.iter_mut().zip(neg.iter_mut()))
+        .enumerate()
+    {
+        if e % crate::parallel::CHECK_ROWS == 0 && pool.stopped() {
+            return;
+        }
+        let (key, w) = top;
+        let Some(c) = cursors.get_mut(w) else {
+            return;
+        };
+        let i = c.at;
+        *slot_k = key;
+        *slot_p = c.pos.get(i).copied().unwrap_or(0);
+        *slot_n = c.neg.get(i).copied().unwrap_or(0);
+        if weighted {
+            if let (Some(a), Some(b)) = (w_pos.get_mut(e), w_neg.get_mut(e)) {
+                *a = c.w_pos.get(i).copied().unwrap_or(0.0);
+                *b = c.w_neg.get(i).copied().unwrap_or(0.0);
+            }
+        }
+        c.at += 1;
+        // A hundred runs are more streams than the hardware prefetcher follows:
+        // each run asks for its next cache lines itself.
+        #[cfg(target_arch = "x86_64")]
+        if i % 8 == 0 {
+            if let Some(x) = c.keys.get(i + AHEAD) {
+                crate::simd::prefetch(x);
+            }
+            if i % 16 == 0 {
+                if let (Some(x), Some(y)) = (c.pos.get(i + 2 * AHEAD), c.neg.get(i + 2 * AHEAD)) {
+                    crate::simd::prefetch(x);
+                    crate::simd::prefetch(y);
+                }
+            }
+        }
+        let mut climbing = (c.key(), w);
+        let mut node = (leaves + w) / 2;
+        while node >= 1 {
+            if let Some(stored) = loser.get_mut(node) {
+                let swap = first(*stored, climbing);
+                let (a, b) = (*stored, climbing);
+                *stored = if swap { b } else { a };
+                climbing = if swap { a } else { b };
+            }
+            node /= 2;
+        }
+        top = climbing;
+    }
+}
+
 /// Tie groups of two sorted sides (positives `a`, negatives `b`) appended to `out`.
 fn collapse<T>(a: &[T], b: &[T], kw: impl Fn(&T) -> (u64, f64), out: &mut Groups, weighted: bool) {
     let (mut i, mut j) = (0, 0);
@@ -765,17 +1135,29 @@ fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Pool) {
     }
     pool.install(|| {
         pieces.into_par_iter().for_each(|piece| {
-            let mut tmp = piece.to_vec();
-            radix_sort(&mut tmp);
-            piece.copy_from_slice(&tmp);
+            if piece.len() < SMALL_SORT {
+                piece.sort_unstable();
+            } else {
+                let mut tmp = piece.to_vec();
+                radix_sort(&mut tmp);
+                piece.copy_from_slice(&tmp);
+            }
         });
     });
 }
+
+/// Keys below which a comparison sort beats the radix passes (each pass
+/// clears and reads a histogram of up to 2^11 counts).
+const SMALL_SORT: usize = 1 << 10;
 
 /// LSD radix sort of `u64` keys over the bits that vary between them, 11
 /// bits a pass (float32 scores widened to f64 keys: 2 or 3 passes).
 fn radix_sort(v: &mut Vec<u64>) {
     const BITS: u32 = 11;
+    if v.len() < SMALL_SORT {
+        v.sort_unstable();
+        return;
+    }
     let (and, or) = v
         .iter()
         .fold((u64::MAX, 0_u64), |(a, o), &x| (a & x, o | x));
