@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 
+use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, Pool};
 
@@ -155,6 +156,7 @@ pub fn scatter_rows<T: Copy + Default>(
     let mut taken = vec![0_u64; n.div_ceil(64)];
     let mut rows = vec![T::default(); if column_major { k * CHECK_BLOCK } else { 0 }];
     let slots = out.spare_capacity_mut();
+    let mut written = 0_usize;
     for (block, at) in positions.chunks(CHECK_BLOCK).enumerate() {
         if block % 16 == 15 {
             pool.check()?;
@@ -191,6 +193,7 @@ pub fn scatter_rows<T: Copy + Default>(
                         )
                     };
                     dst.copy_from_slice(src);
+                    written += 1;
                 }
                 None => {
                     return Err(MetricError::InvalidValue {
@@ -205,8 +208,15 @@ pub fn scatter_rows<T: Copy + Default>(
         }
     }
     pool.check()?;
-    // SAFETY: the n positions were checked to be distinct rows below n, so each of
-    // the n * k values of the capacity was written above.
+    ensure!(
+        written == n && out.capacity() >= n * k,
+        MetricError::InvalidValue {
+            arg: "positions",
+            detail: format!("{written} of the {n} rows were laid out"),
+        }
+    );
+    // SAFETY: n rows were written, each at a distinct row below n (checked with
+    // `taken`), k values each: all n * k values of the capacity are written.
     unsafe { out.set_len(n * k) };
     Ok(out)
 }

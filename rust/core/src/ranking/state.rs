@@ -28,6 +28,7 @@ use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{reserve_big, Pool};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Buffered rows that trigger a compaction at the least.
 pub const MIN_BUFFER: usize = 1 << 23;
@@ -880,54 +881,81 @@ pub fn union_states(states: &mut [&mut GroupState], pool: &Pool) -> Result<Group
         .collect();
     let mut out = GroupState::new(weighted);
     let g = &mut out.groups;
+    // Written once by the merges (not cleared first); the lengths are set once
+    // every slot is known to be written.
     g.reserve(total, weighted);
-    g.keys.resize(total, 0);
-    g.pos.resize(total, 0);
-    g.neg.resize(total, 0);
-    if weighted {
-        g.w_pos.resize(total, 0.0);
-        g.w_neg.resize(total, 0.0);
-    }
-    let mut jobs: Vec<(Vec<(usize, usize)>, Slots<'_>)> = Vec::with_capacity(ranges.len());
+    let mut jobs: Vec<RangeJob<'_>> = Vec::with_capacity(ranges.len());
     let (mut keys, mut pos, mut neg) = (
-        g.keys.as_mut_slice(),
-        g.pos.as_mut_slice(),
-        g.neg.as_mut_slice(),
+        g.keys.spare_capacity_mut(),
+        g.pos.spare_capacity_mut(),
+        g.neg.spare_capacity_mut(),
     );
-    let (mut w_pos, mut w_neg) = (g.w_pos.as_mut_slice(), g.w_neg.as_mut_slice());
-    for (range, &size) in ranges.into_iter().zip(&sizes) {
+    let (mut w_pos, mut w_neg) = (g.w_pos.spare_capacity_mut(), g.w_neg.spare_capacity_mut());
+    // Each range's slots: `size` of each array (as many weights when weighted).
+    let mut cut = |size: usize| -> Option<Slots<'_>> {
         let wsize = if weighted { size } else { 0 };
-        let (k, rest) = std::mem::take(&mut keys).split_at_mut(size);
+        let (k, rest) = std::mem::take(&mut keys).split_at_mut_checked(size)?;
         keys = rest;
-        let (p, rest) = std::mem::take(&mut pos).split_at_mut(size);
+        let (p, rest) = std::mem::take(&mut pos).split_at_mut_checked(size)?;
         pos = rest;
-        let (n, rest) = std::mem::take(&mut neg).split_at_mut(size);
+        let (n, rest) = std::mem::take(&mut neg).split_at_mut_checked(size)?;
         neg = rest;
-        let (a, rest) = std::mem::take(&mut w_pos).split_at_mut(wsize);
+        let (a, rest) = std::mem::take(&mut w_pos).split_at_mut_checked(wsize)?;
         w_pos = rest;
-        let (b, rest) = std::mem::take(&mut w_neg).split_at_mut(wsize);
+        let (b, rest) = std::mem::take(&mut w_neg).split_at_mut_checked(wsize)?;
         w_neg = rest;
-        jobs.push((range, (k, p, n, a, b)));
+        Some((k, p, n, a, b))
+    };
+    let mut cut_all = true;
+    for (range, &size) in ranges.into_iter().zip(&sizes) {
+        match cut(size) {
+            Some(slots) => jobs.push((range, size, slots)),
+            None => cut_all = false,
+        }
     }
-    let one =
-        |(range, slots): (Vec<(usize, usize)>, Slots<'_>)| merge_runs(&runs, &range, slots, pool);
-    if jobs.len() > 1 {
-        pool.install(|| jobs.into_par_iter().for_each(one));
+    // A range wrote all its slots when its merge wrote `size` groups.
+    let one = |(range, size, slots): RangeJob<'_>| merge_runs(&runs, &range, slots, pool) == size;
+    let whole = if jobs.len() > 1 {
+        pool.install(|| jobs.into_par_iter().map(one).reduce(|| true, |a, b| a & b))
     } else {
-        jobs.into_iter().for_each(one);
-    }
+        jobs.into_iter().map(one).fold(true, |a, b| a & b)
+    };
     pool.check()?;
+    ensure!(
+        whole && cut_all && sizes.iter().sum::<usize>() == total,
+        MetricError::InvalidValue {
+            arg: "states",
+            detail: "a ranking state holds a score that is not finite".into(),
+        }
+    );
+    // SAFETY: the ranges' slots, cut one after the other from the first `total`
+    // of each array's capacity (`cut_all`: the capacity held them), cover those
+    // `total` slots (the sizes add up to it), and every range's merge wrote
+    // each of its slots (`whole`), weights too when weighted.
+    unsafe {
+        g.keys.set_len(total);
+        g.pos.set_len(total);
+        g.neg.set_len(total);
+        if weighted {
+            g.w_pos.set_len(total);
+            g.w_neg.set_len(total);
+        }
+    }
     Ok(out)
 }
+
+/// One key range of [`union_states`]: each run's part, the groups they hold, and
+/// the output slots they fill.
+type RangeJob<'a> = (Vec<(usize, usize)>, usize, Slots<'a>);
 
 /// The output slices of one key range of [`union_states`]: keys, positive and
 /// negative counts, and weights (empty without weights).
 type Slots<'a> = (
-    &'a mut [u64],
-    &'a mut [u32],
-    &'a mut [u32],
-    &'a mut [f64],
-    &'a mut [f64],
+    &'a mut [MaybeUninit<u64>],
+    &'a mut [MaybeUninit<u32>],
+    &'a mut [MaybeUninit<u32>],
+    &'a mut [MaybeUninit<f64>],
+    &'a mut [MaybeUninit<f64>],
 );
 
 /// Groups of a run read ahead of its head in [`merge_runs`].
@@ -957,8 +985,8 @@ impl Cursor<'_> {
 /// `out` (as long as they are), equal keys in run order: a tree of losers
 /// over the runs' heads, each node holding the `(key, run)` that lost there,
 /// so a new head climbs to the root comparing with one stored pair per level
-/// (no branch: the keys are random).
-fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool: &Pool) {
+/// (no branch: the keys are random). Returns the groups written.
+fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool: &Pool) -> usize {
     let (keys, pos, neg, w_pos, w_neg) = out;
     let leaves = runs.len().next_power_of_two().max(2);
     let mut cursors: Vec<Cursor<'_>> = (0..leaves)
@@ -998,26 +1026,30 @@ fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool:
     let mut top = win.get(1).copied().unwrap_or((u64::MAX, usize::MAX));
     drop(win);
     let weighted = !w_pos.is_empty();
+    let total = keys.len();
     for (e, (slot_k, (slot_p, slot_n))) in keys
         .iter_mut()
         .zip(pos.iter_mut().zip(neg.iter_mut()))
         .enumerate()
     {
         if e % crate::parallel::CHECK_ROWS == 0 && pool.stopped() {
-            return;
+            return e;
         }
         let (key, w) = top;
-        let Some(c) = cursors.get_mut(w) else {
-            return;
+        let Some(c) = cursors.get_mut(w).filter(|c| c.at < c.keys.len()) else {
+            return e; // a done run on top: a key of u64::MAX (not a finite score's)
         };
         let i = c.at;
-        *slot_k = key;
-        *slot_p = c.pos.get(i).copied().unwrap_or(0);
-        *slot_n = c.neg.get(i).copied().unwrap_or(0);
+        slot_k.write(key);
+        slot_p.write(c.pos.get(i).copied().unwrap_or(0));
+        slot_n.write(c.neg.get(i).copied().unwrap_or(0));
         if weighted {
-            if let (Some(a), Some(b)) = (w_pos.get_mut(e), w_neg.get_mut(e)) {
-                *a = c.w_pos.get(i).copied().unwrap_or(0.0);
-                *b = c.w_neg.get(i).copied().unwrap_or(0.0);
+            match (w_pos.get_mut(e), w_neg.get_mut(e)) {
+                (Some(a), Some(b)) => {
+                    a.write(c.w_pos.get(i).copied().unwrap_or(0.0));
+                    b.write(c.w_neg.get(i).copied().unwrap_or(0.0));
+                }
+                _ => return e,
             }
         }
         c.at += 1;
@@ -1048,6 +1080,7 @@ fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool:
         }
         top = climbing;
     }
+    total
 }
 
 /// Tie groups of two sorted sides (positives `a`, negatives `b`) appended to `out`.
