@@ -137,7 +137,7 @@ pub fn group_positions(
 /// # Errors
 /// [`MetricError::InvalidValue`] for a position outside the rows or named
 /// twice, or rows of `values` that are not whole; [`MetricError::Interrupted`].
-pub fn scatter_rows<T: Copy + Default>(
+pub fn scatter_rows<T: Copy + Default + Send + Sync>(
     values: &[T],
     k: usize,
     column_major: bool,
@@ -152,62 +152,96 @@ pub fn scatter_rows<T: Copy + Default>(
         });
     }
     let mut out: Vec<T> = big_vec(n * k);
-    // One bit per row of the result: whether a position named it already.
-    let mut taken = vec![0_u64; n.div_ceil(64)];
-    let mut rows = vec![T::default(); if column_major { k * CHECK_BLOCK } else { 0 }];
-    let slots = out.spare_capacity_mut();
-    let mut written = 0_usize;
-    for (block, at) in positions.chunks(CHECK_BLOCK).enumerate() {
-        if block % 16 == 15 {
-            pool.check()?;
-        }
-        let lo = block * CHECK_BLOCK;
-        let src: &[T] = if column_major {
-            for j in 0..k {
-                let column = values.get(j * n + lo..j * n + lo + at.len()).unwrap_or(&[]);
-                for (r, &v) in column.iter().enumerate() {
-                    if let Some(slot) = rows.get_mut(r * k + j) {
-                        *slot = v;
+    // The result cut into one range of rows per thread: each reads every position
+    // and lays out the rows that land in its range (sequential reads; the writes,
+    // the costly part, are shared).
+    let parts = if pool.parallel_for(n * k) {
+        pool.threads().max(1)
+    } else {
+        1
+    };
+    let per = n.div_ceil(parts).max(1);
+    let slots = out
+        .spare_capacity_mut()
+        .get_mut(..n * k)
+        .unwrap_or_default();
+    let ranges: Vec<(usize, &mut [std::mem::MaybeUninit<T>])> = slots
+        .chunks_mut(per * k)
+        .enumerate()
+        .map(|(t, s)| (t * per, s))
+        .collect();
+    // One part: the rows it wrote (each checked to be named once), or the first bad position.
+    let one = |(first, mine): (usize, &mut [std::mem::MaybeUninit<T>])| -> Result<usize> {
+        let end = first + mine.len() / k;
+        let mut taken = vec![0_u64; (end - first).div_ceil(64)];
+        let mut rows = vec![T::default(); if column_major { k * CHECK_BLOCK } else { 0 }];
+        let mut written = 0_usize;
+        for (block, at) in positions.chunks(CHECK_BLOCK).enumerate() {
+            if block % 16 == 15 && pool.stopped() {
+                return Err(MetricError::Interrupted);
+            }
+            let lo = block * CHECK_BLOCK;
+            let src: &[T] = if column_major {
+                for j in 0..k {
+                    let column = values.get(j * n + lo..j * n + lo + at.len()).unwrap_or(&[]);
+                    for (r, &v) in column.iter().enumerate() {
+                        if let Some(slot) = rows.get_mut(r * k + j) {
+                            *slot = v;
+                        }
                     }
                 }
-            }
-            rows.get(..at.len() * k).unwrap_or(&[])
-        } else {
-            values.get(lo * k..(lo + at.len()) * k).unwrap_or(&[])
-        };
-        for (row, &p) in src.chunks_exact(k).zip(at) {
-            let fresh = usize::try_from(p).ok().filter(|&p| p < n).and_then(|p| {
-                let (word, bit) = (taken.get_mut(p / 64)?, 1_u64 << (p % 64));
-                let fresh = *word & bit == 0;
-                *word |= bit;
-                fresh.then_some(p)
-            });
-            let dst = fresh.and_then(|p| slots.get_mut(p * k..p * k + k));
-            match dst {
-                Some(dst) => {
-                    // SAFETY: MaybeUninit<T> has the layout of T; the row is read as such.
-                    let src = unsafe {
-                        std::slice::from_raw_parts(
-                            row.as_ptr().cast::<std::mem::MaybeUninit<T>>(),
-                            row.len(),
-                        )
-                    };
-                    dst.copy_from_slice(src);
-                    written += 1;
+                rows.get(..at.len() * k).unwrap_or(&[])
+            } else {
+                values.get(lo * k..(lo + at.len()) * k).unwrap_or(&[])
+            };
+            for (row, &p) in src.chunks_exact(k).zip(at) {
+                let Some(q) = usize::try_from(p).ok().filter(|&q| q < n) else {
+                    return Err(bad_position(p, n));
+                };
+                if q < first || q >= end {
+                    continue; // another part's row
                 }
-                None => {
-                    return Err(MetricError::InvalidValue {
-                        arg: "positions",
-                        detail: format!(
-                            "position {p} is not a row of the {n}, or names a row named before; \
-                             pass each row's own position once"
-                        ),
-                    })
+                let (word, bit) = ((q - first) / 64, 1_u64 << ((q - first) % 64));
+                let fresh = taken.get(word).is_some_and(|w| w & bit == 0);
+                let dst = mine.get_mut((q - first) * k..(q - first + 1) * k);
+                match (fresh, dst, taken.get_mut(word)) {
+                    (true, Some(dst), Some(w)) => {
+                        *w |= bit;
+                        // SAFETY: MaybeUninit<T> has the layout of T; the row is read as such.
+                        let row = unsafe {
+                            std::slice::from_raw_parts(
+                                row.as_ptr().cast::<std::mem::MaybeUninit<T>>(),
+                                row.len(),
+                            )
+                        };
+                        dst.copy_from_slice(row);
+                        written += 1;
+                    }
+                    _ => return Err(bad_position(p, n)),
                 }
             }
         }
-    }
+        Ok(written)
+    };
+    let wanted: Vec<usize> = ranges.iter().map(|(_, s)| s.len() / k).collect();
+    let done: Vec<Result<usize>> = if parts > 1 {
+        pool.install(|| ranges.into_par_iter().map(one).collect())
+    } else {
+        ranges.into_iter().map(one).collect()
+    };
     pool.check()?;
+    let mut written = 0;
+    for (got, want) in done.into_iter().zip(wanted) {
+        let got = got?;
+        ensure!(
+            got == want,
+            MetricError::InvalidValue {
+                arg: "positions",
+                detail: format!("{got} of the {want} rows of a part were laid out; pass each row's own position once"),
+            }
+        );
+        written += got;
+    }
     ensure!(
         written == n && out.capacity() >= n * k,
         MetricError::InvalidValue {
@@ -215,10 +249,22 @@ pub fn scatter_rows<T: Copy + Default>(
             detail: format!("{written} of the {n} rows were laid out"),
         }
     );
-    // SAFETY: n rows were written, each at a distinct row below n (checked with
-    // `taken`), k values each: all n * k values of the capacity are written.
+    // SAFETY: n rows were written, each at a distinct row below n (each part
+    // checked its rows with `taken`, and the parts' rows are disjoint), k values
+    // each: all n * k values of the capacity are written.
     unsafe { out.set_len(n * k) };
     Ok(out)
+}
+
+/// The error of a position outside the rows or named twice.
+fn bad_position(p: i64, n: usize) -> MetricError {
+    MetricError::InvalidValue {
+        arg: "positions",
+        detail: format!(
+            "position {p} is not a row of the {n}, or names a row named before; pass each row's own \
+             position once"
+        ),
+    }
 }
 
 /// Check that `offsets` (`G + 1` row numbers, the starts of the groups of a
@@ -341,6 +387,35 @@ mod tests {
         assert!(scatter_rows(&columns, 3, true, &[3, 3, 0, 1], &pool).is_err());
         assert!(scatter_rows(&values, 3, false, &[2, 0, -1, 1], &pool).is_err());
         assert!(scatter_rows(&values, 5, false, &[0, 1], &pool).is_err());
+    }
+
+    #[test]
+    fn scatter_in_parts_is_the_naive_layout() {
+        // A permutation (a multiplicative step), 3 parts, both memory orders, across blocks.
+        let (n, k) = (3 * CHECK_BLOCK + 17, 3);
+        let positions: Vec<i64> = (0..n).map(|i| ((i * 7919) % n) as i64).collect();
+        let values: Vec<f64> = (0..n * k).map(|v| v as f64).collect();
+        let columns: Vec<f64> = (0..k)
+            .flat_map(|j| (0..n).map(move |i| (i * k + j) as f64))
+            .collect();
+        let mut want = vec![0.0; n * k];
+        for (i, &p) in positions.iter().enumerate() {
+            let p = p as usize;
+            want[p * k..p * k + k].copy_from_slice(&values[i * k..i * k + k]);
+        }
+        for pool in [Pool::new(1), Pool::new(3).with_min_parallel(1)] {
+            assert_eq!(
+                scatter_rows(&values, k, false, &positions, &pool).unwrap(),
+                want
+            );
+            assert_eq!(
+                scatter_rows(&columns, k, true, &positions, &pool).unwrap(),
+                want
+            );
+            let mut twice = positions.clone();
+            twice[n - 1] = twice[0];
+            assert!(scatter_rows(&values, k, false, &twice, &pool).is_err());
+        }
     }
 
     #[test]
