@@ -556,14 +556,21 @@ impl GroupState {
     /// sorted on its own and the two collapsed into groups.
     fn compact_unweighted(&mut self, pool: &Pool) {
         let keys = &self.buf_keys;
-        let (and, or) = pool.install(|| {
-            keys.par_chunks(1 << 16)
-                .map(|c| {
-                    c.iter()
-                        .fold((u64::MAX, 0_u64), |(a, o), &x| (a & x, o | x))
-                })
-                .reduce(|| (u64::MAX, 0), |x, y| (x.0 & y.0, x.1 | y.1))
-        });
+        // A small state, or one of many compacted side by side: no split on this thread.
+        let parallel = pool.parallel_for(keys.len());
+        let fold = |c: &[u64]| {
+            c.iter()
+                .fold((u64::MAX, 0_u64), |(a, o), &x| (a & x, o | x))
+        };
+        let (and, or) = if parallel {
+            pool.install(|| {
+                keys.par_chunks(1 << 16)
+                    .map(fold)
+                    .reduce(|| (u64::MAX, 0), |x, y| (x.0 & y.0, x.1 | y.1))
+            })
+        } else {
+            fold(keys)
+        };
         let varying = and ^ or;
         let (lo, bits) = if varying == 0 {
             (0, 0)
@@ -593,12 +600,18 @@ impl GroupState {
         let fixed = and & !(mask << lo);
         let packed = &mut self.scratch;
         reserve_big(packed, keys.len());
-        pool.install(|| {
-            keys.par_iter()
-                .zip(self.buf_pos.par_iter())
-                .map(|(&k, &p)| (((k >> lo) & mask) << 1) | u64::from(p))
-                .collect_into_vec(packed);
-        });
+        let pack = |(&k, &p): (&u64, &bool)| (((k >> lo) & mask) << 1) | u64::from(p);
+        if parallel {
+            pool.install(|| {
+                keys.par_iter()
+                    .zip(self.buf_pos.par_iter())
+                    .map(pack)
+                    .collect_into_vec(packed);
+            });
+        } else {
+            packed.clear();
+            packed.extend(keys.iter().zip(&self.buf_pos).map(pack));
+        }
         // The keys are packed: their buffer receives the sorted rows.
         let sorted = &mut self.buf_keys;
         bucket_sort(packed, sorted, bits + 1, pool);
@@ -1166,17 +1179,20 @@ fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Pool) {
         pieces.push(head);
         rest = tail;
     }
-    pool.install(|| {
-        pieces.into_par_iter().for_each(|piece| {
-            if piece.len() < SMALL_SORT {
-                piece.sort_unstable();
-            } else {
-                let mut tmp = piece.to_vec();
-                radix_sort(&mut tmp);
-                piece.copy_from_slice(&tmp);
-            }
-        });
-    });
+    let sort_piece = |piece: &mut [u64]| {
+        if piece.len() < SMALL_SORT {
+            piece.sort_unstable();
+        } else {
+            let mut tmp = piece.to_vec();
+            radix_sort(&mut tmp);
+            piece.copy_from_slice(&tmp);
+        }
+    };
+    if pool.parallel_for(src.len()) {
+        pool.install(|| pieces.into_par_iter().for_each(sort_piece));
+    } else {
+        pieces.into_iter().for_each(sort_piece);
+    }
 }
 
 /// Keys below which a comparison sort beats the radix passes (each pass
