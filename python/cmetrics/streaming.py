@@ -25,6 +25,11 @@ What the state holds (its size does not grow with the number of rows, except as 
   column: at most ``K x min(rows, distinct float32 values in [0, 1])`` entries (about 2^30 per
   column), so in practice up to K times the row count; ``ranking="approximate"`` caps each
   column at ``ranking_bins + 1`` entries.
+- grouped (``group_by=True``), one such state per group value besides the state of all rows.
+  With probabilities in the exact mode, the confidence summary of all rows is not fed the rows
+  a second time: it is the union of the groups' summaries (a k-way merge of their sorted
+  groups, cut into key ranges merged side by side), made when the report, the bytes or the
+  summary need it; it may then hold one entry per group for a value several groups share.
 - ``ranking="approximate"`` caps that summary at ``ranking_bins + 1`` entries: confidences
   (which must then lie in [0, 1]) are replaced by the lower edge of their bin of width
   ``1 / ranking_bins`` (counted in a histogram) before ranking. Pairs inside one bin count
