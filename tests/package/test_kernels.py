@@ -124,6 +124,29 @@ def _union_states(k: Any) -> Any:
     return k.union_states(states).groups()
 
 
+@pytest.mark.parametrize("backend", ["rust", "numpy"])
+@pytest.mark.parametrize("bad", ["nan", "outside", "weights"])
+def test_a_refused_add_segments_changes_no_state(backend: str, bad: str) -> None:
+    """Every row is checked before any state changes: a bad row in the last segment leaves
+    the states filled by an earlier call as they were."""
+    k = core() if backend == "rust" else npb
+    states = [k.GroupState(True) for _ in range(3)]
+    score = np.round(PROBA[:, 0], 2)
+    k.add_segments(states, Y == 0, score, SEGMENTS, W, 16)
+    before = [s.groups() for s in states]
+    worse, weights = score.copy(), W.copy()
+    if bad == "nan":
+        worse[-1] = np.nan
+    elif bad == "outside":
+        worse[-1] = 1.5
+    else:
+        weights[-1] = -1.0
+    with pytest.raises(ValidationError):
+        k.add_segments(states, Y == 0, worse, SEGMENTS, weights, 16)
+    for got, want in zip([s.groups() for s in states], before, strict=True):
+        same(got, want, "groups")
+
+
 CALLS: dict[str, Callable[[Any], Any]] = {
     "union_states": _union_states,
     "add_segments": _segments,

@@ -454,6 +454,13 @@ def add_segments(
         check_weights(sample_weight, n)
     if bins is not None and bins <= 0:
         raise ValidationError("bins is invalid: the approximate mode needs at least one bin")
+    outside = (score < 0.0) | (score > 1.0)
+    if bins is not None and outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValidationError(
+            f"confidence is invalid: confidence[{i}] = {float(score[i])!r} is outside [0, 1]; the approximate "
+            "ranking mode bins confidences in [0, 1] (use ranking='exact' for other scores)"
+        )
     for state, lo, hi in zip(states, o[:-1].tolist(), o[1:].tolist(), strict=True):
         w = None if sample_weight is None else sample_weight[lo:hi]
         state.add(positive[lo:hi], score[lo:hi], w, bins)

@@ -381,16 +381,7 @@ impl GroupState {
         weight: Option<&[f64]>,
         pool: &Pool,
     ) -> Result<()> {
-        let n = score.len();
-        ensure!(
-            positive.len() == n,
-            MetricError::LengthMismatch {
-                a: "correct",
-                a_len: positive.len(),
-                b: "confidence",
-                b_len: n,
-            }
-        );
+        let n = rows_of(positive, score)?;
         ensure!(
             weight.is_some() == self.weighted,
             MetricError::InvalidValue {
@@ -472,20 +463,7 @@ impl GroupState {
             }
         );
         check_finite("confidence", score)?;
-        if let Some((index, &value)) = score
-            .iter()
-            .enumerate()
-            .find(|(_, &x)| !(0.0..=1.0).contains(&x))
-        {
-            return Err(MetricError::InvalidValue {
-                arg: "confidence",
-                detail: format!(
-                    "confidence[{index}] = {} is outside [0, 1]; the approximate ranking mode bins \
-                     confidences in [0, 1] (use ranking='exact' for other scores)",
-                    crate::error::py_float(value)
-                ),
-            });
-        }
+        check_unit(score)?;
         if let Some(w) = weight {
             check_weights(w, n, "confidence")?;
         }
@@ -715,16 +693,7 @@ pub fn add_segments(
     bins: Option<u32>,
     pool: &Pool,
 ) -> Result<()> {
-    let n = score.len();
-    ensure!(
-        positive.len() == n,
-        MetricError::LengthMismatch {
-            a: "correct",
-            a_len: positive.len(),
-            b: "confidence",
-            b_len: n,
-        }
-    );
+    let n = rows_of(positive, score)?;
     crate::grouping::check_offsets(offsets, n, false)?;
     ensure!(
         offsets.len() == states.len() + 1,
@@ -756,16 +725,7 @@ pub fn add_segments(
                 detail: "the approximate mode needs at least one bin".into(),
             }
         );
-        if let Some(index) = score.iter().position(|x| !(0.0..=1.0).contains(x)) {
-            return Err(MetricError::InvalidValue {
-                arg: "confidence",
-                detail: format!(
-                    "confidence[{index}] = {} is outside [0, 1]; the approximate ranking mode bins \
-                     confidences in [0, 1] (use ranking='exact' for other scores)",
-                    crate::error::py_float(score.get(index).copied().unwrap_or(0.0))
-                ),
-            });
-        }
+        check_unit(score)?;
     }
     let bounds: Vec<(usize, usize)> = offsets
         .windows(2)
@@ -1094,6 +1054,36 @@ fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool:
         top = climbing;
     }
     total
+}
+
+/// The row count of `score`, with `positive` as long.
+fn rows_of(positive: &[bool], score: &[f64]) -> Result<usize> {
+    let n = score.len();
+    ensure!(
+        positive.len() == n,
+        MetricError::LengthMismatch {
+            a: "correct",
+            a_len: positive.len(),
+            b: "confidence",
+            b_len: n,
+        }
+    );
+    Ok(n)
+}
+
+/// Refuse a score outside [0, 1] (the approximate mode bins [0, 1]).
+fn check_unit(score: &[f64]) -> Result<()> {
+    match score.iter().position(|x| !(0.0..=1.0).contains(x)) {
+        None => Ok(()),
+        Some(index) => Err(MetricError::InvalidValue {
+            arg: "confidence",
+            detail: format!(
+                "confidence[{index}] = {} is outside [0, 1]; the approximate ranking mode bins \
+                 confidences in [0, 1] (use ranking='exact' for other scores)",
+                crate::error::py_float(score.get(index).copied().unwrap_or(0.0))
+            ),
+        }),
+    }
 }
 
 /// Tie groups of two sorted sides (positives `a`, negatives `b`) appended to `out`.
