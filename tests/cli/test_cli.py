@@ -186,7 +186,7 @@ def test_user_errors_give_one_line_and_status_2(tmp_path: Path, dump: dict[str, 
 
 @pytest.mark.parametrize("ranking", ["approximate", "off"])
 def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path, ranking: str) -> None:
-    """Scoring a file 6x larger than another, with the same batch size, adds little peak memory.
+    """Scoring a file 11x larger than another, with the same batch size, adds little peak memory.
     (The exact ranking state also buffers up to 2^23 rows; its bound is tested below.)"""
 
     def write(n: int, name: str) -> Path:
@@ -210,9 +210,11 @@ def test_memory_stays_bounded_by_the_batch_size(tmp_path: Path, ranking: str) ->
         assert out.returncode == 0, out.stderr
         return int(out.stdout.split()[-1])
 
-    small, large = write(300_000, "small.parquet"), write(1_800_000, "large.parquet")
+    # The large file is 11x the small one: peaks move by a few MiB from run to run (buffers are
+    # backed by 2 MiB pages when the kernel grants them), far less than a quarter of its extra data.
+    small, large = write(300_000, "small.parquet"), write(3_300_000, "large.parquet")
     grown = peak_kib(large) - peak_kib(small)
-    extra_data = (1_800_000 - 300_000) * (4 + 4 * K) / 1024
+    extra_data = (3_300_000 - 300_000) * (4 + 4 * K) / 1024
     assert grown < 0.25 * extra_data, (grown, extra_data)
 
 
