@@ -289,6 +289,34 @@ def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> KendallC
     return KendallCounts(n, x_ties, y_ties, joint_ties, discordant, len(x_starts), len(uy), tau_b, tau_c)
 
 
+def _rows_of(positive: np.ndarray, score: np.ndarray) -> int:
+    """The row count of ``score``, with ``positive`` as long (as the Rust state checks it)."""
+    n = int(score.shape[0])
+    if positive.shape[0] != n:
+        msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    return n
+
+
+def _check_unit_confidence(score: np.ndarray) -> None:
+    """Refuse a confidence outside [0, 1] (the approximate mode bins [0, 1]), naming the first."""
+    outside = (score < 0.0) | (score > 1.0)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValidationError(
+            f"confidence is invalid: confidence[{i}] = {float(score[i])!r} is outside [0, 1]; the approximate "
+            "ranking mode bins confidences in [0, 1] (use ranking='exact' for other scores)"
+        )
+
+
+def _check_row_weights(sample_weight: np.ndarray | None, n: int) -> None:
+    """Weights (when given): one per row, finite and >= 0."""
+    if sample_weight is not None and sample_weight.shape[0] != n:
+        msg = f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    check_weights(sample_weight, n)
+
+
 class GroupState:
     """The exact streaming ranking state (mirror of ``rust/core/src/ranking/state.rs``):
     each ``add`` becomes one run of tie groups, and runs are kept in decreasing size,
@@ -311,27 +339,13 @@ class GroupState:
         self, positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None, unit_interval: bool = False
     ) -> int:
         """The checks of the Rust state's ``add``, in its order; the number of rows."""
-        n = score.shape[0]
-        if positive.shape[0] != n:
-            msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
-            raise LengthMismatchError(msg)
+        n = _rows_of(positive, score)
         self._weights_match(sample_weight is not None, "sample_weight")
         check_finite("confidence", score)
-        if unit_interval and ((score < 0.0) | (score > 1.0)).any():
-            i = int(np.flatnonzero((score < 0.0) | (score > 1.0))[0])
-            raise ValidationError(
-                f"confidence is invalid: confidence[{i}] = {float(score[i])!r} is outside [0, 1]; the "
-                "approximate ranking mode bins confidences in [0, 1] (use ranking='exact' for "
-                "other scores)"
-            )
-        if sample_weight is not None and sample_weight.shape[0] != n:
-            msg = (
-                f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
-                "pass arrays of the same length"
-            )
-            raise LengthMismatchError(msg)
-        check_weights(sample_weight, n)
-        return int(n)
+        if unit_interval:
+            _check_unit_confidence(score)
+        _check_row_weights(sample_weight, n)
+        return n
 
     def _weights_match(self, weighted: bool, arg: str) -> None:
         if weighted != self.weighted:
@@ -429,10 +443,7 @@ def add_segments(
 ) -> None:
     """Segment g of the rows (``offsets[g]:offsets[g + 1]``) added to ``states[g]``, every
     row checked first (as the Rust kernel: an error changes no state)."""
-    n = score.shape[0]
-    if positive.shape[0] != n:
-        msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    n = _rows_of(positive, score)
     o = check_offsets(offsets, n, strict=False)
     if o.shape[0] != len(states) + 1:
         msg = (
@@ -444,23 +455,11 @@ def add_segments(
         msg = "sample_weight is invalid: pass weights exactly when the ranking states hold weighted rows"
         raise ValidationError(msg)
     check_finite("confidence", score)
-    if sample_weight is not None:
-        if sample_weight.shape[0] != n:
-            msg = (
-                f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; "
-                "pass arrays of the same length"
-            )
-            raise LengthMismatchError(msg)
-        check_weights(sample_weight, n)
-    if bins is not None and bins <= 0:
-        raise ValidationError("bins is invalid: the approximate mode needs at least one bin")
-    outside = (score < 0.0) | (score > 1.0)
-    if bins is not None and outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        raise ValidationError(
-            f"confidence is invalid: confidence[{i}] = {float(score[i])!r} is outside [0, 1]; the approximate "
-            "ranking mode bins confidences in [0, 1] (use ranking='exact' for other scores)"
-        )
+    _check_row_weights(sample_weight, n)
+    if bins is not None:
+        if bins <= 0:
+            raise ValidationError("bins is invalid: the approximate mode needs at least one bin")
+        _check_unit_confidence(score)
     for state, lo, hi in zip(states, o[:-1].tolist(), o[1:].tolist(), strict=True):
         w = None if sample_weight is None else sample_weight[lo:hi]
         state.add(positive[lo:hi], score[lo:hi], w, bins)

@@ -422,6 +422,92 @@ fn walk_packed_columns(
     })
 }
 
+/// The cells a tile of rows is counted into by [`count_tile`]: for each of its
+/// columns, `bins + 1` cells of all rows and of the column's class's rows, and
+/// their weights (empty without weights).
+struct Tables<'a, C> {
+    all: &'a mut [C],
+    pos: &'a mut [C],
+    w_all: &'a mut [f64],
+    w_pos: &'a mut [f64],
+}
+
+/// Count rows `rows` of columns `cols` into `t` (column `cols.start + j` at cells
+/// `j * (bins + 1)..`): every row in each column's bin (bin `floor(score *
+/// bins)`, the last one holding 1.0), a column at a time so that its cells stay
+/// in cache, then each row once more in its own class's column when that is one
+/// of `cols` (a row is positive in one column only: one count per row, not a
+/// test per row and column). Weight sums run in row order. Returns the first
+/// (row, column) in row order whose score is outside [0, 1] (NaN included),
+/// which is binned all the same.
+fn count_tile<X: Score, C: Copy + std::ops::AddAssign + From<u8>>(
+    scores: &Matrix<'_, X>,
+    codes: &[u32],
+    weight: Option<&[f64]>,
+    cols: std::ops::Range<usize>,
+    rows: std::ops::Range<usize>,
+    bins: u32,
+    t: Tables<'_, C>,
+) -> Option<(usize, usize)> {
+    let n = codes.len();
+    let cells = bins as usize + 1;
+    let scale = f64::from(bins);
+    // Truncation is the floor for the non-negative values kept.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let cell = |v: f64| ((v * scale) as usize).min(cells - 1);
+    let mut outside = false;
+    for (j, col) in cols.clone().enumerate() {
+        let span = j * cells..(j + 1) * cells;
+        let Some(all) = t.all.get_mut(span.clone()) else {
+            continue;
+        };
+        let column = scores.column(n, col, rows.start, rows.end);
+        match (weight, t.w_all.get_mut(span)) {
+            (Some(w), Some(sums)) => {
+                for (i, x) in rows.clone().zip(column) {
+                    let v = x.to_f64();
+                    outside |= !(0.0..=1.0).contains(&v);
+                    let at = cell(v);
+                    if let (Some(slot), Some(sum)) = (all.get_mut(at), sums.get_mut(at)) {
+                        *slot += C::from(1);
+                        *sum += w.get(i).copied().unwrap_or(0.0);
+                    }
+                }
+            }
+            _ => {
+                for x in column {
+                    let v = x.to_f64();
+                    outside |= !(0.0..=1.0).contains(&v);
+                    if let Some(slot) = all.get_mut(cell(v)) {
+                        *slot += C::from(1);
+                    }
+                }
+            }
+        }
+    }
+    for i in rows.clone() {
+        let c = codes.get(i).copied().unwrap_or(0) as usize;
+        if !cols.contains(&c) {
+            continue;
+        }
+        let at = (c - cols.start) * cells + cell(scores.at(n, i, c).to_f64());
+        if let Some(slot) = t.pos.get_mut(at) {
+            *slot += C::from(1);
+        }
+        if let (Some(w), Some(slot)) = (weight, t.w_pos.get_mut(at)) {
+            *slot += w.get(i).copied().unwrap_or(0.0);
+        }
+    }
+    if !outside {
+        return None;
+    }
+    rows.into_iter().find_map(|i| {
+        cols.clone()
+            .find(|&c| !(0.0..=1.0).contains(&scores.at(n, i, c).to_f64()))
+            .map(|c| (i, c))
+    })
+}
+
 /// The binned groups of a run of columns, and the first (row, column) whose
 /// score is outside [0, 1].
 type ColumnGroups = (Vec<super::ScoreGroups>, Option<(usize, usize)>);
@@ -471,10 +557,6 @@ pub fn binned_one_vs_rest<X: Score>(
                 *x = 0;
             }
         };
-        // Truncation is the floor for the non-negative values kept (NaN and values outside
-        // [0, 1] land in a bin too; they are reported).
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let cell = |v: f64| ((v * scale) as usize).min(cells - 1);
         // Rows in blocks of 2^31 (no u32 cell overflows), flushed into the u64 totals.
         let block = 1_usize << 31;
         // Tiles of rows: a row-major tile is read once per column, so it must stay in the
@@ -492,62 +574,13 @@ pub fn binned_one_vs_rest<X: Score>(
                     break;
                 }
                 let last = (first + tile).min(end);
-                let mut outside = false;
-                // Every row in each column's bins: a column at a time (its bins stay in
-                // cache; a column-major matrix's values are contiguous)...
-                for j in 0..width {
-                    let cells_j = j * cells..(j + 1) * cells;
-                    let Some(all) = all.get_mut(cells_j.clone()) else {
-                        continue;
-                    };
-                    let column = scores.column(n, lo + j, first, last);
-                    match (weight, w_all.get_mut(cells_j)) {
-                        (Some(w), Some(sums)) if weighted => {
-                            for (i, x) in (first..last).zip(column) {
-                                let v = x.to_f64();
-                                outside |= !(0.0..=1.0).contains(&v);
-                                let at = cell(v);
-                                if let (Some(slot), Some(sum)) = (all.get_mut(at), sums.get_mut(at))
-                                {
-                                    *slot += 1;
-                                    *sum += w.get(i).copied().unwrap_or(0.0);
-                                }
-                            }
-                        }
-                        _ => {
-                            for x in column {
-                                let v = x.to_f64();
-                                outside |= !(0.0..=1.0).contains(&v);
-                                if let Some(slot) = all.get_mut(cell(v)) {
-                                    *slot += 1;
-                                }
-                            }
-                        }
-                    }
-                }
-                // ...then each row once more in its own class's column, when that column is
-                // one of these (a row is positive in one column only).
-                for i in first..last {
-                    let t = codes.get(i).copied().unwrap_or(0) as usize;
-                    if t < lo || t >= hi {
-                        continue;
-                    }
-                    let at = (t - lo) * cells + cell(scores.at(n, i, t).to_f64());
-                    if let Some(slot) = pos.get_mut(at) {
-                        *slot += 1;
-                    }
-                    if let (Some(w), Some(slot)) = (weight, w_pos.get_mut(at)) {
-                        *slot += w.get(i).copied().unwrap_or(0.0);
-                    }
-                }
-                if outside {
-                    // The first score outside [0, 1] of these rows and columns, in row order.
-                    bad = (first..last).find_map(|i| {
-                        (lo..hi)
-                            .find(|&c| !(0.0..=1.0).contains(&scores.at(n, i, c).to_f64()))
-                            .map(|c| (i, c))
-                    });
-                }
+                let tables = Tables {
+                    all: &mut all,
+                    pos: &mut pos,
+                    w_all: &mut w_all,
+                    w_pos: &mut w_pos,
+                };
+                bad = count_tile(&scores, codes, weight, lo..hi, first..last, bins, tables);
             }
             flush(&mut all, &mut all64);
             flush(&mut pos, &mut pos64);
@@ -683,17 +716,12 @@ pub fn grouped_binned_histograms<X: Score>(
         }
     );
     let weighted = weight.is_some();
-    let scale = f64::from(bins);
     let mut out = GroupedHistograms {
         all: vec![0; total],
         pos: vec![0; total],
         w_all: vec![0.0; if weighted { total } else { 0 }],
         w_pos: vec![0.0; if weighted { total } else { 0 }],
     };
-    // The bin of a score (the last one holds 1.0; NaN and values outside [0, 1] land in a
-    // bin too, and the group reports them).
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let cell = |v: f64| ((v * scale) as usize).min(cells - 1);
     // One group: its rows' cells, and its first score outside [0, 1].
     let fill =
         |g: usize, all: &mut [u64], pos: &mut [u64], w_all: &mut [f64], w_pos: &mut [f64]| {
@@ -704,58 +732,15 @@ pub fn grouped_binned_histograms<X: Score>(
                     return None;
                 }
                 let end = (start + CHECK_ROWS).min(hi);
-                let mut outside = false;
-                // Every row in each column's bins, a column at a time: its bins stay in the
-                // first-level cache, and the group's rows, a contiguous block, in the second.
-                for j in 0..k {
-                    let span = j * cells..(j + 1) * cells;
-                    let Some(all) = all.get_mut(span.clone()) else {
-                        continue;
-                    };
-                    let column = scores.column(n, j, start, end);
-                    match (weight, w_all.get_mut(span)) {
-                        (Some(w), Some(sums)) => {
-                            for (i, x) in (start..end).zip(column) {
-                                let v = x.to_f64();
-                                outside |= !(0.0..=1.0).contains(&v);
-                                let at = cell(v);
-                                if let (Some(slot), Some(sum)) = (all.get_mut(at), sums.get_mut(at))
-                                {
-                                    *slot += 1;
-                                    *sum += w.get(i).copied().unwrap_or(0.0);
-                                }
-                            }
-                        }
-                        _ => {
-                            for x in column {
-                                let v = x.to_f64();
-                                outside |= !(0.0..=1.0).contains(&v);
-                                if let Some(slot) = all.get_mut(cell(v)) {
-                                    *slot += 1;
-                                }
-                            }
-                        }
-                    }
-                }
-                // Then each row in its own class's column: one count per row (not a test
-                // per row and column).
-                for i in start..end {
-                    let t = codes.get(i).map_or(0, |&t| t as usize);
-                    let at = t * cells + cell(scores.at(n, i, t).to_f64());
-                    if let Some(slot) = pos.get_mut(at) {
-                        *slot += 1;
-                    }
-                    if let (Some(w), Some(slot)) = (weight, w_pos.get_mut(at)) {
-                        *slot += w.get(i).copied().unwrap_or(0.0);
-                    }
-                }
-                if outside {
-                    // The first score outside [0, 1] of these rows, in row order.
-                    return (start..end).find_map(|i| {
-                        (0..k)
-                            .find(|&j| !(0.0..=1.0).contains(&scores.at(n, i, j).to_f64()))
-                            .map(|j| (i, j))
-                    });
+                let tables = Tables {
+                    all: &mut *all,
+                    pos: &mut *pos,
+                    w_all: &mut *w_all,
+                    w_pos: &mut *w_pos,
+                };
+                let bad = count_tile(&scores, codes, weight, 0..k, start..end, bins, tables);
+                if bad.is_some() {
+                    return bad;
                 }
             }
             None
