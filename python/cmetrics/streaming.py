@@ -854,7 +854,12 @@ class Evaluator:
         if self._mode is None or self._labels is None:
             msg = "this Evaluator has no rows yet; call update() first"
             raise ValidationError(msg)
-        rank = self._overall_rank() if walk is None else None
+        if walk is None and self._rank_stale:
+            # The state of all rows is the groups' union: walked without being made.
+            states = [child._rank for child in self._groups.values() if child._rank is not None and len(child._rank)]
+            if states:
+                walk = resolve_backend(self.backend).walk_union(states, True, get_num_threads())
+        rank = self._overall_rank() if walk is None and not self._rank_stale else None
         if rank is not None and len(rank):
             walk = rank.walk(True, get_num_threads())
         made: dict[str, int | str] = (

@@ -110,12 +110,24 @@ def _walk_states(k: Any) -> list[Any]:
     return list(k.walk_states(states, True))
 
 
-def _mixed_union(k: Any) -> Any:
-    """A union of a weighted and an unweighted state, both with rows."""
+def _walk_union(k: Any) -> Any:
+    """The walk of three states' union, one of them empty, ties across states."""
+    states = [k.GroupState(False) for _ in range(3)]
+    k.add_segments(states, Y == 1, np.round(PROBA[:, 1], 1), SEGMENTS)
+    return k.walk_union(states, True)
+
+
+def _mixed_states(k: Any) -> list[Any]:
+    """A weighted and an unweighted state, both with rows."""
     a, b = k.GroupState(True), k.GroupState(False)
     a.add(Y == 0, np.round(PROBA[:, 0], 2), W)
     b.add(Y == 0, np.round(PROBA[:, 0], 2))
-    return k.union_states([a, b])
+    return [a, b]
+
+
+def _mixed_union(k: Any) -> Any:
+    """A union of a weighted and an unweighted state, both with rows."""
+    return k.union_states(_mixed_states(k))
 
 
 def _union_states(k: Any) -> Any:
@@ -152,6 +164,7 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "add_segments": _segments,
     "add_segments weighted binned": lambda k: _segments(k, True, 16),
     "walk_states": _walk_states,
+    "walk_union": _walk_union,
     "confusion_matrix": lambda k: k.confusion_matrix(Y, P, W),
     "confusion_matrix_codes": lambda k: k.confusion_matrix_codes(Y, P, 5, None),
     "encode_strings": lambda k: k.encode_strings(
@@ -362,6 +375,11 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     (
         "union weights",
         _mixed_union,
+        ValidationError,
+    ),
+    (
+        "walk union weights",
+        lambda k: k.walk_union(_mixed_states(k)),
         ValidationError,
     ),
     (

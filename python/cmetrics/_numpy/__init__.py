@@ -52,6 +52,7 @@ from cmetrics._numpy.ranking import (
     union_states,
     walk_groups,
     walk_states,
+    walk_union,
 )
 
 __all__ = [
@@ -92,5 +93,6 @@ __all__ = [
     "union_states",
     "walk_groups",
     "walk_states",
+    "walk_union",
     "youden_j_per_class",
 ]

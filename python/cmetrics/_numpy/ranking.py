@@ -482,6 +482,11 @@ def union_states(states: Sequence[RankingState], n_threads: int = 0) -> GroupSta
     return out
 
 
+def walk_union(states: Sequence[RankingState], curves: bool = True, n_threads: int = 0) -> BinaryRanking:
+    """The walk of the union of ``states`` (the Rust core walks it without making it)."""
+    return union_states(states).walk(curves)
+
+
 def _check_matrix(y_score: np.ndarray, codes: np.ndarray | None, indicator: np.ndarray | None) -> int:
     """The checks of ``rust/core/src/ranking/multiclass.rs`` (same messages)."""
     n, k = y_score.shape

@@ -241,4 +241,4 @@ mod state;
 pub use kendall::{
     kendall_counts, kendall_counts_with, KendallCounts, KendallMethod, TABLE_MAX_DISTINCT,
 };
-pub use state::{add_segments, union_states, walk_states, GroupState, MIN_BUFFER};
+pub use state::{add_segments, union_states, walk_states, walk_union, GroupState, MIN_BUFFER};

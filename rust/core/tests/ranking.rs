@@ -3,8 +3,8 @@
 
 use cmetrics_core::ranking::{
     add_segments, binary_ranking, kendall_counts, kendall_counts_with, merge_groups, order_key,
-    score_groups, union_states, walk_groups, walk_states, GroupState, GroupsRef, KendallCounts,
-    KendallMethod,
+    score_groups, union_states, walk_groups, walk_states, walk_union, BinaryRanking, GroupState,
+    GroupsRef, KendallCounts, KendallMethod,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -216,6 +216,45 @@ proptest! {
         let mut refs: Vec<&mut GroupState> = states.iter_mut().collect();
         let mut again = union_states(&mut refs, &Pool::sequential()).unwrap();
         prop_assert_eq!(again.groups(&pool), got);
+        // Walking the union without making it is walking the state of every row.
+        if whole.entries() > 0 {
+            let walked = walk_union(&mut refs, true, &pool).unwrap();
+            let want = whole.walk(true, &Pool::sequential()).unwrap();
+            same_walk(&walked, &want)?;
+        }
+    }
+
+    /// The union walked in key ranges (from 2^16 groups, 16 ranges whatever the
+    /// thread count) is the walk of one state fed every row: exact counts,
+    /// curve sums to rounding, and the same bits on 1, 2 and 3 threads.
+    #[test]
+    fn union_walked_in_pieces(seed in any::<u64>(), states in 1_usize..9, distinct in prop_oneof![Just(50_u64), Just(1 << 20)]) {
+        let n = 90_000_usize;
+        let mut x = seed | 1;
+        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let rows: Vec<(usize, bool, f64)> = (0..n).map(|_| {
+            let r = next();
+            #[allow(clippy::cast_precision_loss)]
+            let s = (r % distinct) as f64 / distinct as f64;
+            ((r >> 40) as usize % states, (r >> 33) & 3 == 0, s)
+        }).collect();
+        let mut each: Vec<GroupState> = (0..states).map(|_| GroupState::new(false)).collect();
+        let mut whole = GroupState::new(false);
+        let seq = Pool::sequential();
+        for (g, st) in each.iter_mut().enumerate() {
+            let (ok, s): (Vec<bool>, Vec<f64>) = rows.iter().filter(|r| r.0 == g).map(|r| (r.1, r.2)).unzip();
+            st.add(&ok, &s, None, &seq).unwrap();
+        }
+        let (ok, s): (Vec<bool>, Vec<f64>) = rows.iter().map(|r| (r.1, r.2)).unzip();
+        whole.add(&ok, &s, None, &seq).unwrap();
+        let want = whole.walk(true, &seq).unwrap();
+        let mut refs: Vec<&mut GroupState> = each.iter_mut().collect();
+        let first = walk_union(&mut refs, true, &seq).unwrap();
+        same_walk(&first, &want)?;
+        for threads in [2, 3] {
+            let got = walk_union(&mut refs, true, &Pool::new(threads).with_min_parallel(1)).unwrap();
+            prop_assert_eq!(format!("{got:?}"), format!("{first:?}"));
+        }
     }
 
     /// A union of weighted and unweighted states is refused (empty states
@@ -678,4 +717,39 @@ fn the_one_sided_sweep_equals_the_sort_across_blocks_and_threads() {
             assert_eq!(kendall_counts_with(&y, &x, method, &pool).unwrap(), swapped);
         }
     }
+}
+
+/// Two walks of the same rows: exact counts, curve sums to rounding.
+fn same_walk(got: &BinaryRanking, want: &BinaryRanking) -> Result<(), TestCaseError> {
+    prop_assert_eq!(
+        (
+            got.reversed,
+            got.tied,
+            got.ordered,
+            got.n_thresholds,
+            got.n_pos,
+            got.n_neg
+        ),
+        (
+            want.reversed,
+            want.tied,
+            want.ordered,
+            want.n_thresholds,
+            want.n_pos,
+            want.n_neg
+        )
+    );
+    for (a, b) in [
+        (got.average_precision, want.average_precision),
+        (got.aupr_trapezoid, want.aupr_trapezoid),
+        (got.aurc, want.aurc),
+        (got.ordered_share, want.ordered_share),
+        (got.tied_share, want.tied_share),
+    ] {
+        prop_assert!(
+            (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+            "{a} {b}"
+        );
+    }
+    Ok(())
 }

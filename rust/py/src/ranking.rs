@@ -384,6 +384,23 @@ pub fn union_states(
     Ok(GroupState { inner: union })
 }
 
+/// The ranking walk of the union of `states` (as `union_states(states).walk()`)
+/// without making the union (`rk::walk_union`: their tie groups merged by key
+/// straight into the walk).
+#[pyfunction]
+#[pyo3(signature = (states, curves=true, n_threads=0))]
+pub fn walk_union<'py>(
+    py: Python<'py>,
+    mut states: Vec<PyRefMut<'py, GroupState>>,
+    curves: bool,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let pool = Pool::new(n_threads);
+    let mut inner: Vec<&mut rk::GroupState> = states.iter_mut().map(|st| &mut st.inner).collect();
+    let walk = run(py, || rk::walk_union(&mut inner, curves, &pool))?;
+    ranking_py(py, &walk)
+}
+
 /// The counts at each distinct score, cumulated from the highest down:
 /// `ThresholdCounts(fps, tps, thresholds)`; `drop` is "none", "collinear"
 /// (the ROC rule) or "flat" (the precision-recall and DET rule).
@@ -654,6 +671,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grouped_binned_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(add_segments, m)?)?;
     m.add_function(wrap_pyfunction!(walk_states, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_union, m)?)?;
     m.add_function(wrap_pyfunction!(union_states, m)?)?;
     m.add_class::<GroupState>()?;
     Ok(())

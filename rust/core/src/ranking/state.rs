@@ -20,10 +20,12 @@
 //! weight sums are f64 sums in a fixed order per compaction (they can differ
 //! from one split to another by rounding only).
 
+use super::pieces::{PIECES, PIECE_WALK_MIN};
+use super::walk::Walk;
 use super::{
     check_finite, from_order_key, order_key, walk_groups_iter, BinaryRanking, ScoreGroups,
 };
-use super::{check_weights, GroupsRef, Item};
+use super::{check_weights, GroupsRef, Item, Totals};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{reserve_big, Pool};
@@ -790,64 +792,18 @@ pub fn walk_states(
 /// # Errors
 /// Weighted and unweighted states together; [`MetricError::Interrupted`].
 pub fn union_states(states: &mut [&mut GroupState], pool: &Pool) -> Result<GroupState> {
-    let weighted = states
-        .iter()
-        .find(|s| s.entries() > 0)
-        .or(states.first())
-        .is_some_and(|s| s.weighted);
-    ensure!(
-        states
-            .iter()
-            .all(|s| s.entries() == 0 || s.weighted == weighted),
-        MetricError::InvalidValue {
-            arg: "states",
-            detail: "some ranking states hold weighted rows and others unweighted rows".into(),
-        }
-    );
-    let rows: usize = states.iter().map(|s| s.entries()).sum();
-    let compact = |s: &mut &mut GroupState| s.compact(&Pool::sequential());
-    if pool.parallel_for(rows) && states.len() > 1 {
-        pool.install(|| states.par_iter_mut().for_each(compact));
-    } else {
-        states.iter_mut().for_each(compact);
-    }
-    pool.check()?;
+    let weighted = compact_states(states, pool)?;
     let runs: Vec<&Groups> = states.iter().map(|s| &s.groups).collect();
     let total: usize = runs.iter().map(|g| g.len()).sum();
-    // Key ranges: the quantiles of a sample of every run's keys.
     let parts = if pool.parallel_for(total) {
         4 * pool.threads()
     } else {
         1
     };
-    let mut sample: Vec<u64> = runs
-        .iter()
-        .flat_map(|g| {
-            let step = (g.len() / (8 * parts)).max(1);
-            g.keys.iter().step_by(step).copied()
-        })
-        .collect();
-    sample.sort_unstable();
-    let mut cuts: Vec<u64> = (1..parts)
-        .filter_map(|p| sample.get(p * sample.len() / parts).copied())
-        .collect();
-    cuts.dedup();
-    // Part p holds the keys in [cuts[p - 1], cuts[p]) (no bound at either end).
-    let bounds = |p: usize| -> Vec<(usize, usize)> {
-        runs.iter()
-            .map(|g| {
-                let at = |c: Option<&u64>, none: usize| {
-                    c.map_or(none, |&c| g.keys.partition_point(|&k| k < c))
-                };
-                let lo = p.checked_sub(1).map_or(0, |q| at(cuts.get(q), 0));
-                (lo, at(cuts.get(p), g.len()))
-            })
-            .collect()
-    };
     // Every group is kept (equal keys of different states side by side, which
     // every reader adds up), so each key range's place in the output is known
     // before the merge: the ranges are merged straight into it, side by side.
-    let ranges: Vec<Vec<(usize, usize)>> = (0..=cuts.len()).map(bounds).collect();
+    let ranges = key_ranges(&runs, parts);
     let sizes: Vec<usize> = ranges
         .iter()
         .map(|b| b.iter().map(|&(lo, hi)| hi - lo).sum())
@@ -917,6 +873,161 @@ pub fn union_states(states: &mut [&mut GroupState], pool: &Pool) -> Result<Group
     Ok(out)
 }
 
+/// Every state compacted (side by side on the pool's threads; each on one),
+/// and whether they hold weighted rows.
+///
+/// # Errors
+/// Weighted and unweighted states together; [`MetricError::Interrupted`].
+fn compact_states(states: &mut [&mut GroupState], pool: &Pool) -> Result<bool> {
+    let weighted = states
+        .iter()
+        .find(|s| s.entries() > 0)
+        .or(states.first())
+        .is_some_and(|s| s.weighted);
+    ensure!(
+        states
+            .iter()
+            .all(|s| s.entries() == 0 || s.weighted == weighted),
+        MetricError::InvalidValue {
+            arg: "states",
+            detail: "some ranking states hold weighted rows and others unweighted rows".into(),
+        }
+    );
+    let rows: usize = states.iter().map(|s| s.entries()).sum();
+    let compact = |s: &mut &mut GroupState| s.compact(&Pool::sequential());
+    if pool.parallel_for(rows) && states.len() > 1 {
+        pool.install(|| states.par_iter_mut().for_each(compact));
+    } else {
+        states.iter_mut().for_each(compact);
+    }
+    pool.check()?;
+    Ok(weighted)
+}
+
+/// The runs cut into at most `parts` key ranges at the quantiles of a sample
+/// of their keys: for each range, each run's `(lo, hi)`. Range p holds the
+/// keys in `[cut[p - 1], cut[p])`, so equal keys fall in one range; the cuts
+/// depend on the runs and `parts` only.
+fn key_ranges(runs: &[&Groups], parts: usize) -> Vec<Vec<(usize, usize)>> {
+    let mut sample: Vec<u64> = runs
+        .iter()
+        .flat_map(|g| {
+            let step = (g.len() / (8 * parts)).max(1);
+            g.keys.iter().step_by(step).copied()
+        })
+        .collect();
+    sample.sort_unstable();
+    let mut cuts: Vec<u64> = (1..parts)
+        .filter_map(|p| sample.get(p * sample.len() / parts).copied())
+        .collect();
+    cuts.dedup();
+    let bounds = |p: usize| -> Vec<(usize, usize)> {
+        runs.iter()
+            .map(|g| {
+                let at = |c: Option<&u64>, none: usize| {
+                    c.map_or(none, |&c| g.keys.partition_point(|&k| k < c))
+                };
+                let lo = p.checked_sub(1).map_or(0, |q| at(cuts.get(q), 0));
+                (lo, at(cuts.get(p), g.len()))
+            })
+            .collect()
+    };
+    (0..=cuts.len()).map(bounds).collect()
+}
+
+/// The walk of the union of `states` ([`union_states`], then
+/// [`GroupState::walk`]) without making the union: their tie groups are
+/// merged by key straight into the walk. Without weights, from
+/// [`PIECE_WALK_MIN`] groups the key space is cut into [`PIECES`] ranges (as
+/// many whatever the thread count), each merged and walked on its own from
+/// the counts below it, side by side on the threads, and the pieces combined
+/// in order; the counts are exact and the curve sums are added piece by
+/// piece. With weights, the union is made and walked.
+///
+/// # Errors
+/// As [`union_states`] and [`GroupState::walk`].
+pub fn walk_union(
+    states: &mut [&mut GroupState],
+    curves: bool,
+    pool: &Pool,
+) -> Result<BinaryRanking> {
+    if compact_states(states, pool)? {
+        return union_states(states, pool)?.walk(curves, pool);
+    }
+    let runs: Vec<&Groups> = states.iter().map(|s| &s.groups).collect();
+    let total: usize = runs.iter().map(|g| g.len()).sum();
+    let parts = if total >= PIECE_WALK_MIN { PIECES } else { 1 };
+    let ranges = key_ranges(&runs, parts);
+    // Each range's positives and negatives, then the counts below each.
+    let count = |range: &Vec<(usize, usize)>| -> (u64, u64) {
+        runs.iter()
+            .zip(range)
+            .map(|(g, &(lo, hi))| {
+                let sum = |v: &[u32]| {
+                    v.get(lo..hi)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|&x| u64::from(x))
+                        .sum::<u64>()
+                };
+                (sum(&g.pos), sum(&g.neg))
+            })
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    };
+    let sums: Vec<(u64, u64)> = if pool.parallel_for(total) && ranges.len() > 1 {
+        pool.install(|| ranges.par_iter().map(count).collect())
+    } else {
+        ranges.iter().map(count).collect()
+    };
+    let (mut n_pos, mut n_neg) = (0_u64, 0_u64);
+    let mut jobs: Vec<PieceJob<'_>> = Vec::with_capacity(ranges.len());
+    for (range, &(p, n)) in ranges.iter().zip(&sums) {
+        jobs.push((range, n_pos, n_neg));
+        n_pos += p;
+        n_neg += n;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let totals = Totals {
+        n_pos,
+        n_neg,
+        w_pos: n_pos as f64,
+        w_neg: n_neg as f64,
+    };
+    let one = |&(range, pos_below, neg_below): &PieceJob<'_>| -> Walk {
+        let mut w = Walk::starting_after(totals, curves, pos_below, neg_below);
+        let mut prev: Option<u64> = None;
+        merge_each::<false>(&runs, range, usize::MAX, pool, |key, c, i| {
+            let p = u64::from(c.pos.get(i).copied().unwrap_or(0));
+            let n = u64::from(c.neg.get(i).copied().unwrap_or(0));
+            if p + n > 0 {
+                w.add_to_group(p, n, prev != Some(key));
+                prev = Some(key);
+            }
+            true
+        });
+        w.close_last_group();
+        w
+    };
+    let walks: Vec<Walk> = if pool.parallel_for(total) && jobs.len() > 1 {
+        pool.install(|| jobs.par_iter().map(one).collect())
+    } else {
+        jobs.iter().map(one).collect()
+    };
+    pool.check()?;
+    let mut all = Walk::new(totals, false, curves);
+    for w in walks {
+        all.absorb(w);
+    }
+    if all.groups > 0 {
+        all.finish_curve();
+    }
+    Ok(all.result())
+}
+
+/// One key range of [`walk_union`]: each run's part, and the positives and
+/// negatives below it.
+type PieceJob<'a> = (&'a Vec<(usize, usize)>, u64, u64);
+
 /// One key range of [`union_states`]: each run's part, the groups they hold, and
 /// the output slots they fill.
 type RangeJob<'a> = (Vec<(usize, usize)>, usize, Slots<'a>);
@@ -955,12 +1066,44 @@ impl Cursor<'_> {
 }
 
 /// The groups of `runs[r][bounds[r].0..bounds[r].1]` merged by key into
-/// `out` (as long as they are), equal keys in run order: a tree of losers
-/// over the runs' heads, each node holding the `(key, run)` that lost there,
-/// so a new head climbs to the root comparing with one stored pair per level
-/// (no branch: the keys are random). Returns the groups written.
+/// `out` (as long as they are), equal keys in run order (see [`merge_each`]).
+/// Returns the groups written.
 fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool: &Pool) -> usize {
     let (keys, pos, neg, w_pos, w_neg) = out;
+    let weighted = !w_pos.is_empty();
+    let mut e = 0;
+    merge_each::<true>(runs, bounds, keys.len(), pool, |key, c, i| {
+        let (Some(k), Some(p), Some(n)) = (keys.get_mut(e), pos.get_mut(e), neg.get_mut(e)) else {
+            return false;
+        };
+        k.write(key);
+        p.write(c.pos.get(i).copied().unwrap_or(0));
+        n.write(c.neg.get(i).copied().unwrap_or(0));
+        if weighted {
+            let (Some(a), Some(b)) = (w_pos.get_mut(e), w_neg.get_mut(e)) else {
+                return false;
+            };
+            a.write(c.w_pos.get(i).copied().unwrap_or(0.0));
+            b.write(c.w_neg.get(i).copied().unwrap_or(0.0));
+        }
+        e += 1;
+        true
+    })
+}
+
+/// The groups of `runs[r][bounds[r].0..bounds[r].1]` in key order, equal
+/// keys in run order, at most `limit` of them: `emit(key, run, index)` is
+/// called for each and stops the merge by returning false. A tree of losers
+/// over the runs' heads, each node holding the `(key, run)` that lost there,
+/// so a new head climbs to the root comparing with one stored pair per level
+/// (no branch: the keys are random). Returns the groups emitted.
+fn merge_each<const BY_RUN: bool>(
+    runs: &[&Groups],
+    bounds: &[(usize, usize)],
+    limit: usize,
+    pool: &Pool,
+    mut emit: impl FnMut(u64, &Cursor<'_>, usize) -> bool,
+) -> usize {
     let leaves = runs.len().next_power_of_two().max(2);
     let mut cursors: Vec<Cursor<'_>> = (0..leaves)
         .map(|r| match (runs.get(r), bounds.get(r)) {
@@ -975,8 +1118,15 @@ fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool:
             _ => Cursor::default(),
         })
         .collect();
-    // Whether (key, run) `a` comes before `b`.
-    let first = |a: (u64, usize), b: (u64, usize)| (a.0 < b.0) | ((a.0 == b.0) & (a.1 < b.1));
+    // Whether (key, run) `a` comes before `b`; equal keys in any order unless
+    // `BY_RUN` (the walk adds them up exactly, whatever their order).
+    let first = |a: (u64, usize), b: (u64, usize)| {
+        if BY_RUN {
+            (a.0 < b.0) | ((a.0 == b.0) & (a.1 < b.1))
+        } else {
+            a.0 < b.0
+        }
+    };
     let mut loser: Vec<(u64, usize)> = vec![(u64::MAX, usize::MAX); leaves];
     let mut win: Vec<(u64, usize)> = (0..2 * leaves)
         .map(|i| {
@@ -998,13 +1148,7 @@ fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool:
     }
     let mut top = win.get(1).copied().unwrap_or((u64::MAX, usize::MAX));
     drop(win);
-    let weighted = !w_pos.is_empty();
-    let total = keys.len();
-    for (e, (slot_k, (slot_p, slot_n))) in keys
-        .iter_mut()
-        .zip(pos.iter_mut().zip(neg.iter_mut()))
-        .enumerate()
-    {
+    for e in 0..limit {
         if e % crate::parallel::CHECK_ROWS == 0 && pool.stopped() {
             return e;
         }
@@ -1013,17 +1157,8 @@ fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool:
             return e; // a done run on top: a key of u64::MAX (not a finite score's)
         };
         let i = c.at;
-        slot_k.write(key);
-        slot_p.write(c.pos.get(i).copied().unwrap_or(0));
-        slot_n.write(c.neg.get(i).copied().unwrap_or(0));
-        if weighted {
-            match (w_pos.get_mut(e), w_neg.get_mut(e)) {
-                (Some(a), Some(b)) => {
-                    a.write(c.w_pos.get(i).copied().unwrap_or(0.0));
-                    b.write(c.w_neg.get(i).copied().unwrap_or(0.0));
-                }
-                _ => return e,
-            }
+        if !emit(key, c, i) {
+            return e;
         }
         c.at += 1;
         // A hundred runs are more streams than the hardware prefetcher follows:
@@ -1053,7 +1188,7 @@ fn merge_runs(runs: &[&Groups], bounds: &[(usize, usize)], out: Slots<'_>, pool:
         }
         top = climbing;
     }
-    total
+    limit
 }
 
 /// The row count of `score`, with `positive` as long.

@@ -107,6 +107,29 @@ impl Walk {
         self.close_group();
     }
 
+    /// Without weights: `p` positives and `n` negatives of one score, the
+    /// first of a new tie group when `opens` (the group open so far closes).
+    /// A score's rows may come in several parts, one after the other.
+    #[inline(always)]
+    pub(super) fn add_to_group(&mut self, p: u64, n: u64, opens: bool) {
+        if opens {
+            if self.gp + self.gn > 0 {
+                self.close_counted_group();
+            }
+            self.groups += 1;
+        }
+        self.ordered += u128::from(p) * u128::from(self.neg_below);
+        self.gp += p;
+        self.gn += n;
+    }
+
+    /// Without weights: close the group [`Walk::add_to_group`] left open.
+    pub(super) fn close_last_group(&mut self) {
+        if self.gp + self.gn > 0 {
+            self.close_counted_group();
+        }
+    }
+
     /// A walk without weights of the rows above `pos_below` positives and
     /// `neg_below` negatives (a piece of a walk).
     #[allow(clippy::cast_precision_loss)]
