@@ -28,8 +28,9 @@ What the state holds (its size does not grow with the number of rows, except as 
 - grouped (``group_by=True``), one such state per group value besides the state of all rows.
   With probabilities in the exact mode, the confidence summary of all rows is not fed the rows
   a second time: it is the union of the groups' summaries (a k-way merge of their sorted
-  groups, cut into key ranges merged side by side), made when the report, the bytes or the
-  summary need it; it may then hold one entry per group for a value several groups share.
+  groups, cut into key ranges merged side by side), made when the bytes or the summary need
+  it; it may then hold one entry per group for a value several groups share. The report does
+  not make it: the groups' sorted summaries are merged straight into the ranking walk.
 - ``ranking="approximate"`` caps that summary at ``ranking_bins + 1`` entries: confidences
   (which must then lie in [0, 1]) are replaced by the lower edge of their bin of width
   ``1 / ranking_bins`` (counted in a histogram) before ranking. Pairs inside one bin count
@@ -264,7 +265,7 @@ class Evaluator:
         self._rank: RankingState | None = None
         # Grouped probabilities in the exact mode: the groups' states hold every ranking row,
         # so the state of all rows is their union, made when it is read (_overall_rank), not
-        # fed the rows a second time.
+        # fed the rows a second time; the report walks the union without making it.
         self._rank_stale = False
         # With probabilities: the weight of rows by the rank of their true class (top-k
         # accuracy), and one GroupState per column against "row is of this class".
@@ -920,7 +921,7 @@ class Evaluator:
             made = resolve_backend(self.backend).walk_states(states, True, get_num_threads())
             walks = {id(child): walk for child, walk in zip(ranked, made, strict=True)}
         reports = [child._report(walks.get(id(child))) for child in children]
-        # All rows last: their ranking state may be the union of the groups', now compacted.
+        # All rows last: their ranking walk may be the walk of the groups' union.
         return GroupedReport(self.report(), dict(zip(self._groups, reports, strict=True)), names)
 
     @property
