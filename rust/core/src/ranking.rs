@@ -182,14 +182,7 @@ pub(crate) fn walk_packed_keys(keys: Vec<u32>, pool: &Pool) -> Result<BinaryRank
     } else {
         ones(&keys)
     };
-    let n_neg = keys.len() as u64 - n_pos;
-    #[allow(clippy::cast_precision_loss)]
-    let totals = Totals {
-        n_pos,
-        n_neg,
-        w_pos: n_pos as f64,
-        w_neg: n_neg as f64,
-    };
+    let totals = Totals::counted(n_pos, keys.len() as u64 - n_pos);
     strategy::sort_and_walk_packed(keys, totals, pool, true)
 }
 
@@ -233,6 +226,19 @@ pub(crate) struct Totals {
     pub(crate) n_neg: u64,
     pub(crate) w_pos: f64,
     pub(crate) w_neg: f64,
+}
+
+impl Totals {
+    /// The totals of unweighted rows: the weight sums are the counts.
+    #[allow(clippy::cast_precision_loss)]
+    pub(crate) fn counted(n_pos: u64, n_neg: u64) -> Self {
+        Self {
+            n_pos,
+            n_neg,
+            w_pos: n_pos as f64,
+            w_neg: n_neg as f64,
+        }
+    }
 }
 
 mod inversions;

@@ -398,13 +398,7 @@ fn walk_packed_columns(
     let one = |(mut column, &col): (Vec<u32>, &usize)| -> Result<BinaryRanking> {
         sort_keys_alone(&mut column, pool)?;
         let n_pos = counts.get(col).copied().unwrap_or(0);
-        #[allow(clippy::cast_precision_loss)]
-        let totals = Totals {
-            n_pos,
-            n_neg: n - n_pos,
-            w_pos: n_pos as f64,
-            w_neg: (n - n_pos) as f64,
-        };
+        let totals = Totals::counted(n_pos, n - n_pos);
         walk(
             Packed {
                 rows: column.iter(),

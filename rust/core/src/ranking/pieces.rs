@@ -100,12 +100,7 @@ pub(super) fn walk_in_pieces<P: Piece, S: Stream>(
         pieces.iter().map(one).collect()
     };
     pool.check()?;
-    let mut all = Walk::new(totals, false, curves);
-    for w in walks {
-        all.absorb(w);
-    }
-    all.finish_curve();
-    Ok(all.result())
+    Ok(Walk::combine(totals, curves, walks))
 }
 
 /// The shares of exact pair counts (NaN without pairs).

@@ -986,13 +986,7 @@ pub fn walk_union(
         n_pos += p;
         n_neg += n;
     }
-    #[allow(clippy::cast_precision_loss)]
-    let totals = Totals {
-        n_pos,
-        n_neg,
-        w_pos: n_pos as f64,
-        w_neg: n_neg as f64,
-    };
+    let totals = Totals::counted(n_pos, n_neg);
     let one = |&(range, pos_below, neg_below): &PieceJob<'_>| -> Walk {
         let mut w = Walk::starting_after(totals, curves, pos_below, neg_below);
         let mut prev: Option<u64> = None;
@@ -1014,14 +1008,7 @@ pub fn walk_union(
         jobs.iter().map(one).collect()
     };
     pool.check()?;
-    let mut all = Walk::new(totals, false, curves);
-    for w in walks {
-        all.absorb(w);
-    }
-    if all.groups > 0 {
-        all.finish_curve();
-    }
-    Ok(all.result())
+    Ok(Walk::combine(totals, curves, walks))
 }
 
 /// One key range of [`walk_union`]: each run's part, and the positives and

@@ -250,6 +250,17 @@ impl Walk {
         (self.w_pos_below, self.w_neg_below) = (p.w_pos_below, p.w_neg_below);
     }
 
+    /// The walk of unweighted pieces, each walked on its own from the counts
+    /// below it ([`Walk::starting_after`]), combined in ascending key order.
+    pub(super) fn combine(totals: Totals, curves: bool, pieces: Vec<Self>) -> BinaryRanking {
+        let mut all = Self::new(totals, false, curves);
+        for w in pieces {
+            all.absorb(w);
+        }
+        all.finish_curve();
+        all.result()
+    }
+
     pub(super) fn new(t: Totals, weighted: bool, curves: bool) -> Self {
         let scale = if weighted {
             weight_scale(t.w_pos.max(t.w_neg))
