@@ -65,20 +65,32 @@ def apply_zero_division(
 ) -> F64:
     """Replace the NaN (0/0) entries by the ``zero_division`` value, warning under
     ``"warn"`` with scikit-learn's wording."""
+    out, message = fill_zero_division(values, zero_division, what, reason, unit)
+    if warn_here and message is not None:
+        warn(message)
+    return out
+
+
+def fill_zero_division(
+    values: F64, zero_division: ZeroDivision, what: str, reason: str, unit: str = "labels"
+) -> tuple[F64, str | None]:
+    """:func:`apply_zero_division` without warning: the values, and the warning it gives
+    (None when it gives none)."""
     fill = _checks.zero_division_value(zero_division)
     mask = np.isnan(values)
     if not mask.any():
-        return values
+        return values, None
     out: F64 = values.copy()
     out[mask] = fill
-    if warn_here and isinstance(zero_division, str):
-        # "due to" for a single value, "in labels with" per class (scikit-learn's wording).
-        where = "due to" if values.size == 1 else f"in {unit} with"
-        warn(
-            f"{what} is ill-defined and being set to 0.0 {where} no {reason}. "
-            "Use `zero_division` parameter to control this behavior."
-        )
-    return out
+    if not isinstance(zero_division, str):
+        return out, None
+    # "due to" for a single value, "in labels with" per class (scikit-learn's wording).
+    where = "due to" if values.size == 1 else f"in {unit} with"
+    message = (
+        f"{what} is ill-defined and being set to 0.0 {where} no {reason}. "
+        "Use `zero_division` parameter to control this behavior."
+    )
+    return out, message
 
 
 def average_values(values: F64, weights: F64, average: Average) -> float:
@@ -178,6 +190,25 @@ def prfs(
     The confidence versions (docs/definitions.md §4) run through here too, on a table whose
     diagonal and column sums come from the probabilistic confusion matrix
     (``prefix="c"`` names them in warnings)."""
+    out, messages = _prfs(cm, beta, labels, pos_label, average, zero_division, prefix)
+    for name in ("precision", "recall", "f-score"):
+        message = messages.get(name)
+        if name in warn_for and message is not None:
+            warn(message)
+    return out
+
+
+def _prfs(
+    cm: ConfusionMatrix,
+    beta: float,
+    labels: ArrayLike | None,
+    pos_label: Label,
+    average: Average | None,
+    zero_division: ZeroDivision,
+    prefix: str,
+) -> tuple[PRFS, dict[str, str]]:
+    """:func:`prfs` without warning: its values, and the warning it gives for each of
+    "precision", "recall" and "f-score" that has one."""
     average = _checks.check_average(average)
     b = _checks.check_beta(beta)
     _checks.zero_division_value(zero_division)
@@ -197,18 +228,39 @@ def prfs(
         b,
     )
     out = []
+    messages: dict[str, str] = {}
     for name, values in zip(("precision", "recall", "f-score"), prf, strict=True):
         what, reason = _PRF_REASONS[name]
-        out.append(apply_zero_division(values, zero_division, prefix + what, reason, warn_here=name in warn_for))
+        filled, message = fill_zero_division(values, zero_division, prefix + what, reason)
+        out.append(filled)
+        if message is not None:
+            messages[name] = message
     p, r, f = out
     if average is None:
-        return p, r, f, (true_sum if cm._weighted else true_sum.astype(np.int64))
-    return (
+        return (p, r, f, (true_sum if cm._weighted else true_sum.astype(np.int64))), messages
+    averaged = (
         average_values(p, true_sum, average),
         average_values(r, true_sum, average),
         average_values(f, true_sum, average),
         None,
     )
+    return averaged, messages
+
+
+def report_prf(cm: ConfusionMatrix, average: Average, zero_division: ZeroDivision, prefix: str, name: str) -> float:
+    """One averaged F1-family value of a report (``name``: "precision", "recall" or
+    "f-score"), warning only about itself. The three values of each (average,
+    zero_division, prefix) are computed once and kept on the table, which a report asks
+    for three times."""
+    memo: dict[tuple[str, str, str], tuple[PRFS, dict[str, str]]] = vars(cm).setdefault("_report_prf", {})
+    key = (average, repr(zero_division), prefix)
+    if key not in memo:
+        memo[key] = _prfs(cm, 1.0, None, 1, average, zero_division, prefix)
+    (p, r, f, _), messages = memo[key]
+    message = messages.get(name)
+    if message is not None:
+        warn(message)
+    return float({"precision": p, "recall": r, "f-score": f}[name])
 
 
 def jaccard(

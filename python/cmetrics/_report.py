@@ -32,11 +32,10 @@ _PRF = (("precision", "precision"), ("recall", "recall"), ("f1", "f-score"))
 def _prf(name: str, average: Average, prefix: str = "") -> Callable[[ConfusionMatrix, ZeroDivision], float]:
     """One averaged precision, recall or F1, warning only about itself (``prefix="c"``: the
     confidence version, on the table of the probabilistic confusion matrix)."""
-    i, warn_for = next((i, w) for i, (n, w) in enumerate(_PRF) if n == name)
+    warn_for = next(w for n, w in _PRF if n == name)
 
     def value(cm: ConfusionMatrix, zd: ZeroDivision) -> float:
-        p, r, f, _ = _hard.prfs(cm, average=average, zero_division=zd, prefix=prefix, warn_for=(warn_for,))
-        return (p, r, f)[i]
+        return _hard.report_prf(cm, average, zd, prefix, warn_for)
 
     return value
 

@@ -359,6 +359,33 @@ def test_summary_rows_stay_distinct_when_texts_would_collide() -> None:
     assert set(rows) == {repr(("x / y", "z")), repr(("x", "y / z"))}
 
 
+@pytest.mark.parametrize("ties", [False, True])
+def test_the_report_walks_the_union_of_many_groups_in_pieces(ties: bool) -> None:
+    """Past 2^16 distinct confidences the report of all rows walks the groups' union in key
+    ranges (Rust core) without making it; its ranking values equal the numpy backend's (which
+    makes the union and walks it in one piece) and an ungrouped Evaluator's, and reading the
+    union afterwards still gives the state of every row."""
+    n = 120_000
+    y, p, _ = make(17, n, 5, ties=ties)
+    g = np.random.default_rng(3).integers(0, 40, n)
+    reports = {}
+    for backend in ("rust", "numpy"):
+        ev = Evaluator(n_classes=5, group_by=True, backend=backend)
+        for lo in range(0, n, 50_000):
+            ev.update(y[lo : lo + 50_000], y_proba=p[lo : lo + 50_000], groups=g[lo : lo + 50_000])
+        reports[backend] = ev.report()
+        plain = Evaluator(n_classes=5, backend=backend)
+        plain.update(y, y_proba=p)
+        assert_same_report(reports[backend], plain.report())
+        summary, want = ev.ranking_summary(), plain.ranking_summary()
+        assert summary is not None and want is not None
+        assert np.array_equal(summary.values, want.values) and np.array_equal(summary.n_pos, want.n_pos)
+        assert ties or summary.values.shape[0] > 1 << 16  # the pieces' path, without ties
+    assert_same_report(reports["rust"], reports["numpy"])
+    for key in ("refinement", "auroc_confidence", "reversed_pair_proportion"):  # exact pair counts
+        assert reports["rust"].metrics[key] == reports["numpy"].metrics[key]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_the_ranking_state_of_all_rows_is_the_union_of_the_groups(backend: str, weighted: bool) -> None:
