@@ -136,6 +136,33 @@ def _union_states(k: Any) -> Any:
     return k.union_states(states).groups()
 
 
+def test_the_union_walk_adds_counts_past_u32_max() -> None:
+    """Counts past u32::MAX spread over adjacent entries of one value (the Rust state's u32
+    cells), shared by two states: the walk of their union without making it equals the walk
+    of the union made, on both backends, with the exact pair counts of the naive formula."""
+    big = 3 << 32
+    values = ([0.1, 0.5, 0.9], [0.5, 0.7])
+    pos = ([big, 5, 7], [big, 1])
+    neg = ([2, big, 1], [3, big])
+    walks = []
+    for k in (core(), npb):
+        groups = type(k.GroupState(False).groups())
+        states = []
+        for v, p, n in zip(values, pos, neg, strict=True):
+            state = k.GroupState(False)
+            state.absorb(groups(np.array(v), np.array(p, np.uint64), np.array(n, np.uint64), None, None))
+            states.append(state)
+        walk = k.walk_union(states, True)
+        assert walk == k.union_states(states).walk(True)
+        walks.append(walk)
+    same(walks[0], walks[1], "walk_union")  # counts bit-identical, curve sums to rounding
+    # Pairs by value: 0.1 (p big, n 2), 0.5 (p big + 5, n big + 3), 0.7 (p 1, n big), 0.9 (p 7, n 1).
+    table = {0.1: (big, 2), 0.5: (big + 5, big + 3), 0.7: (1, big), 0.9: (7, 1)}
+    ordered = sum(p * sum(n for u, (_, n) in table.items() if u < v) for v, (p, _) in table.items())
+    tied = sum(p * n for p, n in table.values())
+    assert (walks[0].ordered, walks[0].tied, walks[0].n_pos) == (ordered, tied, sum(p for p, _ in table.values()))
+
+
 @pytest.mark.parametrize("backend", ["rust", "numpy"])
 @pytest.mark.parametrize("bad", ["nan", "outside", "weights"])
 def test_a_refused_add_segments_changes_no_state(backend: str, bad: str) -> None:
