@@ -713,11 +713,15 @@ class Evaluator:
         """The ranking state of all rows; when it is made from the groups' states (grouped
         probabilities, exact mode), their union, merged now."""
         if self._rank_stale:
-            states = [child._rank for child in self._groups.values() if child._rank is not None]
+            states = self._group_ranks()
             be = resolve_backend(self.backend)
             self._rank = be.union_states(states, get_num_threads()) if states else None
             self._rank_stale = False
         return self._rank
+
+    def _group_ranks(self) -> list[RankingState]:
+        """The ranking states of the groups that have one."""
+        return [child._rank for child in self._groups.values() if child._rank is not None]
 
     # -- merging ------------------------------------------------------------------------
 
@@ -857,12 +861,11 @@ class Evaluator:
             raise ValidationError(msg)
         if walk is None and self._rank_stale:
             # The state of all rows is the groups' union: walked without being made.
-            states = [child._rank for child in self._groups.values() if child._rank is not None and len(child._rank)]
+            states = [state for state in self._group_ranks() if len(state)]
             if states:
                 walk = resolve_backend(self.backend).walk_union(states, True, get_num_threads())
-        rank = self._overall_rank() if walk is None and not self._rank_stale else None
-        if rank is not None and len(rank):
-            walk = rank.walk(True, get_num_threads())
+        elif walk is None and self._rank is not None and len(self._rank):
+            walk = self._rank.walk(True, get_num_threads())
         made: dict[str, int | str] = (
             {"mode": "exact"} if self.ranking == "exact" else {"mode": "approximate", "bins": self.ranking_bins}
         )

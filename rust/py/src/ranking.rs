@@ -270,9 +270,7 @@ impl GroupState {
         bins: Option<u32>,
         n_threads: usize,
     ) -> PyResult<()> {
-        let p = slice(&positive, "correct")?;
-        let s = slice(&score, "confidence")?;
-        let w = opt_slice(&sample_weight, "sample_weight")?;
+        let (p, s, w) = ranking_rows(&positive, &score, &sample_weight)?;
         let pool = Pool::new(n_threads);
         let inner = &mut self.inner;
         run(py, || match bins {
@@ -327,6 +325,28 @@ impl GroupState {
     }
 }
 
+/// The rows a ranking state takes: correctness, confidence and optional
+/// weights, borrowed from the arrays.
+type RankingRows<'a> = (&'a [bool], &'a [f64], Option<&'a [f64]>);
+
+/// Borrow the rows of `GroupState.add` and `add_segments`.
+fn ranking_rows<'a>(
+    positive: &'a PyReadonlyArray1<'_, bool>,
+    score: &'a PyReadonlyArray1<'_, f64>,
+    sample_weight: &'a Option<PyReadonlyArray1<'_, f64>>,
+) -> PyResult<RankingRows<'a>> {
+    Ok((
+        slice(positive, "correct")?,
+        slice(score, "confidence")?,
+        opt_slice(sample_weight, "sample_weight")?,
+    ))
+}
+
+/// The core states behind the Python ones, for the kernels over many states.
+fn inner_states<'a>(states: &'a mut [PyRefMut<'_, GroupState>]) -> Vec<&'a mut rk::GroupState> {
+    states.iter_mut().map(|st| &mut st.inner).collect()
+}
+
 /// Add segment `g` of the rows (`offsets[g]..offsets[g + 1]`) to
 /// `states[g]`, every state in one call, side by side on the threads
 /// (`rk::add_segments`: every row is checked before any state changes; with
@@ -344,12 +364,10 @@ pub fn add_segments(
     bins: Option<u32>,
     n_threads: usize,
 ) -> PyResult<()> {
-    let p = slice(&positive, "correct")?;
-    let s = slice(&score, "confidence")?;
+    let (p, s, w) = ranking_rows(&positive, &score, &sample_weight)?;
     let o = slice(&offsets, "offsets")?;
-    let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    let mut inner: Vec<&mut rk::GroupState> = states.iter_mut().map(|st| &mut st.inner).collect();
+    let mut inner = inner_states(&mut states);
     run(py, || rk::add_segments(&mut inner, p, s, o, w, bins, &pool))
 }
 
@@ -364,7 +382,7 @@ pub fn walk_states<'py>(
     n_threads: usize,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let pool = Pool::new(n_threads);
-    let mut inner: Vec<&mut rk::GroupState> = states.iter_mut().map(|st| &mut st.inner).collect();
+    let mut inner = inner_states(&mut states);
     let walks = run(py, || rk::walk_states(&mut inner, curves, &pool))?;
     walks.iter().map(|r| ranking_py(py, r)).collect()
 }
@@ -379,7 +397,7 @@ pub fn union_states(
     n_threads: usize,
 ) -> PyResult<GroupState> {
     let pool = Pool::new(n_threads);
-    let mut inner: Vec<&mut rk::GroupState> = states.iter_mut().map(|st| &mut st.inner).collect();
+    let mut inner = inner_states(&mut states);
     let union = run(py, || rk::union_states(&mut inner, &pool))?;
     Ok(GroupState { inner: union })
 }
@@ -396,7 +414,7 @@ pub fn walk_union<'py>(
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let pool = Pool::new(n_threads);
-    let mut inner: Vec<&mut rk::GroupState> = states.iter_mut().map(|st| &mut st.inner).collect();
+    let mut inner = inner_states(&mut states);
     let walk = run(py, || rk::walk_union(&mut inner, curves, &pool))?;
     ranking_py(py, &walk)
 }
