@@ -36,6 +36,12 @@ from cmetrics import reference
 Value = Any
 
 
+def memory_needed(rows: int, classes: int) -> int:
+    """Bytes a run over ``rows`` x ``classes`` may hold at its peak, measured: about 64 per
+    probability (the float32 dump, the peers' float64 and one-hot copies) and 256 per row."""
+    return rows * (64 * classes + 256)
+
+
 @dataclass
 class Data:
     """The benchmark's evaluation dump: truth, hard predictions, float32 probabilities of a

@@ -81,7 +81,8 @@ def _null_count(obj: Any, lib: str) -> int:
 
 
 def to_numpy(x: object, name: str) -> np.ndarray:
-    """``x`` as a numpy array; dataframe-library columns are checked for nulls."""
+    """``x`` as a numpy array; dataframe-library columns are checked for nulls, scipy.sparse
+    matrices made dense."""
     lib = _module_of(x)
     if lib in ("pandas", "polars", "pyarrow") and hasattr(x, "to_numpy"):
         nulls = _null_count(x, lib)
@@ -93,6 +94,9 @@ def to_numpy(x: object, name: str) -> np.ndarray:
         return _aligned(np.asarray(x.to_numpy()))
     if isinstance(x, np.ndarray):
         return _aligned(x)
+    if lib == "scipy" and hasattr(x, "toarray") and hasattr(x, "nnz"):
+        # A scipy.sparse matrix or array (an indicator matrix, as scikit-learn takes): dense.
+        return _aligned(np.asarray(x.toarray()))
     try:
         return _aligned(np.asarray(x))
     except (ValueError, TypeError) as exc:
@@ -292,6 +296,8 @@ def weights(sample_weight: ArrayLike | None, n: int) -> F64 | None:
     if w.ndim != 1:
         msg = f"sample_weight must be 1-D, got shape {w.shape}"
         raise ShapeError(msg)
+    if w.dtype.kind == "O":  # numbers held as Python objects (scikit-learn takes them)
+        w = _object_weights(w)
     if w.dtype.kind not in "biuf":
         msg = f"sample_weight has dtype {w.dtype}; pass real numbers"
         raise UnsupportedDtypeError(msg)
@@ -301,10 +307,21 @@ def weights(sample_weight: ArrayLike | None, n: int) -> F64 | None:
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
+def _object_weights(w: np.ndarray) -> np.ndarray:
+    """An object array of real numbers as float64 (as scikit-learn reads it: a weighted
+    confusion matrix of float64), or unchanged when it holds anything else."""
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) for v in w.tolist()):
+        return w
+    return np.array(w.tolist(), dtype=np.float64)
+
+
 def integral_weights(sample_weight: ArrayLike) -> bool:
     """Whether ``sample_weight`` holds integers or booleans (scikit-learn then returns
     an int64 confusion matrix)."""
-    return to_numpy(sample_weight, "sample_weight").dtype.kind in "biu"
+    w = to_numpy(sample_weight, "sample_weight")
+    if w.dtype.kind == "O":
+        w = _object_weights(w)
+    return w.dtype.kind in "biu"
 
 
 def ucs4_view(a: np.ndarray) -> npt.NDArray[np.uint32]:
@@ -348,12 +365,20 @@ def scores(x: ArrayLike, name: str, keep_float32: bool = False) -> np.ndarray:
     raise UnsupportedDtypeError(msg)
 
 
-def binary(y_true: ArrayLike, pos_label: Label | None, name: str = "y_true", any_classes: bool = False) -> Bools:
+def binary(
+    y_true: ArrayLike,
+    pos_label: Label | None,
+    name: str = "y_true",
+    any_classes: bool = False,
+    greater_positive: bool = False,
+) -> Bools:
     """``y_true == pos_label`` for binary labels, with scikit-learn's rules: integer labels
     in {0, 1} or {-1, 1} need no ``pos_label`` (1 is positive), two string labels take the
-    greater as positive, and a ``pos_label`` that is not one of two present labels raises.
+    greater as positive (one string class alone: none is positive), and a ``pos_label`` that
+    is not one of two present labels raises.
     With ``any_classes`` (the curves), more than two classes are allowed when ``pos_label``
-    names the positive one."""
+    names the positive one. With ``greater_positive`` (scikit-learn's ``roc_auc_score`` and Brier
+    scores), two integer labels outside {0, 1} and {-1, 1} take the greater as positive too."""
     a = as_1d(y_true, name)
     if a.dtype == np.bool_:
         if pos_label not in (None, True, False, 0, 1):
@@ -371,13 +396,21 @@ def binary(y_true: ArrayLike, pos_label: Label | None, name: str = "y_true", any
         msg = f"{name} has {len(classes)} classes; these metrics are binary (pass a bool array or pos_label=)"
         raise ValidationError(msg)
     if pos_label is None:
-        if pair.kind == "int" and not set(classes.tolist()) <= {0, 1} and not set(classes.tolist()) <= {-1, 1}:
+        usual = set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}
+        if pair.kind == "int" and not usual and greater_positive and len(classes) == 2:
+            return np.ascontiguousarray(values == classes[-1])
+        if pair.kind == "int" and not usual:
             msg = (
                 f"{name} takes value in {shown} and pos_label is not specified: either make {name} take "
                 "value in {0, 1} or {-1, 1} or pass pos_label explicitly"
             )
             raise LabelError(msg)
-        pos_label = 1 if pair.kind == "int" else (classes[-1] if len(classes) else None)
+        if pair.kind == "str" and len(classes) < 2:
+            # One string class and no pos_label: nothing says it is the positive class (a
+            # batch of negatives only must not score as all positive), so no row is positive,
+            # as scikit-learn's default pos_label=1 finds none.
+            return np.zeros(values.shape[0], dtype=np.bool_)
+        pos_label = 1 if pair.kind == "int" else classes[-1]
     elif (isinstance(pos_label, str) != (pair.kind == "str")) or (len(classes) == 2 and pos_label not in shown):
         msg = f"pos_label={pos_label!r} is not a valid label. It should be one of {shown}"
         raise LabelError(msg)
@@ -545,6 +578,15 @@ def _one_of(name: str, value: object, allowed: tuple[object, ...]) -> None:
         shown = ", ".join(repr(a) for a in allowed)
         msg = f"{name}={value!r} is invalid; use one of {shown}"
         raise ValidationError(msg)
+
+
+def check_flag(name: str, value: object) -> bool:
+    """A switch (``normalize`` of a score, ``samplewise``): True or False (numpy's bools
+    too); None or a string is refused rather than read as false."""
+    if not isinstance(value, (bool, np.bool_)):
+        msg = f"{name} must be True or False, got {value!r}"
+        raise ValidationError(msg)
+    return bool(value)
 
 
 def check_normalize(normalize: object) -> Normalize | None:

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from cmetrics._kernels import Kernels
 
 _ENV_THREADS = "CMETRICS_NUM_THREADS"
+#: "rust" or "numpy": the backend ``backend="auto"`` stands for (unset: the compiled one if present).
+_ENV_BACKEND = "CMETRICS_BACKEND"
 _threads: int | None = None
 
 #: Default of :func:`get_max_classes`: a K x K table of counts and sums is 16 K^2 bytes
@@ -150,10 +152,15 @@ def resolve_backend(backend: str) -> Kernels:
     """The kernels of ``backend`` (a module satisfying :class:`cmetrics._kernels.Kernels`).
 
     ``"auto"`` is the Rust extension, or the numpy backend with one warning when
-    the extension cannot be imported; ``"rust"`` raises in that case.
+    the extension cannot be imported; ``"rust"`` raises in that case. The environment
+    variable ``CMETRICS_BACKEND=numpy`` (or ``rust``) makes ``"auto"`` that backend, in every
+    call of the process: the command line and Dask workers too.
     """
     global _warned_fallback
     if backend == "auto":
+        forced = os.environ.get(_ENV_BACKEND, "")
+        if forced in ("rust", "numpy"):
+            return resolve_backend(forced)
         if _CORE is not None:
             return _CORE
         if not _warned_fallback:

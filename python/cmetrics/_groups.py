@@ -53,9 +53,12 @@ def check_max_groups(max_groups: object) -> int:
     )
 
 
-def check_group_count(n_groups: int, max_groups: int, n_classes: int = 0, what: str = "groups has") -> None:
-    """Refuse more groups than ``max_groups``, or more group x class x class cells than
-    :data:`MAX_GROUP_CELLS`, before any per-group state is allocated."""
+def check_group_count(
+    n_groups: int, max_groups: int, n_classes: int = 0, what: str = "groups has", ranking_bins: int | None = None
+) -> None:
+    """Refuse more groups than ``max_groups``, more group x class x class cells than
+    :data:`MAX_GROUP_CELLS`, or (``ranking_bins``: the groups' approximate class ranking) more
+    group x class x bin cells, before any per-group state is allocated."""
     if n_groups > max_groups:
         msg = (
             f"{what} {n_groups:,} distinct values, above max_groups={max_groups:,} (each group keeps its own "
@@ -68,6 +71,14 @@ def check_group_count(n_groups: int, max_groups: int, n_classes: int = 0, what: 
         msg = (
             f"{n_groups:,} groups of {n_classes:,} classes need {cells:,} table cells (24 bytes each), above the "
             f"limit of {MAX_GROUP_CELLS:,}; group by a coarser column or score fewer classes"
+        )
+        raise LimitExceededError(msg)
+    dense = 0 if ranking_bins is None else n_groups * n_classes * (ranking_bins + 1)
+    if dense > MAX_GROUP_CELLS:
+        msg = (
+            f"{n_groups:,} groups of {n_classes:,} classes with group_ranking_bins={ranking_bins:,} need {dense:,} "
+            f"class-ranking cells (16 bytes each, 32 with weights), above the limit of {MAX_GROUP_CELLS:,}; use "
+            "fewer group_ranking_bins, group by a coarser column, or class_ranking='exact' or 'off'"
         )
         raise LimitExceededError(msg)
 
@@ -97,6 +108,10 @@ def _one_column(
     values = pair.y_true
     if pair.kind == "str" and values.dtype.kind == "O":
         _checks.check_object_strings(values, name)
+        # As fixed-width text, as labels are read: trailing NULs dropped as a <U array drops
+        # them, and a lone surrogate (no UTF-8 text holds one) refused by name.
+        values = values.astype(np.str_)
+        _checks.check_text(values, name)
     if pair.kind == "int" and values.dtype.kind in "iu" and values.size:
         lo, hi = values.min(), values.max()
         if int(hi) - int(lo) < max(2 * n, 1 << 16):

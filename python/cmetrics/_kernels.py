@@ -124,6 +124,14 @@ class BinaryRanking(NamedTuple):
     n_thresholds: int
 
 
+class OneVsOne(NamedTuple):
+    """Hand and Till's pair AUROCs averaged over the pairs of classes with rows (NaN without a pair)."""
+
+    n_pairs: int
+    macro_auc: float
+    weighted_auc: float
+
+
 class KendallCounts(NamedTuple):
     """The exact pair counts of Kendall's tau and the two variants."""
 
@@ -139,12 +147,14 @@ class KendallCounts(NamedTuple):
 
 
 class MultilabelCounts(NamedTuple):
-    """Per-label (weighted) true positives, true and predicted totals of two indicator
-    matrices, and per-row counts of labels set in both, in the truth, in the prediction."""
+    """Per-label (weighted) true positives, true and predicted totals and true negatives of
+    two indicator matrices, and per-row counts of labels set in both, in the truth, in the
+    prediction."""
 
     tp: F64
     true_sum: F64
     pred_sum: F64
+    tn: F64
     row_tp: npt.NDArray[np.uint32]
     row_true: npt.NDArray[np.uint32]
     row_pred: npt.NDArray[np.uint32]
@@ -330,9 +340,7 @@ class Kernels(Protocol):
     def rank_histogram(
         self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], sample_weight: F64 | None = None, n_threads: int = 0
     ) -> F64: ...
-    def one_vs_one(
-        self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], pairs: list[tuple[int, int]], n_threads: int = 0
-    ) -> list[tuple[BinaryRanking, BinaryRanking]]: ...
+    def one_vs_one(self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], n_threads: int = 0) -> OneVsOne: ...
     def merge_groups(self, a: Groups, b: Groups) -> Groups: ...
     def walk_groups(self, groups: Groups, curves: bool = True) -> BinaryRanking: ...
     def kendall_counts(self, x: Scores, y: Scores, n_threads: int = 0) -> KendallCounts: ...

@@ -5,9 +5,7 @@ scikit-learn averages them. The functions of :mod:`cmetrics.ranking` call these.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
-from itertools import combinations
 from typing import Literal
 
 import numpy as np
@@ -25,7 +23,6 @@ from cmetrics.exceptions import (
     LengthMismatchError,
     ProbabilityError,
     ShapeError,
-    UndefinedMetricWarning,
     UnsupportedDtypeError,
     ValidationError,
 )
@@ -107,6 +104,10 @@ def indicator(y_true: np.ndarray, name: str = "y_true") -> Bools:
     return np.ascontiguousarray(y_true != 0)
 
 
+#: Up to this many score columns, :func:`encode` finds the classes by the counting kernel.
+_COUNTED_CLASSES = 1024
+
+
 def encode(
     y_true: np.ndarray, n_cols: int, labels: ArrayLike | None, *, ordered: bool = True, backend: Backend = "auto"
 ) -> tuple[npt.NDArray[np.uint32], np.ndarray]:
@@ -118,7 +119,12 @@ def encode(
 
     pair = _checks.label_pair(y_true, y_true)
     if labels is None:
-        classes = ConfusionMatrix.from_predictions(pair.y_true, pair.y_true, backend=backend).labels
+        # The compiled counting pass finds the classes without a sort, but into a K x K table:
+        # past _COUNTED_CLASSES columns (8 MiB of table) a sort of the labels costs less memory.
+        if n_cols <= _COUNTED_CLASSES:
+            classes = ConfusionMatrix.from_predictions(pair.y_true, pair.y_true, backend=backend).labels
+        else:
+            classes = np.unique(pair.y_true.astype(np.str_) if pair.kind == "str" else pair.y_true)
         if classes.size != n_cols:
             msg = (
                 f"Number of classes in y_true ({classes.size}) not equal to the number of columns in "
@@ -346,20 +352,12 @@ def averaged(
 def one_vs_one(codes: npt.NDArray[np.uint32], s: ScoreMatrix, average: RankAverage | None, backend: Backend) -> float:
     """Hand and Till's multiclass AUC: over each pair of classes present, the mean of the
     two one-vs-one AUCs; averaged with equal weights (``"macro"``) or by the share of rows
-    in the pair (``"weighted"``)."""
-    present = np.flatnonzero(np.bincount(codes, minlength=s.shape[1]))
-    pairs = [(int(a), int(b)) for a, b in combinations(present.tolist(), 2)]
-    if not pairs:
+    in the pair (``"weighted"``). The kernel folds the pairs as it goes: its memory follows
+    the rows, not the K(K - 1) / 2 pairs."""
+    r = resolve_backend(backend).one_vs_one(s, codes, get_num_threads())
+    if r.n_pairs == 0:
         return undefined(_NO_AUC)
-    walks = resolve_backend(backend).one_vs_one(s, codes, pairs, get_num_threads())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        scores = np.array([(_auc_of(a, False) + _auc_of(b, False)) / 2 for a, b in walks])
-    if average == "weighted":
-        counts = np.bincount(codes, minlength=s.shape[1]).astype(np.float64)
-        prevalence = np.array([(counts[a] + counts[b]) / codes.shape[0] for a, b in pairs])
-        return float(np.average(scores, weights=prevalence))
-    return float(np.mean(scores))
+    return r.weighted_auc if average == "weighted" else r.macro_auc
 
 
 def in_place(y_proba: np.ndarray) -> ScoreMatrix:

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 from cmetrics import _checks
 from cmetrics._checks import F64, Backend, ZeroDivision
 from cmetrics._config import check_classes, get_num_threads, resolve_backend
-from cmetrics._hard import apply_zero_division
+from cmetrics._hard import apply_zero_division, average_values
 from cmetrics._kernels import Kernels
 from cmetrics._multiclass import indicator
 from cmetrics.exceptions import LabelError, ShapeError, ValidationError
@@ -60,7 +60,7 @@ class MultilabelTable:
         c = self._be.multilabel_counts(t, p, w, get_num_threads())
         self.n_labels = t.shape[1]
         self._labels = np.arange(self.n_labels)
-        self._tp, self._true_sum, self._pred_sum = c.tp, c.true_sum, c.pred_sum
+        self._tp, self._true_sum, self._pred_sum, self._tn = c.tp, c.true_sum, c.pred_sum, c.tn
         self.row_tp = c.row_tp.astype(np.float64)
         self.row_true = c.row_true.astype(np.float64)
         self.row_pred = c.row_pred.astype(np.float64)
@@ -88,6 +88,10 @@ class MultilabelTable:
         pos = self._positions(labels)
         return pos, self._tp[pos], self._true_sum[pos], self._pred_sum[pos]
 
+    def true_negatives(self, labels: ArrayLike | None) -> F64:
+        """Per selected label, the (weighted) rows with the label in neither matrix."""
+        return self._tn if labels is None else self._tn[self._positions(labels)]
+
     def restricted(self, labels: ArrayLike) -> MultilabelTable:
         """The table of the selected columns only (the sample-wise metrics of a label subset)."""
         pos = self._positions(labels)
@@ -97,13 +101,19 @@ class MultilabelTable:
         sub.n_labels = pos.size
         sub._labels = np.arange(pos.size)
         sub._tp, sub._true_sum, sub._pred_sum = self._tp[pos], self._true_sum[pos], self._pred_sum[pos]
+        sub._tn = self._tn[pos]
         sub.row_tp = np.count_nonzero(t & p, axis=1).astype(np.float64)
         sub.row_true = np.count_nonzero(t, axis=1).astype(np.float64)
         sub.row_pred = np.count_nonzero(p, axis=1).astype(np.float64)
         return sub
 
     def _row_mean(self, values: F64) -> float:
-        return float(np.average(values, weights=self.weight))
+        """The (weighted) mean over rows; rows whose value is NaN (``zero_division=np.nan``)
+        are dropped with their weights, as scikit-learn's ``_nanaverage`` drops them."""
+        if not np.isnan(values).any():
+            return float(np.average(values, weights=self.weight))
+        weights = np.ones_like(values) if self.weight is None else self.weight
+        return average_values(values, weights, "weighted")
 
     def subset_hits(self) -> F64:
         """1.0 for a row predicted exactly (every label right), else 0.0."""
@@ -145,7 +155,7 @@ class MultilabelTable:
         w = 1.0 if self.weight is None else self.weight
         tp = self.row_tp * w
         fp, fn = (self.row_pred - self.row_tp) * w, (self.row_true - self.row_tp) * w
-        tn = self.n_labels * w - tp - fp - fn
+        tn = (self.n_labels - self.row_true - self.row_pred + self.row_tp) * w
         out: F64 = np.stack([tn, fp, fn, tp], axis=1).reshape(-1, 2, 2)
         return out
 

@@ -18,7 +18,7 @@ from cmetrics._config import get_num_threads, resolve_backend
 from cmetrics._hard import normalized, undefined
 from cmetrics._kernels import ProbAccumulators
 from cmetrics.confusion import ConfusionMatrix
-from cmetrics.exceptions import InternalError, LabelError, ProbabilityError
+from cmetrics.exceptions import InternalError, LabelError, ProbabilityError, WeightError
 
 
 def _codes(values: np.ndarray, labels: np.ndarray, name: str, kind: LabelKind) -> np.ndarray:
@@ -182,6 +182,11 @@ class ProbResult:
     def __init__(
         self, acc: ProbAccumulators, labels: np.ndarray, kind: LabelKind, backend: Backend, hard: bool = True
     ) -> None:
+        if not acc.weight_sum > 0:
+            # The pass counts zero-weight rows (an Evaluator's batch may have no weight); the
+            # metrics need some.
+            msg = "sample_weight sums to 0; at least one sample needs a positive weight"
+            raise WeightError(msg)
         self.k = int(acc.pcm.shape[0])
         self.labels = labels
         weighted = acc.hard_weighted is not None

@@ -434,10 +434,24 @@ def _labels(a: np.ndarray | None, name: str | None) -> np.ndarray:
     if a.dtype.kind == "f":
         if not np.isfinite(a).all() or not (a == np.round(a)).all():
             raise InputError(f"column {name!r} holds non-integer numbers; labels must be integers or strings")
+        # The int64 range is [-2^63, 2^63): a float label outside it would wrap in the cast.
+        if a.size and (float(a.min()) < -(2.0**63) or float(a.max()) >= 2.0**63):
+            raise InputError(_beyond_int64(name, a))
         return a.astype(np.int64)
+    if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and int(a.max()) > np.iinfo(np.int64).max:
+        raise InputError(_beyond_int64(name, a))
     if a.dtype.kind not in "biuUSO":
         raise InputError(f"column {name!r} has type {a.dtype}; labels must be integers or strings")
     return a
+
+
+def _beyond_int64(name: str | None, a: np.ndarray) -> str:
+    outside = (a >= 2.0**63) | (a < -(2.0**63)) if a.dtype.kind == "f" else a > np.iinfo(np.int64).max
+    bad = int(np.flatnonzero(outside)[0])
+    return (
+        f"column {name!r} holds a label outside the int64 range (row {bad}: {a[bad].item()!r}); labels must be "
+        "integers in [-2^63, 2^63) or strings"
+    )
 
 
 def _numbers(a: np.ndarray | None, name: str | None) -> np.ndarray | None:

@@ -9,6 +9,7 @@ metric to every report is one line in :data:`HARD`.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import warnings
@@ -161,6 +162,23 @@ class Report:
         #: Each row's top-label confidence and correctness (``keep_confidence=True``), else None.
         self.confidence: F64 | None = None if kept is None else kept[1]
         self.correct: Bools | None = None if kept is None else kept[0]
+
+    def undefined_like(self, reason: str) -> Report:
+        """A report of the same metrics, classes and modes with nothing to score (rows whose
+        weights are all 0): every value NaN with ``reason``, the tables zero, 0 samples."""
+        out = copy.copy(self)
+        out._values = dict.fromkeys(self._values, math.nan)
+        out.undefined = dict.fromkeys(self._values, reason)
+        out.per_class = {
+            lab: {k: 0.0 if k == "support" else math.nan for k in row} for lab, row in self.per_class.items()
+        }
+        out.n_samples = 0.0
+        out.confusion_matrix = np.zeros_like(self.confusion_matrix)
+        if self.prob_confusion_matrix is not None:
+            out.prob_confusion_matrix = np.zeros_like(self.prob_confusion_matrix)
+        out.calibration = None
+        out.confidence = out.correct = None
+        return out
 
     def __getattr__(self, name: str) -> float:
         values: dict[str, float] = self.__dict__.get("_values", {})

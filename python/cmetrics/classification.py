@@ -117,9 +117,10 @@ def accuracy_score(
     >>> accuracy_score([0, 1, 2, 3], [0, 2, 1, 3])
     0.5
     """
+    normalize = _checks.check_flag("normalize", normalize)
     cm = _count_any(y_true, y_pred, sample_weight, backend)
     if isinstance(cm, MultilabelTable):
-        return cm.accuracy(bool(normalize))
+        return cm.accuracy(normalize)
     return cm.accuracy() if normalize else float(np.trace(cm._c))
 
 
@@ -695,6 +696,7 @@ def zero_one_loss(
     >>> zero_one_loss([0, 1, 2, 3], [0, 2, 1, 3], normalize=False)
     2.0
     """
+    normalize = _checks.check_flag("normalize", normalize)
     cm = _count_any(y_true, y_pred, sample_weight, backend)
     if isinstance(cm, MultilabelTable):
         return 1.0 - cm.accuracy(True) if normalize else cm._total - cm.accuracy(False)
@@ -721,7 +723,10 @@ def hamming_loss(
     """
     if is_multilabel(y_true, y_pred):
         return MultilabelTable(y_true, y_pred, sample_weight, backend).hamming()
-    return zero_one_loss(y_true, y_pred, sample_weight=sample_weight, backend=backend)
+    cm = _count(y_true, y_pred, sample_weight, backend)
+    # The wrong weight over the total, divided once (1 - accuracy would round twice: 1/3 of
+    # the rows wrong is 1/3, not 0.33333333333333337).
+    return float((cm._total - np.trace(cm._c)) / cm._total)
 
 
 @overload
@@ -819,8 +824,7 @@ def multilabel_confusion_matrix(
     >>> multilabel_confusion_matrix([0, 1, 2, 2], [0, 2, 2, 2]).tolist()
     [[[3, 0], [0, 1]], [[3, 0], [1, 0]], [[1, 1], [0, 2]]]
     """
-    if not isinstance(samplewise, (bool, np.bool_)):
-        raise ValidationError(f"samplewise must be True or False, got {samplewise!r}")
+    samplewise = _checks.check_flag("samplewise", samplewise)
     cm = _count_any(y_true, y_pred, sample_weight, backend)
     if samplewise:
         if not isinstance(cm, MultilabelTable):
@@ -829,7 +833,10 @@ def multilabel_confusion_matrix(
         return rows if sample_weight is not None else rows.astype(np.int64)
     _, tp, true_sum, pred_sum = cm._ovr(labels)
     fp, fn = pred_sum - tp, true_sum - tp
-    tn = cm._total - tp - fp - fn
+    # Indicator matrices count their true negatives; a single-label table's are the rows outside
+    # both the true and the predicted class, a difference that rounding of weighted sums may
+    # take a hair below zero, where no count can be.
+    tn = cm.true_negatives(labels) if isinstance(cm, MultilabelTable) else np.maximum(cm._total - tp - fp - fn, 0.0)
     out: F64 = np.stack([tn, fp, fn, tp], axis=1).reshape(-1, 2, 2)
     return out if sample_weight is not None else out.astype(np.int64)
 

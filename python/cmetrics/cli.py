@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -115,7 +116,8 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"cmetrics: error: {self.format_message()}", err=True)
+        # One line, whatever the message holds (a library's text may span several).
+        click.echo(f"cmetrics: error: {' '.join(self.format_message().split())}", err=True)
 
 
 class BenchFailureError(UserError):
@@ -269,7 +271,7 @@ def score_on_dask(
         client = distributed.Client(scheduler)
     else:
         cluster = distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50
         )
         client = distributed.Client(cluster)
     started = time.perf_counter() - t0
@@ -598,8 +600,30 @@ def score(
             )
         text = _render(report, run, fmt, metrics)
     except (cmetrics.exceptions.ValidationError, TypeError) as e:
-        raise UserError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
+        raise UserError(str(e) or type(e).__name__) from e
     _write(text, output, force=force, inputs=paths)
+
+
+def _set_threads(threads: int) -> None:
+    """``--threads`` (0: leave the default), refused in one line past the limit."""
+    if threads:
+        try:
+            cmetrics.set_num_threads(threads)
+        except cmetrics.exceptions.ValidationError as e:
+            raise UserError(str(e)) from e
+
+
+def _available_memory() -> int | None:
+    """The memory the machine can give without swapping (Linux's MemAvailable), or None
+    where it cannot tell."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def write_demo(directory: Path, rows: int, classes: int, seed: int = 0, chunk_rows: int = 1 << 21) -> Path:
@@ -635,14 +659,18 @@ def write_demo(directory: Path, rows: int, classes: int, seed: int = 0, chunk_ro
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 def demo(rows: int, classes: int, seed: int, directory: str | None, fmt: str, threads: int, quiet: bool) -> None:
     """Write a synthetic evaluation dump as Parquet and score it with `cmetrics score`."""
-    if threads:
-        try:
-            cmetrics.set_num_threads(threads)
-        except cmetrics.exceptions.ValidationError as e:
-            raise UserError(str(e)) from e
+    _set_threads(threads)
     with tempfile.TemporaryDirectory(prefix="cmetrics-demo-") as tmp:
         where = Path(directory) if directory else Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
+        # The file is about as large as its float32 values: refuse before writing any of it.
+        need, free = rows * (4 + 4 * classes), shutil.disk_usage(where).free
+        if need > free:
+            msg = (
+                f"--rows {rows:,} writes about {need / 2**30:,.1f} GiB of Parquet, but {where} has "
+                f"{free / 2**30:,.1f} GiB free; pass fewer rows or --dir on a larger disk"
+            )
+            raise UserError(msg)
         t0 = time.perf_counter()
         path = write_demo(where, rows, classes, seed)
         written = time.perf_counter() - t0
@@ -680,7 +708,7 @@ def demo(rows: int, classes: int, seed: int, directory: str | None, fmt: str, th
     help="the row cap of the plain-Python references (they run on the first rows only)",
 )
 @click.option("--quick", is_flag=True, help="a small run for CI: 20,000 rows, 2,000 in pure Python, one call each")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 @click.option("--output", "-o", help="write the results to FILE instead of standard output")
 @click.option("--force", is_flag=True, help="overwrite --output if it exists")
@@ -707,10 +735,16 @@ def bench(
     from cmetrics import _bench
 
     _check_output(output, force=force, inputs=())
-    if threads:
-        cmetrics.set_num_threads(threads)
+    _set_threads(threads)
     if quick:
         rows, python_rows, repeat = 20_000, 2_000, 1
+    need, available = _bench.memory_needed(rows, classes), _available_memory()
+    if available is not None and need > available:
+        msg = (
+            f"--rows {rows:,} x --classes {classes} needs about {need / 2**30:,.1f} GiB of memory (the dump and the "
+            f"peers' copies of it), but {available / 2**30:,.1f} GiB is available; pass fewer rows"
+        )
+        raise UserError(msg)
     names = [n.strip() for v in metric_names for n in v.split(",") if n.strip()]
     try:
         todo = _bench.plan(names)

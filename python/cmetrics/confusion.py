@@ -15,7 +15,7 @@ from cmetrics import _hard as _m
 from cmetrics._checks import F64, I64, Average, Backend, KappaWeights, Label, LabelKind, Normalize, ZeroDivision
 from cmetrics._config import check_classes, check_max_classes, get_num_threads, resolve_backend
 from cmetrics._hard import PRFS, expand, positions
-from cmetrics.exceptions import LabelError, ShapeError, ValidationError
+from cmetrics.exceptions import LabelError, ShapeError, ValidationError, WeightError
 
 if TYPE_CHECKING:
     from cmetrics.report import Report
@@ -138,6 +138,24 @@ class ConfusionMatrix:
             :func:`cmetrics.get_max_classes`, 4096).
         backend : {"auto", "rust", "numpy"}
         """
+        self = cls._count(y_true, y_pred, labels, sample_weight, max_classes, backend)
+        if self._weighted and not self._total > 0:
+            msg = "sample_weight sums to 0; at least one sample needs a positive weight"
+            raise WeightError(msg)
+        return self
+
+    @classmethod
+    def _count(
+        cls,
+        y_true: ArrayLike,
+        y_pred: ArrayLike,
+        labels: ArrayLike | None,
+        sample_weight: ArrayLike | None,
+        max_classes: int | None,
+        backend: Backend,
+    ) -> ConfusionMatrix:
+        """:meth:`from_predictions` without refusing weights that sum to 0 (a batch of an
+        :class:`~cmetrics.Evaluator` may carry no weight; its total is checked at the report)."""
         be = resolve_backend(backend)
         limit = check_max_classes(max_classes)
         if labels is not None:  # fail before counting

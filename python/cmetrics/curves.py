@@ -11,6 +11,7 @@ scikit-learn does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,9 +21,10 @@ from numpy.typing import ArrayLike
 from cmetrics import _checks
 from cmetrics import _ranking as _r
 from cmetrics._checks import F64, Backend, Label
+from cmetrics._config import resolve_backend
 from cmetrics._hard import warn
 from cmetrics._kernels import CurveDrop, ThresholdCounts
-from cmetrics.exceptions import LabelError, ShapeError, ValidationError
+from cmetrics.exceptions import LabelError, NonFiniteError, ShapeError, ValidationError
 
 __all__ = [
     "auc",
@@ -49,12 +51,6 @@ def _counts(
     if score.shape[0] == 0:
         raise ShapeError("y_score is empty; at least one sample is required")
     return _r.threshold_counts(positive, score, sample_weight, backend, drop)
-
-
-def _check_flag(name: str, value: object) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValidationError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def confusion_matrix_at_thresholds(
@@ -95,7 +91,7 @@ def roc_curve(
     >>> fpr.tolist(), tpr.tolist(), thr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0], [inf, 0.8, 0.4, 0.35, 0.1])
     """
-    drop = _check_flag("drop_intermediate", drop_intermediate)
+    drop = _checks.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend, "collinear" if drop else "none")
     fps, tps, thresholds = c.fps, c.tps, c.thresholds
     tps = np.concatenate(([0.0], tps))
@@ -132,7 +128,7 @@ def precision_recall_curve(
     >>> np.round(p, 4).tolist(), r.tolist(), thr.tolist()
     ([0.5, 0.6667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
     """
-    drop = _check_flag("drop_intermediate", drop_intermediate)
+    drop = _checks.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend, "flat" if drop else "none")
     fps, tps, thresholds = c.fps, c.tps, c.thresholds
     ps = tps + fps
@@ -167,7 +163,7 @@ def det_curve(
     >>> fpr.tolist(), fnr.tolist(), thr.tolist()
     ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.35, 0.4, 0.8])
     """
-    drop = _check_flag("drop_intermediate", drop_intermediate)
+    drop = _checks.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend)
     fps = np.concatenate(([0.0], c.fps))
     tps = np.concatenate(([0.0], c.tps))
@@ -194,17 +190,20 @@ def metric_at_thresholds(
     *,
     sample_weight: ArrayLike | None = None,
     metric_params: Mapping[str, Any] | None = None,
+    backend: Backend = "auto",
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(metric_values, thresholds)``: ``metric_func(y_true, y_score >= t, **metric_params)`` at
     every distinct score ``t`` from the highest down (``sample_weight`` is passed on). One call per
     threshold, as scikit-learn; for the confusion-matrix metrics
-    :func:`confusion_matrix_at_thresholds` gives every threshold from one sort.
+    :func:`confusion_matrix_at_thresholds` gives every threshold from one sort. ``backend`` is
+    checked and otherwise unused (``metric_func`` runs on its own backend).
 
     >>> from cmetrics import accuracy_score
     >>> values, thr = metric_at_thresholds([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], accuracy_score)
     >>> values.tolist(), thr.tolist()
     ([0.75, 0.5, 0.75, 0.5], [0.8, 0.4, 0.35, 0.1])
     """
+    resolve_backend(backend)
     if not callable(metric_func):
         raise ValidationError("metric_func must be a callable metric_func(y_true, y_pred, **metric_params)")
     yt = _checks.as_1d(y_true, "y_true")
@@ -222,13 +221,17 @@ def metric_at_thresholds(
     return np.asarray(values), thresholds
 
 
-def auc(x: ArrayLike, y: ArrayLike) -> float:
+def auc(x: ArrayLike, y: ArrayLike, *, backend: Backend = "auto") -> float:
     """Area under the curve through the points ``(x, y)`` by the trapezoidal rule; ``x`` must be
-    increasing or decreasing (not necessarily strictly), as scikit-learn.
+    increasing or decreasing (not necessarily strictly), as scikit-learn. The sums run on halves
+    of the values, so no step overflows when the area itself is a float64 (x from -1e308 to
+    1e308); an area beyond the float64 range raises :class:`NonFiniteError`. ``backend`` is
+    checked and otherwise unused (numpy computes the area).
 
     >>> auc([0.0, 0.5, 1.0], [0.0, 1.0, 1.0])
     0.75
     """
+    resolve_backend(backend)
     xs = np.asarray(_checks.scores(x, "x"), dtype=np.float64)
     ys = np.asarray(_checks.scores(y, "y"), dtype=np.float64)
     _checks.same_length("x", xs, "y", ys)
@@ -238,10 +241,19 @@ def auc(x: ArrayLike, y: ArrayLike) -> float:
         msg = f"At least 2 points are needed to compute area under curve, but x.shape = {xs.shape}"
         raise ShapeError(msg)
     direction = 1.0
-    dx = np.diff(xs)
+    dx = np.diff(xs / 2)  # the signs of the steps; halves, so no step overflows
     if np.any(dx < 0):
         if np.all(dx <= 0):
             direction = -1.0
         else:
             raise ValidationError(f"x is neither increasing nor decreasing : {xs}.")
-    return float(direction * np.trapezoid(ys, xs))
+    # Halves: x / 2 and y / 2 are exact (but for subnormals), and no difference or sum of two
+    # halves overflows. The area is 4 times the sum of the half steps times the half heights.
+    hx, hy = xs / 2, ys / 2
+    with np.errstate(over="ignore", invalid="ignore"):
+        quarter = float(np.sum(np.diff(hx) * (hy[1:] + hy[:-1]) / 2))
+        area = direction * 4.0 * quarter
+    if not math.isfinite(area):
+        msg = "the area under the curve is beyond the float64 range; divide x or y by a constant first"
+        raise NonFiniteError(msg)
+    return area

@@ -1,8 +1,11 @@
 """Exact evaluation of a Dask DataFrame or a set of Parquet files on a Dask cluster.
 
-The partitions (or the row groups of the files) are split into runs of about equal rows, one
-task per worker thread by default (``tasks=``); each task scores its run into one
-:class:`cmetrics.Evaluator` on the worker that runs it. The Evaluators travel as their byte
+The row groups of the files are cut into runs of consecutive row groups of about
+:data:`ROWS_PER_TASK` rows (a DataFrame: one run per partition), or into ``tasks=`` runs of
+about equal rows; each task scores its run into one :class:`cmetrics.Evaluator` on the worker
+that runs it. The runs, and the tree in which their states merge, follow from the data alone,
+never from the cluster: the float sums associate the same way on any cluster, after any
+worker failure, so the same data gives the same bits. The Evaluators travel as their byte
 format (:meth:`cmetrics.Evaluator.to_bytes`, a few kilobytes for the counts plus the ranking
 state) and are merged in a tree, a few at a time. The result is the :class:`cmetrics.Report`
 a single process gives on the same rows: counts are identical, sums of weights agree to
@@ -18,7 +21,8 @@ created before the call (or passed as ``client=``), else Dask's default for Data
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -84,16 +88,15 @@ def _file_state(
 ) -> bytes:
     """Row groups of Parquet files (``(path, row group)`` pairs), read by the worker itself,
     scored by one fresh Evaluator, as its bytes."""
-    import pyarrow.parquet as pq
-
     ev = Evaluator(**settings)
     wanted = [c for c in (label, pred, *proba, confidence, weight, *group_by) if c is not None]
     for path, row_group in units:
-        f = pq.ParquetFile(path)
+        f = _parquet(path)
         _check_columns(set(f.schema_arrow.names), wanted, path)
         if row_group >= f.num_row_groups:  # a file written without any row group
             continue
-        table = f.read_row_group(row_group, columns=list(dict.fromkeys(wanted)))
+        with _readable(path):
+            table = f.read_row_group(row_group, columns=list(dict.fromkeys(wanted)))
 
         def column(name: str | None, table: Any = table) -> np.ndarray | None:
             return None if name is None else np.asarray(table.column(name).to_numpy())
@@ -110,6 +113,50 @@ def _file_state(
     return ev.to_bytes()
 
 
+#: Rows a task scores from Parquet files by default: runs of consecutive row groups close once
+#: they hold this many rows.
+ROWS_PER_TASK = 1 << 21
+
+
+@contextlib.contextmanager
+def _readable(path: str) -> Iterator[None]:
+    """Reading ``path``: a file that is not Parquet, truncated or empty raises
+    :class:`InputError` naming it, on the client and on a worker alike."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except (pa.ArrowException, OSError) as e:
+        detail = " ".join(str(e).split())
+        msg = f"{path}: not a readable Parquet file ({detail}); remove it or write it again"
+        raise InputError(msg) from None
+
+
+def _parquet(path: str) -> Any:
+    """``pyarrow.parquet.ParquetFile(path)``, its metadata read (see :func:`_readable`)."""
+    import pyarrow.parquet as pq  # an optional dependency: imported where it is used
+
+    with _readable(path):
+        f = pq.ParquetFile(path)
+        f.metadata  # noqa: B018 (read now: a truncated footer fails here, not later)
+    return f
+
+
+def _runs(sizes: list[int], rows_per_run: int) -> list[range]:
+    """Consecutive units in runs that close once they hold ``rows_per_run`` rows (the last
+    one may hold fewer): cut by the data alone."""
+    out: list[range] = []
+    start, rows = 0, 0
+    for i, size in enumerate(sizes):
+        rows += size
+        if rows >= rows_per_run:
+            out.append(range(start, i + 1))
+            start, rows = i + 1, 0
+    if start < len(sizes):
+        out.append(range(start, len(sizes)))
+    return out
+
+
 def _packed(sizes: list[int], tasks: int) -> list[range]:
     """Consecutive units in at most ``tasks`` runs of about equal rows."""
     total = sum(sizes)
@@ -124,16 +171,6 @@ def _packed(sizes: list[int], tasks: int) -> list[range]:
     if start < len(sizes):
         out.append(range(start, len(sizes)))
     return out
-
-
-def _worker_threads(client: Any) -> int:
-    """Threads of the cluster (of this machine without a client)."""
-    import os
-
-    if client is not None:
-        threads: int = sum(client.nthreads().values())
-        return max(1, threads)
-    return os.cpu_count() or 1
 
 
 def _check_columns(present: set[str], wanted: Sequence[str | None], where: str) -> None:
@@ -315,9 +352,10 @@ def evaluate(
         Evaluators merged by one task of the reduction tree (at least 2).
     tasks : int, optional
         How many tasks score the rows: the row groups (or partitions) are split into this
-        many runs of about equal rows, each scored into one Evaluator (default: one task per
-        worker thread of the cluster; more tasks spread the work finer, each adds a state
-        to merge).
+        many runs of about equal rows, each scored into one Evaluator. Default: runs of
+        consecutive row groups of about 2^21 rows (:data:`ROWS_PER_TASK`), one task per
+        partition of a DataFrame. Either way the runs follow from the data, not from the
+        cluster, so every cluster (and a run that lost a worker) gives the same bits.
     client : distributed.Client, optional
         The client to compute with (default: the active scheduler).
 
@@ -400,9 +438,7 @@ def evaluator(
     files: list[str] | None = None
     if isinstance(data, (str, Path)) or (isinstance(data, list) and all(isinstance(p, (str, Path)) for p in data)):
         files = _parquet_files([data] if isinstance(data, (str, Path)) else data)
-        import pyarrow.parquet as pq
-
-        names = list(pq.read_schema(files[0]).names)
+        names = list(_parquet(files[0]).schema_arrow.names)
     elif isinstance(data, dd.DataFrame):
         frame = data
         names = [str(c) for c in frame.columns]
@@ -458,22 +494,20 @@ def evaluator(
         "group_by": by,
         "settings": settings,
     }
-    n_tasks = _worker_threads(client) if tasks is None else tasks
     if files is not None:
-        import pyarrow.parquet as pq
-
         # The row groups in runs of about equal rows, one task each: the worker that runs it
         # reads them itself, into one Evaluator (fewer, larger states to merge).
         units, sizes = [], []
         for path in files:
-            meta = pq.ParquetFile(path).metadata
+            meta = _parquet(path).metadata
             for g in range(max(meta.num_row_groups, 1)):
                 units.append((path, g))
                 sizes.append(meta.row_group(g).num_rows if g < meta.num_row_groups else 0)
-        states = [delayed(_file_state)([units[i] for i in run], **options) for run in _packed(sizes, n_tasks)]
+        runs = _runs(sizes, ROWS_PER_TASK) if tasks is None else _packed(sizes, tasks)
+        states = [delayed(_file_state)([units[i] for i in run], **options) for run in runs]
     else:
         parts = frame[list(dict.fromkeys(needed))].to_delayed()
-        runs = _packed([1] * len(parts), n_tasks)
+        runs = _runs([1] * len(parts), 1) if tasks is None else _packed([1] * len(parts), tasks)
         states = [delayed(_state)([parts[i] for i in run], **options) for run in runs]
     while len(states) > split_every:
         states = [delayed(_merge)(states[i : i + split_every]) for i in range(0, len(states), split_every)]

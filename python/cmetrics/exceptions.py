@@ -15,6 +15,8 @@ __all__ = [
     "LengthMismatchError",
     "LimitExceededError",
     "NonFiniteError",
+    "NotImplementedOptionError",
+    "OutOfMemoryError",
     "ProbabilityError",
     "ShapeError",
     "UndefinedMetricWarning",
@@ -54,6 +56,16 @@ class WeightError(ValidationError):
 
 class LimitExceededError(ValidationError):
     """The input needs more memory than a documented limit allows (e.g. too many classes)."""
+
+
+class NotImplementedOptionError(ValidationError, NotImplementedError):
+    """An option scikit-learn names but does not implement for this case either (e.g.
+    ``average=None`` with ``multi_class="ovo"``); ``except NotImplementedError`` catches it."""
+
+
+class OutOfMemoryError(LimitExceededError, MemoryError):
+    """A buffer the input needs could not be allocated (``except MemoryError`` catches it too):
+    the call stops with this error instead of taking the process down."""
 
 
 class UnsupportedDtypeError(ValidationError, TypeError):

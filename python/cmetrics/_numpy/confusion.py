@@ -82,9 +82,6 @@ def _finish(
                 "constant (the metrics do not change)"
             )
             raise WeightError(msg)
-        if not total > 0:
-            msg = "sample_weight sums to 0; at least one sample needs a positive weight"
-            raise WeightError(msg)
     return keep, np.ascontiguousarray(counts), None if weighted is None else np.ascontiguousarray(weighted)
 
 

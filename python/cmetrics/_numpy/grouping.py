@@ -48,7 +48,7 @@ def scatter_rows(
     matrix: npt.NDArray[np.float32] | npt.NDArray[np.float64], positions: npt.NDArray[np.int64], n_threads: int = 0
 ) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]:
     """The rows of a matrix laid out at ``positions`` (row ``i`` goes to row ``positions[i]``),
-    which must name every row once (as the Rust kernel checks)."""
+    which must name every row once (as the Rust kernel checks), in a row-major matrix."""
     del n_threads
     m = np.asarray(matrix)
     p = np.asarray(positions, dtype=np.int64)
@@ -66,6 +66,6 @@ def scatter_rows(
             "named before; pass each row's own position once"
         )
         raise ValidationError(msg)
-    out = np.zeros_like(m)
+    out = np.empty(m.shape, dtype=m.dtype)  # row-major whatever the input's order, as the Rust kernel
     out[p] = m
     return out

@@ -124,9 +124,6 @@ def evaluate_proba(
         )
         raise WeightError(msg)
     weight_sum, entropy_sum, brier_sum, log_loss_sum = (float(x) for x in sums)
-    if not weight_sum > 0:
-        msg = "sample_weight sums to 0; at least one sample needs a positive weight"
-        raise WeightError(msg)
     acc = acc._replace(weight_sum=weight_sum, entropy_sum=entropy_sum, brier_sum=brier_sum, log_loss_sum=log_loss_sum)
     if rank:
         assert acc.correct is not None and acc.confidence is not None

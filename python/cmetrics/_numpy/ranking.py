@@ -7,21 +7,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
 from cmetrics._checks import check_finite, check_not_nan, check_totals, check_weights
 from cmetrics._kernels import (
+    F64,
     BinaryRanking,
     CurveDrop,
     GroupedHistograms,
     Groups,
     KendallCounts,
+    OneVsOne,
     RankingState,
     ThresholdCounts,
 )
 from cmetrics._numpy.grouping import check_offsets
-from cmetrics.exceptions import LengthMismatchError, LimitExceededError, ShapeError, ValidationError
+from cmetrics.exceptions import (
+    LengthMismatchError,
+    LimitExceededError,
+    NonFiniteError,
+    ShapeError,
+    ValidationError,
+)
 
 
 def order_keys(x: np.ndarray) -> np.ndarray:
@@ -35,7 +44,8 @@ def weight_scale(total: float) -> float:
     if not (np.isfinite(total) and total > 0):
         return 1.0
     _, e = np.frexp(total)
-    return float(np.ldexp(1.0, -int(e)))
+    # A subnormal total is lifted by at most 2^1023 (2^-e would overflow), as in Rust.
+    return float(np.ldexp(1.0, min(-int(e), 1023)))
 
 
 def _check_pair(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray, data: str) -> None:
@@ -212,7 +222,11 @@ def _walk_ascending(groups: Groups, curves: bool) -> BinaryRanking:
 
 def _curves(cp: np.ndarray, cn: np.ndarray, wp: np.ndarray, wn: np.ndarray) -> tuple[float, float, float]:
     """(AP, trapezoid AUPR, AURC) from the per-group counts and weights, highest scores first.
-    A side with no row at or above a group (counted exactly) contributes exactly 0 there."""
+    A side with no row at or above a group (counted exactly) contributes exactly 0 there.
+    The weights are read through the walk's power-of-two scale (exact: every value is a ratio),
+    so subnormal weights lose no precision in the products."""
+    scale = weight_scale(max(float(np.sum(wp)), float(np.sum(wn))))
+    wp, wn = wp * scale, wn * scale
     tp = np.where(np.cumsum(cp) > 0, np.cumsum(wp), 0.0)
     fp = np.where(np.cumsum(cn) > 0, np.cumsum(wn), 0.0)
     w_pos, w_neg = float(np.sum(wp)), float(np.sum(wn))
@@ -535,21 +549,56 @@ def one_vs_rest(
     return out
 
 
-def one_vs_one(
-    y_score: np.ndarray, codes: np.ndarray, pairs: list[tuple[int, int]], n_threads: int = 0
-) -> list[tuple[BinaryRanking, BinaryRanking]]:
-    """Hand and Till's pairwise walks (as the Rust kernel)."""
+def one_vs_one(y_score: np.ndarray, codes: np.ndarray, n_threads: int = 0) -> OneVsOne:
+    """Hand and Till's pair AUROCs averaged (as the Rust kernel): for each class ``a`` with rows,
+    one sort of its column gives, for every row, the a-rows scored above it and tied with it;
+    summed per class ``b`` they are the exact pair counts of the pair (a, b)."""
     _check_matrix(y_score, codes, None)
-    out = []
-    for a, b in pairs:
-        in_a, in_b = codes == a, codes == b
-        if not (in_a.any() and in_b.any()):
-            raise ShapeError(f"y_true has the wrong shape: the one-vs-one pair ({a}, {b}) needs rows of both classes")
-        rows = np.concatenate([np.flatnonzero(in_a), np.flatnonzero(in_b)])
-        is_a = np.arange(rows.size) < int(in_a.sum())
-        wa = binary_ranking(is_a, np.ascontiguousarray(y_score[rows, a]), None, True)
-        wb = binary_ranking(~is_a, np.ascontiguousarray(y_score[rows, b]), None, True)
-        out.append((wa, wb))
+    k = y_score.shape[1]
+    counts = np.bincount(codes, minlength=k).astype(np.int64)
+    present = np.flatnonzero(counts)
+    m = present.size
+    if m < 2:
+        return OneVsOne(0, math.nan, math.nan)
+    by_class = np.argsort(codes, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))[present]
+    plain, weighted = [], []
+    for a in present.tolist():
+        column = y_score[:, a]
+        bad = np.flatnonzero(~np.isfinite(column))
+        if bad.size:
+            i = int(bad[0])
+            msg = f"y_score[{i}] = {float(column[i])!r} is not finite; remove or impute NaN and infinite values"
+            raise NonFiniteError(msg)
+        column = column.astype(np.float64)
+        mine = np.sort(column[codes == a])
+        right = np.searchsorted(mine, column, "right")
+        above = mine.size - right
+        tied = right - np.searchsorted(mine, column, "left")
+        ordered_b = np.add.reduceat(above[by_class], starts)
+        tied_b = np.add.reduceat(tied[by_class], starts)
+        others = present != a
+        n_a, n_b = int(counts[a]), counts[present][others]
+        auc = exact_ratios(2 * ordered_b[others] + tied_b[others], 2 * n_a * n_b)
+        plain.append(np.cumsum(auc)[-1])
+        weighted.append(np.cumsum(auc * (n_a + n_b).astype(np.float64))[-1])
+    n_pairs = m * (m - 1) // 2
+    total_rows = float(counts.sum())
+    return OneVsOne(
+        n_pairs,
+        float(np.cumsum(plain)[-1] / (2.0 * n_pairs)),
+        float(np.cumsum(weighted)[-1] / (2.0 * (m - 1) * total_rows)),
+    )
+
+
+def exact_ratios(num: np.ndarray, den: np.ndarray) -> F64:
+    """``num / den`` of non-negative integers, each rounded once to the nearest float64 (as
+    ``float(Fraction(num, den))``): IEEE division where both are exact float64s, fractions
+    past 2^53."""
+    num, den = np.asarray(num, dtype=np.int64), np.asarray(den, dtype=np.int64)
+    out = num.astype(np.float64) / den.astype(np.float64)
+    for i in np.flatnonzero(den > 2**53):
+        out[i] = float(Fraction(int(num[i]), int(den[i])))
     return out
 
 

@@ -24,6 +24,7 @@ use rayon::prelude::*;
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::labels::{encode_ints, min_max, Label};
+use crate::memory::check_available;
 use crate::parallel::{Pool, BASE_CHUNK};
 
 /// Rows read to guess the label range before counting.
@@ -360,6 +361,20 @@ fn count_padded<L: Label>(
     d: usize,
     pool: &Pool,
 ) -> Result<Padded> {
+    // Every thread holds a table per fold (unweighted: u64 counts and u32
+    // lanes; weighted: counts and sums), plus the reduction's: ask for the
+    // whole before the threads do.
+    let cells = (d as u128 + 1) * (d as u128 + 1);
+    let per_table = cells
+        * if w.is_some() {
+            8 + 4 + 8
+        } else {
+            8 + 4 * lanes_for(d.saturating_add(1).saturating_mul(d.saturating_add(1))) as u128
+        };
+    check_available(
+        per_table * (pool.threads() as u128 + 2),
+        "the confusion matrix's counting tables",
+    )?;
     let padded = match w {
         Some(w) => count_weighted(t, p, w, d, pool)?,
         None => count_unweighted(t, p, d, pool),
@@ -408,15 +423,15 @@ fn finish(padded: &Padded, offset: i64, keep_all: bool, opts: &CountOptions) -> 
             hint: "each class adds a row and a column to the K x K tables of counts and sums (16 K^2 bytes); raise max_classes= or cmetrics.set_max_classes() if that is intended",
         });
     }
+    // A zero total is a valid count (a batch of zero-weight rows); the metrics of a table
+    // without weight are refused where they are derived.
     if let Some(w) = &weighted {
-        let total = w.iter().sum::<f64>();
         ensure!(
-            total.is_finite(),
+            w.iter().sum::<f64>().is_finite(),
             MetricError::WeightRange {
                 what: "the sum of sample_weight"
             }
         );
-        ensure!(total > 0.0, MetricError::ZeroWeightSum);
     }
     let labels = present
         .iter()

@@ -71,6 +71,10 @@ pub enum MetricError {
     /// A value outside the range an option allows.
     #[error("{arg} is invalid: {detail}")]
     InvalidValue { arg: &'static str, detail: String },
+    /// The allocator refused memory the input needs (an allocation failure
+    /// is an error, never an abort: see `crate::memory`).
+    #[error("{what} could not be allocated ({bytes} bytes); score the rows in smaller batches (cmetrics.Evaluator) or free memory")]
+    OutOfMemory { what: &'static str, bytes: u128 },
     /// The caller raised the pool's stop flag (Ctrl-C).
     #[error("interrupted")]
     Interrupted,

@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::memory::{check_available, try_filled};
 use crate::parallel::{big_vec, Pool};
 
 /// Rows per chunk below which one thread does the whole split.
@@ -42,6 +43,11 @@ pub fn group_positions(
         1
     };
     let size = n.div_ceil(threads).max(1);
+    // One count per group and thread, then the offsets and starts.
+    check_available(
+        (n_groups as u128 + 1) * 8 * (2 * threads as u128 + 1),
+        "the group counts",
+    )?;
     let count = |chunk: &[u32]| -> std::result::Result<Vec<i64>, u32> {
         let mut counts = vec![0_i64; n_groups];
         for &c in chunk {
@@ -73,7 +79,7 @@ pub fn group_positions(
         }
     }
     // offsets[g]: the first position of group g; starts[c][g]: chunk c's first position in g.
-    let mut offsets = vec![0_i64; n_groups + 1];
+    let mut offsets = try_filled(n_groups + 1, 0_i64, "the group offsets")?;
     for counts in &per_chunk {
         for (g, &k) in counts.iter().enumerate() {
             if let Some(o) = offsets.get_mut(g + 1) {
@@ -95,7 +101,7 @@ pub fn group_positions(
             *r += k;
         }
     }
-    let mut positions: Vec<i64> = big_vec(n);
+    let mut positions: Vec<i64> = big_vec(n, "the group positions")?;
     positions.resize(n, 0);
     let number = |(out, (chunk, mut next)): (&mut [i64], (&[u32], Vec<i64>))| {
         if pool.stopped() {
@@ -151,7 +157,7 @@ pub fn scatter_rows<T: Copy + Default + Send + Sync>(
             detail: format!("{} values are not {n} rows of {k}", values.len()),
         });
     }
-    let mut out: Vec<T> = big_vec(n * k);
+    let mut out: Vec<T> = big_vec(n * k, "the rows laid out by group")?;
     // The result cut into one range of rows per thread: each reads every position
     // and lays out the rows that land in its range (sequential reads; the writes,
     // the costly part, are shared).

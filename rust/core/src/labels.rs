@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{MetricError, Result};
+use crate::memory::try_with_capacity;
 use crate::parallel::{Pool, BASE_CHUNK};
 
 /// An integer label type the kernels read directly (`i32` and `i64`; other
@@ -206,7 +207,10 @@ pub fn encode_keys<K: Copy + Eq + Ord + std::hash::Hash>(
     let mut ids: FxHashMap<K, i32> = FxHashMap::default();
     let mut first: Vec<(u8, usize)> = Vec::new();
     let mut keys: Vec<K> = Vec::new();
-    let mut codes = [Vec::with_capacity(a.len()), Vec::with_capacity(b.len())];
+    let mut codes = [
+        try_with_capacity(a.len(), "the label codes")?,
+        try_with_capacity(b.len(), "the label codes")?,
+    ];
     for (which, arr) in [a, b].into_iter().enumerate() {
         for (i, &key) in arr.iter().enumerate() {
             let next = i32::try_from(first.len()).unwrap_or(i32::MAX);

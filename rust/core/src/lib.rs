@@ -11,6 +11,7 @@ pub mod error;
 pub mod fastmath;
 pub mod grouping;
 pub mod labels;
+pub mod memory;
 pub mod multilabel;
 pub mod parallel;
 pub mod probabilistic;

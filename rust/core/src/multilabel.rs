@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::memory::try_filled;
 use crate::parallel::{Pool, CHECK_ROWS};
 use crate::ranking::check_weights;
 
@@ -22,6 +23,9 @@ pub struct MultilabelCounts {
     pub tp: Vec<f64>,
     pub true_sum: Vec<f64>,
     pub pred_sum: Vec<f64>,
+    /// Per label: weight of rows with the label set in neither (counted, not
+    /// the total less the others: no rounding below zero).
+    pub tn: Vec<f64>,
     /// Per row: labels set in both, in the truth, in the prediction.
     pub row_tp: Vec<u32>,
     pub row_true: Vec<u32>,
@@ -74,15 +78,15 @@ pub fn multilabel_counts(
         check_weights(w, n, "y_true")?;
     }
     let mut out = MultilabelCounts {
-        row_tp: vec![0; n],
-        row_true: vec![0; n],
-        row_pred: vec![0; n],
+        row_tp: try_filled(n, 0, "the per-row counts")?,
+        row_true: try_filled(n, 0, "the per-row counts")?,
+        row_pred: try_filled(n, 0, "the per-row counts")?,
         ..MultilabelCounts::default()
     };
     let rows_per_chunk = (CHECK_ROWS / n_labels).max(1);
     // One chunk: its label sums, and its rows' counts written in place.
     let chunk = |(c, ((rt, rp), rb)): (usize, RowSlices<'_>)| {
-        let mut sums = vec![[0.0_f64; 3]; n_labels];
+        let mut sums = vec![[0.0_f64; 4]; n_labels];
         if pool.stopped() {
             return sums;
         }
@@ -109,6 +113,7 @@ pub fn multilabel_counts(
                 s[0] += w * ft * fp;
                 s[1] += w * ft;
                 s[2] += w * fp;
+                s[3] += w * (1.0 - ft) * (1.0 - fp);
                 nt += u32::from(t);
                 np += u32::from(p);
                 nb += u32::from(t & p);
@@ -125,7 +130,7 @@ pub fn multilabel_counts(
         row_pred,
         ..
     } = &mut out;
-    let parts: Vec<Vec<[f64; 3]>> = if pool.parallel_for(y_true.len()) {
+    let parts: Vec<Vec<[f64; 4]>> = if pool.parallel_for(y_true.len()) {
         pool.install(|| {
             row_true
                 .par_chunks_mut(rows_per_chunk)
@@ -145,17 +150,18 @@ pub fn multilabel_counts(
             .collect()
     };
     pool.check()?;
-    let mut total = vec![[0.0_f64; 3]; n_labels];
+    let mut total = vec![[0.0_f64; 4]; n_labels];
     for part in &parts {
         for (t, s) in total.iter_mut().zip(part) {
-            t[0] += s[0];
-            t[1] += s[1];
-            t[2] += s[2];
+            for (a, b) in t.iter_mut().zip(s) {
+                *a += b;
+            }
         }
     }
     out.tp = total.iter().map(|s| s[0]).collect();
     out.true_sum = total.iter().map(|s| s[1]).collect();
     out.pred_sum = total.iter().map(|s| s[2]).collect();
+    out.tn = total.iter().map(|s| s[3]).collect();
     if weight.is_some() {
         let sum: f64 = total.iter().map(|s| s[1] + s[2]).sum();
         ensure!(

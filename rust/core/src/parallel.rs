@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
 use crate::error::{MetricError, Result};
+use crate::memory::{bytes_of, try_with_capacity};
 
 /// Below this many rows a kernel runs on the calling thread.
 ///
@@ -217,12 +218,19 @@ impl std::fmt::Debug for Pool {
 /// of values at a time). Past 2^20 values exactly that room (no doubling: a
 /// large reallocation moves pages, not bytes); below, at least doubling, so
 /// that a vector grown by many small additions is not copied each time.
-pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize) {
-    if v.len() + additional < 1 << 20 {
-        v.reserve(additional);
+///
+/// # Errors
+/// [`MetricError::OutOfMemory`] naming `what` when the allocator refuses.
+pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize, what: &'static str) -> Result<()> {
+    let grown = if v.len() + additional < 1 << 20 {
+        v.try_reserve(additional)
     } else {
-        v.reserve_exact(additional);
-    }
+        v.try_reserve_exact(additional)
+    };
+    grown.map_err(|_| MetricError::OutOfMemory {
+        what,
+        bytes: bytes_of::<T>(v.len().saturating_add(additional)),
+    })?;
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 1 << 21;
@@ -239,15 +247,18 @@ pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize) {
             }
         }
     }
+    Ok(())
 }
 
 /// An empty vector with room for `n` values whose large allocation is backed
 /// by transparent huge pages where the kernel offers them on request
 /// (`madvise`): filling 80 MB then takes about 40 page faults instead of
 /// 20,000, which on the reference VM saves tens of milliseconds per buffer.
-#[must_use]
-pub fn big_vec<T>(n: usize) -> Vec<T> {
-    let v: Vec<T> = Vec::with_capacity(n);
+///
+/// # Errors
+/// [`MetricError::OutOfMemory`] naming `what` when the allocator refuses.
+pub fn big_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
+    let v: Vec<T> = try_with_capacity(n, what)?;
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 1 << 21;
@@ -263,7 +274,7 @@ pub fn big_vec<T>(n: usize) -> Vec<T> {
             }
         }
     }
-    v
+    Ok(v)
 }
 
 /// `(0..n).map(item)` collected into a vector (huge-page backed, see
@@ -277,7 +288,7 @@ pub fn collect_chunked<T: Copy + Send + Sync>(
     item: impl Fn(usize) -> T + Send + Sync,
     pool: &Pool,
 ) -> Result<Vec<T>> {
-    let mut out: Vec<T> = big_vec(n);
+    let mut out: Vec<T> = big_vec(n, "a buffer of one value per row")?;
     let spare = out.spare_capacity_mut().get_mut(..n).unwrap_or_default();
     let fill = |(c, piece): (usize, &mut [std::mem::MaybeUninit<T>])| {
         if pool.stopped() {

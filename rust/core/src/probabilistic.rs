@@ -30,6 +30,7 @@ use schedule::Pass;
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::labels::Label;
+use crate::memory::check_available;
 use crate::parallel::Pool;
 use crate::ranking::BinaryRanking;
 
@@ -252,6 +253,15 @@ fn bin_of(conf: f64, edges: &[f64]) -> usize {
     }
     m - 1
 }
+/// The bytes of one chunk's accumulators: the K x K tables (hard counts in
+/// u32 lanes and u64, the probabilistic confusion matrix, weighted counts),
+/// the per-class counts and the calibration bins.
+fn accumulator_bytes(k: usize, bins: usize, weighted: bool) -> u128 {
+    let (k, bins) = (k as u128, bins as u128);
+    let tables = k * k * (4 * 4 + 8 + 8 + if weighted { 8 } else { 0 });
+    tables + k * (4 * 8 + 16) + bins * (4 * 32 + 32)
+}
+
 /// Read the probability matrix once and fill every accumulator (module docs).
 ///
 /// `y_true` (and `y_pred`) hold class codes `0..K-1`, `K = proba.k()`.
@@ -309,6 +319,10 @@ pub fn evaluate_proba<L: Label, P: Prob>(
         opts.atol
     };
     let opts = ProbOptions { atol, ..*opts };
+    check_available(
+        accumulator_bytes(k, opts.n_bins, sample_weight.is_some()) * (pool.threads() as u128 + 2),
+        "the probability pass's accumulators",
+    )?;
     let pass = Pass {
         y_true,
         proba,
@@ -347,7 +361,8 @@ pub fn evaluate_proba<L: Label, P: Prob>(
             what: "a weighted sum of the probability pass"
         }
     );
-    ensure!(total.weight_sum > 0.0, MetricError::ZeroWeightSum);
+    // A batch of zero-weight rows is counted like any other; only the ranking walk of the
+    // one-shot evaluation (`rank`) needs weight, and its totals check refuses a zero sum.
     if opts.rank {
         total.ranking = Some(match packed {
             Some(keys) => crate::ranking::walk_packed_keys(keys, pool)?,

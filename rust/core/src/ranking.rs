@@ -31,6 +31,7 @@ mod curves;
 mod groups;
 mod keys;
 mod multiclass;
+mod one_vs_one;
 mod pieces;
 mod strategy;
 mod walk;
@@ -39,9 +40,10 @@ pub use curves::{threshold_counts, Drop, ThresholdCounts};
 pub use groups::{merge_groups, score_groups, walk_groups, GroupsRef, ScoreGroups};
 pub use keys::{from_order_key, order_key, packed_u32, Score};
 pub use multiclass::{
-    binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest, rank_histogram,
+    binned_one_vs_rest, grouped_binned_histograms, one_vs_rest, rank_histogram,
     rank_histogram_groups, GroupedHistograms, Matrix, Truth, MAX_GROUPED_CELLS,
 };
+pub use one_vs_one::{one_vs_one_auc, ratio, OneVsOne};
 pub(crate) use walk::walk_groups_iter;
 
 use keys::Item;
@@ -61,7 +63,10 @@ pub(crate) fn check_finite<X: Score>(arg: &'static str, xs: &[X]) -> Result<()> 
 
 /// A power of two `s` such that `total * s` lies in [0.5, 1) (1 for a total
 /// of 0): multiplying every weight by it changes no ratio and keeps every
-/// product of two weight sums inside the float64 range.
+/// product of two weight sums inside the float64 range. A subnormal total
+/// (weights of 1e-320) is lifted by 2^1023, the largest power of two, into
+/// the normal range: scaling by a power of two is exact there, so the
+/// weights' ratios, and the metrics, are those of the unscaled weights.
 pub(crate) fn weight_scale(total: f64) -> f64 {
     if total.is_nan() || total <= 0.0 || total.is_infinite() {
         return 1.0;
@@ -79,8 +84,9 @@ pub(crate) fn weight_scale(total: f64) -> f64 {
     } else {
         biased - 1022
     };
-    let half = -e / 2;
-    2f64.powi(half) * 2f64.powi(-e - half)
+    let shift = (-e).min(1023);
+    let half = shift / 2;
+    2f64.powi(half) * 2f64.powi(shift - half)
 }
 
 /// Check weights: one per row of `rows` (`n` of them), finite and >= 0.

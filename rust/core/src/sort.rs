@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use rdst::RadixSort;
 
 use crate::error::Result;
+use crate::memory::try_filled;
 use crate::parallel::Pool;
 
 /// Outputs of one piece of a merge.
@@ -248,7 +249,7 @@ fn sort_in_blocks<T: SortKey>(
     }
     pool.check()?;
     // Zeroed memory is mapped lazily: the first merge round touches it in parallel.
-    let mut other: Vec<T> = vec![T::default(); n];
+    let mut other: Vec<T> = try_filled(n, T::default(), "the sort's merge buffer")?;
     let mut width = block;
     while width < n {
         merge_round(v, &mut other, width, pool);

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use cmetrics_core::ranking::{
-    binary_ranking, binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest,
+    binary_ranking, binned_one_vs_rest, grouped_binned_histograms, one_vs_one_auc, one_vs_rest,
     rank_histogram, threshold_counts, Drop, Matrix, Truth,
 };
 use cmetrics_core::Pool;
@@ -86,20 +86,32 @@ proptest! {
                 let col: Vec<f32> = (0..n).map(|i| scores[i * k + c]).collect();
                 prop_assert_eq!(format!("{:?}", by_ind[c]), format!("{:?}", binary_ranking(&pos, &col, weight, true, &pool).unwrap()));
             }
+            // Hand and Till: each pair's two AUROCs from the pair's rows alone, by the binary walk.
             let present: Vec<u32> = (0..4).filter(|c| codes.contains(c)).collect();
             let pairs: Vec<(u32, u32)> = present.iter().flat_map(|&a| present.iter().filter(move |&&b| b > a).map(move |&b| (a, b))).collect();
-            let ovo = one_vs_one(&codes, m, &pairs, &pool).unwrap();
-            for (&(a, b), (wa, wb)) in pairs.iter().zip(&ovo) {
+            let ovo = one_vs_one_auc(&codes, m, &pool).unwrap();
+            prop_assert_eq!(ovo.n_pairs, pairs.len() as u64);
+            let (mut plain, mut weighted_sum, mut rows_sum) = (0.0, 0.0, 0.0);
+            for &(a, b) in &pairs {
                 let rows: Vec<usize> = (0..n).filter(|&i| codes[i] == a || codes[i] == b).collect();
                 let is_a: Vec<bool> = rows.iter().map(|&i| codes[i] == a).collect();
-                let ca: Vec<f32> = rows.iter().map(|&i| scores[i * k + a as usize]).collect();
-                let cb: Vec<f32> = rows.iter().map(|&i| scores[i * k + b as usize]).collect();
-                let ra = binary_ranking(&is_a, &ca, None, true, &pool).unwrap();
+                let auc = |col: u32, positive: &[bool]| -> f64 {
+                    let c: Vec<f32> = rows.iter().map(|&i| scores[i * k + col as usize]).collect();
+                    let r = binary_ranking(positive, &c, None, false, &pool).unwrap();
+                    let pairs = r.reversed + r.tied + r.ordered;
+                    (2 * r.ordered + r.tied) as f64 / (2 * pairs) as f64
+                };
                 let is_b: Vec<bool> = is_a.iter().map(|&v| !v).collect();
-                let rb = binary_ranking(&is_b, &cb, None, true, &pool).unwrap();
-                // Same pair counts (the row order within the walk differs).
-                prop_assert_eq!((wa.reversed, wa.tied, wa.ordered), (ra.reversed, ra.tied, ra.ordered));
-                prop_assert_eq!((wb.reversed, wb.tied, wb.ordered), (rb.reversed, rb.tied, rb.ordered));
+                let value = (auc(a, &is_a) + auc(b, &is_b)) / 2.0;
+                plain += value;
+                weighted_sum += value * rows.len() as f64;
+                rows_sum += rows.len() as f64;
+            }
+            if pairs.is_empty() {
+                prop_assert!(ovo.macro_auc.is_nan() && ovo.weighted_auc.is_nan());
+            } else {
+                prop_assert!((ovo.macro_auc - plain / pairs.len() as f64).abs() < 1e-12);
+                prop_assert!((ovo.weighted_auc - weighted_sum / rows_sum).abs() < 1e-12);
             }
         }
     }
@@ -124,7 +136,8 @@ fn bad_shapes_and_codes_are_errors() {
         column_major: false,
     };
     assert!(one_vs_rest(Truth::Codes(&[0, 1]), bad, &[0], None, false, &pool).is_err());
-    assert!(one_vs_one(&[0, 0], m, &[(0, 1)], &pool).is_err());
+    assert!(one_vs_one_auc(&[0, 3], m, &pool).is_err());
+    assert!(one_vs_one_auc(&[0, 0], m, &pool).unwrap().n_pairs == 0);
     assert!(one_vs_rest(Truth::Codes(&[0, 1]), m, &[0, 1], None, false, &pool).is_ok());
 }
 

@@ -120,9 +120,9 @@ proptest! {
             merged.merge(&mut p, &pool).unwrap();
         }
         let mut reloaded = GroupState::new(weighted);
-        let g1 = one.groups(&pool);
+        let g1 = one.groups(&pool).unwrap();
         reloaded.absorb(GroupsRef::from(&g1), &pool).unwrap();
-        for got in [g1.clone(), merged.groups(&pool), reloaded.groups(&pool)] {
+        for got in [g1.clone(), merged.groups(&pool).unwrap(), reloaded.groups(&pool).unwrap()] {
             prop_assert_eq!(&got.values, &whole.values);
             prop_assert_eq!(&got.n_pos, &whole.n_pos);
             prop_assert_eq!(&got.n_neg, &whole.n_neg);
@@ -183,17 +183,17 @@ proptest! {
         if !ok.is_empty() {
             let mut bad = s.clone();
             *bad.last_mut().unwrap() = f64::NAN;
-            let before: Vec<_> = states.iter_mut().map(|st| st.groups(&pool)).collect();
+            let before: Vec<_> = states.iter_mut().map(|st| st.groups(&pool).unwrap()).collect();
             let mut refs: Vec<&mut GroupState> = states.iter_mut().collect();
             prop_assert!(add_segments(&mut refs, &ok, &bad, &offsets, wt, bins, &pool).is_err());
             prop_assert!(add_segments(&mut refs, &ok, &s, &offsets[1..], wt, bins, &pool).is_err());
             prop_assert!(add_segments(&mut refs, &ok, &s, &offsets, (!weighted).then_some(w.as_slice()), bins, &pool).is_err());
             drop(refs);
-            let after: Vec<_> = states.iter_mut().map(|st| st.groups(&pool)).collect();
+            let after: Vec<_> = states.iter_mut().map(|st| st.groups(&pool).unwrap()).collect();
             prop_assert_eq!(before, after);
         }
         for (st, al) in states.iter_mut().zip(alone.iter_mut()) {
-            prop_assert_eq!(st.groups(&pool), al.groups(&pool));
+            prop_assert_eq!(st.groups(&pool).unwrap(), al.groups(&pool).unwrap());
         }
         let mut refs: Vec<&mut GroupState> = states.iter_mut().collect();
         let walks = walk_states(&mut refs, true, &pool).unwrap();
@@ -204,7 +204,7 @@ proptest! {
                 prop_assert_eq!((walk.reversed, walk.tied, walk.ordered), (want.reversed, want.tied, want.ordered));
             }
         }
-        let (got, want) = (union.groups(&pool), whole.groups(&Pool::sequential()));
+        let (got, want) = (union.groups(&pool).unwrap(), whole.groups(&Pool::sequential()).unwrap());
         prop_assert_eq!(&got.values, &want.values);
         prop_assert_eq!(&got.n_pos, &want.n_pos);
         prop_assert_eq!(&got.n_neg, &want.n_neg);
@@ -215,7 +215,7 @@ proptest! {
         // The union does not depend on the thread count (weight sums included).
         let mut refs: Vec<&mut GroupState> = states.iter_mut().collect();
         let mut again = union_states(&mut refs, &Pool::sequential()).unwrap();
-        prop_assert_eq!(again.groups(&pool), got);
+        prop_assert_eq!(again.groups(&pool).unwrap(), got);
         // Walking the union without making it is walking the state of every row.
         if whole.entries() > 0 {
             let walked = walk_union(&mut refs, true, &pool).unwrap();

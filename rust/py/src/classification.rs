@@ -158,7 +158,7 @@ pub fn normalized_information_transfer(
 }
 
 /// Per-label sums and per-row counts of two `n x L` indicator matrices
-/// (`cmetrics_core::multilabel`): `MultilabelCounts(tp, true_sum, pred_sum,
+/// (`cmetrics_core::multilabel`): `MultilabelCounts(tp, true_sum, pred_sum, tn,
 /// row_tp, row_true, row_pred)`.
 #[pyfunction]
 #[pyo3(signature = (y_true, y_pred, sample_weight=None, n_threads=0))]
@@ -191,6 +191,7 @@ pub fn multilabel_counts<'py>(
         c.tp.into_pyarray(py),
         c.true_sum.into_pyarray(py),
         c.pred_sum.into_pyarray(py),
+        c.tn.into_pyarray(py),
         c.row_tp.into_pyarray(py),
         c.row_true.into_pyarray(py),
         c.row_pred.into_pyarray(py),

@@ -16,6 +16,7 @@ pyo3::import_exception!(cmetrics.exceptions, LengthMismatchError);
 pyo3::import_exception!(cmetrics.exceptions, ShapeError);
 pyo3::import_exception!(cmetrics.exceptions, WeightError);
 pyo3::import_exception!(cmetrics.exceptions, LimitExceededError);
+pyo3::import_exception!(cmetrics.exceptions, OutOfMemoryError);
 pyo3::import_exception!(cmetrics.exceptions, InternalError);
 pyo3::import_exception!(cmetrics.exceptions, LabelError);
 pyo3::import_exception!(cmetrics.exceptions, ProbabilityError);
@@ -42,6 +43,7 @@ impl From<PyMetricError> for PyErr {
             }
             MetricError::Empty { .. } | MetricError::Shape { .. } => ShapeError::new_err(msg),
             MetricError::InvalidValue { .. } => ValidationError::new_err(msg),
+            MetricError::OutOfMemory { .. } => OutOfMemoryError::new_err(msg),
             MetricError::Interrupted => PyKeyboardInterrupt::new_err(msg),
         }
     }

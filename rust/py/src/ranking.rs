@@ -306,7 +306,7 @@ impl GroupState {
     fn groups<'py>(&mut self, py: Python<'py>, n_threads: usize) -> PyResult<Bound<'py, PyAny>> {
         let pool = Pool::new(n_threads);
         let inner = &mut self.inner;
-        let g = run(py, || Ok(inner.groups(&pool)))?;
+        let g = run(py, || inner.groups(&pool))?;
         group_arrays(py, g)
     }
 
@@ -650,26 +650,20 @@ pub fn grouped_binned_histograms<'py>(
     named!(py, "GroupedHistograms", all, pos, w_all, w_pos)
 }
 
-/// Hand and Till's one-vs-one walks for each pair `(a, b)` of class codes: a
-/// list of `(walk of column a, walk of column b)` on the rows of both classes.
+/// Hand and Till's multiclass AUROC over the pairs of classes with rows:
+/// `OneVsOne(n_pairs, macro_auc, weighted_auc)`, in memory bounded by the rows.
 #[pyfunction]
-#[pyo3(signature = (y_score, codes, pairs, n_threads=0))]
+#[pyo3(signature = (y_score, codes, n_threads=0))]
 pub fn one_vs_one<'py>(
     py: Python<'py>,
     y_score: ScoreMatrix<'py>,
     codes: PyReadonlyArray1<'py, u32>,
-    pairs: Vec<(u32, u32)>,
     n_threads: usize,
-) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let c = slice(&codes, "y_true")?;
     let pool = Pool::new(n_threads);
-    let walks = on_matrix!(py, pool, y_score, |m, pool| rk::one_vs_one(
-        c, m, &pairs, pool
-    ));
-    walks
-        .iter()
-        .map(|(a, b)| Ok((ranking_py(py, a)?, ranking_py(py, b)?)))
-        .collect()
+    let r = on_matrix!(py, pool, y_score, |m, pool| rk::one_vs_one_auc(c, m, pool));
+    named!(py, "OneVsOne", r.n_pairs, r.macro_auc, r.weighted_auc)
 }
 
 /// Add this family's functions to the extension module (every Python function

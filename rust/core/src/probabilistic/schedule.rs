@@ -111,21 +111,27 @@ impl<L: Label, P: Prob> Pass<'_, L, P> {
         let n_chunks = n.div_ceil(rows);
         // Huge pages: the pass writes every slot, and 4 KiB pages would cost
         // one fault each on the way.
-        let mut conf = keep.then(|| {
-            let mut v: Vec<f64> = big_vec(n);
-            v.resize(n, 0.0);
-            v
-        });
-        let mut corr = keep.then(|| {
-            let mut v: Vec<bool> = big_vec(n);
-            v.resize(n, false);
-            v
-        });
-        let mut packed = (keys && P::F32).then(|| {
-            let mut v: Vec<u32> = big_vec(n);
-            v.resize(n, 0);
-            v
-        });
+        let mut conf = keep
+            .then(|| -> Result<Vec<f64>> {
+                let mut v: Vec<f64> = big_vec(n, "the top-label confidences")?;
+                v.resize(n, 0.0);
+                Ok(v)
+            })
+            .transpose()?;
+        let mut corr = keep
+            .then(|| -> Result<Vec<bool>> {
+                let mut v: Vec<bool> = big_vec(n, "the correctness of each row")?;
+                v.resize(n, false);
+                Ok(v)
+            })
+            .transpose()?;
+        let mut packed = (keys && P::F32)
+            .then(|| -> Result<Vec<u32>> {
+                let mut v: Vec<u32> = big_vec(n, "the confidence ranking keys")?;
+                v.resize(n, 0);
+                Ok(v)
+            })
+            .transpose()?;
         let mut total = ProbAccumulators::empty(k, opts.n_bins, self.weights.is_some());
         let mut errors = Errors::default();
         // Chunks run a group at a time and are folded in chunk order; a group's

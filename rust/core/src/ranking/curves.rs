@@ -63,7 +63,7 @@ pub fn threshold_counts<X: Score>(
             (f_int as f64, t_int as f64, h)
         }
     });
-    keep_points(points, m, drop, &mut out);
+    keep_points(points, m, drop, &mut out)?;
     Ok(out)
 }
 
@@ -79,12 +79,12 @@ fn keep_points(
     m: usize,
     drop: Drop,
     out: &mut ThresholdCounts,
-) {
+) -> Result<()> {
     // Huge-page buffers (see `big_vec`), written below their length: faulting
     // in zeroed small pages costs more than the pass itself.
-    out.fps = big_vec(m);
-    out.tps = big_vec(m);
-    out.thresholds = big_vec(m);
+    out.fps = big_vec(m, "the curve's points")?;
+    out.tps = big_vec(m, "the curve's points")?;
+    out.thresholds = big_vec(m, "the curve's thresholds")?;
     let mut w = 0_usize;
     let (fs, ts, hs) = (
         out.fps.spare_capacity_mut(),
@@ -127,4 +127,5 @@ fn keep_points(
         out.tps.set_len(w);
         out.thresholds.set_len(w);
     }
+    Ok(())
 }

@@ -47,16 +47,20 @@ impl ScoreGroups {
 struct GroupSink;
 
 impl GroupSink {
-    fn collect<S: Stream>(mut rows: S, n: usize, value_of: impl Fn(u64) -> f64) -> ScoreGroups {
+    fn collect<S: Stream>(
+        mut rows: S,
+        n: usize,
+        value_of: impl Fn(u64) -> f64,
+    ) -> Result<ScoreGroups> {
         // Room for one group per row: no reallocation (and copy) as the
         // groups come in; pages never written are never touched.
         let w = if S::WEIGHTED { n } else { 0 };
         let mut out = ScoreGroups {
-            values: big_vec(n),
-            n_pos: big_vec(n),
-            n_neg: big_vec(n),
-            w_pos: big_vec(w),
-            w_neg: big_vec(w),
+            values: big_vec(n, "the tie groups")?,
+            n_pos: big_vec(n, "the tie groups")?,
+            n_neg: big_vec(n, "the tie groups")?,
+            w_pos: big_vec(w, "the tie groups")?,
+            w_neg: big_vec(w, "the tie groups")?,
         };
         let mut prev = u64::MAX;
         let mut g = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
@@ -78,7 +82,7 @@ impl GroupSink {
         if g.0 + g.1 > 0 {
             out.push(value_of(prev), g, S::WEIGHTED);
         }
-        out
+        Ok(out)
     }
 }
 
@@ -93,9 +97,9 @@ impl Sink for GroupSink {
     ) -> Result<ScoreGroups> {
         T::sort(&mut rows, pool)?;
         let n = rows.len();
-        Ok(Self::collect(Packed { rows: rows.iter() }, n, |k| {
+        Self::collect(Packed { rows: rows.iter() }, n, |k| {
             X::key_value((k << 1) | bit0)
-        }))
+        })
     }
     fn split<T: Item, X: Score>(
         self,
@@ -109,11 +113,7 @@ impl Sink for GroupSink {
         T::sort(&mut neg, pool)?;
         let n = pos.len() + neg.len();
         // Guarded whatever the keys: this path is not the hot one.
-        Ok(Self::collect(
-            Merge::<T, true>::new(&pos, &neg),
-            n,
-            X::key_value,
-        ))
+        Self::collect(Merge::<T, true>::new(&pos, &neg), n, X::key_value)
     }
 }
 
@@ -209,11 +209,11 @@ pub fn merge_groups(a: GroupsRef, b: GroupsRef) -> Result<ScoreGroups> {
     let cap = na + nb;
     let wcap = if weighted { cap } else { 0 };
     let mut out = ScoreGroups {
-        values: big_vec(cap),
-        n_pos: big_vec(cap),
-        n_neg: big_vec(cap),
-        w_pos: big_vec(wcap),
-        w_neg: big_vec(wcap),
+        values: big_vec(cap, "the merged tie groups")?,
+        n_pos: big_vec(cap, "the merged tie groups")?,
+        n_neg: big_vec(cap, "the merged tie groups")?,
+        w_pos: big_vec(wcap, "the merged tie groups")?,
+        w_neg: big_vec(wcap, "the merged tie groups")?,
     };
     let (mut i, mut j) = (0, 0);
     // Values are finite, so `<` and `==` order them as their keys do (0.0 == -0.0).

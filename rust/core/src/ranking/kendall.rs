@@ -17,6 +17,7 @@ use super::inversions::count_inversions;
 use super::Score;
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::memory::try_filled;
 use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::sort::{sort_high_bits_alone, sort_keys};
 use rayon::prelude::*;
@@ -223,7 +224,7 @@ fn by_sort<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<KendallC
     #[allow(clippy::cast_possible_truncation)]
     let mut ys: Vec<u64> = collect_chunked(n, |i| pairs.get(i).map_or(0, |&p| p as u64), pool)?;
     drop(pairs);
-    let mut buf: Vec<u64> = vec![0; n];
+    let mut buf: Vec<u64> = try_filled(n, 0, "the merge buffer")?;
     let discordant = pool.install(|| sort_count_inversions(&mut ys, &mut buf, pool));
     pool.check()?;
     let (y_ties, y_distinct) = tie_runs(&ys, |v| *v, pool);
@@ -269,7 +270,7 @@ fn by_ranks<X: Score, Y: Score>(x: &[X], y: &[Y], pool: &Pool) -> Result<Option<
     let x_key = |i: usize| x.get(i).map_or(0, |v| v.key());
     let row = |k: u64| (k & low) as usize;
     // The rank of each row in y: the sorted position of its tie's first row.
-    let mut rank: Vec<AtomicU32> = big_vec(n);
+    let mut rank: Vec<AtomicU32> = big_vec(n, "the rank table")?;
     pool.install(|| rank.par_extend((0..n).into_par_iter().map(|_| AtomicU32::new(0))));
     let cuts = run_cuts(&ys, bits, pool);
     let rank_piece = |w: &[usize]| -> (u128, u64) {

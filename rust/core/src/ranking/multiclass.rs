@@ -1,6 +1,6 @@
-//! One-vs-rest and one-vs-one walks over a score matrix (docs/definitions.md
-//! §7.6): each class's column against "is this class", or each pair of
-//! classes on the rows of those two classes. Every walk is the binary walk of
+//! One-vs-rest walks over a score matrix (docs/definitions.md
+//! §7.6): each class's column against "is this class" (the one-vs-one pairs
+//! are in `one_vs_one.rs`). Every walk is the binary walk of
 //! [`super::binary_ranking`] (the same sort and tie handling), so a column's
 //! AUROC and AP equal the binary functions' on that column.
 //!
@@ -17,6 +17,7 @@ use super::walk::walk;
 use super::{binary_ranking, check_weights, BinaryRanking, Totals};
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::memory::{check_available, try_filled};
 use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
 use crate::sort::sort_keys_alone;
 
@@ -60,7 +61,7 @@ impl<X: Score> Matrix<'_, X> {
 
     /// The values of column `col` in rows `lo..hi` (`rows` as for [`Self::at`]):
     /// a contiguous run in a column-major matrix, a strided one otherwise.
-    fn column(
+    pub(super) fn column(
         &self,
         rows: usize,
         col: usize,
@@ -83,7 +84,7 @@ impl<X: Score> Matrix<'_, X> {
     }
 }
 
-fn check_matrix<X: Score>(scores: &Matrix<'_, X>, truth: Truth<'_>) -> Result<usize> {
+pub(super) fn check_matrix<X: Score>(scores: &Matrix<'_, X>, truth: Truth<'_>) -> Result<usize> {
     ensure!(
         scores.n_cols > 0 && scores.values.len().is_multiple_of(scores.n_cols),
         MetricError::Shape {
@@ -182,50 +183,6 @@ pub fn one_vs_rest<X: Score>(
         binary_ranking(&positive, &column, weight, curves, pool)
     };
     pool.install(|| columns.par_iter().map(one).collect())
-}
-
-/// Hand and Till's one-vs-one walks: for each pair `(a, b)` of class codes,
-/// on the rows of class `a` or `b` only, the walk of column `a` against "is
-/// `a`" and of column `b` against "is `b`". Both classes of each pair must
-/// have rows (the caller pairs the classes present).
-///
-/// # Errors
-/// As [`one_vs_rest`]; a pair with a class that has no rows.
-pub fn one_vs_one<X: Score>(
-    codes: &[u32],
-    scores: Matrix<'_, X>,
-    pairs: &[(u32, u32)],
-    pool: &Pool,
-) -> Result<Vec<(BinaryRanking, BinaryRanking)>> {
-    let n = check_matrix(&scores, Truth::Codes(codes))?;
-    // The rows of each class, in row order (one pass).
-    let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); scores.n_cols];
-    for (i, &k) in codes.iter().enumerate().take(n) {
-        if let Some(r) = rows_of.get_mut(k as usize) {
-            r.push(i);
-        }
-    }
-    pool.check()?;
-    let one = |&(a, b): &(u32, u32)| -> Result<(BinaryRanking, BinaryRanking)> {
-        let (ra, rb) = match (rows_of.get(a as usize), rows_of.get(b as usize)) {
-            (Some(ra), Some(rb)) if !ra.is_empty() && !rb.is_empty() => (ra, rb),
-            _ => {
-                return Err(MetricError::Shape {
-                    arg: "y_true",
-                    detail: format!("the one-vs-one pair ({a}, {b}) needs rows of both classes"),
-                })
-            }
-        };
-        let rows: Vec<usize> = ra.iter().chain(rb).copied().collect();
-        let is_a: Vec<bool> = (0..rows.len()).map(|i| i < ra.len()).collect();
-        let is_b: Vec<bool> = is_a.iter().map(|&x| !x).collect();
-        let col =
-            |c: u32| -> Vec<X> { rows.iter().map(|&i| scores.at(n, i, c as usize)).collect() };
-        let wa = binary_ranking(&is_a, &col(a), None, true, pool)?;
-        let wb = binary_ranking(&is_b, &col(b), None, true, pool)?;
-        Ok((wa, wb))
-    };
-    pool.install(|| pairs.par_iter().map(one).collect())
 }
 
 /// The (weighted) number of rows whose true class ranks `r`-th among the row's
@@ -327,7 +284,10 @@ fn packed_columns<X: Score>(
     ) {
         return Ok(None);
     }
-    let mut keys: Vec<Vec<u32>> = columns.iter().map(|_| vec![0_u32; n]).collect();
+    let mut keys: Vec<Vec<u32>> = Vec::new();
+    for _ in columns {
+        keys.push(try_filled(n, 0_u32, "the one-vs-rest sort keys")?);
+    }
     let chunk_rows = (CHECK_ROWS / scores.n_cols.max(1)).max(1);
     // Every column cut into the same chunks of rows: chunk c owns piece c of each.
     let mut pieces: Vec<Vec<&mut [u32]>> = Vec::new();
@@ -532,6 +492,12 @@ pub fn binned_one_vs_rest<X: Score>(
     let threads = pool.threads().max(1).min(k);
     let per = k.div_ceil(threads);
     let groups: Vec<(usize, usize)> = (0..k).step_by(per).map(|a| (a, (a + per).min(k))).collect();
+    // Each group's tables: two u32 and two u64 cells, and two f64 with weights.
+    let cell_bytes = 24 + if weighted { 16 } else { 0 };
+    check_available(
+        (k as u128) * (cells as u128) * cell_bytes,
+        "the binned one-vs-rest tables",
+    )?;
     // Per group of columns: its columns' groups, and the first row with a score outside [0, 1].
     let histogram = |&(lo, hi): &(usize, usize)| -> ColumnGroups {
         let width = hi - lo;
@@ -710,11 +676,13 @@ pub fn grouped_binned_histograms<X: Score>(
         }
     );
     let weighted = weight.is_some();
+    let w_total = if weighted { total } else { 0 };
+    const WHAT: &str = "the grouped rank histograms";
     let mut out = GroupedHistograms {
-        all: vec![0; total],
-        pos: vec![0; total],
-        w_all: vec![0.0; if weighted { total } else { 0 }],
-        w_pos: vec![0.0; if weighted { total } else { 0 }],
+        all: try_filled(total, 0, WHAT)?,
+        pos: try_filled(total, 0, WHAT)?,
+        w_all: try_filled(w_total, 0.0, WHAT)?,
+        w_pos: try_filled(w_total, 0.0, WHAT)?,
     };
     // One group: its rows' cells, and its first score outside [0, 1].
     let fill =

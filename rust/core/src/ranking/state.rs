@@ -28,6 +28,7 @@ use super::{
 use super::{check_weights, GroupsRef, Item, Totals};
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::memory::{check_available, try_filled};
 use crate::parallel::{reserve_big, Pool};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
@@ -51,14 +52,16 @@ impl Groups {
         self.keys.len()
     }
 
-    fn reserve(&mut self, n: usize, weighted: bool) {
-        reserve_big(&mut self.keys, n);
-        reserve_big(&mut self.pos, n);
-        reserve_big(&mut self.neg, n);
+    fn reserve(&mut self, n: usize, weighted: bool) -> Result<()> {
+        const WHAT: &str = "the ranking state's tie groups";
+        reserve_big(&mut self.keys, n, WHAT)?;
+        reserve_big(&mut self.pos, n, WHAT)?;
+        reserve_big(&mut self.neg, n, WHAT)?;
         if weighted {
-            reserve_big(&mut self.w_pos, n);
-            reserve_big(&mut self.w_neg, n);
+            reserve_big(&mut self.w_pos, n, WHAT)?;
+            reserve_big(&mut self.w_neg, n, WHAT)?;
         }
+        Ok(())
     }
 
     /// Append a group after the last one (`key` >= the last key), adding it
@@ -105,13 +108,13 @@ impl Groups {
     /// Merge the sorted `run` of at most `r` groups into these sorted
     /// groups, in place: the arrays grow by `r` and are filled from the back,
     /// so no second copy of the groups is ever made.
-    fn merge_in(&mut self, mut run: impl Back, r: usize, weighted: bool) {
+    fn merge_in(&mut self, mut run: impl Back, r: usize, weighted: bool) -> Result<()> {
         let s = self.len();
         if r == 0 {
-            return;
+            return Ok(());
         }
         let end = s + r;
-        self.reserve(r, weighted);
+        self.reserve(r, weighted)?;
         self.keys.resize(end, 0);
         self.pos.resize(end, 0);
         self.neg.resize(end, 0);
@@ -194,6 +197,7 @@ impl Groups {
                 self.w_neg.truncate(len);
             }
         }
+        Ok(())
     }
 
     /// The groups with equal keys added up, `(key, p, n, wp, wn)`.
@@ -322,6 +326,9 @@ pub struct GroupState {
     wbuf_neg: Vec<u128>,
     /// The packed rows of a compaction (kept for the next one).
     scratch: Vec<u64>,
+    /// A compaction was refused memory after it took the buffered rows: the
+    /// state lost rows, and every later use says so instead of answering.
+    broken: bool,
 }
 
 impl GroupState {
@@ -383,6 +390,7 @@ impl GroupState {
         weight: Option<&[f64]>,
         pool: &Pool,
     ) -> Result<()> {
+        self.check_whole()?;
         let n = rows_of(positive, score)?;
         ensure!(
             weight.is_some() == self.weighted,
@@ -398,12 +406,12 @@ impl GroupState {
         check_finite("confidence", score)?;
         // Packed groups count in u32: compact before the buffer could reach 2^32 rows.
         if self.buffered() + n >= 1 << 32 {
-            self.compact(pool);
+            self.compact(pool)?;
         }
         match weight {
             None => {
-                reserve_big(&mut self.buf_keys, n);
-                reserve_big(&mut self.buf_pos, n);
+                reserve_big(&mut self.buf_keys, n, "the ranking state's buffer")?;
+                reserve_big(&mut self.buf_pos, n, "the ranking state's buffer")?;
                 self.buf_keys.extend(score.iter().map(|&s| order_key(s)));
                 self.buf_pos.extend_from_slice(positive);
             }
@@ -420,7 +428,7 @@ impl GroupState {
             }
         }
         if self.buffered() >= self.min_buffer.max(self.groups.len() / 4) {
-            self.compact(pool);
+            self.compact(pool)?;
         }
         Ok(())
     }
@@ -439,6 +447,7 @@ impl GroupState {
         bins: u32,
         pool: &Pool,
     ) -> Result<()> {
+        self.check_whole()?;
         let n = score.len();
         ensure!(
             positive.len() == n && weight.is_none_or(|w| w.len() == n),
@@ -476,8 +485,12 @@ impl GroupState {
             let c = (x * scale).floor() as usize;
             c.min(cells - 1)
         };
-        let mut counts = vec![[0_u64; 2]; cells];
-        let mut sums = vec![[0.0_f64; 2]; if self.weighted { cells } else { 0 }];
+        let mut counts = try_filled(cells, [0_u64; 2], "the binned ranking histogram")?;
+        let mut sums = try_filled(
+            if self.weighted { cells } else { 0 },
+            [0.0_f64; 2],
+            "the binned ranking histogram",
+        )?;
         for (i, (&p, &x)) in positive.iter().zip(score).enumerate() {
             let c = cell_of(x);
             if let Some(slot) = counts.get_mut(c) {
@@ -496,16 +509,47 @@ impl GroupState {
                 run.push(key, p, q, wp, wq, self.weighted);
             }
         }
-        self.compact(pool);
+        self.compact(pool)?;
         self.groups
-            .merge_in(GroupsBack::new(&run), run.len(), self.weighted);
-        Ok(())
+            .merge_in(GroupsBack::new(&run), run.len(), self.weighted)
     }
 
     /// Sort the buffered rows into tie groups and merge them into the groups.
-    pub fn compact(&mut self, pool: &Pool) {
-        if self.buffered() == 0 {
-            return;
+    ///
+    /// # Errors
+    /// [`MetricError::OutOfMemory`]: refused before the buffered rows are
+    /// taken, the state is as it was; after, the state is marked broken
+    /// and every later call fails ([`Self::check_whole`]).
+    pub fn compact(&mut self, pool: &Pool) -> Result<()> {
+        self.check_whole()?;
+        let result = self.compact_buffer(pool);
+        if result.is_err() && self.buffered() == 0 {
+            self.broken = true;
+        }
+        result
+    }
+
+    /// An error once a compaction lost rows (see [`Self::compact`]).
+    ///
+    /// # Errors
+    /// [`MetricError::InvalidValue`].
+    pub fn check_whole(&self) -> Result<()> {
+        ensure!(
+            !self.broken,
+            MetricError::InvalidValue {
+                arg: "ranking state",
+                detail: "an allocation failed while it merged its buffered rows, so it lost rows; score the \
+                         rows again with more memory or in smaller batches"
+                    .into(),
+            }
+        );
+        Ok(())
+    }
+
+    fn compact_buffer(&mut self, pool: &Pool) -> Result<()> {
+        let rows = self.buffered();
+        if rows == 0 {
+            return Ok(());
         }
         if self.weighted {
             let (mut a, mut b) = (
@@ -515,16 +559,20 @@ impl GroupState {
             // A compaction runs to its end (the state stays whole); its
             // buffer is bounded, so it is short.
             let whole = pool.without_stop();
+            let mut run = Groups::default();
+            if let Err(e) = run.reserve(rows, true) {
+                (self.wbuf_pos, self.wbuf_neg) = (a, b);
+                return Err(e);
+            }
             let _ = u128::sort(&mut a, &whole);
             let _ = u128::sort(&mut b, &whole);
-            let mut run = Groups::default();
             collapse(&a, &b, |x| (x.key(), x.weight()), &mut run, true);
-            self.groups.merge_in(GroupsBack::new(&run), run.len(), true);
-            return;
+            return self.groups.merge_in(GroupsBack::new(&run), run.len(), true);
         }
-        self.compact_unweighted(pool);
+        self.compact_unweighted(pool)?;
         self.buf_keys.clear();
         self.buf_pos.clear();
+        Ok(())
     }
 
     /// Compact unweighted rows. Only the key bits that vary between the rows
@@ -534,7 +582,12 @@ impl GroupState {
     /// buffer, which both reuse from one compaction to the next) and merged
     /// into the groups as runs of equal `entry >> 1`. Otherwise each side is
     /// sorted on its own and the two collapsed into groups.
-    fn compact_unweighted(&mut self, pool: &Pool) {
+    fn compact_unweighted(&mut self, pool: &Pool) -> Result<()> {
+        // The sorts' buffers: the packed rows, or the two sides and a radix buffer.
+        check_available(
+            crate::memory::bytes_of::<u64>(self.buf_keys.len()) * 2,
+            "the ranking state's sort buffers",
+        )?;
         let keys = &self.buf_keys;
         // A small state, or one of many compacted side by side: no split on this thread.
         let parallel = pool.parallel_for(keys.len());
@@ -572,14 +625,14 @@ impl GroupState {
             pool.install(|| rayon::join(|| radix_sort(&mut a), || radix_sort(&mut b)));
             let mut run = Groups::default();
             collapse(&a, &b, |&x| (x, 1.0), &mut run, false);
-            self.groups
+            return self
+                .groups
                 .merge_in(GroupsBack::new(&run), run.len(), false);
-            return;
         }
         let mask = (1_u64 << bits) - 1;
         let fixed = and & !(mask << lo);
         let packed = &mut self.scratch;
-        reserve_big(packed, keys.len());
+        reserve_big(packed, keys.len(), "the ranking state's sort buffer")?;
         let pack = |(&k, &p): (&u64, &bool)| (((k >> lo) & mask) << 1) | u64::from(p);
         if parallel {
             pool.install(|| {
@@ -594,15 +647,22 @@ impl GroupState {
         }
         // The keys are packed: their buffer receives the sorted rows.
         let sorted = &mut self.buf_keys;
-        bucket_sort(packed, sorted, bits + 1, pool);
-        let run = PackedBack {
-            e: sorted,
-            j: sorted.len(),
-            lo,
-            fixed,
-        };
-        let r = run.groups();
-        self.groups.merge_in(run, r, false);
+        let merged = bucket_sort(packed, sorted, bits + 1, pool).and_then(|()| {
+            let run = PackedBack {
+                e: sorted,
+                j: sorted.len(),
+                lo,
+                fixed,
+            };
+            let r = run.groups();
+            self.groups.merge_in(run, r, false)
+        });
+        if merged.is_err() {
+            // The buffer holds packed rows now, not keys: drop them (the state is broken).
+            self.buf_keys.clear();
+            self.buf_pos.clear();
+        }
+        merged
     }
 
     /// Merge another state's rows into this one.
@@ -617,12 +677,11 @@ impl GroupState {
                 detail: "one ranking state has weights and the other has not".into()
             }
         );
-        other.compact(pool);
-        self.compact(pool);
+        other.compact(pool)?;
+        self.compact(pool)?;
         let g = &other.groups;
         self.groups
-            .merge_in(GroupsBack::new(g), g.len(), self.weighted);
-        Ok(())
+            .merge_in(GroupsBack::new(g), g.len(), self.weighted)
     }
 
     /// Merge exported groups (from [`Self::groups`], or a saved state).
@@ -645,20 +704,22 @@ impl GroupState {
             let key = order_key(g.values.get(i).copied().unwrap_or(0.0));
             run.push(key, p, n, wp, wn, self.weighted);
         }
-        self.compact(pool);
+        self.compact(pool)?;
         self.groups
-            .merge_in(GroupsBack::new(&run), run.len(), self.weighted);
-        Ok(())
+            .merge_in(GroupsBack::new(&run), run.len(), self.weighted)
     }
 
     /// The tie groups (distinct scores, increasing, with u64 counts).
-    pub fn groups(&mut self, pool: &Pool) -> ScoreGroups {
-        self.compact(pool);
+    ///
+    /// # Errors
+    /// [`MetricError::OutOfMemory`].
+    pub fn groups(&mut self, pool: &Pool) -> Result<ScoreGroups> {
+        self.compact(pool)?;
         let mut out = ScoreGroups::default();
         for (key, p, n, wp, wn) in self.groups.distinct() {
             out.push(from_order_key(key), (p, n, wp, wn), self.weighted);
         }
-        out
+        Ok(out)
     }
 
     /// The ranking walk over every row added (as [`super::binary_ranking`]).
@@ -666,7 +727,7 @@ impl GroupState {
     /// # Errors
     /// Weights summing to 0 or past the float64 range.
     pub fn walk(&mut self, curves: bool, pool: &Pool) -> Result<BinaryRanking> {
-        self.compact(pool);
+        self.compact(pool)?;
         let groups = self
             .groups
             .distinct()
@@ -812,7 +873,7 @@ pub fn union_states(states: &mut [&mut GroupState], pool: &Pool) -> Result<Group
     let g = &mut out.groups;
     // Written once by the merges (not cleared first); the lengths are set once
     // every slot is known to be written.
-    g.reserve(total, weighted);
+    g.reserve(total, weighted)?;
     let mut jobs: Vec<RangeJob<'_>> = Vec::with_capacity(ranges.len());
     let (mut keys, mut pos, mut neg) = (
         g.keys.spare_capacity_mut(),
@@ -896,9 +957,9 @@ fn compact_states(states: &mut [&mut GroupState], pool: &Pool) -> Result<bool> {
     let rows: usize = states.iter().map(|s| s.entries()).sum();
     let compact = |s: &mut &mut GroupState| s.compact(&Pool::sequential());
     if pool.parallel_for(rows) && states.len() > 1 {
-        pool.install(|| states.par_iter_mut().for_each(compact));
+        pool.install(|| states.par_iter_mut().try_for_each(compact))?;
     } else {
-        states.iter_mut().for_each(compact);
+        states.iter_mut().try_for_each(compact)?;
     }
     pool.check()?;
     Ok(weighted)
@@ -1245,14 +1306,14 @@ fn take_run<T>(xs: &[T], at: &mut usize, key: u64, kw: impl Fn(&T) -> (u64, f64)
 /// buckets by the top (up to) 11 bits, then each bucket, now small, sorted
 /// by LSD radix passes in parallel. The result does not depend on the thread
 /// count.
-fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Pool) {
+fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Pool) -> Result<()> {
     const TOP: u32 = 11;
     dst.clear();
-    reserve_big(dst, src.len());
+    reserve_big(dst, src.len(), "the ranking state's sort buffer")?;
     if src.len() < 1 << 16 || bits <= TOP {
         dst.extend_from_slice(src);
         radix_sort(dst);
-        return;
+        return Ok(());
     }
     dst.resize(src.len(), 0);
     let shift = bits - TOP;
@@ -1305,6 +1366,7 @@ fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Pool) {
     } else {
         pieces.into_iter().for_each(sort_piece);
     }
+    Ok(())
 }
 
 /// Keys below which a comparison sort beats the radix passes (each pass
@@ -1403,7 +1465,7 @@ mod tests {
         let mut h = Groups::default();
         h.push(5, u64::from(u32::MAX), 0, 0.0, 0.0, false);
         h.push(6, 2, 2, 0.0, 0.0, false);
-        g.merge_in(GroupsBack::new(&h), h.len(), false);
+        g.merge_in(GroupsBack::new(&h), h.len(), false).unwrap();
         let d: Vec<_> = g.distinct().collect();
         assert_eq!(
             d,

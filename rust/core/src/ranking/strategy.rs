@@ -34,8 +34,8 @@ fn split<T: Copy + Send + Sync>(
 ) -> Result<(Vec<T>, Vec<T>)> {
     const CHUNK: usize = 1 << 18;
     let n_neg = positive.len() - n_pos;
-    let mut pos: Vec<T> = big_vec(n_pos);
-    let mut neg: Vec<T> = big_vec(n_neg);
+    let mut pos: Vec<T> = big_vec(n_pos, "the positive rows")?;
+    let mut neg: Vec<T> = big_vec(n_neg, "the negative rows")?;
     let counts: Vec<usize> = if pool.parallel_for(positive.len()) {
         pool.install(|| {
             positive
