@@ -517,6 +517,16 @@ def proba_array(y_proba: ArrayLike, n: int | None = None, max_classes: int | Non
     return np.ascontiguousarray(p)
 
 
+def row_sum_tolerance(dtype: np.dtype[Any], k: int) -> float | None:
+    """How far a probability row of ``dtype`` may sum from 1 (decision O5): ``1e-6 K`` (None:
+    the kernels' default), or, for float16, the rounding of a float16 softmax row (each
+    entry within half an ulp, so the sum within 2^-11 of 1), whatever ``K``: one rule for the
+    precision of the input, not a rule that refuses small K and accepts large K."""
+    if dtype == np.float16:
+        return max(1e-6 * k, float(np.finfo(np.float16).eps))
+    return None
+
+
 def check_inputs(caller: str, y_pred: object, y_proba: object, confidence: object) -> None:
     """The combinations of inputs ``evaluate`` and ``Evaluator.update`` accept."""
     if y_pred is None and y_proba is None:

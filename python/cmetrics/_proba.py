@@ -52,6 +52,8 @@ class ProbInputs:
     sample_weight: F64 | None
     labels: np.ndarray
     kind: LabelKind
+    #: How far a row may sum from 1 (None: the kernels' 1e-6 K; see :func:`_checks.row_sum_tolerance`).
+    atol: float | None = None
 
 
 def prob_inputs(
@@ -65,7 +67,8 @@ def prob_inputs(
 ) -> ProbInputs:
     """Validate and encode the inputs of a probabilistic metric."""
     t = _checks.as_1d(y_true, "y_true")
-    p = _checks.proba_array(y_proba, t.shape[0])
+    raw = _checks.to_numpy(y_proba, "y_proba")
+    p = _checks.proba_array(raw, t.shape[0])
     k = p.shape[1]
     pair = _checks.label_pair(t, t if y_pred is None else y_pred)
     w = _checks.weights(sample_weight, t.shape[0])
@@ -90,7 +93,7 @@ def prob_inputs(
     yp = None if y_pred is None else _codes(pair.y_pred, lab, "y_pred", pair.kind)
     if yp is not None and yp.dtype != yt.dtype:
         yt, yp = yt.astype(np.int64), yp.astype(np.int64)
-    return ProbInputs(yt, p, yp, w, np.asarray(lab_out), pair.kind)
+    return ProbInputs(yt, p, yp, w, np.asarray(lab_out), pair.kind, _checks.row_sum_tolerance(raw.dtype, k))
 
 
 def accumulate(
@@ -114,6 +117,7 @@ def accumulate(
         inp.y_pred,
         inp.sample_weight,
         validate=bool(validate),
+        atol=inp.atol,
         entropy=entropy,
         scores=scores,
         n_bins=n_bins,

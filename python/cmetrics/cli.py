@@ -428,19 +428,20 @@ def _write(text: str, output: str | None, *, force: bool = False, inputs: tuple[
         return
     tmp = None
     try:
-        with tempfile.NamedTemporaryFile(
-            "w", dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp", delete=False, encoding="utf-8"
-        ) as fh:
-            tmp = fh.name
+        fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # the mode a plain open() would give
         os.replace(tmp, target)
+        tmp = None
     except OSError as e:
+        raise UserError(f"cannot write {output}: {e.strerror or e}") from e
+    finally:
+        # Whatever stopped the write (a full disk, Ctrl-C), no temporary file is left behind.
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise UserError(f"cannot write {output}: {e.strerror or e}") from e
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -18,7 +18,7 @@ from cmetrics import _multiclass as _m
 from cmetrics._checks import F64, Backend
 from cmetrics._config import resolve_backend
 from cmetrics._hard import undefined
-from cmetrics.exceptions import LabelError, ShapeError, UnsupportedDtypeError, ValidationError
+from cmetrics.exceptions import LabelError, NonFiniteError, ShapeError, UnsupportedDtypeError, ValidationError
 
 __all__ = [
     "coverage_error",
@@ -42,6 +42,14 @@ def _pair(y_true: ArrayLike, y_score: ArrayLike, backend: Backend) -> tuple[np.n
     if s.shape[0] == 0:
         raise ShapeError("y_score is empty; at least one sample is required")
     return ind, s
+
+
+def _gain_scale(rel: F64) -> float:
+    """A power of two bringing the largest gain's magnitude into [0.5, 1) (1 without gains)."""
+    top = float(np.max(np.abs(rel))) if rel.size else 0.0
+    if not (np.isfinite(top) and top > 0):
+        return 1.0
+    return float(np.ldexp(1.0, min(-int(np.frexp(top)[1]), 1023)))  # subnormals lifted by 2^1023 at most
 
 
 def _mean(values: F64, sample_weight: ArrayLike | None) -> float:
@@ -187,7 +195,14 @@ def dcg_score(
     if not (log_base > 0 and log_base != 1 and np.isfinite(log_base)):
         raise ValidationError(f"log_base must be a number above 0 (not 1), got {log_base!r}")
     rel, s = _gains(y_true, y_score, backend)
-    return _mean(_dcg_rows(rel, s, kk, float(log_base), bool(ignore_ties)), sample_weight)
+    # The DCG is linear in the gains: computed on gains scaled by a power of two (exact) into
+    # [-1, 1], no partial sum overflows; only a mean DCG beyond float64 itself is refused.
+    scale = _gain_scale(rel)
+    value = _mean(_dcg_rows(rel * scale, s, kk, float(log_base), bool(ignore_ties)), sample_weight) / scale
+    if not np.isfinite(value):
+        msg = "the mean DCG is beyond the float64 range; divide y_true by a constant first (NDCG does not change)"
+        raise NonFiniteError(msg)
+    return value
 
 
 def ndcg_score(
@@ -212,8 +227,9 @@ def ndcg_score(
     if rel.shape[1] <= 1:
         msg = f"Computing NDCG is only meaningful when there is more than 1 document. Got {rel.shape[1]} instead."
         raise ShapeError(msg)
-    gain = _dcg_rows(rel, s, kk, 2.0, bool(ignore_ties))
-    ideal = _dcg_rows(rel, rel, kk, 2.0, True)
+    scaled = rel * _gain_scale(rel)  # as for dcg_score: the ratio does not change, no sum overflows
+    gain = _dcg_rows(scaled, s, kk, 2.0, bool(ignore_ties))
+    ideal = _dcg_rows(scaled, scaled, kk, 2.0, True)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(ideal == 0, 0.0, gain / ideal)
     if not np.isfinite(ratio).all():

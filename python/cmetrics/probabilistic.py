@@ -461,9 +461,12 @@ def entropy_score(
     >>> entropy_score([[1.0, 0.0], [0.5, 0.5]])
     0.5
     """
-    p = _checks.proba_array(y_proba)
+    raw = _checks.to_numpy(y_proba, "y_proba")
+    p = _checks.proba_array(raw)
     zeros = np.zeros(p.shape[0], dtype=np.int32)
-    inp = _p.ProbInputs(zeros, p, None, _checks.weights(sample_weight, p.shape[0]), np.arange(p.shape[1]), "int")
+    w = _checks.weights(sample_weight, p.shape[0])
+    tolerance = _checks.row_sum_tolerance(raw.dtype, p.shape[1])
+    inp = _p.ProbInputs(zeros, p, None, w, np.arange(p.shape[1]), "int", tolerance)
     acc = _p.accumulate(inp, backend=backend, n_bins=0, validate=validate, entropy=True, scores=False, hard=False)
     return _p.ProbResult(acc, inp.labels, "int", backend, hard=False).entropy_score()
 
@@ -484,7 +487,9 @@ def purity(
 
 
 def purity_from_matrix(matrix: ArrayLike) -> float:
-    """Purity of a given K x K matrix P (rows normally sum to 1).
+    """Purity of a given K x K row-normalised matrix P: entries in [0, 1], each row summing to 1
+    (within 1e-6 K, as probability rows), as :func:`prob_confusion_matrix` gives it with
+    ``normalize="true"``.
 
     Examples
     --------
@@ -499,9 +504,21 @@ def purity_from_matrix(matrix: ArrayLike) -> float:
     if p.ndim != 2 or p.shape[0] != p.shape[1] or p.shape[0] == 0:
         msg = f"matrix must be a non-empty square (K, K) array, got shape {p.shape}"
         raise ShapeError(msg)
-    if not np.isfinite(p).all():
-        msg = "matrix must be finite"
-        raise ValidationError(msg)
+    bad = ~((p >= 0) & (p <= 1))
+    if bad.any():
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+        msg = f"matrix[{row}, {col}] = {float(p[row, col])!r} is not a probability; entries must lie in [0, 1]"
+        raise ProbabilityError(msg)
+    sums = p.sum(axis=1)
+    atol = 1e-6 * p.shape[0]
+    off = np.flatnonzero(np.abs(sums - 1.0) > atol)
+    if off.size:
+        row = int(off[0])
+        msg = (
+            f"matrix row {row} sums to {float(sums[row])!r}, not 1 (tolerance {atol!r}); pass the row-normalised "
+            'matrix (prob_confusion_matrix(..., normalize="true"))'
+        )
+        raise ProbabilityError(msg)
     return _p.purity_value(p)
 
 

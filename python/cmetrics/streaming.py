@@ -429,6 +429,7 @@ class Evaluator:
             None if inp.sample_weight is None else _groups.scatter(inp.sample_weight, positions),
             inp.labels,
             inp.kind,
+            inp.atol,
         )
         children = [self._groups.get(key) or self._child() for key in keys]
         be = resolve_backend(self.backend)
@@ -453,6 +454,7 @@ class Evaluator:
                 whole.y_pred,
                 whole.sample_weight,
                 validate=True,
+                atol=inp.atol,
                 n_bins=self.n_bins,
                 keep_confidence=self.ranking != "off",
                 n_threads=get_num_threads(),

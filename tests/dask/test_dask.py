@@ -226,7 +226,8 @@ def _slow(part: pd.DataFrame) -> pd.DataFrame:
 
 def test_a_worker_killed_mid_job_is_retried_and_the_result_is_exact() -> None:
     """A worker process exits while partitions are being scored: its nanny starts a new one,
-    the scheduler recomputes the lost tasks, and the report is still the exact one."""
+    the scheduler recomputes the lost tasks, and the state is the same, bit for bit, as the
+    state of a run that lost nothing (the runs and the merge tree follow from the data)."""
     import contextlib
     import os
     import threading
@@ -252,11 +253,14 @@ def test_a_worker_killed_mid_job_is_retried_and_the_result_is_exact() -> None:
 
         t = threading.Thread(target=kill)
         t.start()
-        got = cd.evaluate(ddf, label="y", proba_prefix="p_", client=c)
+        got = cd.evaluator(ddf, label="y", proba_prefix="p_", weight="w", client=c)
         t.join()
         assert killed
         assert victim not in c.scheduler_info()["workers"]  # a new process took its place
-    assert_same_report(got, want)
+    calm = cd.evaluator(dd.from_pandas(frame, npartitions=24), label="y", proba_prefix="p_", weight="w")
+    assert got.to_bytes() == calm.to_bytes()
+    want = cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, 3), sample_weight=col(frame, "w"))
+    assert_same_report(got.report(), want)
 
 
 def test_files_with_other_columns_raise_the_package_error(client: Any, tmp_path: Path) -> None:
@@ -324,6 +328,51 @@ def test_grouped_reports_on_the_cluster_equal_one_process(client: Any, tmp_path:
             assert_same_report(got[key], want[key])
     with pytest.raises(ValidationError, match="no column 'nope'"):
         cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", group_by="nope", client=client)
+
+
+@pytest.mark.parametrize("group_by", [None, "g"])
+def test_the_same_files_give_the_same_bits_on_any_cluster(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_by: str | None
+) -> None:
+    """The runs of row groups follow from the files (here 3,000 rows a run), not from the
+    cluster's threads: 2 workers, 1 worker of 3 threads and Dask's local scheduler give the
+    same state bytes, weighted float sums included."""
+    monkeypatch.setattr(cd, "ROWS_PER_TASK", 3_000)
+    frame = dump(20_000, 4, 12).assign(g=lambda f: np.arange(len(f)) % 7)
+    cuts = [2_500, 6_000, 6_000, 11_000, 13_500, 17_000]
+    write_parts(frame, tmp_path, cuts)
+    options: dict[str, Any] = {"label": "y", "proba_prefix": "p_", "weight": "w", "group_by": group_by}
+    states = [cd.evaluator(str(tmp_path), client=client, **options).to_bytes()]
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=3, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=50
+        ) as cluster,
+        distributed.Client(cluster) as other,
+    ):
+        states.append(cd.evaluator(str(tmp_path), client=other, **options).to_bytes())
+    states.append(cd.evaluator(str(tmp_path), **options).to_bytes())
+    assert states[0] == states[1] == states[2]
+
+
+@pytest.mark.parametrize("partitions", [1, 5, 13])
+def test_other_partitionings_agree_with_one_process(client: Any, partitions: int) -> None:
+    frame = dump(15_000, 3, 13)
+    got = cd.evaluate(
+        dd.from_pandas(frame, npartitions=partitions), label="y", proba_prefix="p_", weight="w", client=client
+    )
+    want = cmetrics.evaluate(col(frame, "y"), y_proba=proba_of(frame, 3), sample_weight=col(frame, "w"))
+    assert_same_report(got, want)  # counts exact, every float to 1e-12 relative
+
+
+def test_runs_of_rows_follow_the_data() -> None:
+    from cmetrics.dask import _runs
+
+    for sizes in ([5] * 16, [0, 0, 3, 0], [1], [10, 1, 1, 1, 10, 0], list(range(30))):
+        for rows in (1, 4, 11, 1000):
+            runs = _runs(sizes, rows)
+            assert [i for r in runs for i in r] == list(range(len(sizes)))
+            assert all(sum(sizes[i] for i in r) >= rows for r in runs[:-1])  # every run but the last is full
+    assert [len(r) for r in _runs([5] * 16, 10)] == [2] * 8
 
 
 def test_runs_of_units_cover_every_unit_once() -> None:

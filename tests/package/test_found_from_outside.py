@@ -359,3 +359,186 @@ def test_rounding_that_sklearn_does_not_show(backend: str) -> None:
         cmetrics.confusion_matrix([0, 1], [0, 1], sample_weight=np.array(["a", 2], dtype=object), backend=backend)
     with pytest.raises(NotImplementedError, match="average=None"):
         cmetrics.roc_auc_score([0, 1, 2], np.eye(3), multi_class="ovo", average=None, backend=backend)
+
+
+# -- exceptions and messages ---------------------------------------------------------------------------
+
+
+def _bad_parquet(directory: Path) -> dict[str, Path]:
+    rng = np.random.default_rng(9)
+    good = directory / "good.parquet"
+    pq.write_table(
+        pa.table({"y": rng.integers(0, 2, 50_000), "p": rng.integers(0, 2, 50_000)}), good, compression="none"
+    )
+    data = good.read_bytes()
+    paths = {"garbage": directory / "garbage.parquet", "empty": directory / "empty.parquet"}
+    paths["garbage"].write_bytes(b"PAR1 not a parquet file at all")
+    paths["empty"].write_bytes(b"")
+    paths["truncated"] = directory / "truncated.parquet"
+    paths["truncated"].write_bytes(data[: len(data) // 2])
+    pages = bytearray(data)
+    pages[100 : len(pages) // 2] = b"\xab" * (len(pages) // 2 - 100)  # the footer intact, the pages not
+    paths["pages"] = directory / "pages.parquet"
+    paths["pages"].write_bytes(bytes(pages))
+    return paths
+
+
+@pytest.mark.parametrize("kind", ["garbage", "empty", "truncated", "pages"])
+def test_unreadable_parquet_under_dask_is_an_input_error(tmp_path: Path, backend: str, kind: str) -> None:
+    cd = pytest.importorskip("cmetrics.dask")
+    path = _bad_parquet(tmp_path)[kind]
+    os.environ["CMETRICS_BACKEND"] = backend
+    try:
+        with pytest.raises(cmetrics.exceptions.ValidationError, match="not a readable Parquet file") as info:
+            cd.evaluate(str(path), label="y", pred="p")
+    finally:
+        del os.environ["CMETRICS_BACKEND"]
+    assert type(info.value).__name__ == "InputError" and path.name in str(info.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unreadable_parquet_on_local_workers_is_one_line(tmp_path: Path, backend: str) -> None:
+    paths = _bad_parquet(tmp_path)
+    for kind in ("garbage", "pages"):
+        done = cli("score", str(paths[kind]), "--label", "y", "--pred", "p", "-q", "--workers", "2", backend=backend)
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "not a readable Parquet file" in lines[0], done.stderr
+
+
+def test_a_deeply_nested_state_header_is_a_state_error() -> None:
+    import struct
+    import zlib
+
+    head = b"[" * 100_000 + b"]" * 100_000
+    body = b"CMETRICS" + struct.pack("<HHI", 2, 0, len(head)) + head
+    with pytest.raises(cmetrics.StateError, match="nests too deeply"):
+        Evaluator.from_bytes(body + struct.pack("<I", zlib.crc32(body)))
+
+
+def _swap_children(state: bytes, other: bytes) -> bytes:
+    """``state`` with its groups' states replaced by ``other``'s (same keys and row counts)."""
+    import struct
+    import zlib
+
+    def parts(b: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+        hlen = struct.unpack_from("<I", b, 12)[0]
+        header = json.loads(b[16 : 16 + hlen])
+        rest = b[16 + hlen : -4]
+        cut = len(rest) - sum(header["groups"]["sizes"])
+        return header, rest[:cut], rest[cut:]
+
+    header, arrays, _ = parts(state)
+    other_header, _, children = parts(other)
+    header["groups"]["sizes"] = other_header["groups"]["sizes"]
+    head = json.dumps(header, separators=(",", ":")).encode()
+    body = state[:12] + struct.pack("<I", len(head)) + head + arrays + children
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+@pytest.mark.parametrize("proba", [False, True])
+def test_a_grouped_state_whose_tables_are_not_its_groups_sum_is_refused(backend: str, proba: bool) -> None:
+    rng = np.random.default_rng(10)
+    g = np.repeat([1, 2], 30)
+    y = rng.integers(0, 3, 60)
+    y[:3] = [0, 1, 2]
+    p = rng.dirichlet(np.ones(3), 60)
+    pred = rng.integers(0, 3, 60)
+
+    def state(truth: np.ndarray) -> bytes:
+        ev = Evaluator(group_by=True, labels=[0, 1, 2], backend=backend)
+        return (ev.update(truth, y_proba=p, groups=g) if proba else ev.update(truth, y_pred=pred, groups=g)).to_bytes()
+
+    honest = state(y)
+    assert Evaluator.from_bytes(honest).n_rows == 60
+    assert Evaluator.from_bytes(_swap_children(honest, honest)).n_rows == 60
+    forged = _swap_children(honest, state(np.roll(y, 1)))  # the groups of other rows, as many
+    with pytest.raises(cmetrics.StateError, match="not the sum of its groups"):
+        Evaluator.from_bytes(forged)
+
+
+def test_object_group_values_are_text_as_labels_are(backend: str) -> None:
+    with pytest.raises(cmetrics.exceptions.LabelError, match="lone surrogate"):
+        cmetrics.evaluate([0, 1], y_pred=[0, 1], groups=np.array(["a", "\ud800"], dtype=object), backend=backend)
+    values = ["a", "a\x00", "b"]
+    as_objects = cmetrics.evaluate([0, 1, 1], y_pred=[0, 1, 0], groups=np.array(values, dtype=object), backend=backend)
+    as_text = cmetrics.evaluate([0, 1, 1], y_pred=[0, 1, 0], groups=np.array(values), backend=backend)
+    assert list(as_objects) == list(as_text) == ["a", "b"]
+    assert as_objects["a"].to_dict() == as_text["a"].to_dict()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["bench", "--rows", str(10**12), "-q"], "GiB of memory"),
+        (["bench", "--quick", "--threads", "100000", "-q"], "above the limit"),
+        (["bench", "--quick", "--seed", "-1", "-q"], "--seed"),
+        (["demo", "--rows", str(10**12), "--quiet"], "GiB of Parquet"),
+    ],
+)
+def test_absurd_command_line_sizes_are_one_line_errors(backend: str, args: list[str], words: str) -> None:
+    done = cli(*args, backend=backend)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], done.stderr[-2000:]
+
+
+def test_huge_gains_leak_no_warning(backend: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cmetrics.ndcg_score([[1e308, 1e308, 1e308]], [[0.1, 0.2, 0.3]], backend=backend) == 1.0
+        got = cmetrics.ndcg_score([[1e308, 5e307, 0]], [[0.3, 0.1, 0.2]], backend=backend)
+        assert got == pytest.approx(skm.ndcg_score([[2.0, 1.0, 0.0]], [[0.3, 0.1, 0.2]]), rel=1e-14)
+        tiny = cmetrics.dcg_score([[1e-320, 2e-320, 0]], [[0.3, 0.2, 0.1]], backend=backend)
+        assert tiny == pytest.approx(skm.dcg_score([[1.0, 2.0, 0.0]], [[0.3, 0.2, 0.1]]) * 1e-320, rel=1e-3)
+        with pytest.raises(cmetrics.exceptions.NonFiniteError, match="float64 range"):
+            cmetrics.dcg_score([[1e308, 1e308, 1e308]], [[0.1, 0.2, 0.3]], backend=backend)
+
+
+def test_purity_from_matrix_wants_a_row_normalised_matrix() -> None:
+    assert cmetrics.purity_from_matrix([[0.5, 0.5], [0.5, 0.5]]) == 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for bad, words in (([[1e308, 1e308], [1, 0]], "not a probability"), ([[0.2, 0.2], [1, 0]], "sums to 0.4")):
+            with pytest.raises(cmetrics.exceptions.ProbabilityError, match=words):
+                cmetrics.purity_from_matrix(bad)
+
+
+@pytest.mark.parametrize("k", [2, 10, 1000])
+def test_float16_softmax_rows_are_accepted_at_every_k(backend: str, k: int) -> None:
+    rng = np.random.default_rng(k)
+    z = rng.standard_normal((60, k))
+    p16 = (np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)).astype(np.float16)
+    y = rng.integers(0, k, 60)
+    got = cmetrics.log_loss(y, p16, labels=list(range(k)), backend=backend)
+    want = sk_quiet(skm.log_loss, y, p16.astype(np.float64), labels=list(range(k)))  # it warns at any K
+    assert got == pytest.approx(want, rel=1e-3)
+    off = p16.copy()
+    off[7, 0] += np.float16(0.02)  # a row that really does not sum to 1
+    with pytest.raises(cmetrics.exceptions.ProbabilityError, match="row 7"):
+        cmetrics.log_loss(y, off, labels=list(range(k)), backend=backend)
+
+
+def test_normalize_is_a_switch(backend: str) -> None:
+    for fn, args in (
+        (cmetrics.accuracy_score, ([0, 1], [0, 1])),
+        (cmetrics.zero_one_loss, ([0, 1], [0, 1])),
+        (cmetrics.log_loss, ([0, 1], [[0.8, 0.2], [0.3, 0.7]])),
+    ):
+        for value in (None, "yes", 1):
+            with pytest.raises(cmetrics.exceptions.ValidationError, match="normalize must be True or False"):
+                fn(*args, normalize=value, backend=backend)  # type: ignore[operator]
+
+
+def test_an_interrupted_output_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cmetrics import cli as cli_module
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_module.os, "replace", interrupted)
+    target = tmp_path / "report.json"
+    with pytest.raises(KeyboardInterrupt):
+        cli_module._write("{}", str(target))
+    assert list(tmp_path.iterdir()) == []

@@ -33,12 +33,17 @@ from cmetrics.exceptions import (
 from cmetrics.streaming import FORMAT_VERSION, StateError
 from tests.conftest import BACKENDS
 
+#: Seconds within which a call that must not hang returns: a bound that catches a hang (the
+#: kernels above run for 10 s and more) and that a loaded 2-core machine meets. Speed is
+#: measured in benches/, never here.
+HANG = 5.0
+
 needs_rust = pytest.mark.skipif(not cmetrics.rust_available(), reason="the compiled extension is not built")
 
 # -- class counts are capped before anything is allocated -------------------------------------
 
 
-def peak_rss_growth(fn: Callable[[], Any]) -> float:
+def seconds_to_refuse(fn: Callable[[], Any]) -> float:
     """Seconds taken by ``fn`` (which must raise LimitExceededError)."""
     start = time.perf_counter()
     with pytest.raises(LimitExceededError, match="max_classes"):
@@ -68,7 +73,7 @@ def peak_rss_growth(fn: Callable[[], Any]) -> float:
     ],
 )
 def test_class_counts_are_capped_before_allocation(backend: str, call: Callable[[str], Any]) -> None:
-    assert peak_rss_growth(lambda: call(backend)) < 2.0
+    assert seconds_to_refuse(lambda: call(backend)) < HANG  # refused before anything is allocated or counted
 
 
 def test_the_limit_is_a_setting_and_states_the_memory() -> None:
@@ -214,7 +219,7 @@ def test_forged_states_raise_state_error(what: str, path: list[Any], value: Any)
     start = time.perf_counter()
     with pytest.raises(StateError):
         cmetrics.Evaluator.from_bytes(data)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < HANG, "a forged state must be refused at once, not parsed at length"
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -338,8 +343,10 @@ except KeyboardInterrupt:
     ("kind", "n", "after"), [("kendall", 100_000_000, 2.0), ("auroc", 100_000_000, 1.0), ("proba", 10_000_000, 0.5)]
 )
 def test_ctrl_c_stops_a_long_kernel(kind: str, n: int, after: float) -> None:
-    """SIGINT during a kernel on 10^8 rows (10 s for Kendall) raises KeyboardInterrupt within
-    about half a second."""
+    """SIGINT during a kernel on 10^8 rows (10 s for Kendall) raises KeyboardInterrupt long
+    before the kernel would end: this catches a kernel that ignores Ctrl-C, on a machine as busy
+    as it may be. How fast it stops (under half a second) is measured in
+    ``benches/test_bench_interrupt.py``."""
     with subprocess.Popen([sys.executable, "-c", INTERRUPT, kind, str(n)], stdout=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None
         try:
@@ -352,7 +359,7 @@ def test_ctrl_c_stops_a_long_kernel(kind: str, n: int, after: float) -> None:
         finally:
             proc.kill()
     assert line == "interrupted"
-    assert waited < 0.9, f"{kind}: {waited:.2f} s from SIGINT to KeyboardInterrupt"
+    assert waited < HANG, f"{kind}: {waited:.2f} s from SIGINT to KeyboardInterrupt"
 
 
 # -- threads ----------------------------------------------------------------------------------
@@ -368,7 +375,7 @@ def test_thread_counts_are_bounded() -> None:
     with cmetrics.thread_limit(limit):
         start = time.perf_counter()
         assert cmetrics.accuracy_score([0, 1, 1, 0], [0, 1, 0, 0]) == 0.75
-        assert time.perf_counter() - start < 1.0
+        assert time.perf_counter() - start < HANG  # the largest pool is not started for 4 rows
     env = dict(os.environ, CMETRICS_NUM_THREADS="100000")
     out = subprocess.run(
         [sys.executable, "-c", "import cmetrics; cmetrics.accuracy_score([0], [0])"],
