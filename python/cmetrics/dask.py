@@ -115,7 +115,7 @@ def _file_state(
 
 #: Rows a task scores from Parquet files by default: runs of consecutive row groups close once
 #: they hold this many rows.
-ROWS_PER_TASK = 1 << 21
+ROWS_PER_TASK = 1 << 22
 
 
 @contextlib.contextmanager
@@ -353,7 +353,7 @@ def evaluate(
     tasks : int, optional
         How many tasks score the rows: the row groups (or partitions) are split into this
         many runs of about equal rows, each scored into one Evaluator. Default: runs of
-        consecutive row groups of about 2^21 rows (:data:`ROWS_PER_TASK`), one task per
+        consecutive row groups of about 2^22 rows (:data:`ROWS_PER_TASK`), one task per
         partition of a DataFrame. Either way the runs follow from the data, not from the
         cluster, so every cluster (and a run that lost a worker) gives the same bits.
     client : distributed.Client, optional
