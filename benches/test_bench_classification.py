@@ -16,7 +16,7 @@ import sklearn.metrics as skm
 
 import cmetrics
 from benches.conftest import EXTRA, K, N, read_probe, record
-from cmetrics._checks import Backend
+from cmetrics._base.aliases import Backend
 
 pytestmark = pytest.mark.skipif(not cmetrics.rust_available(), reason="benchmarks measure the Rust backend")
 

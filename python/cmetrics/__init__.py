@@ -14,11 +14,11 @@ The public names come from the family modules (each lists its own in ``__all__``
 from importlib.metadata import PackageNotFoundError, version
 
 from cmetrics import classification, confusion, curves, label_ranking, probabilistic, ranking, report, streaming
-from cmetrics._config import (
+from cmetrics._backend import rust_available
+from cmetrics._base.config import (
     get_max_classes,
     get_num_threads,
     max_threads,
-    rust_available,
     set_max_classes,
     set_num_threads,
     thread_limit,

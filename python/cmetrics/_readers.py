@@ -26,11 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from cmetrics.exceptions import ValidationError
-
-
-class InputError(ValidationError):
-    """A file or column problem: missing, unreadable, of the wrong type or shape."""
+from cmetrics.exceptions import InputError, ValidationError
 
 
 @dataclass

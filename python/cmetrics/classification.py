@@ -15,11 +15,13 @@ from typing import Literal, cast, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks, _hard
-from cmetrics._checks import F64, I64, Average, Backend, KappaWeights, Label, ZeroDivision
-from cmetrics._config import resolve_backend
-from cmetrics._hard import PRFS, Averaged, PerClass
-from cmetrics._multilabel import MultilabelTable, binary_average_error, is_multilabel
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import F64, I64, Average, Backend, KappaWeights, Label, ZeroDivision
+from cmetrics._base.undefined import warn
+from cmetrics._derive import table_metrics
+from cmetrics._derive.indicators import MultilabelTable, binary_average_error, is_multilabel
+from cmetrics._derive.table_metrics import PRFS, Averaged, PerClass
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import ShapeError, ValidationError
 from cmetrics.report import Report
@@ -79,16 +81,16 @@ def _prfs_any(
     """P/R/F of either kind of target; multilabel targets add ``average="samples"`` and refuse
     ``"binary"``, as scikit-learn."""
     if isinstance(table, MultilabelTable):
-        average = _checks.check_average(average)
+        average = validation.check_average(average)
         if average == "binary":
             raise binary_average_error()
         if average == "samples":
-            b = _checks.check_beta(beta)
-            _checks.zero_division_value(zero_division)
+            b = validation.check_beta(beta)
+            validation.zero_division_value(zero_division)
             sub = table if labels is None else table.restricted(labels)
             p, r, f = sub.samples_prfs(b, warn_for, zero_division)
             return p, r, f, None
-    single: Callable[..., PRFS] = _hard.prfs  # one call for every average (the overloads type the public API)
+    single: Callable[..., PRFS] = table_metrics.prfs  # one call for every average (the overloads type the public API)
     return single(
         table,
         beta=beta,
@@ -117,7 +119,7 @@ def accuracy_score(
     >>> accuracy_score([0, 1, 2, 3], [0, 2, 1, 3])
     0.5
     """
-    normalize = _checks.check_flag("normalize", normalize)
+    normalize = validation.check_flag("normalize", normalize)
     cm = _count_any(y_true, y_pred, sample_weight, backend)
     if isinstance(cm, MultilabelTable):
         return cm.accuracy(normalize)
@@ -696,7 +698,7 @@ def zero_one_loss(
     >>> zero_one_loss([0, 1, 2, 3], [0, 2, 1, 3], normalize=False)
     2.0
     """
-    normalize = _checks.check_flag("normalize", normalize)
+    normalize = validation.check_flag("normalize", normalize)
     cm = _count_any(y_true, y_pred, sample_weight, backend)
     if isinstance(cm, MultilabelTable):
         return 1.0 - cm.accuracy(True) if normalize else cm._total - cm.accuracy(False)
@@ -788,13 +790,13 @@ def jaccard_score(
     """
     cm = _count_any(y_true, y_pred, sample_weight, backend)
     if isinstance(cm, MultilabelTable):
-        average = _checks.check_average(average)
+        average = validation.check_average(average)
         if average == "binary":
             raise binary_average_error()
         if average == "samples":
-            _checks.zero_division_value(zero_division)
+            validation.zero_division_value(zero_division)
             return (cm if labels is None else cm.restricted(labels)).samples_jaccard(zero_division)
-    return _hard.jaccard(
+    return table_metrics.jaccard(
         cm,  # type: ignore[arg-type]  # the one-vs-rest interface of a ConfusionMatrix
         labels=labels,
         pos_label=pos_label,
@@ -824,7 +826,7 @@ def multilabel_confusion_matrix(
     >>> multilabel_confusion_matrix([0, 1, 2, 2], [0, 2, 2, 2]).tolist()
     [[[3, 0], [0, 1]], [[3, 0], [1, 0]], [[1, 1], [0, 2]]]
     """
-    samplewise = _checks.check_flag("samplewise", samplewise)
+    samplewise = validation.check_flag("samplewise", samplewise)
     cm = _count_any(y_true, y_pred, sample_weight, backend)
     if samplewise:
         if not isinstance(cm, MultilabelTable):
@@ -922,7 +924,7 @@ def classification_report(
                     "Try specifying the labels parameter"
                 )
                 raise ValidationError(msg)
-            _hard.warn(text, UserWarning)
+            warn(text, UserWarning)
     p, r, f, support = cast("PerClass", _prfs_any(cm, labels=chosen, average=None, zero_division=zero_division))
     total = support.sum()
     headers = ("precision", "recall", "f1-score", "support")
@@ -994,22 +996,22 @@ def hinge_loss(
     >>> round(hinge_loss([-1, 1, 1], [-2.18, 2.36, 0.09]), 4)
     0.3033
     """
-    from cmetrics import _multiclass as _m
+    from cmetrics._derive import multiclass_ranking
 
     resolve_backend(backend)
-    t = _checks.as_1d(y_true, "y_true")
-    d = _checks.to_numpy(pred_decision, "pred_decision")
-    pair = _checks.label_pair(t, t)
+    t = validation.as_1d(y_true, "y_true")
+    d = validation.to_numpy(pred_decision, "pred_decision")
+    pair = validation.label_pair(t, t)
     values = pair.y_true
     if pair.kind == "str":
-        _checks.check_object_strings(values, "y_true")
+        value_checks.check_object_strings(values, "y_true")
         values = values.astype(np.str_)
-    classes = np.unique(values if labels is None else _checks.check_labels(labels, pair.kind))
-    w = _checks.weights(sample_weight, t.shape[0])
+    classes = np.unique(values if labels is None else validation.check_labels(labels, pair.kind))
+    w = validation.weights(sample_weight, t.shape[0])
     if w is not None:
-        _checks.check_weights(w, t.shape[0])
+        value_checks.check_weights(w, t.shape[0])
         with np.errstate(over="ignore"):
-            _checks.check_totals(float(np.sum(w)), 0.0, t.shape[0])
+            value_checks.check_totals(float(np.sum(w)), 0.0, t.shape[0])
     if classes.size > 2:
         if d.ndim != 2:
             msg = (
@@ -1017,7 +1019,7 @@ def hinge_loss(
                 f"({t.shape[0]}, {classes.size}); got shape {d.shape}"
             )
             raise ShapeError(msg)
-        s = np.asarray(_m.score_matrix(d, t.shape[0], "pred_decision"), dtype=np.float64)
+        s = np.asarray(multiclass_ranking.score_matrix(d, t.shape[0], "pred_decision"), dtype=np.float64)
         if s.shape[1] != classes.size:
             msg = (
                 "Please include all labels in y_true or pass labels as third argument"
@@ -1025,7 +1027,7 @@ def hinge_loss(
                 else f"pred_decision has {s.shape[1]} columns but there are {classes.size} labels"
             )
             raise ShapeError(msg)
-        codes, _ = _m.encode(values, s.shape[1], None if labels is None else classes, ordered=False)
+        codes, _ = multiclass_ranking.encode(values, s.shape[1], None if labels is None else classes, ordered=False)
         rows = np.arange(t.shape[0])
         own = s[rows, codes]
         others = s.copy()
@@ -1038,9 +1040,9 @@ def hinge_loss(
                 "decision for a binary target, or labels= listing every class"
             )
             raise ShapeError(msg)
-        dec = np.asarray(_checks.scores(d.ravel() if d.ndim == 2 else d, "pred_decision"), dtype=np.float64)
-        _checks.same_length("y_true", t, "pred_decision", dec)
-        _checks.check_finite("pred_decision", dec)
+        dec = np.asarray(validation.scores(d.ravel() if d.ndim == 2 else d, "pred_decision"), dtype=np.float64)
+        validation.same_length("y_true", t, "pred_decision", dec)
+        value_checks.check_finite("pred_decision", dec)
         if dec.shape[0] == 0:
             raise ShapeError("pred_decision is empty; at least one sample is required")
         present = np.unique(values)
@@ -1071,4 +1073,4 @@ def class_likelihood_ratios(
     if cm.labels.size != 2:
         msg = f"class_likelihood_ratios only supports binary classification problems, got {cm.labels.size} labels"
         raise ValidationError(msg)
-    return _hard.likelihood_ratios(cm, replace_undefined_by)
+    return table_metrics.likelihood_ratios(cm, replace_undefined_by)

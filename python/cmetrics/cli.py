@@ -26,7 +26,7 @@ import click
 import numpy as np
 
 import cmetrics
-from cmetrics._config import check_classes
+from cmetrics._base.config import check_classes
 
 
 def synthetic_dump(n_rows: int, n_classes: int, seed: int = 0, accuracy: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
@@ -72,7 +72,7 @@ def _table(report: cmetrics.Report, summary: str) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    from cmetrics._report import number, printable
+    from cmetrics._results.report import number, printable
 
     console = Console(record=True, width=100, file=open(os.devnull, "w"), force_terminal=False)  # noqa: SIM115
     console.print(f"{number(report.n_samples)} samples, {report.n_classes} classes")
@@ -151,7 +151,8 @@ def score_files(
     """Stream files into an Evaluator; the report (a :class:`cmetrics.GroupedReport` with
     ``group_by``) and a record of the run. Raises :class:`cmetrics._readers.InputError` and
     the package's ValidationErrors on bad input."""
-    from cmetrics._readers import Columns, InputError, open_source
+    from cmetrics._readers import Columns, open_source
+    from cmetrics.exceptions import InputError
 
     if sum(bool(x) for x in (proba, proba_prefix, proba_list)) > 1:
         raise InputError("pass one of --proba, --proba-prefix, --proba-list")
@@ -249,7 +250,7 @@ def score_on_dask(
     """Parquet inputs scored by :func:`cmetrics.dask.evaluate` on a running scheduler
     (``scheduler``) or a local cluster of ``workers`` processes started for the run; the
     report and a record of the run (the cluster's start is timed apart)."""
-    from cmetrics._readers import InputError
+    from cmetrics.exceptions import InputError
 
     if scheduler is not None and workers is not None:
         raise InputError("pass --scheduler or --workers, not both")
@@ -351,7 +352,7 @@ def _group_table(grouped: cmetrics.GroupedReport, metrics: list[str] | None) -> 
     from rich.console import Console
     from rich.table import Table
 
-    from cmetrics._report import number, printable
+    from cmetrics._results.report import number, printable
 
     rows = grouped.summary(metrics)
     cols = list(next(iter(rows.values()))) if rows else ["n_samples"]

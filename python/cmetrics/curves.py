@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks
-from cmetrics import _ranking as _r
-from cmetrics._checks import F64, Backend, Label
-from cmetrics._config import resolve_backend
-from cmetrics._hard import warn
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import F64, Backend, Label
+from cmetrics._base.undefined import warn
+from cmetrics._derive import ranking_walk
 from cmetrics._kernels import CurveDrop, ThresholdCounts
 from cmetrics.exceptions import LabelError, NonFiniteError, ShapeError, ValidationError
 
@@ -44,13 +44,13 @@ def _counts(
     backend: Backend,
     drop: CurveDrop = "none",
 ) -> ThresholdCounts:
-    positive = _checks.binary(y_true, pos_label, any_classes=True)
-    score = _checks.scores(y_score, "y_score", keep_float32=True)
-    _checks.same_length("y_true", positive, "y_score", score)
-    _checks.check_finite("y_score", score)
+    positive = validation.binary(y_true, pos_label, any_classes=True)
+    score = validation.scores(y_score, "y_score", keep_float32=True)
+    validation.same_length("y_true", positive, "y_score", score)
+    value_checks.check_finite("y_score", score)
     if score.shape[0] == 0:
         raise ShapeError("y_score is empty; at least one sample is required")
-    return _r.threshold_counts(positive, score, sample_weight, backend, drop)
+    return ranking_walk.threshold_counts(positive, score, sample_weight, backend, drop)
 
 
 def confusion_matrix_at_thresholds(
@@ -91,7 +91,7 @@ def roc_curve(
     >>> fpr.tolist(), tpr.tolist(), thr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0], [inf, 0.8, 0.4, 0.35, 0.1])
     """
-    drop = _checks.check_flag("drop_intermediate", drop_intermediate)
+    drop = validation.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend, "collinear" if drop else "none")
     fps, tps, thresholds = c.fps, c.tps, c.thresholds
     tps = np.concatenate(([0.0], tps))
@@ -128,7 +128,7 @@ def precision_recall_curve(
     >>> np.round(p, 4).tolist(), r.tolist(), thr.tolist()
     ([0.5, 0.6667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
     """
-    drop = _checks.check_flag("drop_intermediate", drop_intermediate)
+    drop = validation.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend, "flat" if drop else "none")
     fps, tps, thresholds = c.fps, c.tps, c.thresholds
     ps = tps + fps
@@ -163,7 +163,7 @@ def det_curve(
     >>> fpr.tolist(), fnr.tolist(), thr.tolist()
     ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.35, 0.4, 0.8])
     """
-    drop = _checks.check_flag("drop_intermediate", drop_intermediate)
+    drop = validation.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend)
     fps = np.concatenate(([0.0], c.fps))
     tps = np.concatenate(([0.0], c.tps))
@@ -206,13 +206,13 @@ def metric_at_thresholds(
     resolve_backend(backend)
     if not callable(metric_func):
         raise ValidationError("metric_func must be a callable metric_func(y_true, y_pred, **metric_params)")
-    yt = _checks.as_1d(y_true, "y_true")
-    score = _checks.scores(y_score, "y_score", keep_float32=True)
-    _checks.same_length("y_true", yt, "y_score", score)
-    _checks.check_finite("y_score", score)
-    w = _checks.weights(sample_weight, score.shape[0])
+    yt = validation.as_1d(y_true, "y_true")
+    score = validation.scores(y_score, "y_score", keep_float32=True)
+    validation.same_length("y_true", yt, "y_score", score)
+    value_checks.check_finite("y_score", score)
+    w = validation.weights(sample_weight, score.shape[0])
     if w is not None:
-        _checks.check_weights(w, score.shape[0])
+        value_checks.check_weights(w, score.shape[0])
         keep = w != 0
         yt, score, w = yt[keep], score[keep], w[keep]
     params = {**(metric_params or {}), **({"sample_weight": w} if w is not None else {})}
@@ -232,11 +232,11 @@ def auc(x: ArrayLike, y: ArrayLike, *, backend: Backend = "auto") -> float:
     0.75
     """
     resolve_backend(backend)
-    xs = np.asarray(_checks.scores(x, "x"), dtype=np.float64)
-    ys = np.asarray(_checks.scores(y, "y"), dtype=np.float64)
-    _checks.same_length("x", xs, "y", ys)
-    _checks.check_finite("x", xs)
-    _checks.check_finite("y", ys)
+    xs = np.asarray(validation.scores(x, "x"), dtype=np.float64)
+    ys = np.asarray(validation.scores(y, "y"), dtype=np.float64)
+    validation.same_length("x", xs, "y", ys)
+    value_checks.check_finite("x", xs)
+    value_checks.check_finite("y", ys)
     if xs.shape[0] < 2:
         msg = f"At least 2 points are needed to compute area under curve, but x.shape = {xs.shape}"
         raise ShapeError(msg)

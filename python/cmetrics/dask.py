@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from cmetrics._readers import InputError
+from cmetrics.exceptions import InputError
 from cmetrics.streaming import Evaluator
 
 if TYPE_CHECKING:
-    from cmetrics._checks import Backend, RankingMode, ZeroDivision
-    from cmetrics._groups import GroupedReport
-    from cmetrics._report import Report
+    from cmetrics._base.aliases import Backend, RankingMode, ZeroDivision
+    from cmetrics._results.grouped import GroupedReport
+    from cmetrics._results.report import Report
 
 __all__ = ["evaluate", "evaluator"]
 

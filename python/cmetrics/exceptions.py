@@ -10,6 +10,7 @@ these classes from here.
 from __future__ import annotations
 
 __all__ = [
+    "InputError",
     "InternalError",
     "LabelError",
     "LengthMismatchError",
@@ -19,6 +20,7 @@ __all__ = [
     "OutOfMemoryError",
     "ProbabilityError",
     "ShapeError",
+    "StateError",
     "UndefinedMetricWarning",
     "UnsupportedDtypeError",
     "ValidationError",
@@ -66,6 +68,16 @@ class NotImplementedOptionError(ValidationError, NotImplementedError):
 class OutOfMemoryError(LimitExceededError, MemoryError):
     """A buffer the input needs could not be allocated (``except MemoryError`` catches it too):
     the call stops with this error instead of taking the process down."""
+
+
+class StateError(ValidationError):
+    """An Evaluator state that cannot be used: a corrupt or foreign byte string, a newer
+    format version, or a merge of states with different settings."""
+
+
+class InputError(ValidationError):
+    """A file or a column of the command line's inputs, or of :mod:`cmetrics.dask`, cannot be
+    read or scored (missing, of the wrong type, not the format it claims)."""
 
 
 class UnsupportedDtypeError(ValidationError, TypeError):

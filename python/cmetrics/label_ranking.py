@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks
-from cmetrics import _multiclass as _m
-from cmetrics._checks import F64, Backend
-from cmetrics._config import resolve_backend
-from cmetrics._hard import undefined
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import F64, Backend
+from cmetrics._base.undefined import undefined
+from cmetrics._derive import multiclass_ranking
 from cmetrics.exceptions import LabelError, NonFiniteError, ShapeError, UnsupportedDtypeError, ValidationError
 
 __all__ = [
@@ -32,11 +32,11 @@ __all__ = [
 def _pair(y_true: ArrayLike, y_score: ArrayLike, backend: Backend) -> tuple[np.ndarray, F64]:
     """An indicator matrix and a finite float64 score matrix of the same shape."""
     resolve_backend(backend)
-    t = _checks.to_numpy(y_true, "y_true")
+    t = validation.to_numpy(y_true, "y_true")
     if t.ndim != 2:
         raise ShapeError(f"y_true must be a 2-D label indicator matrix (n_samples, n_labels), got shape {t.shape}")
-    ind = _m.indicator(t)
-    s = np.asarray(_m.score_matrix(y_score, ind.shape[0]), dtype=np.float64)
+    ind = multiclass_ranking.indicator(t)
+    s = np.asarray(multiclass_ranking.score_matrix(y_score, ind.shape[0]), dtype=np.float64)
     if s.shape != ind.shape:
         raise ShapeError(f"y_true and y_score have different shapes: {ind.shape} and {s.shape}")
     if s.shape[0] == 0:
@@ -53,12 +53,12 @@ def _gain_scale(rel: F64) -> float:
 
 
 def _mean(values: F64, sample_weight: ArrayLike | None) -> float:
-    w = _checks.weights(sample_weight, values.shape[0])
+    w = validation.weights(sample_weight, values.shape[0])
     if w is None:
         return float(np.mean(values))
-    _checks.check_weights(w, values.shape[0])
+    value_checks.check_weights(w, values.shape[0])
     with np.errstate(over="ignore"):
-        _checks.check_totals(float(np.sum(w)), 0.0, values.shape[0])
+        value_checks.check_totals(float(np.sum(w)), 0.0, values.shape[0])
     return float(np.average(values, weights=w))
 
 
@@ -90,7 +90,7 @@ def label_ranking_average_precision_score(
     """
     ind, s = _pair(y_true, y_score, backend)
     npos = ind.sum(axis=1)
-    out = np.where((npos == 0) | (npos == s.shape[1]), 1.0, _m.row_precision(ind, s))
+    out = np.where((npos == 0) | (npos == s.shape[1]), 1.0, multiclass_ranking.row_precision(ind, s))
     return _mean(out, sample_weight)
 
 
@@ -107,7 +107,7 @@ def label_ranking_loss(
     ind, s = _pair(y_true, y_score, backend)
     npos = ind.sum(axis=1)
     pairs = npos * (s.shape[1] - npos)
-    ordered, _ = _m.row_pair_counts(ind, s)
+    ordered, _ = multiclass_ranking.row_pair_counts(ind, s)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(pairs > 0, (pairs - ordered) / pairs, 0.0)
     return _mean(out, sample_weight)
@@ -117,7 +117,7 @@ def _gains(y_true: ArrayLike, y_score: ArrayLike, backend: Backend) -> tuple[F64
     """Relevance grades and scores for DCG: two finite float64 matrices of one shape, more
     than one document per row."""
     resolve_backend(backend)
-    t = _checks.to_numpy(y_true, "y_true")
+    t = validation.to_numpy(y_true, "y_true")
     if t.ndim != 2:
         msg = (
             "Only ('multilabel-indicator', 'continuous-multioutput', 'multiclass-multioutput') formats are "
@@ -127,8 +127,8 @@ def _gains(y_true: ArrayLike, y_score: ArrayLike, backend: Backend) -> tuple[F64
     if t.dtype.kind not in "biuf":
         raise UnsupportedDtypeError(f"y_true has dtype {t.dtype}; pass numeric relevance grades")
     rel = np.asarray(t, dtype=np.float64)
-    _checks.check_finite("y_true", rel.ravel())
-    s = np.asarray(_m.score_matrix(y_score, rel.shape[0]), dtype=np.float64)
+    value_checks.check_finite("y_true", rel.ravel())
+    s = np.asarray(multiclass_ranking.score_matrix(y_score, rel.shape[0]), dtype=np.float64)
     if s.shape != rel.shape:
         raise ShapeError(f"y_true and y_score have different shapes: {rel.shape} and {s.shape}")
     if s.shape[0] == 0:

@@ -16,11 +16,12 @@ from typing import Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks, _hard
-from cmetrics import _proba as _p
-from cmetrics._checks import F64, Average, Backend, Label, Normalize, ZeroDivision
-from cmetrics._hard import PRFS, Averaged, PerClass
-from cmetrics._proba import CalibrationBins
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import F64, Average, Backend, Label, Normalize, ZeroDivision
+from cmetrics._base.undefined import undefined, warn
+from cmetrics._derive import probability_pass, table_metrics
+from cmetrics._derive.probability_pass import CalibrationBins
+from cmetrics._derive.table_metrics import PRFS, Averaged, PerClass
 from cmetrics.exceptions import LabelError, ProbabilityError, ShapeError, ValidationError
 
 __all__ = [
@@ -56,12 +57,12 @@ def _result(
     n_bins: int = 0,
     entropy: bool = False,
     scores: bool = False,
-) -> _p.ProbResult:
-    inp = _p.prob_inputs(y_true, y_proba, labels=labels, sample_weight=sample_weight, backend=backend)
-    acc = _p.accumulate(
+) -> probability_pass.ProbResult:
+    inp = probability_pass.prob_inputs(y_true, y_proba, labels=labels, sample_weight=sample_weight, backend=backend)
+    acc = probability_pass.accumulate(
         inp, backend=backend, n_bins=n_bins, validate=validate, entropy=entropy, scores=scores, hard=False
     )
-    return _p.ProbResult(acc, inp.labels, inp.kind, backend, hard=False)
+    return probability_pass.ProbResult(acc, inp.labels, inp.kind, backend, hard=False)
 
 
 def prob_confusion_matrix(
@@ -165,7 +166,7 @@ def cprecision_recall_fscore_support(
     ([0.6667, 0.75], [0.8, 0.6])
     """
     res = _result(y_true, y_proba, labels, sample_weight, backend, validate=validate)
-    return _hard.prfs(
+    return table_metrics.prfs(
         res.cmatrix,
         beta=beta,
         pos_label=pos_label,
@@ -461,14 +462,16 @@ def entropy_score(
     >>> entropy_score([[1.0, 0.0], [0.5, 0.5]])
     0.5
     """
-    raw = _checks.to_numpy(y_proba, "y_proba")
-    p = _checks.proba_array(raw)
+    raw = validation.to_numpy(y_proba, "y_proba")
+    p = validation.proba_array(raw)
     zeros = np.zeros(p.shape[0], dtype=np.int32)
-    w = _checks.weights(sample_weight, p.shape[0])
-    tolerance = _checks.row_sum_tolerance(raw.dtype, p.shape[1])
-    inp = _p.ProbInputs(zeros, p, None, w, np.arange(p.shape[1]), "int", tolerance)
-    acc = _p.accumulate(inp, backend=backend, n_bins=0, validate=validate, entropy=True, scores=False, hard=False)
-    return _p.ProbResult(acc, inp.labels, "int", backend, hard=False).entropy_score()
+    w = validation.weights(sample_weight, p.shape[0])
+    tolerance = validation.row_sum_tolerance(raw.dtype, p.shape[1])
+    inp = probability_pass.ProbInputs(zeros, p, None, w, np.arange(p.shape[1]), "int", tolerance)
+    acc = probability_pass.accumulate(
+        inp, backend=backend, n_bins=0, validate=validate, entropy=True, scores=False, hard=False
+    )
+    return probability_pass.ProbResult(acc, inp.labels, "int", backend, hard=False).entropy_score()
 
 
 def purity(
@@ -519,7 +522,7 @@ def purity_from_matrix(matrix: ArrayLike) -> float:
             'matrix (prob_confusion_matrix(..., normalize="true"))'
         )
         raise ProbabilityError(msg)
-    return _p.purity_value(p)
+    return probability_pass.purity_value(p)
 
 
 def brier_score(
@@ -564,8 +567,8 @@ def log_loss(
     >>> round(log_loss([0, 1], [[0.9, 0.1], [0.2, 0.8]], normalize=False), 6)
     0.328504
     """
-    normalize = _checks.check_flag("normalize", normalize)
-    p = _two_columns(_checks.to_numpy(y_proba, "y_proba"))
+    normalize = validation.check_flag("normalize", normalize)
+    p = _two_columns(validation.to_numpy(y_proba, "y_proba"))
     res = _result(y_true, p, _sorted_labels(labels), sample_weight, backend, validate=validate, scores=True)
     return res.log_loss() if normalize else float(res.log_loss_sum)
 
@@ -576,7 +579,7 @@ def _sorted_labels(labels: ArrayLike | None) -> ArrayLike | None:
     another order (the cmetrics functions read ``labels`` as the order of the columns)."""
     if labels is None:
         return None
-    given = _checks.to_numpy(labels, "labels")
+    given = validation.to_numpy(labels, "labels")
     if given.ndim != 1:
         return labels  # refused by the label check, with its message
     ordered = np.sort(given)
@@ -595,7 +598,7 @@ def _two_columns(p: np.ndarray) -> np.ndarray:
     """A 1-D (or one-column) probability of the greater of two classes as the two columns
     ``[1 - p, p]``, as scikit-learn reads it; any other ``y_proba`` as it is."""
     if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
-        q = np.asarray(_checks.scores(p.ravel(), "y_proba"), dtype=np.float64)
+        q = np.asarray(validation.scores(p.ravel(), "y_proba"), dtype=np.float64)
         return np.column_stack([1 - q, q])
     return p
 
@@ -613,7 +616,7 @@ def calibration_bins(
     """Per-bin count, weight, mean top-label confidence and accuracy: what a
     reliability diagram plots. Equal-width bins ``((m-1)/M, m/M]`` with edges
     computed as ``m / M`` (docs/definitions.md §7.3); the first bin also holds 0."""
-    n_bins = _checks.check_n_bins(n_bins)
+    n_bins = validation.check_n_bins(n_bins)
     return _result(y_true, y_proba, labels, sample_weight, backend, validate=validate, n_bins=n_bins).bins
 
 
@@ -655,9 +658,9 @@ def _binary_proba(
 ) -> tuple[F64, F64, F64 | None]:
     """``(is_positive, p, weight)`` of a 1-D probability of the positive class, checked: one
     probability per row, each in [0, 1]."""
-    positive = _checks.binary(y_true, pos_label, greater_positive=True).astype(np.float64)
-    p = np.asarray(_checks.scores(y_proba.ravel(), "y_proba"), dtype=np.float64)
-    _checks.same_length("y_true", positive, "y_proba", p)
+    positive = validation.binary(y_true, pos_label, greater_positive=True).astype(np.float64)
+    p = np.asarray(validation.scores(y_proba.ravel(), "y_proba"), dtype=np.float64)
+    validation.same_length("y_true", positive, "y_proba", p)
     if p.shape[0] == 0:
         raise ShapeError("y_proba is empty; at least one sample is required")
     bad = ~((p >= 0) & (p <= 1))
@@ -665,11 +668,11 @@ def _binary_proba(
         i = int(np.flatnonzero(bad)[0])
         msg = f"y_proba[{i}] = {float(p[i])!r} is not a probability; entries must lie in [0, 1] (no NaN or inf)"
         raise ProbabilityError(msg)
-    w = _checks.weights(sample_weight, p.shape[0])
+    w = validation.weights(sample_weight, p.shape[0])
     if w is not None:
-        _checks.check_weights(w, p.shape[0])
+        value_checks.check_weights(w, p.shape[0])
         with np.errstate(over="ignore"):
-            _checks.check_totals(float(np.sum(w)), 0.0, p.shape[0])
+            value_checks.check_totals(float(np.sum(w)), 0.0, p.shape[0])
     return positive, p, w
 
 
@@ -700,7 +703,7 @@ def brier_score_loss(
     0.0375
     """
     half = _check_half(scale_by_half)
-    p = _checks.to_numpy(y_proba, "y_proba")
+    p = validation.to_numpy(y_proba, "y_proba")
     y_true = _one_hot_codes(y_true)
     if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
         positive, q, w = _binary_proba(y_true, p, sample_weight, pos_label)
@@ -715,7 +718,7 @@ def brier_score_loss(
 def _one_hot_codes(y_true: ArrayLike) -> ArrayLike:
     """A one-hot ``y_true`` (an (n, K) 0/1 matrix with one 1 per row, which scikit-learn's
     Brier score takes) as the column index of each row's 1; any other ``y_true`` as it is."""
-    t = _checks.to_numpy(y_true, "y_true")
+    t = validation.to_numpy(y_true, "y_true")
     if t.ndim != 2 or t.shape[1] < 2:
         return y_true
     if t.dtype.kind not in "biuf" or not ((t == 0) | (t == 1)).all() or not (t.sum(axis=1) == 1).all():
@@ -726,8 +729,8 @@ def _one_hot_codes(y_true: ArrayLike) -> ArrayLike:
 
 
 def _too_few(y_true: ArrayLike) -> bool:
-    if _checks.length_of(y_true) < 2:
-        _hard.warn("D^2 score is not well-defined with less than two samples.")
+    if validation.length_of(y_true) < 2:
+        warn("D^2 score is not well-defined with less than two samples.")
         return True
     return False
 
@@ -750,7 +753,7 @@ def d2_brier_score(
     """
     if _too_few(y_true):
         return float("nan")
-    p = _checks.to_numpy(y_proba, "y_proba")
+    p = validation.to_numpy(y_proba, "y_proba")
     if p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
         positive, q, w = _binary_proba(y_true, p, sample_weight, pos_label)
         prior = float(np.average(positive, weights=w))
@@ -762,7 +765,7 @@ def d2_brier_score(
         null = 1.0 - float(np.sum(share**2))
         score = res.brier()
     if null == 0:
-        return _hard.undefined("d2_brier_score is undefined when y_true has one class; returning NaN")
+        return undefined("d2_brier_score is undefined when y_true has one class; returning NaN")
     return _explained(score, null)
 
 
@@ -783,13 +786,13 @@ def d2_log_loss_score(
     """
     if _too_few(y_true):
         return float("nan")
-    p = _two_columns(_checks.to_numpy(y_proba, "y_proba"))
+    p = _two_columns(validation.to_numpy(y_proba, "y_proba"))
     res = _result(y_true, p, _sorted_labels(labels), sample_weight, backend, scores=True)
     eps = np.finfo(np.float64).eps
     share = np.clip(res.true_weight / res.weight, eps, 1 - eps)
     null = -float(np.sum(res.true_weight * np.log(share)))
     if null == 0:
-        return _hard.undefined("d2_log_loss_score is undefined when y_true has one class; returning NaN")
+        return undefined("d2_log_loss_score is undefined when y_true has one class; returning NaN")
     return _explained(res.log_loss_sum, null)
 
 

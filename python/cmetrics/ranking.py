@@ -18,16 +18,16 @@ from typing import overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks
-from cmetrics import _multiclass as _m
-from cmetrics import _ranking as _r
-from cmetrics._checks import F64, Backend, Bools, Label, Ties, Variant
-from cmetrics._config import get_num_threads, resolve_backend
-from cmetrics._hard import undefined, warn
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import F64, Backend, Bools, Label, Ties, Variant
+from cmetrics._base.config import get_num_threads
+from cmetrics._base.undefined import undefined, warn
+from cmetrics._derive import multiclass_ranking, ranking_walk
+from cmetrics._derive.multiclass_ranking import MultiClass, RankAverage
+from cmetrics._derive.ranking_walk import SelectiveScores
 from cmetrics._kernels import BinaryRanking
-from cmetrics._multiclass import MultiClass, RankAverage
 from cmetrics._numpy.ranking import order_keys, tie_runs
-from cmetrics._ranking import SelectiveScores
 from cmetrics.exceptions import LabelError, NotImplementedOptionError, ShapeError, ValidationError
 
 __all__ = [
@@ -50,9 +50,9 @@ __all__ = [
 def _pairs_walk(
     correct: ArrayLike, confidence: ArrayLike, sample_weight: ArrayLike | None, backend: Backend, curves: bool = False
 ) -> BinaryRanking:
-    return _r.walk(
-        _checks.binary(correct, None, "correct"),
-        _checks.scores(confidence, "confidence"),
+    return ranking_walk.walk(
+        validation.binary(correct, None, "correct"),
+        validation.scores(confidence, "confidence"),
         sample_weight,
         backend,
         curves=curves,
@@ -118,17 +118,17 @@ def roc_auc_score(
     ...               multi_class="ovr")
     1.0
     """
-    average = _m.check_rank_average(average)
-    multi_class = _m.check_multi_class(multi_class)
-    fpr = _m.check_max_fpr(max_fpr)
-    t = _checks.to_numpy(y_true, "y_true")
-    s = _checks.to_numpy(y_score, "y_score")
+    average = multiclass_ranking.check_rank_average(average)
+    multi_class = multiclass_ranking.check_multi_class(multi_class)
+    fpr = multiclass_ranking.check_max_fpr(max_fpr)
+    t = validation.to_numpy(y_true, "y_true")
+    s = validation.to_numpy(y_score, "y_score")
     if t.ndim == 2 and t.shape[1] > 1:
-        ind = _m.indicator(t)
-        sm = _m.score_matrix(s, ind.shape[0])
+        ind = multiclass_ranking.indicator(t)
+        sm = multiclass_ranking.score_matrix(s, ind.shape[0])
         if sm.shape != ind.shape:
             raise ShapeError(f"y_true has shape {ind.shape} but y_score has shape {sm.shape}; pass one score per label")
-        return _m.averaged(
+        return multiclass_ranking.averaged(
             "auc", sm, codes=None, ind=ind, sample_weight=sample_weight, average=average, max_fpr=fpr, backend=backend
         )
     if s.ndim == 2 and s.shape[1] != 1:
@@ -140,8 +140,8 @@ def roc_auc_score(
             raise ValidationError(msg)
         if multi_class == "raise":
             raise ValidationError("multi_class must be in ('ovo', 'ovr') for a 2-D y_score")
-        sm = _m.score_matrix(s, _checks.as_1d(t, "y_true").shape[0])
-        _m.check_sums_to_one(sm)
+        sm = multiclass_ranking.score_matrix(s, validation.as_1d(t, "y_true").shape[0])
+        multiclass_ranking.check_sums_to_one(sm)
         if multi_class == "ovo" and average is None:
             raise NotImplementedOptionError("average=None is not implemented for multi_class='ovo'.")
         if average not in (("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted")):
@@ -149,7 +149,7 @@ def roc_auc_score(
             raise ValidationError(
                 f"average must be one of {shown} for multiclass problems with multi_class={multi_class!r}"
             )
-        codes, _ = _m.encode(_checks.as_1d(t, "y_true"), sm.shape[1], labels)
+        codes, _ = multiclass_ranking.encode(validation.as_1d(t, "y_true"), sm.shape[1], labels)
         if multi_class == "ovo":
             if sample_weight is not None:
                 msg = (
@@ -157,8 +157,8 @@ def roc_auc_score(
                     "None in this case."
                 )
                 raise ValidationError(msg)
-            return _m.one_vs_one(codes, sm, average, backend)
-        return _m.averaged(
+            return multiclass_ranking.one_vs_one(codes, sm, average, backend)
+        return multiclass_ranking.averaged(
             "auc",
             sm,
             codes=codes,
@@ -168,16 +168,18 @@ def roc_auc_score(
             max_fpr=None,
             backend=backend,
         )
-    positive = _checks.binary(t.ravel() if t.ndim == 2 else t, pos_label, greater_positive=True)
-    score = _checks.scores(s.ravel() if s.ndim == 2 else s, "y_score")
+    positive = validation.binary(t.ravel() if t.ndim == 2 else t, pos_label, greater_positive=True)
+    score = validation.scores(s.ravel() if s.ndim == 2 else s, "y_score")
     if fpr is not None:
-        _checks.same_length("y_true", positive, "y_score", score)
-        _checks.check_finite("y_score", score)
-        return _m.partial_auc(positive, score, _checks.weights(sample_weight, positive.shape[0]), fpr, backend)
-    d = _r.walk(positive, score, sample_weight, backend, curves=False)
-    if _r.no_pairs(d):
+        validation.same_length("y_true", positive, "y_score", score)
+        value_checks.check_finite("y_score", score)
+        return multiclass_ranking.partial_auc(
+            positive, score, validation.weights(sample_weight, positive.shape[0]), fpr, backend
+        )
+    d = ranking_walk.walk(positive, score, sample_weight, backend, curves=False)
+    if ranking_walk.no_pairs(d):
         return undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
-    return _r.refinement(d, "half", sample_weight is not None)
+    return ranking_walk.refinement(d, "half", sample_weight is not None)
 
 
 @overload
@@ -221,9 +223,9 @@ def average_precision_score(
     >>> average_precision_score([0, 1, 2, 2], [[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7], [0.5, 0.3, 0.2]])
     0.9444444444444443
     """
-    average = _m.check_rank_average(average)
-    t = _checks.to_numpy(y_true, "y_true")
-    s = _checks.to_numpy(y_score, "y_score")
+    average = multiclass_ranking.check_rank_average(average)
+    t = validation.to_numpy(y_true, "y_true")
+    s = validation.to_numpy(y_score, "y_score")
     if (t.ndim == 2 and t.shape[1] > 1) or (s.ndim == 2 and s.shape[1] != 1):
         if pos_label not in (None, 1):
             msg = (
@@ -232,24 +234,24 @@ def average_precision_score(
             )
             raise LabelError(msg)
         if t.ndim == 2 and t.shape[1] > 1:
-            ind: Bools | None = _m.indicator(t)
+            ind: Bools | None = multiclass_ranking.indicator(t)
             codes = None
             n = t.shape[0]
         else:
             ind = None
-            y = _checks.as_1d(t, "y_true")
+            y = validation.as_1d(t, "y_true")
             n = y.shape[0]
-        sm = _m.score_matrix(s, n)
+        sm = multiclass_ranking.score_matrix(s, n)
         if ind is None:
-            codes, _ = _m.encode(y, sm.shape[1], None)
+            codes, _ = multiclass_ranking.encode(y, sm.shape[1], None)
         elif sm.shape != ind.shape:
             raise ShapeError(f"y_true has shape {ind.shape} but y_score has shape {sm.shape}; pass one score per label")
-        return _m.averaged(
+        return multiclass_ranking.averaged(
             "ap", sm, codes=codes, ind=ind, sample_weight=sample_weight, average=average, max_fpr=None, backend=backend
         )
-    d = _r.walk(
-        _checks.binary(t.ravel() if t.ndim == 2 else t, pos_label),
-        _checks.scores(s.ravel() if s.ndim == 2 else s, "y_score"),
+    d = ranking_walk.walk(
+        validation.binary(t.ravel() if t.ndim == 2 else t, pos_label),
+        validation.scores(s.ravel() if s.ndim == 2 else s, "y_score"),
         sample_weight,
         backend,
     )
@@ -283,17 +285,17 @@ def top_k_accuracy_score(
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValidationError(f"k must be a positive integer, got {k!r}")
-    normalize = _checks.check_flag("normalize", normalize)
-    t = _checks.as_1d(y_true, "y_true")
-    s = _checks.to_numpy(y_score, "y_score")
-    w = _checks.weights(sample_weight, t.shape[0])
+    normalize = validation.check_flag("normalize", normalize)
+    t = validation.as_1d(y_true, "y_true")
+    s = validation.to_numpy(y_score, "y_score")
+    w = validation.weights(sample_weight, t.shape[0])
     if w is not None:
-        _checks.check_weights(w, t.shape[0])
+        value_checks.check_weights(w, t.shape[0])
     if s.ndim == 1:
-        score = _checks.scores(s, "y_score")
-        _checks.same_length("y_true", t, "y_score", score)
-        _checks.check_finite("y_score", score)
-        codes, _ = _m.encode(t, 2, labels)
+        score = validation.scores(s, "y_score")
+        validation.same_length("y_true", t, "y_score", score)
+        value_checks.check_finite("y_score", score)
+        codes, _ = multiclass_ranking.encode(t, 2, labels)
         if k >= 2:
             warn(
                 f"'k' ({k}) greater than or equal to 'n_classes' (2) will result in a perfect score and is "
@@ -304,8 +306,8 @@ def top_k_accuracy_score(
             threshold = 0.5 if score.size and score.min() >= 0 and score.max() <= 1 else 0
             hits = (score > threshold) == (codes == 1)
     else:
-        sm = _m.score_matrix(s, t.shape[0])
-        codes, _ = _m.encode(t, sm.shape[1], labels)
+        sm = multiclass_ranking.score_matrix(s, t.shape[0])
+        codes, _ = multiclass_ranking.encode(t, sm.shape[1], labels)
         n_classes = sm.shape[1]
         if k >= n_classes:
             warn(
@@ -315,13 +317,13 @@ def top_k_accuracy_score(
         hist = resolve_backend(backend).rank_histogram(sm, codes, w, get_num_threads())
         hit_weight = float(np.sum(hist[: int(k)]))
         if normalize:
-            _checks.check_totals(float(np.sum(hist)), 0.0, t.shape[0])
+            value_checks.check_totals(float(np.sum(hist)), 0.0, t.shape[0])
             return hit_weight / float(np.sum(hist))
         return hit_weight
     if normalize:
         if w is None:
             return float(np.mean(hits)) if hits.size else undefined("top_k_accuracy_score of no samples is NaN")
-        _checks.check_totals(float(np.sum(w)), 0.0, t.shape[0])
+        value_checks.check_totals(float(np.sum(w)), 0.0, t.shape[0])
         return float(np.average(hits, weights=w))
     return float(np.sum(hits)) if w is None else float(np.dot(hits, w))
 
@@ -339,7 +341,9 @@ def aupr_trapezoid(
     of Gu and Hopkins (2023) and their package spred (docs/definitions.md §5.4). A compatibility
     function; :func:`average_precision_score` is the primary AP.
     """
-    d = _r.walk(_checks.binary(y_true, pos_label), _checks.scores(y_score, "y_score"), sample_weight, backend)
+    d = ranking_walk.walk(
+        validation.binary(y_true, pos_label), validation.scores(y_score, "y_score"), sample_weight, backend
+    )
     if d.w_pos == 0:
         return undefined("aupr_trapezoid is undefined without positive samples; returning NaN")
     return float(d.aupr_trapezoid)
@@ -364,8 +368,10 @@ def refinement(
     >>> refinement([1, 0, 1, 0, 0, 0, 1, 1, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
     0.7083333333333334
     """
-    ties = _checks.check_ties(ties)
-    return _r.refinement(_pairs_walk(correct, confidence, sample_weight, backend), ties, sample_weight is not None)
+    ties = validation.check_ties(ties)
+    return ranking_walk.refinement(
+        _pairs_walk(correct, confidence, sample_weight, backend), ties, sample_weight is not None
+    )
 
 
 def reversed_pair_proportion(
@@ -379,7 +385,7 @@ def reversed_pair_proportion(
     0.07
     """
     d = _pairs_walk(correct, confidence, sample_weight, backend)
-    return _r.reversed_pair_proportion(d, sample_weight is not None)
+    return ranking_walk.reversed_pair_proportion(d, sample_weight is not None)
 
 
 def kendall_tau_distance(
@@ -393,7 +399,7 @@ def kendall_tau_distance(
     7.0
     """
     d = _pairs_walk(correct, confidence, sample_weight, backend)
-    return _r.kendall_tau_distance(d, sample_weight is not None)
+    return ranking_walk.kendall_tau_distance(d, sample_weight is not None)
 
 
 def aurc(
@@ -421,15 +427,15 @@ def risk_coverage_curve(
     >>> cov.tolist(), risk.tolist()
     ([0.25, 0.5, 0.75, 1.0], [0.0, 0.0, 0.3333333333333333, 0.25])
     """
-    ok = _checks.binary(correct, None, "correct")
-    conf = _checks.scores(confidence, "confidence")
-    _checks.same_length("correct", ok, "confidence", conf)
-    _checks.check_finite("confidence", conf)
-    w = _checks.weights(sample_weight, ok.shape[0])
+    ok = validation.binary(correct, None, "correct")
+    conf = validation.scores(confidence, "confidence")
+    validation.same_length("correct", ok, "confidence", conf)
+    value_checks.check_finite("confidence", conf)
+    w = validation.weights(sample_weight, ok.shape[0])
     if w is not None:
-        _checks.check_weights(w, ok.shape[0])
+        value_checks.check_weights(w, ok.shape[0])
         with np.errstate(over="ignore"):
-            _checks.check_totals(float(np.sum(w)), 0.0, ok.shape[0])
+            value_checks.check_totals(float(np.sum(w)), 0.0, ok.shape[0])
     w = np.ones(ok.shape[0]) if w is None else w
     keys = order_keys(conf)
     order = np.argsort(keys, kind="stable")[::-1]
@@ -462,8 +468,8 @@ def kendall_tau(x: ArrayLike, y: ArrayLike, *, variant: Variant = "b", backend: 
     >>> kendall_tau([2**62, 2**62 + 1, 2**62 + 2], [3, 2, 1])
     -1.0
     """
-    variant = _checks.check_variant(variant)
-    xs, ys = _checks.scores(x, "x"), _checks.scores(y, "y")  # the kernels check lengths and NaN
+    variant = validation.check_variant(variant)
+    xs, ys = validation.scores(x, "x"), validation.scores(y, "y")  # the kernels check lengths and NaN
     d = resolve_backend(backend).kendall_counts(xs, ys, get_num_threads())
     value = float(d.tau_b if variant == "b" else d.tau_c)
     if math.isnan(value):
@@ -488,7 +494,7 @@ def correctness(
     >>> ok.tolist(), conf.tolist()
     ([True, True, False], [0.7, 0.6, 0.6])
     """
-    return _r.correctness(y_true, y_pred, y_proba, confidence, labels, backend)
+    return ranking_walk.correctness(y_true, y_pred, y_proba, confidence, labels, backend)
 
 
 def selective_prediction_scores(
@@ -509,6 +515,8 @@ def selective_prediction_scores(
     >>> s.refinement, s.accuracy  # the wrong prediction ties a right one at 0.6: half a pair lost
     (0.75, 0.6666666666666666)
     """
-    ties = _checks.check_ties(ties)
-    ok, conf = _r.correctness(y_true, y_pred, y_proba, confidence, labels, backend)
-    return _r.selective_scores(_r.walk(ok, conf, sample_weight, backend), ties, sample_weight is not None)
+    ties = validation.check_ties(ties)
+    ok, conf = ranking_walk.correctness(y_true, y_pred, y_proba, confidence, labels, backend)
+    return ranking_walk.selective_scores(
+        ranking_walk.walk(ok, conf, sample_weight, backend), ties, sample_weight is not None
+    )

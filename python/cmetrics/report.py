@@ -6,12 +6,14 @@ from typing import overload
 
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks, _multiclass, _proba, _ranking
-from cmetrics._checks import Backend, RankingMode, ZeroDivision
-from cmetrics._groups import DEFAULT_GROUP_RANKING_BINS, GroupedReport
-from cmetrics._report import Report, build_report
+from cmetrics._base import validation
+from cmetrics._base.aliases import Backend, RankingMode, ZeroDivision
+from cmetrics._derive import multiclass_ranking, probability_pass, ranking_walk
+from cmetrics._results.grouped import GroupedReport
+from cmetrics._results.report import Report, build_report
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import ValidationError
+from cmetrics.streaming.settings import DEFAULT_GROUP_RANKING_BINS
 
 __all__ = ["GroupedReport", "Report", "evaluate"]
 
@@ -154,23 +156,23 @@ def evaluate(
             group_ranking_bins=group_ranking_bins,
             backend=backend,
         )
-    _checks.check_inputs("evaluate", y_pred, y_proba, confidence)
-    n_bins = _checks.check_n_bins(n_bins)
-    top_k = _checks.check_top_k(top_k)
-    class_mode = _checks.ranking_mode(ranking if class_ranking is None else class_ranking)
-    _checks.zero_division_value(zero_division)
-    mode = _checks.ranking_mode(ranking)
-    bins = _checks.check_ranking_bins(ranking_bins) if mode == "approximate" else None
+    validation.check_inputs("evaluate", y_pred, y_proba, confidence)
+    n_bins = validation.check_n_bins(n_bins)
+    top_k = validation.check_top_k(top_k)
+    class_mode = validation.ranking_mode(ranking if class_ranking is None else class_ranking)
+    validation.zero_division_value(zero_division)
+    mode = validation.ranking_mode(ranking)
+    bins = validation.check_ranking_bins(ranking_bins) if mode == "approximate" else None
     made: dict[str, int | str] = {"mode": "exact"} if bins is None else {"mode": "approximate", "bins": bins}
-    class_bins = _checks.check_ranking_bins(ranking_bins) if class_mode == "approximate" else None
+    class_bins = validation.check_ranking_bins(ranking_bins) if class_mode == "approximate" else None
     walk = None
     if y_proba is not None:
-        inp = _proba.prob_inputs(
+        inp = probability_pass.prob_inputs(
             y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight, backend=backend
         )
         # The exact walk runs inside the pass (the kernel sorts keys it writes as it reads);
         # the approximate one bins the kept confidences.
-        acc = _proba.accumulate(
+        acc = probability_pass.accumulate(
             inp,
             backend=backend,
             n_bins=n_bins,
@@ -178,14 +180,14 @@ def evaluate(
             keep_confidence=keep_confidence or mode == "approximate",
             rank=mode == "exact",
         )
-        res = _proba.ProbResult(acc, inp.labels, inp.kind, backend)
+        res = probability_pass.ProbResult(acc, inp.labels, inp.kind, backend)
         kept = None
         walk = acc.ranking
         if acc.correct is not None and acc.confidence is not None:
             if mode == "approximate":
-                walk = _ranking.binned_walk(acc.correct, acc.confidence, inp.sample_weight, backend, bins)
+                walk = ranking_walk.binned_walk(acc.correct, acc.confidence, inp.sample_weight, backend, bins)
             kept = (acc.correct, acc.confidence) if keep_confidence else None
-        extra = _multiclass.report_values(
+        extra = multiclass_ranking.report_values(
             inp.y_true,
             inp.y_proba,
             inp.sample_weight,
@@ -204,12 +206,12 @@ def evaluate(
             extra=extra,
             class_ranking=class_mode,
         )
-    t = _checks.as_1d(y_true, "y_true")
+    t = validation.as_1d(y_true, "y_true")
     assert y_pred is not None  # check_inputs
     cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
     if confidence is not None and mode != "off":
-        ok, conf = _ranking.user_confidence(t, y_pred, confidence)
-        walk = _ranking.binned_walk(ok, conf, _checks.weights(sample_weight, t.shape[0]), backend, bins)
+        ok, conf = ranking_walk.user_confidence(t, y_pred, confidence)
+        walk = ranking_walk.binned_walk(ok, conf, validation.weights(sample_weight, t.shape[0]), backend, bins)
     return build_report(cm, walk=walk, zero_division=zero_division, ranking=made)
 
 
@@ -239,8 +241,8 @@ def _grouped(
     if keep_confidence:
         msg = "keep_confidence=True is not available with groups=; score without groups to keep the confidences"
         raise ValidationError(msg)
-    _checks.check_inputs("evaluate", y_pred, y_proba, confidence)
-    _checks.as_1d(y_true, "y_true")  # empty input is refused here as without groups
+    validation.check_inputs("evaluate", y_pred, y_proba, confidence)
+    validation.as_1d(y_true, "y_true")  # empty input is refused here as without groups
     ev = Evaluator(
         labels,
         n_bins=n_bins,

@@ -31,7 +31,7 @@ def client() -> Iterator[Any]:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address=":0",
             silence_logs=40,
         ) as cluster,
         distributed.Client(cluster) as c,

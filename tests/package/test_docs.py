@@ -31,7 +31,18 @@ WITH_EXAMPLES = {
     "cmetrics.ranking",
     "cmetrics.reference",
     "cmetrics.report",
+    "cmetrics.streaming.evaluator",
+    "cmetrics.streaming.settings",
+}
+#: Public modules without examples of their own: a package that re-exports, and the parts of
+#: the streaming state whose examples are those of :class:`cmetrics.Evaluator`.
+WITHOUT_EXAMPLES = {
     "cmetrics.streaming",
+    "cmetrics.streaming.dense_ranking",
+    "cmetrics.streaming.group_values",
+    "cmetrics.streaming.grouping",
+    "cmetrics.streaming.rows",
+    "cmetrics.streaming.state_format",
 }
 
 
@@ -50,8 +61,9 @@ def test_every_public_module_is_listed() -> None:
         for name in MODULES
         if not any(part.startswith("_") for part in name.split("."))
         and name not in ("cmetrics.cli", "cmetrics.exceptions")
+        and not name.startswith("cmetrics.cli.")
     }
-    assert public == WITH_EXAMPLES
+    assert public == WITH_EXAMPLES | WITHOUT_EXAMPLES
 
 
 def test_readme_tour_runs() -> None:

@@ -470,6 +470,7 @@ REGISTRY: dict[str, Call] = {
 #: Public names that take no data (settings, classes of results and errors).
 NOT_DATA = {
     "CalibrationBins",
+    "EvaluationSettings",
     "GroupedReport",
     "RankingSummary",
     "Report",

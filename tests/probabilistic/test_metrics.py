@@ -162,7 +162,7 @@ def test_the_walk_inside_the_pass_is_the_walk_of_the_kept_confidences(
     pass writes, for float32 without weights): the same walk as the ranking kernel gives on
     the kept confidences and correctness, with ties (two decimals) and past the size where
     the walk runs in pieces; the kept arrays are returned only when asked for."""
-    from cmetrics._config import resolve_backend
+    from cmetrics._backend import resolve_backend
 
     y, p, w = softmax_data(150_000, 5, seed=3, dtype=dtype, weighted=weighted)
     p = np.round(p, 2).astype(dtype)
@@ -318,7 +318,7 @@ def test_any_split_of_the_rows_adds_up_to_the_whole(seed: int, backend: str) -> 
 
 
 def test_fortran_ordered_probabilities_are_read_in_place() -> None:
-    from cmetrics import _checks
+    from cmetrics._base import validation
     from tests.conftest import BACKENDS
 
     """A Fortran-ordered matrix (a DataFrame's ``to_numpy()``, the CLI's column batches) gives
@@ -329,7 +329,7 @@ def test_fortran_ordered_probabilities_are_read_in_place() -> None:
         p /= p.sum(axis=1, keepdims=True)
         y = rng.integers(0, 7, 50_000)
         f = np.asfortranarray(p)
-        assert _checks.proba_array(f) is f
+        assert validation.proba_array(f) is f
         for backend in BACKENDS:
             a = cmetrics.evaluate(y, y_proba=p, backend=backend).to_dict()
             b = cmetrics.evaluate(y, y_proba=f, backend=backend).to_dict()

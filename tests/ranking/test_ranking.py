@@ -281,8 +281,8 @@ def test_exact_pair_counts_beyond_float_precision() -> None:
     # 2^27 positives above 2^27 negatives: 2^54 ordered pairs, beyond exact f64 integers.
     # Building that from rows would need 2^28 of them; the arithmetic is checked on the
     # counts instead (the Rust side in rust/core/tests/ranking.rs).
+    from cmetrics._derive.ranking_walk import refinement
     from cmetrics._kernels import BinaryRanking
-    from cmetrics._ranking import refinement
 
     big = 1 << 27
     nan = float("nan")

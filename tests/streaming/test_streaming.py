@@ -259,7 +259,7 @@ def test_ranking_off_and_report_without_ranking() -> None:
 
 @pytest.mark.parametrize("be", BACKENDS)
 def test_group_kernels_against_numpy_and_errors(be: str) -> None:
-    from cmetrics._config import resolve_backend
+    from cmetrics._backend import resolve_backend
 
     k = resolve_backend(be)
     rng = np.random.default_rng(9)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cmetrics._checks import check_weights
+from cmetrics._base.value_checks import check_weights
 from cmetrics._kernels import F64, PRF, BalancedAccuracy, Marginals, MultilabelCounts
 from cmetrics.exceptions import ShapeError, ValidationError, WeightError
 

@@ -158,7 +158,7 @@ def _encode_sorted(both: np.ndarray, n: int, max_classes: int) -> Encoded:
 
 def encode_objects(a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096) -> Encoded:
     """Encode two object arrays of ``str`` to shared codes sorted by code point."""
-    from cmetrics._checks import check_object_strings, surrogate_error
+    from cmetrics._base.value_checks import check_object_strings, surrogate_error
 
     for arr, name in ((a, "y_true"), (b, "y_pred")):
         check_object_strings(arr, name)

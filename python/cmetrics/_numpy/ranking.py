@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from cmetrics._checks import check_finite, check_not_nan, check_totals, check_weights
+from cmetrics._base.value_checks import check_finite, check_not_nan, check_totals, check_weights
 from cmetrics._kernels import (
     F64,
     BinaryRanking,

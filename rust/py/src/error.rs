@@ -106,11 +106,29 @@ pub fn run_pool<T: Send>(
     let stop = Arc::new(AtomicBool::new(false));
     let pool = pool.clone().with_stop(Arc::clone(&stop));
     let pool = &pool;
+    // The kernel, taken by whichever thread runs it.
+    let job = Mutex::new(Some(f));
+    let job = &job;
+    let take = || job.lock().ok().and_then(|mut slot| slot.take());
     std::thread::scope(|scope| {
         let (tx, mut rx) = mpsc::sync_channel(1);
-        scope.spawn(move || {
-            let _ = tx.send(catch_unwind(AssertUnwindSafe(|| f(pool))));
-        });
+        let spawned = std::thread::Builder::new()
+            .name("cmetrics-kernel".into())
+            .spawn_scoped(scope, move || {
+                if let Some(f) = take() {
+                    let _ = tx.send(catch_unwind(AssertUnwindSafe(|| f(pool))));
+                }
+            });
+        if spawned.is_err() {
+            // No thread to be had (the address space is capped, say): run the kernel here,
+            // without watching for Ctrl-C, rather than fail the call.
+            return match take() {
+                Some(f) => finish(py.detach(|| catch_unwind(AssertUnwindSafe(|| f(pool))))),
+                None => Err(InternalError::new_err(
+                    "internal error in cmetrics (please report it): a kernel could not be started",
+                )),
+            };
+        }
         loop {
             let (got, back) = py.detach(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
             rx = back;

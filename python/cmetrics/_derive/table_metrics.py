@@ -1,6 +1,5 @@
-"""Hard-label derivations on a counted :class:`~cmetrics.confusion.ConfusionMatrix` that need
-more than one kernel call, and the policy every family shares: ``zero_division``, averaging
-and the :class:`~cmetrics.exceptions.UndefinedMetricWarning` of undefined values.
+"""Hard-label derivations on a :class:`~cmetrics._derive.counted_table.CountedTable`, and the
+policy every family shares: ``zero_division``, averaging and the undefined values.
 
 The arithmetic comes from the selected backend (``cmetrics._core`` or ``cmetrics._numpy``);
 the policy lives only here, so both backends behave identically.
@@ -9,20 +8,17 @@ the policy lives only here, so both backends behave identically.
 from __future__ import annotations
 
 import math
-import sys
 import warnings
-from typing import TYPE_CHECKING, overload
+from typing import overload
 
 import numpy as np
-import numpy.typing as npt
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks
-from cmetrics._checks import F64, I64, Average, KappaWeights, Label, Normalize, ZeroDivision
-from cmetrics.exceptions import LabelError, LimitExceededError, UndefinedMetricWarning, ValidationError
-
-if TYPE_CHECKING:
-    from cmetrics.confusion import ConfusionMatrix
+from cmetrics._base import validation
+from cmetrics._base.aliases import F64, I64, Average, KappaWeights, Label, ZeroDivision
+from cmetrics._base.undefined import undefined, warn
+from cmetrics._derive.counted_table import CountedTable, expand
+from cmetrics.exceptions import LabelError, ValidationError
 
 #: Per-class support: int64 counts, or float64 sums of weights.
 Support = F64 | I64
@@ -36,28 +32,6 @@ _PRF_REASONS = {
     "recall": ("Recall", "true samples"),
     "f-score": ("F-score", "true nor predicted samples"),
 }
-_PACKAGE = __name__.rsplit(".", 1)[0]
-
-
-def _outside_stacklevel() -> int:
-    """The ``stacklevel`` of the first frame outside cmetrics: the user's call."""
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_globals.get("__name__", "").split(".", 1)[0] == _PACKAGE:
-        frame = frame.f_back  # type: ignore[assignment]
-        level += 1
-    return level
-
-
-def warn(message: str, category: type[Warning] = UndefinedMetricWarning) -> None:
-    """Warn at the caller's line (the first frame outside the package)."""
-    warnings.warn(message, category, stacklevel=_outside_stacklevel())
-
-
-def undefined(message: str) -> float:
-    """An undefined value: NaN, with an :class:`UndefinedMetricWarning` saying why."""
-    warn(message)
-    return float("nan")
 
 
 def apply_zero_division(
@@ -76,7 +50,7 @@ def fill_zero_division(
 ) -> tuple[F64, str | None]:
     """:func:`apply_zero_division` without warning: the values, and the warning it gives
     (None when it gives none)."""
-    fill = _checks.zero_division_value(zero_division)
+    fill = validation.zero_division_value(zero_division)
     mask = np.isnan(values)
     if not mask.any():
         return values, None
@@ -108,7 +82,7 @@ def average_values(values: F64, weights: F64, average: Average) -> float:
     return float(np.sum(v) / v.size)
 
 
-def _binary_labels(cm: ConfusionMatrix, pos_label: Label) -> np.ndarray:
+def _binary_labels(cm: CountedTable, pos_label: Label) -> np.ndarray:
     present = cm._labels[(cm._true_sum > 0) | (cm._pred_sum > 0)]
     if present.size > 2:
         msg = (
@@ -123,7 +97,7 @@ def _binary_labels(cm: ConfusionMatrix, pos_label: Label) -> np.ndarray:
 
 
 def _selected_labels(
-    cm: ConfusionMatrix, labels: ArrayLike | None, pos_label: Label, average: Average | None
+    cm: CountedTable, labels: ArrayLike | None, pos_label: Label, average: Average | None
 ) -> ArrayLike | None:
     """The labels a set-wise metric reads: ``pos_label`` alone for ``average="binary"``;
     otherwise ``labels``, with scikit-learn's warning when a ``pos_label`` is given in vain."""
@@ -140,7 +114,7 @@ def _selected_labels(
 
 @overload
 def prfs(
-    cm: ConfusionMatrix,
+    cm: CountedTable,
     *,
     beta: float = ...,
     labels: ArrayLike | None = ...,
@@ -152,7 +126,7 @@ def prfs(
 ) -> PerClass: ...
 @overload
 def prfs(
-    cm: ConfusionMatrix,
+    cm: CountedTable,
     *,
     beta: float = ...,
     labels: ArrayLike | None = ...,
@@ -164,7 +138,7 @@ def prfs(
 ) -> Averaged: ...
 @overload
 def prfs(
-    cm: ConfusionMatrix,
+    cm: CountedTable,
     *,
     beta: float = ...,
     labels: ArrayLike | None = ...,
@@ -175,7 +149,7 @@ def prfs(
     prefix: str = ...,
 ) -> PRFS: ...
 def prfs(
-    cm: ConfusionMatrix,
+    cm: CountedTable,
     *,
     beta: float = 1.0,
     labels: ArrayLike | None = None,
@@ -199,7 +173,7 @@ def prfs(
 
 
 def _prfs(
-    cm: ConfusionMatrix,
+    cm: CountedTable,
     beta: float,
     labels: ArrayLike | None,
     pos_label: Label,
@@ -209,9 +183,9 @@ def _prfs(
 ) -> tuple[PRFS, dict[str, str]]:
     """:func:`prfs` without warning: its values, and the warning it gives for each of
     "precision", "recall" and "f-score" that has one."""
-    average = _checks.check_average(average)
-    b = _checks.check_beta(beta)
-    _checks.zero_division_value(zero_division)
+    average = validation.check_average(average)
+    b = validation.check_beta(beta)
+    validation.zero_division_value(zero_division)
     if average == "samples":
         msg = (
             "Sample-based precision, recall, fscore is not meaningful outside multilabel classification. "
@@ -247,7 +221,7 @@ def _prfs(
     return averaged, messages
 
 
-def report_prf(cm: ConfusionMatrix, average: Average, zero_division: ZeroDivision, prefix: str, name: str) -> float:
+def report_prf(cm: CountedTable, average: Average, zero_division: ZeroDivision, prefix: str, name: str) -> float:
     """One averaged F1-family value of a report (``name``: "precision", "recall" or
     "f-score"), warning only about itself. The three values of each (average,
     zero_division, prefix) are computed once and kept on the table, which a report asks
@@ -264,7 +238,7 @@ def report_prf(cm: ConfusionMatrix, average: Average, zero_division: ZeroDivisio
 
 
 def jaccard(
-    cm: ConfusionMatrix,
+    cm: CountedTable,
     *,
     labels: ArrayLike | None,
     pos_label: Label,
@@ -273,8 +247,8 @@ def jaccard(
 ) -> float | F64:
     """Jaccard index ``tp / (tp + fp + fn)`` per class or averaged, with scikit-learn's
     label, averaging and zero-division semantics (docs/definitions.md §2.3)."""
-    average = _checks.check_average(average)
-    _checks.zero_division_value(zero_division)
+    average = validation.check_average(average)
+    validation.zero_division_value(zero_division)
     if average == "samples":
         raise ValidationError("Samplewise metrics are not available outside of multilabel classification.")
     _, tp, true_sum, pred_sum = cm._ovr(_selected_labels(cm, labels, pos_label, average))
@@ -291,7 +265,27 @@ def jaccard(
     return average_values(values, true_sum, average)
 
 
-def balanced_accuracy(cm: ConfusionMatrix, adjusted: bool = False) -> float:
+def accuracy(cm: CountedTable) -> float:
+    """Fraction of correct predictions, ``trace / N``."""
+    return float(cm._be.accuracy(cm._c))
+
+
+def matthews_corrcoef(cm: CountedTable) -> float:
+    """Multi-class Matthews correlation coefficient."""
+    return float(cm._be.matthews_corrcoef(cm._c))
+
+
+def entropy_modulated_accuracy(cm: CountedTable) -> float:
+    """``2^-H(true | pred)``."""
+    return float(cm._be.entropy_modulated_accuracy(cm._c))
+
+
+def mutual_information_bits(cm: CountedTable) -> float:
+    """Mutual information of truth and prediction, in bits."""
+    return float(cm._be.mutual_information_bits(cm._c))
+
+
+def balanced_accuracy(cm: CountedTable, adjusted: bool = False) -> float:
     """Balanced accuracy (docs/definitions.md §2.4)."""
     if ((cm._pred_sum > 0) & (cm._true_sum == 0)).any():
         warn("y_pred contains classes not in y_true", UserWarning)
@@ -302,7 +296,7 @@ def balanced_accuracy(cm: ConfusionMatrix, adjusted: bool = False) -> float:
 
 
 def cohen_kappa(
-    cm: ConfusionMatrix,
+    cm: CountedTable,
     labels: ArrayLike | None = None,
     weights: KappaWeights | None = None,
     replace_undefined_by: float = float("nan"),
@@ -310,8 +304,8 @@ def cohen_kappa(
     """Cohen's kappa; ``labels`` restricts the matrix as scikit-learn does (docs/definitions.md §2.6).
     Undefined (no sample with both labels among ``labels``, or a zero expected disagreement):
     ``replace_undefined_by`` with an ``UndefinedMetricWarning``, as scikit-learn."""
-    weights = _checks.check_kappa_weights(weights)
-    fill = _checks.check_undefined_value(replace_undefined_by)
+    weights = validation.check_kappa_weights(weights)
+    fill = validation.check_undefined_value(replace_undefined_by)
     c = cm._c if labels is None else cm.table(labels=labels, _quiet=True).astype(np.float64)
     if not c.sum() > 0:
         warn(
@@ -330,7 +324,7 @@ def cohen_kappa(
     return k
 
 
-def per_class(cm: ConfusionMatrix, which: str, labels: ArrayLike | None, zero_division: ZeroDivision) -> F64:
+def per_class(cm: CountedTable, which: str, labels: ArrayLike | None, zero_division: ZeroDivision) -> F64:
     """Per-class Youden J (``which="j"``) or markedness (docs/definitions.md §3.1) in ``labels`` order."""
     fn = cm._be.youden_j_per_class if which == "j" else cm._be.markedness_per_class
     values = fn(cm._c)
@@ -342,13 +336,13 @@ def per_class(cm: ConfusionMatrix, which: str, labels: ArrayLike | None, zero_di
     return apply_zero_division(values, zero_division, what, reason)
 
 
-def informedness(cm: ConfusionMatrix, labels: ArrayLike | None = None, prior: ArrayLike | None = None) -> float:
+def informedness(cm: CountedTable, labels: ArrayLike | None = None, prior: ArrayLike | None = None) -> float:
     """Powers' bookmaker informedness (docs/definitions.md §3.2, §3.5)."""
     cm._superset(labels)
     c = cm._c
     pi = None
     if prior is not None:
-        pi = _checks.check_prior(prior, cm.n_classes if labels is None else _checks.length_of(labels))
+        pi = validation.check_prior(prior, cm.n_classes if labels is None else validation.length_of(labels))
         if labels is not None:
             c = np.ascontiguousarray(expand(cm._c, cm._positions(labels)))
     value = float(cm._be.informedness(c, pi))
@@ -357,7 +351,7 @@ def informedness(cm: ConfusionMatrix, labels: ArrayLike | None = None, prior: Ar
     return value
 
 
-def markedness(cm: ConfusionMatrix, labels: ArrayLike | None = None) -> float:
+def markedness(cm: CountedTable, labels: ArrayLike | None = None) -> float:
     """Markedness (docs/definitions.md §3.3)."""
     cm._superset(labels)
     value = float(cm._be.markedness(cm._c))
@@ -366,11 +360,11 @@ def markedness(cm: ConfusionMatrix, labels: ArrayLike | None = None) -> float:
     return value
 
 
-def nit(cm: ConfusionMatrix, n_classes: int | None = None) -> float:
+def nit(cm: CountedTable, n_classes: int | None = None) -> float:
     """Normalized Information Transfer (docs/definitions.md §3.6)."""
     present = int((cm._true_sum > 0).sum())
     if n_classes is not None:
-        n_classes = _checks.check_n_classes(n_classes)
+        n_classes = validation.check_n_classes(n_classes)
         if n_classes < present:
             msg = (
                 f"n_classes={n_classes} is below the {present} classes present in y_true (NIT would exceed 1); "
@@ -382,7 +376,7 @@ def nit(cm: ConfusionMatrix, n_classes: int | None = None) -> float:
     return float(cm._be.normalized_information_transfer(cm._c, n_classes))
 
 
-def per_class_table(cm: ConfusionMatrix, zero_division: ZeroDivision) -> dict[str, dict[str, float]]:
+def per_class_table(cm: CountedTable, zero_division: ZeroDivision) -> dict[str, dict[str, float]]:
     """Every per-class value of a confusion matrix, by label (as text): the one per-class
     table of :class:`cmetrics.Report`. Undefined entries follow ``zero_division`` for
     precision, recall and F1 and are NaN otherwise; nothing warns."""
@@ -406,52 +400,7 @@ def per_class_table(cm: ConfusionMatrix, zero_division: ZeroDivision) -> dict[st
 
 
 # --------------------------------------------------------------------------------------
-# Table operations
-
-
-def positions(universe: np.ndarray, wanted: np.ndarray) -> npt.NDArray[np.intp]:
-    """Index of each ``wanted`` label in ``universe`` (sorted or not), -1 if absent."""
-    order = np.argsort(universe, kind="stable")
-    su = universe[order]
-    try:
-        idx = np.searchsorted(su, wanted)
-    except TypeError:
-        return np.full(wanted.shape, -1, dtype=np.intp)
-    idx = np.minimum(idx, su.size - 1)
-    found = su[idx] == wanted
-    return np.where(found, order[idx], -1).astype(np.intp)
-
-
-def expand(c: np.ndarray, pos: npt.NDArray[np.intp]) -> np.ndarray:
-    """Rows and columns ``pos`` of ``c``; -1 gives a zero row and column."""
-    ok = pos >= 0
-    safe = np.where(ok, pos, 0)
-    out: np.ndarray = c[np.ix_(safe, safe)].copy()
-    out[~ok, :] = 0
-    out[:, ~ok] = 0
-    return out
-
-
-def normalized(c: F64, normalize: Normalize, true_sum: F64) -> F64:
-    """``c`` divided by the true counts ("true"), column sums ("pred") or the total
-    ("all"); 0/0 gives 0, as scikit-learn."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if normalize == "true":
-            c = c / true_sum[:, None]
-        elif normalize == "pred":
-            c = c / c.sum(axis=0, keepdims=True)
-        else:
-            c = c / c.sum()
-    out: F64 = np.nan_to_num(c)
-    return out
-
-
-def as_int64(c: F64) -> I64:
-    """Counts (or sums of integer weights) as int64; refused beyond its range."""
-    if c.size and float(c.max()) >= 2.0**63:
-        msg = "the weighted counts exceed the int64 range; pass float weights to get float64 sums"
-        raise LimitExceededError(msg)
-    return c.astype(np.int64)
+# Likelihood ratios
 
 
 def _undefined_ratios(replace: object) -> tuple[float, float]:
@@ -486,7 +435,7 @@ def _rate_ratio(a: float, a_total: float, b: float, b_total: float) -> float:
         return float(np.float64(a / a_total) / np.float64(b / b_total))
 
 
-def likelihood_ratios(cm: ConfusionMatrix, replace: object) -> tuple[float, float]:
+def likelihood_ratios(cm: CountedTable, replace: object) -> tuple[float, float]:
     """(LR+, LR-) of a 2 x 2 table (the second label positive), with scikit-learn's warnings."""
     desired_pos, desired_neg = _undefined_ratios(replace)
     (tn, fp), (fn, tp) = cm.matrix.astype(np.float64).tolist()

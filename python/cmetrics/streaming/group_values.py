@@ -1,6 +1,5 @@
-"""Per-group evaluation: group values encoded to dense codes, rows split by code, and the
-:class:`GroupedReport` of :func:`cmetrics.evaluate` ``(groups=...)`` and
-:meth:`cmetrics.Evaluator.grouped_report`.
+"""Group values: encoded to dense codes, rows laid out group by group, and the limits on how
+many groups (and how many per-group table cells) a grouped evaluation holds.
 
 A group value is an integer or a string, or a tuple of them when rows are grouped by several
 columns. The distinct values of a batch are found by one hashing pass (Arrow's dictionary
@@ -12,45 +11,22 @@ contiguous slice for the kernels.
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics import _checks
-from cmetrics._checks import Backend
-from cmetrics._config import get_num_threads, resolve_backend
-from cmetrics._report import Report, _md, number, printable
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import Backend
+from cmetrics._base.config import get_num_threads
+from cmetrics._results.grouped import GroupKey
 from cmetrics.exceptions import LengthMismatchError, LimitExceededError, ValidationError
 
-#: A group value: an integer or a string, or a tuple of them (grouping by several columns).
-GroupKey: TypeAlias = int | str | tuple[int | str, ...]
-
-#: Bins of each group's approximate ranking states, unless told otherwise: a group's
-#: approximate class-ranking state then holds at most K x 1,025 entries (16 KiB per class),
-#: where the 2^16 bins of the overall state would hold 1 MiB per class and group.
-DEFAULT_GROUP_RANKING_BINS = 1 << 10
-
-#: The default limit on the number of groups (see :func:`check_max_groups`).
-DEFAULT_MAX_GROUPS = 10_000
-#: The largest limit that may be set (every group keeps a state of its own).
-MAX_GROUPS = 1 << 16
 #: The most cells (groups x K x K) the grouped tables may hold: 2^27 cells are 2 GiB of
 #: u64 counts and f64 sums together.
 MAX_GROUP_CELLS = 1 << 27
-
-
-def check_max_groups(max_groups: object) -> int:
-    """``max_groups`` checked (None: the default, 10,000)."""
-    if max_groups is None:
-        return DEFAULT_MAX_GROUPS
-    return _checks._integer_in(
-        "max_groups", max_groups, 1, MAX_GROUPS, f"pass an integer from 1 to {MAX_GROUPS} (default 10,000)"
-    )
 
 
 def check_group_count(
@@ -100,18 +76,18 @@ def _one_column(
     (more than ``max_groups`` distinct values are refused before they are sorted)."""
     import pyarrow as pa
 
-    a = _checks.as_1d(x, name)
+    a = validation.as_1d(x, name)
     if a.shape[0] != n:
         msg = f"{name} has {a.shape[0]} rows but y_true has {n}; pass one group value per row"
         raise LengthMismatchError(msg)
-    pair = _checks.label_pair(a, a, (name, name))
+    pair = validation.label_pair(a, a, (name, name))
     values = pair.y_true
     if pair.kind == "str" and values.dtype.kind == "O":
-        _checks.check_object_strings(values, name)
+        value_checks.check_object_strings(values, name)
         # As fixed-width text, as labels are read: trailing NULs dropped as a <U array drops
         # them, and a lone surrogate (no UTF-8 text holds one) refused by name.
         values = values.astype(np.str_)
-        _checks.check_text(values, name)
+        value_checks.check_text(values, name)
     if pair.kind == "int" and values.dtype.kind in "iu" and values.size:
         lo, hi = values.min(), values.max()
         if int(hi) - int(lo) < max(2 * n, 1 << 16):
@@ -193,135 +169,3 @@ def scatter(a: np.ndarray, positions: npt.NDArray[np.int64], backend: Backend = 
     out = np.empty_like(a)
     out[positions] = a
     return out
-
-
-def key_json(key: GroupKey) -> int | str | list[int | str]:
-    """A group value as JSON (tuples become lists)."""
-    return list(key) if isinstance(key, tuple) else key
-
-
-def key_text(key: GroupKey) -> str:
-    """A group value as text for a table (tuples joined by " / ")."""
-    if isinstance(key, tuple):
-        return " / ".join(printable(k) for k in key)
-    return printable(key)
-
-
-def sort_keys(keys: Sequence[GroupKey]) -> list[GroupKey]:
-    """Group values in report order: integers as integers, strings by code point."""
-    return sorted(keys)  # one kind per position, checked on entry
-
-
-#: The summary columns when none are chosen: what the report holds of these.
-DEFAULT_SUMMARY = (
-    "accuracy",
-    "f1_macro",
-    "matthews_corrcoef",
-    "log_loss",
-    "brier_score",
-    "expected_calibration_error",
-    "roc_auc_ovr",
-    "auroc_confidence",
-)
-
-
-class GroupedReport:
-    """The report of every group, and of all rows together.
-
-    ``grouped.overall`` is the :class:`cmetrics.Report` of all rows (what :func:`cmetrics.evaluate`
-    gives without ``groups``); ``grouped[key]`` the report of one group's rows (what
-    :func:`cmetrics.evaluate` gives on those rows alone), for each group value ``key`` (a tuple
-    when grouping by several columns). Iterating gives the group values in sorted order.
-
-    Examples
-    --------
-    >>> import cmetrics
-    >>> g = cmetrics.evaluate([0, 1, 1, 0], y_pred=[0, 1, 0, 0], groups=["en", "en", "fr", "fr"])
-    >>> g.overall.accuracy, g["en"].accuracy, g["fr"].accuracy
-    (0.75, 1.0, 0.5)
-    >>> g.summary(["accuracy"])
-    {'en': {'n_samples': 2.0, 'accuracy': 1.0}, 'fr': {'n_samples': 2.0, 'accuracy': 0.5}}
-    """
-
-    def __init__(self, overall: Report, groups: dict[GroupKey, Report], group_by: Sequence[str] = ("groups",)) -> None:
-        #: The report of all rows.
-        self.overall = overall
-        #: The report of each group, by group value, in sorted order.
-        self.groups: dict[GroupKey, Report] = {k: groups[k] for k in sort_keys(list(groups))}
-        #: The names of the grouping columns.
-        self.group_by: tuple[str, ...] = tuple(group_by)
-
-    def __getitem__(self, key: GroupKey) -> Report:
-        try:
-            return self.groups[key]
-        except KeyError:
-            shown = [key_text(k) for k in list(self.groups)[:10]]
-            msg = f"no group {key!r}; the groups are {shown}{' ...' if len(self.groups) > 10 else ''}"
-            raise KeyError(msg) from None
-
-    def __len__(self) -> int:
-        return len(self.groups)
-
-    def __iter__(self) -> Iterator[GroupKey]:
-        return iter(self.groups)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.groups
-
-    def summary(self, metrics: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
-        """One row per group (by its value as text): ``n_samples`` and the chosen metrics
-        (default: those of :data:`DEFAULT_SUMMARY` the reports hold). Unknown metric names
-        raise :class:`~cmetrics.exceptions.ValidationError` listing the available ones."""
-        available = self.overall.metrics
-        if metrics is None:
-            chosen = [m for m in DEFAULT_SUMMARY if m in available]
-        else:
-            chosen = list(metrics)
-            unknown = [m for m in chosen if m not in available and m != "n_samples"]
-            if unknown:
-                msg = f"no metric {unknown[0]!r} in these reports; choose from {sorted(available)}"
-                raise ValidationError(msg)
-        texts = [key_text(k) for k in self.groups]
-        if len(set(texts)) < len(texts):  # tuples whose parts hold " / ": their reprs differ
-            texts = [printable(repr(k)) for k in self.groups]
-        rows: dict[str, dict[str, float]] = {}
-        for text, rep in zip(texts, self.groups.values(), strict=True):
-            values = rep.metrics
-            row = {"n_samples": float(rep.n_samples)}
-            row.update({m: values.get(m, math.nan) for m in chosen if m != "n_samples"})
-            rows[text] = row
-        return rows
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict: the overall report's fields, ``group_by`` (the column names)
-        and ``groups``, a list of ``{"group": value, "report": {...}}`` in sorted order."""
-        out = self.overall.to_dict()
-        out["group_by"] = list(self.group_by)
-        out["groups"] = [{"group": key_json(k), "report": r.to_dict()} for k, r in self.groups.items()]
-        return out
-
-    def to_json(self, **kwargs: Any) -> str:
-        """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`)."""
-        kwargs.setdefault("indent", 2)
-        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
-
-    def summary_markdown(self, metrics: Sequence[str] | None = None) -> str:
-        """:meth:`summary` as a Markdown table."""
-        rows = self.summary(metrics)
-        cols = list(next(iter(rows.values()))) if rows else ["n_samples"]
-        head = " / ".join(self.group_by)
-        lines = [f"| {_md(head)} | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        lines += [f"| {_md(k)} | " + " | ".join(number(v[c]) for c in cols) + " |" for k, v in rows.items()]
-        return "\n".join(lines) + "\n"
-
-    def to_markdown(self, metrics: Sequence[str] | None = None) -> str:
-        """The overall report, the per-group summary table, then every group's full report."""
-        by = " / ".join(self.group_by)
-        parts = ["## All rows", "", self.overall.to_markdown(), f"## Per group ({_md(by)})", ""]
-        parts.append(self.summary_markdown(metrics))
-        for key, rep in self.groups.items():
-            parts += [f"## {_md(by)} = {_md(key_text(key))}", "", rep.to_markdown()]
-        return "\n".join(parts)
-
-    def __repr__(self) -> str:
-        return f"GroupedReport({len(self.groups):,} groups by {', '.join(self.group_by)}; overall {self.overall!r})"

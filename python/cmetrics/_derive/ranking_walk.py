@@ -13,10 +13,11 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks
-from cmetrics._checks import F64, Backend, Bools, Ties
-from cmetrics._config import get_num_threads, resolve_backend
-from cmetrics._hard import undefined
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import F64, Backend, Bools, Ties
+from cmetrics._base.config import get_num_threads
+from cmetrics._base.undefined import undefined
 from cmetrics._kernels import BinaryRanking, CurveDrop, ThresholdCounts
 from cmetrics.exceptions import LengthMismatchError, ShapeError, UndefinedMetricWarning, ValidationError, WeightError
 
@@ -39,7 +40,7 @@ def walk(
     positive: Bools, score: np.ndarray, sample_weight: ArrayLike | None, backend: Backend, *, curves: bool = True
 ) -> BinaryRanking:
     """The tie-grouped walk of the selected backend (``curves=False``: pair counts only)."""
-    w = _checks.weights(sample_weight, positive.shape[0])  # the kernels check the other lengths
+    w = validation.weights(sample_weight, positive.shape[0])  # the kernels check the other lengths
     return resolve_backend(backend).binary_ranking(positive, score, w, curves, get_num_threads())
 
 
@@ -63,7 +64,7 @@ def no_pairs(d: BinaryRanking) -> bool:
 def refinement(d: BinaryRanking, ties: Ties, weighted: bool) -> float:
     """Refinement (docs/definitions.md §5.1): exact integer arithmetic and one rounding
     without weights; the kernel's weighted shares otherwise."""
-    ties = _checks.check_ties(ties)
+    ties = validation.check_ties(ties)
     if no_pairs(d):
         return undefined(
             "refinement is undefined when all predictions are correct or all are wrong (c(n - c) = 0); returning NaN"
@@ -148,21 +149,23 @@ def correctness(
 ) -> tuple[Bools, np.ndarray]:
     """``(correct, confidence)`` of :func:`cmetrics.correctness`."""
     if y_proba is not None:
-        from cmetrics import _proba
+        from cmetrics._derive import probability_pass
 
         if y_pred is not None or confidence is not None:
             raise ValidationError("pass y_proba, or y_pred with confidence, not both")
         # The validated probability pass keeps each row's top-label confidence and correctness.
-        inp = _proba.prob_inputs(y_true, y_proba, labels=labels, backend=backend)
-        acc = _proba.accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, keep_confidence=True)
+        inp = probability_pass.prob_inputs(y_true, y_proba, labels=labels, backend=backend)
+        acc = probability_pass.accumulate(
+            inp, backend=backend, n_bins=0, entropy=False, scores=False, keep_confidence=True
+        )
         assert acc.correct is not None and acc.confidence is not None  # keep_confidence=True
         return acc.correct, acc.confidence
     if y_pred is None or confidence is None:
         raise ValidationError("pass y_proba, or both y_pred and confidence")
-    yt = _checks.as_1d(y_true, "y_true")
-    yp = _checks.as_1d(y_pred, "y_pred")
-    _checks.same_length("y_true", yt, "y_pred", yp)
-    conf = _checks.scores(confidence, "confidence")
+    yt = validation.as_1d(y_true, "y_true")
+    yp = validation.as_1d(y_pred, "y_pred")
+    validation.same_length("y_true", yt, "y_pred", yp)
+    conf = validation.scores(confidence, "confidence")
     if conf.ndim != 1:
         raise ShapeError("confidence must be 1-D")
     return np.ascontiguousarray(yt == yp), conf
@@ -175,7 +178,7 @@ def user_confidence(y_true: ArrayLike, y_pred: ArrayLike, confidence: ArrayLike)
     if conf.shape[0] != ok.shape[0]:
         msg = f"confidence has {conf.shape[0]} rows but y_true has {ok.shape[0]}; pass one confidence per row"
         raise LengthMismatchError(msg)
-    _checks.check_finite("confidence", conf)
+    value_checks.check_finite("confidence", conf)
     return ok, conf
 
 
@@ -186,15 +189,15 @@ def threshold_counts(
     kernel, points dropped by ``drop``). Rows of weight 0 are left out first (as
     scikit-learn), so they add no threshold. Thresholds keep the score's dtype (float32 stays
     float32; integers beyond 2^53 are reported as their nearest float64)."""
-    w = _checks.weights(sample_weight, positive.shape[0])
-    _checks.same_length("y_true", positive, "y_score", score)
+    w = validation.weights(sample_weight, positive.shape[0])
+    validation.same_length("y_true", positive, "y_score", score)
     if w is not None:
-        _checks.check_weights(w, positive.shape[0])
+        value_checks.check_weights(w, positive.shape[0])
         keep = w != 0
         if not keep.all():
             positive, score, w = positive[keep], np.ascontiguousarray(score[keep]), w[keep]
     if score.shape[0] == 0:
-        _checks.check_totals(0.0, 0.0, 1)  # every weight was 0
+        value_checks.check_totals(0.0, 0.0, 1)  # every weight was 0
     c = resolve_backend(backend).threshold_counts(positive, score, w, drop, get_num_threads())
     values = c.thresholds
     if (score.dtype.kind == "f" and score.dtype != values.dtype) or (

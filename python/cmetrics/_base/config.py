@@ -1,46 +1,23 @@
-"""Thread count, the class-count limit and backend selection."""
+"""Settings of the process: the kernels' thread count and the class-count limit."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import os
-import warnings
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cmetrics.exceptions import LimitExceededError, ValidationError
 
-if TYPE_CHECKING:
-    from cmetrics._kernels import Kernels
-
 _ENV_THREADS = "CMETRICS_NUM_THREADS"
-#: "rust" or "numpy": the backend ``backend="auto"`` stands for (unset: the compiled one if present).
-_ENV_BACKEND = "CMETRICS_BACKEND"
 _threads: int | None = None
 
 #: Default of :func:`get_max_classes`: a K x K table of counts and sums is 16 K^2 bytes
 #: (256 MiB at this K).
 DEFAULT_MAX_CLASSES = 4096
 _max_classes = DEFAULT_MAX_CLASSES
-
-try:
-    from cmetrics import _core
-
-    _CORE: Kernels | None = _core
-    _IMPORT_ERROR: ImportError | None = None
-except ImportError as exc:  # pragma: no cover - exercised only without the extension
-    _CORE = None
-    _IMPORT_ERROR = exc
-
-_warned_fallback = False
-
-
-def rust_available() -> bool:
-    """Whether the compiled extension ``cmetrics._core`` could be imported."""
-    return _CORE is not None
 
 
 @functools.cache
@@ -146,44 +123,3 @@ def thread_limit(n: int) -> Iterator[None]:
         yield
     finally:
         _threads = previous
-
-
-def resolve_backend(backend: str) -> Kernels:
-    """The kernels of ``backend`` (a module satisfying :class:`cmetrics._kernels.Kernels`).
-
-    ``"auto"`` is the Rust extension, or the numpy backend with one warning when
-    the extension cannot be imported; ``"rust"`` raises in that case. The environment
-    variable ``CMETRICS_BACKEND=numpy`` (or ``rust``) makes ``"auto"`` that backend, in every
-    call of the process: the command line and Dask workers too.
-    """
-    global _warned_fallback
-    if backend == "auto":
-        forced = os.environ.get(_ENV_BACKEND, "")
-        if forced in ("rust", "numpy"):
-            return resolve_backend(forced)
-        if _CORE is not None:
-            return _CORE
-        if not _warned_fallback:
-            _warned_fallback = True
-            warnings.warn(
-                f"cmetrics._core could not be imported ({_IMPORT_ERROR}); using the slower numpy backend",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        from cmetrics import _numpy
-
-        return _numpy
-    if backend == "rust":
-        if _CORE is None:
-            msg = (
-                f"backend='rust' but the compiled extension cmetrics._core is unavailable ({_IMPORT_ERROR}); "
-                "reinstall cmetrics from a wheel or with a Rust toolchain, or pass backend='numpy'"
-            )
-            raise ImportError(msg)
-        return _CORE
-    if backend == "numpy":
-        from cmetrics import _numpy
-
-        return _numpy
-    msg = f"backend={backend!r} is invalid; use 'auto', 'rust' or 'numpy'"
-    raise ValidationError(msg)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks
-from cmetrics._checks import F64, Backend, ZeroDivision
-from cmetrics._config import check_classes, get_num_threads, resolve_backend
-from cmetrics._hard import apply_zero_division, average_values
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import F64, Backend, ZeroDivision
+from cmetrics._base.config import check_classes, get_num_threads
+from cmetrics._derive.multiclass_ranking import indicator
+from cmetrics._derive.table_metrics import apply_zero_division, average_values
 from cmetrics._kernels import Kernels
-from cmetrics._multiclass import indicator
 from cmetrics.exceptions import LabelError, ShapeError, ValidationError
 
 _SAMPLE_REASONS = {
@@ -30,7 +31,7 @@ def is_multilabel(y_true: ArrayLike, y_pred: ArrayLike) -> bool:
 
 
 def _indicator(a: ArrayLike, name: str) -> np.ndarray:
-    x = _checks.to_numpy(a, name)
+    x = validation.to_numpy(a, name)
     if x.ndim != 2:
         msg = f"{name} has shape {x.shape}, but the other target is a 2-D label indicator matrix; pass both as 2-D"
         raise ShapeError(msg)
@@ -50,11 +51,11 @@ class MultilabelTable:
             raise ShapeError(f"y_true is empty (shape {t.shape}); at least one sample and one label are required")
         check_classes(t.shape[1], "y_true")
         n = t.shape[0]
-        w = _checks.weights(sample_weight, n)
+        w = validation.weights(sample_weight, n)
         if w is not None:
-            _checks.check_weights(w, n, "y_true")
+            value_checks.check_weights(w, n, "y_true")
             with np.errstate(over="ignore"):
-                _checks.check_totals(float(np.sum(w)), 0.0, n)
+                value_checks.check_totals(float(np.sum(w)), 0.0, n)
         self._be: Kernels = resolve_backend(backend)
         self._t, self._p = t, p
         c = self._be.multilabel_counts(t, p, w, get_num_threads())
@@ -73,7 +74,7 @@ class MultilabelTable:
         return self._labels
 
     def _positions(self, labels: ArrayLike) -> np.ndarray:
-        lab = _checks.to_numpy(labels, "labels")
+        lab = validation.to_numpy(labels, "labels")
         if lab.ndim != 1 or lab.dtype.kind not in "iu" or lab.size == 0:
             raise LabelError("labels of a multilabel target are column indices: a non-empty 1-D list of integers")
         if lab.min() < 0 or lab.max() >= self.n_labels:

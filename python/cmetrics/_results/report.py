@@ -1,7 +1,7 @@
 """The one report builder: every metric of a confusion matrix, of the probability pass and
 of the ranking walk, as a :class:`Report`. :func:`cmetrics.evaluate`,
 :meth:`cmetrics.Evaluator.report`, :func:`cmetrics.hard_label_report` and
-:meth:`cmetrics.ConfusionMatrix.report` all build theirs here.
+:meth:`cmetrics.CountedTable.report` all build theirs here.
 
 The metrics of a report and how each is computed are the tables below: adding a hard-label
 metric to every report is one line in :data:`HARD`.
@@ -19,47 +19,47 @@ from typing import Any
 
 import numpy as np
 
-from cmetrics import _hard, _ranking
-from cmetrics._checks import F64, I64, Average, Bools, Label, ZeroDivision
+from cmetrics._base.aliases import F64, I64, Average, Bools, Label, ZeroDivision
+from cmetrics._derive import ranking_walk, table_metrics
+from cmetrics._derive.counted_table import CountedTable
+from cmetrics._derive.probability_pass import CalibrationBins, ProbResult
 from cmetrics._kernels import BinaryRanking
-from cmetrics._proba import CalibrationBins, ProbResult
-from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import UndefinedMetricWarning
 
 _AVERAGES: tuple[Average, ...] = ("macro", "weighted", "micro")
 _PRF = (("precision", "precision"), ("recall", "recall"), ("f1", "f-score"))
 
 
-def _prf(name: str, average: Average, prefix: str = "") -> Callable[[ConfusionMatrix, ZeroDivision], float]:
+def _prf(name: str, average: Average, prefix: str = "") -> Callable[[CountedTable, ZeroDivision], float]:
     """One averaged precision, recall or F1, warning only about itself (``prefix="c"``: the
     confidence version, on the table of the probabilistic confusion matrix)."""
     warn_for = next(w for n, w in _PRF if n == name)
 
-    def value(cm: ConfusionMatrix, zd: ZeroDivision) -> float:
-        return _hard.report_prf(cm, average, zd, prefix, warn_for)
+    def value(cm: CountedTable, zd: ZeroDivision) -> float:
+        return table_metrics.report_prf(cm, average, zd, prefix, warn_for)
 
     return value
 
 
 def _on_confidence_table(
-    metric: Callable[[ConfusionMatrix, ZeroDivision], float],
+    metric: Callable[[CountedTable, ZeroDivision], float],
 ) -> Callable[[ProbResult, ZeroDivision], float]:
     return lambda res, zd: metric(res.cmatrix, zd)
 
 
 #: The hard-label metrics of every report, in display order: name -> value of a confusion matrix.
-HARD: dict[str, Callable[[ConfusionMatrix, ZeroDivision], float]] = {
-    "accuracy": lambda cm, zd: cm.accuracy(),
-    "balanced_accuracy": lambda cm, zd: cm.balanced_accuracy(),
-    "balanced_accuracy_adjusted": lambda cm, zd: cm.balanced_accuracy(adjusted=True),
+HARD: dict[str, Callable[[CountedTable, ZeroDivision], float]] = {
+    "accuracy": lambda cm, zd: table_metrics.accuracy(cm),
+    "balanced_accuracy": lambda cm, zd: table_metrics.balanced_accuracy(cm),
+    "balanced_accuracy_adjusted": lambda cm, zd: table_metrics.balanced_accuracy(cm, adjusted=True),
     **{f"{name}_{avg}": _prf(name, avg) for avg in _AVERAGES for name, _ in _PRF},
-    "matthews_corrcoef": lambda cm, zd: cm.matthews_corrcoef(),
-    "cohen_kappa": lambda cm, zd: cm.cohen_kappa(),
-    "informedness": lambda cm, zd: cm.informedness(),
-    "markedness": lambda cm, zd: cm.markedness(),
-    "normalized_information_transfer": lambda cm, zd: cm.normalized_information_transfer(),
-    "entropy_modulated_accuracy": lambda cm, zd: cm.entropy_modulated_accuracy(),
-    "mutual_information_bits": lambda cm, zd: cm.mutual_information_bits(),
+    "matthews_corrcoef": lambda cm, zd: table_metrics.matthews_corrcoef(cm),
+    "cohen_kappa": lambda cm, zd: table_metrics.cohen_kappa(cm, None, None, float("nan")),
+    "informedness": lambda cm, zd: table_metrics.informedness(cm),
+    "markedness": lambda cm, zd: table_metrics.markedness(cm),
+    "normalized_information_transfer": lambda cm, zd: table_metrics.nit(cm),
+    "entropy_modulated_accuracy": lambda cm, zd: table_metrics.entropy_modulated_accuracy(cm),
+    "mutual_information_bits": lambda cm, zd: table_metrics.mutual_information_bits(cm),
 }
 #: The probabilistic metrics (with ``y_proba``): name -> value of the probability pass.
 PROBA: dict[str, Callable[[ProbResult, ZeroDivision], float]] = {
@@ -126,7 +126,7 @@ class Report:
 
     def __init__(
         self,
-        cm: ConfusionMatrix,
+        cm: CountedTable,
         values: dict[str, float],
         per_class: dict[str, dict[str, float]],
         undefined: dict[str, str],
@@ -275,7 +275,7 @@ def _collect(values: dict[str, float], undefined: dict[str, str], name: str, fn:
 
 
 def build_report(
-    cm: ConfusionMatrix,
+    cm: CountedTable,
     *,
     proba: ProbResult | None = None,
     walk: BinaryRanking | None = None,
@@ -295,19 +295,19 @@ def build_report(
         undefined.update(extra[1])
     for name, hard in HARD.items():
         _collect(values, undefined, name, partial(hard, cm, zero_division))
-    per_class = _hard.per_class_table(cm, zero_division)
+    per_class = table_metrics.per_class_table(cm, zero_division)
     if proba is not None:
         for name, prob in {**PROBA, **CALIBRATION}.items():
             _collect(values, undefined, name, partial(prob, proba, zero_division))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cp, cr, cf, _ = _hard.prfs(proba.cmatrix, zero_division=zero_division, prefix="c")
+            cp, cr, cf, _ = table_metrics.prfs(proba.cmatrix, zero_division=zero_division, prefix="c")
         for i, row in enumerate(per_class.values()):
             row.update({"cprecision": float(cp[i]), "crecall": float(cr[i]), "cf1": float(cf[i])})
     if walk is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            s = _ranking.selective_scores(walk, "half", cm._weighted)
+            s = ranking_walk.selective_scores(walk, "half", cm._weighted)
         values.update(
             {
                 "refinement": s.refinement,
@@ -316,7 +316,7 @@ def build_report(
                 "aurc": s.aurc,
             }
         )
-        if _ranking.no_pairs(walk):
+        if ranking_walk.no_pairs(walk):
             reason = "all predictions are correct or all are wrong: no (correct, wrong) pair to rank"
             undefined["refinement"] = undefined["auroc_confidence"] = reason
         if ranking is None:

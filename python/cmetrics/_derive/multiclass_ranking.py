@@ -12,11 +12,13 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks
-from cmetrics import _ranking as _r
-from cmetrics._checks import F64, Backend, Bools
-from cmetrics._config import check_classes, get_num_threads, resolve_backend
-from cmetrics._hard import undefined, warn
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation, value_checks
+from cmetrics._base.aliases import F64, Backend, Bools
+from cmetrics._base.config import check_classes, get_num_threads
+from cmetrics._base.undefined import undefined, warn
+from cmetrics._derive import ranking_walk
+from cmetrics._derive.counted_table import CountedTable, label_codes
 from cmetrics._kernels import BinaryRanking, ScoreMatrix
 from cmetrics.exceptions import (
     LabelError,
@@ -66,7 +68,7 @@ def check_max_fpr(max_fpr: object) -> float | None:
 def score_matrix(y_score: ArrayLike, n: int, name: str = "y_score") -> ScoreMatrix:
     """An (n, K) score matrix as the kernels read it: C-contiguous float32 or float64
     (integers as int64), every value finite."""
-    s = _checks.to_numpy(y_score, name)
+    s = validation.to_numpy(y_score, name)
     if s.ndim != 2:
         raise ShapeError(f"{name} must be 2-D (n_samples, n_classes), got shape {s.shape}")
     if s.shape[1] == 0:
@@ -86,7 +88,7 @@ def score_matrix(y_score: ArrayLike, n: int, name: str = "y_score") -> ScoreMatr
         raise UnsupportedDtypeError(f"{name} has dtype {s.dtype}; pass real numbers")
     out: ScoreMatrix = np.ascontiguousarray(s, dtype=dtype)
     if kind == "f":
-        _checks.check_finite(name, out.ravel())
+        value_checks.check_finite(name, out.ravel())
     return out
 
 
@@ -114,15 +116,13 @@ def encode(
     """Class codes of ``y_true`` against the column classes: ``labels`` (distinct and, with
     ``ordered``, sorted, as scikit-learn asks), or the sorted classes of ``y_true`` (found by
     the compiled counting pass, not a sort)."""
-    from cmetrics._proba import _codes
-    from cmetrics.confusion import ConfusionMatrix
 
-    pair = _checks.label_pair(y_true, y_true)
+    pair = validation.label_pair(y_true, y_true)
     if labels is None:
         # The compiled counting pass finds the classes without a sort, but into a K x K table:
         # past _COUNTED_CLASSES columns (8 MiB of table) a sort of the labels costs less memory.
         if n_cols <= _COUNTED_CLASSES:
-            classes = ConfusionMatrix.from_predictions(pair.y_true, pair.y_true, backend=backend).labels
+            classes = CountedTable._count(pair.y_true, pair.y_true, None, None, None, backend).labels
         else:
             classes = np.unique(pair.y_true.astype(np.str_) if pair.kind == "str" else pair.y_true)
         if classes.size != n_cols:
@@ -132,7 +132,7 @@ def encode(
             )
             raise ShapeError(msg)
     else:
-        classes = _checks.check_labels(labels, pair.kind)
+        classes = validation.check_labels(labels, pair.kind)
         if pair.kind == "str":
             classes = classes.astype(np.str_)
         if ordered and not np.array_equal(classes, np.sort(classes)):
@@ -141,8 +141,8 @@ def encode(
             msg = f"Number of given labels, {classes.size}, not equal to the number of columns in 'y_score', {n_cols}"
             raise ShapeError(msg)
     lab = classes.astype(np.str_) if pair.kind == "str" else classes.astype(np.int64)
-    codes = _codes(pair.y_true, lab, "y_true", pair.kind)
-    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= lab.size):  # _codes' fast path leaves this
+    codes = label_codes(pair.y_true, lab, "y_true", pair.kind)
+    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= lab.size):  # label_codes' fast path leaves this
         bad = codes[(codes < 0) | (codes >= lab.size)]
         missing = np.unique(bad)[:10].tolist()
         msg = f"y_true contains values {missing} not belonging to the passed labels {lab.tolist()[:20]}"
@@ -161,9 +161,9 @@ def check_sums_to_one(s: ScoreMatrix) -> None:
 
 
 def _auc_of(d: BinaryRanking, weighted: bool) -> float:
-    if _r.no_pairs(d):
+    if ranking_walk.no_pairs(d):
         return undefined(_NO_AUC)
-    return _r.refinement(d, "half", weighted)
+    return ranking_walk.refinement(d, "half", weighted)
 
 
 def _ap_of(d: BinaryRanking) -> float:
@@ -181,7 +181,7 @@ def partial_auc(positive: Bools, score: np.ndarray, weight: F64 | None, max_fpr:
     """McClish's standardised partial AUC up to ``max_fpr``, as scikit-learn: the ROC curve
     interpolated linearly at ``max_fpr``, the area below it rescaled so that chance is 1/2
     and a perfect ranking 1."""
-    c = _r.threshold_counts(positive, score, weight, backend)
+    c = ranking_walk.threshold_counts(positive, score, weight, backend)
     if c.tps[-1] <= 0 or c.fps[-1] <= 0:
         return undefined(_NO_AUC)
     fpr = np.concatenate(([0.0], c.fps / c.fps[-1]))
@@ -301,11 +301,11 @@ def averaged(
     n, k = s.shape
     if n == 0:
         raise ShapeError("y_score is empty; at least one sample is required")
-    w = _checks.weights(sample_weight, n)
+    w = validation.weights(sample_weight, n)
     if w is not None:
-        _checks.check_weights(w, n)
+        value_checks.check_weights(w, n)
         with np.errstate(over="ignore"):
-            _checks.check_totals(float(np.sum(w)), 0.0, n)
+            value_checks.check_totals(float(np.sum(w)), 0.0, n)
     if average == "micro":
         if ind is None:
             assert codes is not None
@@ -317,7 +317,7 @@ def averaged(
         flat = np.ascontiguousarray(s.ravel())
         if max_fpr is not None:
             return partial_auc(cells.ravel(), flat, ww, max_fpr, backend)
-        d = _r.walk(cells.ravel(), flat, ww, backend, curves=metric == "ap")
+        d = ranking_walk.walk(cells.ravel(), flat, ww, backend, curves=metric == "ap")
         return _value(metric, w is not None)(d)
     if average == "samples":
         if ind is None:
@@ -383,8 +383,10 @@ def class_ranking_values(
         values[f"top_{kk}_accuracy"] = float(np.sum(hist[:kk])) / total if total > 0 else float("nan")
     if walks is None:
         return values, undefined
-    ranked = [d for d in walks if not _r.no_pairs(d)]
-    values["roc_auc_ovr"] = float(np.mean([_r.refinement(d, "half", weighted) for d in ranked])) if ranked else math.nan
+    ranked = [d for d in walks if not ranking_walk.no_pairs(d)]
+    values["roc_auc_ovr"] = (
+        float(np.mean([ranking_walk.refinement(d, "half", weighted) for d in ranked])) if ranked else math.nan
+    )
     values["average_precision_ovr"] = float(np.mean([d.average_precision for d in ranked])) if ranked else math.nan
     if not ranked:
         undefined["roc_auc_ovr"] = undefined["average_precision_ovr"] = (

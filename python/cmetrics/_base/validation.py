@@ -1,6 +1,6 @@
-"""Every input check in one place: argument coercion (anything array-like becomes a
-contiguous numpy array of a dtype the kernels read) and the checks of every closed option,
-with the type aliases of those options.
+"""Argument coercion and option checks, once for the package: anything array-like becomes
+a contiguous numpy array of a dtype the kernels read, and every closed option (the aliases of
+:mod:`cmetrics._base.aliases`) is checked by one function here.
 
 Labels become ``int32``/``int64`` (zero-copy when they already are) or a fixed-width
 unicode array; weights and scores become ``float64`` (integer scores ``int64``/``uint64``,
@@ -16,12 +16,25 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import numpy as np
-import numpy.typing as npt
 from numpy.typing import ArrayLike
 
+from cmetrics._base.aliases import (
+    F64,
+    Average,
+    Bools,
+    KappaWeights,
+    Label,
+    LabelKind,
+    Normalize,
+    RankingMode,
+    Ties,
+    Variant,
+)
+from cmetrics._base.config import check_classes
+from cmetrics._base.value_checks import bad_object, check_object_strings, check_text
 from cmetrics.exceptions import (
     LabelError,
     LengthMismatchError,
@@ -30,38 +43,10 @@ from cmetrics.exceptions import (
     ShapeError,
     UnsupportedDtypeError,
     ValidationError,
-    WeightError,
 )
 
-# --------------------------------------------------------------------------------------
-# The closed options, as types
-
-#: Which kernels run: the compiled extension when it is importable ("auto"), or one of them.
-Backend = Literal["auto", "rust", "numpy"]
-#: How per-class precision, recall and F are averaged (None: no averaging).
-Average = Literal["binary", "micro", "macro", "weighted", "samples"]
-#: The value of a 0/0 ratio: "warn" (0 with a warning), 0, 1 or NaN.
-ZeroDivision = Literal["warn"] | float
-#: How the ranking metrics of a report are computed.
-RankingMode = Literal["exact", "approximate", "off"]
-#: How a tied (correct, wrong) pair counts in refinement.
-Ties = Literal["half", "strict", "harsh"]
-#: What a confusion matrix is divided by.
-Normalize = Literal["true", "pred", "all"]
-#: The disagreement weights of Cohen's kappa (None: unweighted).
-KappaWeights = Literal["linear", "quadratic"]
-#: Kendall's tau-b or tau-c.
-Variant = Literal["b", "c"]
-#: Integer-like or string labels.
-LabelKind = Literal["int", "str"]
-#: One label: an integer (bool included) or a string.
-Label = int | str | np.integer[Any] | np.str_
-
-F64 = npt.NDArray[np.float64]
-I64 = npt.NDArray[np.int64]
-Bools = npt.NDArray[np.bool_]
-
 _INT32 = np.iinfo(np.int32)
+
 _INT64 = np.iinfo(np.int64)
 
 
@@ -176,41 +161,6 @@ def _numeric(a: np.ndarray, name: str) -> np.ndarray:
     raise UnsupportedDtypeError(msg)
 
 
-def _bad_object(a: np.ndarray, i: int, name: str) -> LabelError:
-    v = a[i]
-    if v is None or (isinstance(v, float) and v != v):
-        return LabelError(f"{name}[{i}] is missing ({v!r}); every sample needs a label")
-    return LabelError(f"{name} mixes string and number labels ({name}[{i}] = {v!r}); use one label type")
-
-
-def check_text(a: np.ndarray, name: str) -> None:
-    """Labels are Unicode text: a ``<U`` array holding a lone surrogate (a code point
-    between U+D800 and U+DFFF, which no UTF-8 text contains) raises :class:`LabelError`."""
-    if a.dtype.kind != "U" or a.size == 0 or a.dtype.itemsize == 0:
-        return
-    v = ucs4_view(a)
-    bad = ((v >= 0xD800) & (v <= 0xDFFF)).any(axis=1)
-    if bad.any():
-        raise surrogate_error(name, int(np.flatnonzero(bad)[0]))
-
-
-def surrogate_error(name: str, i: int) -> LabelError:
-    """The error of a label that is not valid Unicode text (shared by both backends)."""
-    return LabelError(
-        f"{name}[{i}] is not valid Unicode text (it holds a lone surrogate); labels must be valid strings"
-    )
-
-
-def check_object_strings(a: np.ndarray, name: str) -> None:
-    """Every element of an object label array must be a ``str`` (``np.str_`` included):
-    the :class:`LabelError` names the first that is not (missing or of another type)."""
-    if a.dtype.kind != "O" or a.shape[0] == 0:
-        return
-    is_str = np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool)
-    if not is_str.all():
-        raise _bad_object(a, int(np.flatnonzero(~is_str)[0]), name)
-
-
 def _kind_of(a: np.ndarray, name: str) -> LabelKind:
     k = a.dtype.kind
     if k in "biuf":
@@ -243,10 +193,10 @@ def _object_numeric(a: np.ndarray, name: str) -> np.ndarray:
             if is_str is not None
             else int(np.flatnonzero(np.frompyfunc(lambda v: isinstance(v, str), 1, 1)(a).astype(bool))[0])
         )
-        raise _bad_object(a, first, name)
+        raise bad_object(a, first, name)
     missing = np.frompyfunc(lambda v: v is None, 1, 1)(a).astype(bool)
     if missing.any():
-        raise _bad_object(a, int(np.flatnonzero(missing)[0]), name)
+        raise bad_object(a, int(np.flatnonzero(missing)[0]), name)
     msg = f"{name} holds objects that are neither numbers nor strings"
     raise UnsupportedDtypeError(msg)
 
@@ -322,21 +272,6 @@ def integral_weights(sample_weight: ArrayLike) -> bool:
     if w.dtype.kind == "O":
         w = _object_weights(w)
     return w.dtype.kind in "biu"
-
-
-def ucs4_view(a: np.ndarray) -> npt.NDArray[np.uint32]:
-    """A ``<U`` array as an (n, width) uint32 view of its code points (no copy)."""
-    a = np.ascontiguousarray(a)
-    if a.dtype.byteorder == ">":
-        a = a.astype(a.dtype.newbyteorder("="))
-    width = max(a.dtype.itemsize // 4, 1)
-    if a.dtype.itemsize == 0:
-        return np.zeros((a.shape[0], 1), dtype=np.uint32)
-    return a.view(np.uint32).reshape(a.shape[0], width)
-
-
-# --------------------------------------------------------------------------------------
-# Scores, binary outcomes and their values
 
 
 def scores(x: ArrayLike, name: str, keep_float32: bool = False) -> np.ndarray:
@@ -424,69 +359,11 @@ def same_length(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray) -> None:
         raise LengthMismatchError(msg)
 
 
-def check_finite(arg: str, x: np.ndarray) -> None:
-    """No NaN or infinity in a float array (integers are finite)."""
-    if x.dtype.kind != "f":
-        return
-    bad = ~np.isfinite(x)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        msg = f"{arg}[{i}] = {float(x[i])!r} is not finite; remove or impute NaN and infinite values"
-        raise NonFiniteError(msg)
-
-
-def check_not_nan(arg: str, x: np.ndarray) -> None:
-    """No NaN where values are ordered (infinities order as the extremes)."""
-    if x.dtype.kind != "f":
-        return
-    bad = np.isnan(x)
-    if bad.any():
-        msg = f"{arg}[{int(np.flatnonzero(bad)[0])}] is NaN; remove or impute NaN values"
-        raise NonFiniteError(msg)
-
-
-def check_weights(sample_weight: np.ndarray | None, n: int, other: str = "y_score") -> None:
-    """``sample_weight``: ``n`` finite, non-negative values (the check the kernels fuse with
-    their pass; the numpy backend calls it)."""
-    if sample_weight is None:
-        return
-    if sample_weight.shape[0] != n:
-        msg = f"sample_weight has {sample_weight.shape[0]} rows but {other} has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
-    bad = ~((sample_weight >= 0) & np.isfinite(sample_weight))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        msg = (
-            f"sample_weight[{i}] = {float(sample_weight[i])!r} is invalid; weights must be finite "
-            f"and >= 0 ({int(bad.sum())} invalid in total)"
-        )
-        raise WeightError(msg)
-
-
-def check_totals(w_pos: float, w_neg: float, rows: int) -> None:
-    """The weight totals must be finite and, when there are rows, positive."""
-    if not np.isfinite(w_pos + w_neg):
-        msg = (
-            "the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
-            "constant (the metrics do not change)"
-        )
-        raise WeightError(msg)
-    if rows and not w_pos + w_neg > 0:
-        msg = "sample_weight sums to 0; at least one sample needs a positive weight"
-        raise WeightError(msg)
-
-
-# --------------------------------------------------------------------------------------
-# Probabilities
-
-
 def proba_array(y_proba: ArrayLike, n: int | None = None, max_classes: int | None = None) -> np.ndarray:
     """``y_proba`` as a C- or Fortran-contiguous (n, K) float32/float64 array, borrowed
     when it already is one (the compiled kernel reads both layouts in place: a
     DataFrame's ``to_numpy()`` is often Fortran-ordered); other layouts and dtypes
     are copied once."""
-    from cmetrics._config import check_classes
-
     p = to_numpy(y_proba, "y_proba")
     if p.ndim != 2:
         msg = (
@@ -539,10 +416,6 @@ def check_inputs(caller: str, y_pred: object, y_proba: object, confidence: objec
         raise ValidationError(msg)
 
 
-# --------------------------------------------------------------------------------------
-# Options
-
-
 def length_of(labels: object) -> int:
     """How many entries ``labels`` has, without converting it (0 when it has no length)."""
     if isinstance(labels, (str, bytes)):
@@ -556,8 +429,6 @@ def length_of(labels: object) -> int:
 def check_labels(labels: ArrayLike, kind: LabelKind, max_classes: int | None = None) -> np.ndarray:
     """``labels=``: a 1-D list of distinct labels of the data's kind, at most ``max_classes``
     of them (checked before anything else, so that a huge list allocates nothing)."""
-    from cmetrics._config import check_classes
-
     check_classes(length_of(labels), "labels", max_classes)
     arr = to_numpy(labels, "labels")
     if arr.ndim != 1:
@@ -655,7 +526,7 @@ def zero_division_value(zero_division: object) -> float:
     raise ValidationError(msg)
 
 
-def _integer_in(name: str, value: object, lo: int, hi: int, fix: str) -> int:
+def integer_in(name: str, value: object, lo: int, hi: int, fix: str) -> int:
     """An integer (not a bool) from ``lo`` to ``hi``; ``fix`` says what to pass."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
         msg = f"{name}={value!r} is invalid; {fix}"
@@ -669,22 +540,22 @@ MAX_BINS = 1 << 20
 
 def check_n_bins(n_bins: object) -> int:
     """Calibration bins: an integer from 1 to 2^20."""
-    return _integer_in("n_bins", n_bins, 1, MAX_BINS, "pass an integer from 1 to 2^20")
+    return integer_in("n_bins", n_bins, 1, MAX_BINS, "pass an integer from 1 to 2^20")
 
 
 def check_ranking_bins(ranking_bins: object) -> int:
     """Bins of the approximate ranking mode: an integer from 1 to 2^24."""
-    return _integer_in("ranking_bins", ranking_bins, 1, 1 << 24, "pass an integer from 1 to 2^24")
+    return integer_in("ranking_bins", ranking_bins, 1, 1 << 24, "pass an integer from 1 to 2^24")
 
 
 def check_top_k(top_k: object) -> int:
     """``top_k``: the largest k of the top-k accuracies a report holds, 1 to 32."""
-    return _integer_in("top_k", top_k, 1, 32, "pass an integer from 1 to 32")
+    return integer_in("top_k", top_k, 1, 32, "pass an integer from 1 to 32")
 
 
 def check_n_classes(n_classes: object) -> int:
     """A number of classes: a positive integer."""
-    return _integer_in("n_classes", n_classes, 1, sys.maxsize, "pass a positive integer")
+    return integer_in("n_classes", n_classes, 1, sys.maxsize, "pass a positive integer")
 
 
 def check_beta(beta: object) -> float:

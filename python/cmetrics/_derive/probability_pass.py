@@ -12,34 +12,14 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike
 
-from cmetrics import _checks
-from cmetrics._checks import F64, Backend, LabelKind, Normalize
-from cmetrics._config import get_num_threads, resolve_backend
-from cmetrics._hard import normalized, undefined
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation
+from cmetrics._base.aliases import F64, Backend, LabelKind, Normalize
+from cmetrics._base.config import get_num_threads
+from cmetrics._base.undefined import undefined
+from cmetrics._derive.counted_table import CountedTable, label_codes, normalized
 from cmetrics._kernels import ProbAccumulators
-from cmetrics.confusion import ConfusionMatrix
-from cmetrics.exceptions import InternalError, LabelError, ProbabilityError, WeightError
-
-
-def _codes(values: np.ndarray, labels: np.ndarray, name: str, kind: LabelKind) -> np.ndarray:
-    """Position of each value in ``labels`` (LabelError for values not listed)."""
-    if kind == "int" and np.array_equal(labels, np.arange(labels.size)) and values.dtype in (np.int32, np.int64):
-        return values  # already codes; the kernel checks the range
-    lab = labels.astype(np.str_) if kind == "str" else labels
-    if kind == "str" and values.dtype.kind == "O":
-        _checks.check_object_strings(values, name)
-        values = values.astype(np.str_)
-        _checks.check_text(values, name)
-    vals = values
-    order = np.argsort(lab, kind="stable")
-    sorted_lab = lab[order]
-    pos = np.minimum(np.searchsorted(sorted_lab, vals), lab.size - 1)
-    found = sorted_lab[pos] == vals
-    if not found.all():
-        missing = np.unique(vals[~found])[:10].tolist()
-        msg = f"{name} contains values {missing} not belonging to the passed labels {lab.tolist()[:20]}"
-        raise LabelError(msg)
-    return order[pos].astype(np.int32)
+from cmetrics.exceptions import InternalError, ProbabilityError, WeightError
 
 
 @dataclass(frozen=True)
@@ -52,7 +32,7 @@ class ProbInputs:
     sample_weight: F64 | None
     labels: np.ndarray
     kind: LabelKind
-    #: How far a row may sum from 1 (None: the kernels' 1e-6 K; see :func:`_checks.row_sum_tolerance`).
+    #: How far a row may sum from 1 (None: the kernels' 1e-6 K; see :func:`validation.row_sum_tolerance`).
     atol: float | None = None
 
 
@@ -66,15 +46,15 @@ def prob_inputs(
     backend: Backend = "auto",
 ) -> ProbInputs:
     """Validate and encode the inputs of a probabilistic metric."""
-    t = _checks.as_1d(y_true, "y_true")
-    raw = _checks.to_numpy(y_proba, "y_proba")
-    p = _checks.proba_array(raw, t.shape[0])
+    t = validation.as_1d(y_true, "y_true")
+    raw = validation.to_numpy(y_proba, "y_proba")
+    p = validation.proba_array(raw, t.shape[0])
     k = p.shape[1]
-    pair = _checks.label_pair(t, t if y_pred is None else y_pred)
-    w = _checks.weights(sample_weight, t.shape[0])
+    pair = validation.label_pair(t, t if y_pred is None else y_pred)
+    w = validation.weights(sample_weight, t.shape[0])
     if labels is None:
         # The label set of y_true: one counting pass of y_true against itself.
-        union = ConfusionMatrix.from_predictions(pair.y_true, pair.y_true, backend=backend).labels
+        union = CountedTable._count(pair.y_true, pair.y_true, None, None, None, backend).labels
         if union.size != k:
             msg = (
                 f"y_true has {union.size} classes but y_proba has {k} columns; pass labels= naming the class "
@@ -84,16 +64,16 @@ def prob_inputs(
         lab = union if pair.kind == "str" else union.astype(np.int64)
         lab_out = union.astype(pair.out_dtype) if pair.kind == "int" else union
     else:
-        lab_out = _checks.check_labels(labels, pair.kind)
+        lab_out = validation.check_labels(labels, pair.kind)
         if lab_out.size != k:
             msg = f"labels has {lab_out.size} entries but y_proba has {k} columns; give one label per column"
             raise ProbabilityError(msg)
         lab = lab_out.astype(np.str_) if pair.kind == "str" else lab_out.astype(np.int64)
-    yt = _codes(pair.y_true, lab, "y_true", pair.kind)
-    yp = None if y_pred is None else _codes(pair.y_pred, lab, "y_pred", pair.kind)
+    yt = label_codes(pair.y_true, lab, "y_true", pair.kind)
+    yp = None if y_pred is None else label_codes(pair.y_pred, lab, "y_pred", pair.kind)
     if yp is not None and yp.dtype != yt.dtype:
         yt, yp = yt.astype(np.int64), yp.astype(np.int64)
-    return ProbInputs(yt, p, yp, w, np.asarray(lab_out), pair.kind, _checks.row_sum_tolerance(raw.dtype, k))
+    return ProbInputs(yt, p, yp, w, np.asarray(lab_out), pair.kind, validation.row_sum_tolerance(raw.dtype, k))
 
 
 def accumulate(
@@ -195,16 +175,16 @@ class ProbResult:
         self.labels = labels
         weighted = acc.hard_weighted is not None
         self.true_weight = np.asarray(acc.true_weight, dtype=np.float64)
-        self.hard: ConfusionMatrix | None = None
+        self.hard: CountedTable | None = None
         if hard:
             table = acc.hard_weighted if acc.hard_weighted is not None else acc.hard_counts.astype(np.float64)
-            self.hard = ConfusionMatrix._from_parts(
+            self.hard = CountedTable._from_parts(
                 table, labels, acc.hard_counts.astype(np.int64), backend, weighted=weighted
             )
         self.pcm: F64 = np.ascontiguousarray(acc.pcm, dtype=np.float64)
         # cTP = diag(pCM), cTP + cFP = column sums of pCM, cRecall's denominator = the hard true counts
         # (docs/definitions.md §4).
-        self.cmatrix = ConfusionMatrix._from_parts(self.pcm, labels, None, backend, weighted=True)
+        self.cmatrix = CountedTable._from_parts(self.pcm, labels, None, backend, weighted=True)
         self.cmatrix._true_sum = self.true_weight.copy()
         self.cmatrix._weighted = weighted  # support comes back as int64 when unweighted
         self.weight = float(acc.weight_sum)
@@ -227,7 +207,7 @@ class ProbResult:
         self.confidence = acc.confidence
         self.correct = acc.correct
 
-    def hard_matrix(self) -> ConfusionMatrix:
+    def hard_matrix(self) -> CountedTable:
         """The top-label (or ``y_pred``) confusion matrix the pass counted."""
         if self.hard is None:
             msg = "internal error in cmetrics (please report it): the probability pass counted no hard matrix"
@@ -237,7 +217,7 @@ class ProbResult:
     def prob_matrix(self, normalize: Normalize | None = None) -> F64:
         """The probabilistic confusion matrix, optionally normalised like confusion_matrix
         ("true" divides by the hard true counts: the row-mean matrix of Tornetta 2021)."""
-        normalize = _checks.check_normalize(normalize)
+        normalize = validation.check_normalize(normalize)
         if normalize is None:
             out: F64 = self.pcm.copy()
             return out

@@ -1,0 +1,147 @@
+"""The report of every group: :class:`GroupedReport`, the group values as JSON and text, and
+their order."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeAlias
+
+from cmetrics._results.report import Report, _md, number, printable
+from cmetrics.exceptions import ValidationError
+
+#: A group value: an integer or a string, or a tuple of them (grouping by several columns).
+GroupKey: TypeAlias = int | str | tuple[int | str, ...]
+
+
+def key_json(key: GroupKey) -> int | str | list[int | str]:
+    """A group value as JSON (tuples become lists)."""
+    return list(key) if isinstance(key, tuple) else key
+
+
+def key_text(key: GroupKey) -> str:
+    """A group value as text for a table (tuples joined by " / ")."""
+    if isinstance(key, tuple):
+        return " / ".join(printable(k) for k in key)
+    return printable(key)
+
+
+def sort_keys(keys: Sequence[GroupKey]) -> list[GroupKey]:
+    """Group values in report order: integers as integers, strings by code point."""
+    return sorted(keys)  # one kind per position, checked on entry
+
+
+#: The summary columns when none are chosen: what the report holds of these.
+DEFAULT_SUMMARY = (
+    "accuracy",
+    "f1_macro",
+    "matthews_corrcoef",
+    "log_loss",
+    "brier_score",
+    "expected_calibration_error",
+    "roc_auc_ovr",
+    "auroc_confidence",
+)
+
+
+class GroupedReport:
+    """The report of every group, and of all rows together.
+
+    ``grouped.overall`` is the :class:`cmetrics.Report` of all rows (what :func:`cmetrics.evaluate`
+    gives without ``groups``); ``grouped[key]`` the report of one group's rows (what
+    :func:`cmetrics.evaluate` gives on those rows alone), for each group value ``key`` (a tuple
+    when grouping by several columns). Iterating gives the group values in sorted order.
+
+    Examples
+    --------
+    >>> import cmetrics
+    >>> g = cmetrics.evaluate([0, 1, 1, 0], y_pred=[0, 1, 0, 0], groups=["en", "en", "fr", "fr"])
+    >>> g.overall.accuracy, g["en"].accuracy, g["fr"].accuracy
+    (0.75, 1.0, 0.5)
+    >>> g.summary(["accuracy"])
+    {'en': {'n_samples': 2.0, 'accuracy': 1.0}, 'fr': {'n_samples': 2.0, 'accuracy': 0.5}}
+    """
+
+    def __init__(self, overall: Report, groups: dict[GroupKey, Report], group_by: Sequence[str] = ("groups",)) -> None:
+        #: The report of all rows.
+        self.overall = overall
+        #: The report of each group, by group value, in sorted order.
+        self.groups: dict[GroupKey, Report] = {k: groups[k] for k in sort_keys(list(groups))}
+        #: The names of the grouping columns.
+        self.group_by: tuple[str, ...] = tuple(group_by)
+
+    def __getitem__(self, key: GroupKey) -> Report:
+        try:
+            return self.groups[key]
+        except KeyError:
+            shown = [key_text(k) for k in list(self.groups)[:10]]
+            msg = f"no group {key!r}; the groups are {shown}{' ...' if len(self.groups) > 10 else ''}"
+            raise KeyError(msg) from None
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __iter__(self) -> Iterator[GroupKey]:
+        return iter(self.groups)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.groups
+
+    def summary(self, metrics: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
+        """One row per group (by its value as text): ``n_samples`` and the chosen metrics
+        (default: those of :data:`DEFAULT_SUMMARY` the reports hold). Unknown metric names
+        raise :class:`~cmetrics.exceptions.ValidationError` listing the available ones."""
+        available = self.overall.metrics
+        if metrics is None:
+            chosen = [m for m in DEFAULT_SUMMARY if m in available]
+        else:
+            chosen = list(metrics)
+            unknown = [m for m in chosen if m not in available and m != "n_samples"]
+            if unknown:
+                msg = f"no metric {unknown[0]!r} in these reports; choose from {sorted(available)}"
+                raise ValidationError(msg)
+        texts = [key_text(k) for k in self.groups]
+        if len(set(texts)) < len(texts):  # tuples whose parts hold " / ": their reprs differ
+            texts = [printable(repr(k)) for k in self.groups]
+        rows: dict[str, dict[str, float]] = {}
+        for text, rep in zip(texts, self.groups.values(), strict=True):
+            values = rep.metrics
+            row = {"n_samples": float(rep.n_samples)}
+            row.update({m: values.get(m, math.nan) for m in chosen if m != "n_samples"})
+            rows[text] = row
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict: the overall report's fields, ``group_by`` (the column names)
+        and ``groups``, a list of ``{"group": value, "report": {...}}`` in sorted order."""
+        out = self.overall.to_dict()
+        out["group_by"] = list(self.group_by)
+        out["groups"] = [{"group": key_json(k), "report": r.to_dict()} for k, r in self.groups.items()]
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as JSON text (``kwargs`` go to :func:`json.dumps`)."""
+        kwargs.setdefault("indent", 2)
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    def summary_markdown(self, metrics: Sequence[str] | None = None) -> str:
+        """:meth:`summary` as a Markdown table."""
+        rows = self.summary(metrics)
+        cols = list(next(iter(rows.values()))) if rows else ["n_samples"]
+        head = " / ".join(self.group_by)
+        lines = [f"| {_md(head)} | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        lines += [f"| {_md(k)} | " + " | ".join(number(v[c]) for c in cols) + " |" for k, v in rows.items()]
+        return "\n".join(lines) + "\n"
+
+    def to_markdown(self, metrics: Sequence[str] | None = None) -> str:
+        """The overall report, the per-group summary table, then every group's full report."""
+        by = " / ".join(self.group_by)
+        parts = ["## All rows", "", self.overall.to_markdown(), f"## Per group ({_md(by)})", ""]
+        parts.append(self.summary_markdown(metrics))
+        for key, rep in self.groups.items():
+            parts += [f"## {_md(by)} = {_md(key_text(key))}", "", rep.to_markdown()]
+        return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        return f"GroupedReport({len(self.groups):,} groups by {', '.join(self.group_by)}; overall {self.overall!r})"
