@@ -46,10 +46,11 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # the memory of the benchmark process it was forked from.
 _PEAK = """
 import json, sys
-from cmetrics.cli import score_files
+from cmetrics import EvaluationSettings
+from cmetrics.cli import Columns, score_files
 options = json.loads(sys.argv[2])
-options["group_by"] = tuple(options.get("group_by", ()))
-score_files([sys.argv[1]], label="label", proba_prefix="p_", **options)
+columns = Columns(label="label", proba_prefix="p_", group_by=tuple(options.pop("group_by", ())))
+score_files([sys.argv[1]], columns, EvaluationSettings.make(**options))
 status = open("/proc/self/status").read().split("\\n")
 print(int(next(line.split()[1] for line in status if line.startswith("VmHWM:"))) / 1024)
 """
@@ -70,16 +71,16 @@ def test_score(benchmark: Any, files: Path, ranking: str, grouped: bool) -> None
     import warnings
 
     import cmetrics
-    from cmetrics.cli import score_files
+    from cmetrics.cli import Columns, score_files
 
     options: dict[str, Any] = {"ranking": ranking, "class_ranking": "approximate" if ranking != "off" else "off"}
+    columns = Columns(label="label", proba_prefix="p_", group_by=("group",) if grouped else ())
+    settings = cmetrics.EvaluationSettings.make(**options)
     if grouped:
         options["group_by"] = ("group",)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cmetrics.UndefinedMetricWarning)
-        report, run = benchmark.pedantic(
-            lambda: score_files([str(files)], label="label", proba_prefix="p_", **options), rounds=3, iterations=1
-        )
+        report, run = benchmark.pedantic(lambda: score_files([str(files)], columns, settings), rounds=3, iterations=1)
     assert run["rows"] == N
     name = f"score_{'grouped' if grouped else 'ungrouped'}_{ranking}"
     record(name, benchmark)

@@ -20,31 +20,84 @@ import os
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from cmetrics.exceptions import InputError, ValidationError
 
 
-@dataclass
+@dataclass(frozen=True)
 class Columns:
-    """Which columns hold what."""
+    """Which columns hold what: the one rule by which the command line's reader and
+    :mod:`cmetrics.dask` find their columns (:meth:`resolve`)."""
 
     label: str
     pred: str | None = None
-    proba: list[str] = field(default_factory=list)
+    proba: tuple[str, ...] = ()
     proba_prefix: str | None = None
     proba_list: str | None = None
     confidence: str | None = None
     weight: str | None = None
-    group_by: list[str] = field(default_factory=list)
+    group_by: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if sum(bool(x) for x in (self.proba, self.proba_prefix, self.proba_list)) > 1:
+            raise InputError("pass one of --proba, --proba-prefix, --proba-list")
+        if self.pred is None and not self.has_proba:
+            raise InputError(
+                "nothing to score: pass --pred and/or the probabilities (--proba, --proba-prefix, --proba-list)"
+            )
 
     @property
     def has_proba(self) -> bool:
         return bool(self.proba) or self.proba_prefix is not None or self.proba_list is not None
+
+    def resolve(self, names: list[str], labels: list[Any] | None = None) -> Resolved:
+        """These columns among the input's ``names``: the probability columns (with a prefix,
+        every other column whose name starts with it, in the input's order), the classes
+        (``labels``, else read off the names after the prefix: ``p_0, p_1`` give 0, 1 and
+        ``p_cat`` gives "cat"), and every column to read, each checked to be there."""
+        roles = {c for c in (self.label, self.pred, self.confidence, self.weight, *self.group_by) if c is not None}
+        if self.proba_prefix is not None:
+            proba = [n for n in names if n.startswith(self.proba_prefix) and n not in roles]
+            if not proba:
+                raise InputError(f"no column starts with {self.proba_prefix!r}; available columns: {names[:30]}")
+        else:
+            proba = list(self.proba)
+        if labels is None and self.proba_prefix is not None:
+            suffixes = [n[len(self.proba_prefix) :] for n in proba]
+            try:
+                labels = [int(x) for x in suffixes]
+            except ValueError:
+                labels = list(suffixes)
+        if labels is not None and proba and len(labels) != len(proba):
+            raise InputError(
+                f"--labels lists {len(labels)} classes but there are {len(proba)} probability columns; give one "
+                "label per column"
+            )
+        singles = (self.label, self.pred, self.confidence, self.weight, self.proba_list)
+        needed = [c for c in singles if c is not None] + proba + list(self.group_by)
+        missing = [c for c in needed if c not in names]
+        if missing:
+            raise InputError(f"column {missing[0]!r} is not in the input; available columns: {names[:30]}")
+        return Resolved(proba, list(dict.fromkeys(needed)), labels)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The columns of :class:`Columns` found in one input."""
+
+    #: The probability columns, in the classes' order.
+    proba: list[str]
+    #: Every column to read, once each.
+    needed: list[str]
+    #: The classes of the probability columns, when given or read off their names.
+    labels: list[Any] | None
 
 
 @dataclass
@@ -93,7 +146,7 @@ def file_format(path: Path) -> str:
 class Source:
     """Rows of one or more files of one format, read in batches of about ``batch_rows``."""
 
-    def __init__(self, paths: list[str], columns: Columns, batch_rows: int) -> None:
+    def __init__(self, paths: list[str], columns: Columns, batch_rows: int, labels: list[Any] | None = None) -> None:
         self.paths = [Path(p) for p in paths]
         for p in self.paths:
             if not p.exists():
@@ -129,36 +182,14 @@ class Source:
             self._dataset = _dataset(self.paths, self.format)
             names = list(self._dataset.schema.names)
             self._schema = self._dataset.schema
-        self.proba_names = _proba_names(columns, names)
-        needed = (
-            [
-                c
-                for c in (columns.label, columns.pred, columns.confidence, columns.weight, columns.proba_list)
-                if c is not None
-            ]
-            + self.proba_names
-            + list(columns.group_by)
-        )
-        missing = [c for c in needed if c not in names]
-        if missing:
-            raise InputError(f"column {missing[0]!r} is not in the input; available columns: {names[:30]}")
-        self._needed = list(dict.fromkeys(needed))
+        resolved = columns.resolve(names, labels)
+        self.proba_names = resolved.proba
+        #: The classes of the probability columns (given, or read off their names), or None.
+        self.labels = resolved.labels
+        self._needed = resolved.needed
         if self.format not in ("npy", "npz"):
             _check_number_columns(self._schema, [*self.proba_names, columns.confidence, columns.weight])
             _check_label_columns(self._schema, [columns.label, columns.pred, *columns.group_by])
-
-    @property
-    def labels_from_names(self) -> list[Any] | None:
-        """Class labels read off the probability column names (``p_0``, ``p_1``, ... give
-        0, 1, ...; ``p_cat`` gives "cat"), when a prefix selected them."""
-        prefix = self.columns.proba_prefix
-        if prefix is None:
-            return None
-        suffixes = [n[len(prefix) :] for n in self.proba_names]
-        try:
-            return [int(s) for s in suffixes]
-        except ValueError:
-            return suffixes
 
     def batches(self, reuse: bool = False) -> Iterator[Batch]:
         """The batches; a file that turns out corrupt midway raises :class:`InputError`.
@@ -319,7 +350,6 @@ def arrow_numpy(arr: Any, name: str) -> np.ndarray:
 
 
 def _check_number_columns(schema: Any, names: list[str | None]) -> None:
-    import pyarrow as pa
 
     for name in names:
         if name is not None:
@@ -347,7 +377,6 @@ def _parquet_files(paths: list[Path]) -> list[Path]:
 
 
 def _parquet_file(path: Path) -> Any:
-    import pyarrow.parquet as pq
 
     return pq.ParquetFile(path)
 
@@ -364,7 +393,6 @@ def _refuse_repeats(paths: list[Path]) -> None:
 
 def _check_label_columns(schema: Any, names: list[str | None]) -> None:
     """Label columns hold numbers or text (nested types are refused before reading)."""
-    import pyarrow as pa
 
     for name in names:
         if name is None:
@@ -389,7 +417,6 @@ def _check_label_columns(schema: Any, names: list[str | None]) -> None:
 def _text_column(arr: Any, name: str) -> Any:
     """A label column with dictionaries decoded and binary data read as UTF-8 text (an
     :class:`InputError` names the first row that is not valid UTF-8)."""
-    import pyarrow as pa
 
     if hasattr(arr, "combine_chunks"):
         arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
@@ -460,7 +487,6 @@ def _numbers(a: np.ndarray | None, name: str | None) -> np.ndarray | None:
 
 def _list_matrix(arr: Any, name: str) -> np.ndarray:
     """A list or fixed-size-list column of floats as an (n, K) matrix (zero-copy when possible)."""
-    import pyarrow as pa
 
     if hasattr(arr, "combine_chunks"):
         arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
@@ -486,22 +512,14 @@ def _list_matrix(arr: Any, name: str) -> np.ndarray:
     return arrow_numpy(values, name).reshape(len(arr), k)
 
 
-def _proba_names(c: Columns, names: list[str]) -> list[str]:
-    if c.proba_prefix is not None:
-        found = [n for n in names if n.startswith(c.proba_prefix) and n != c.label]
-        if not found:
-            raise InputError(f"no column starts with {c.proba_prefix!r}; available columns: {names[:30]}")
-        return found
-    return list(c.proba)
-
-
 def _dataset(paths: list[Path], fmt: str) -> Any:
-    import pyarrow.dataset as ds
+    """A pyarrow dataset over CSV/TSV or JSON Lines files."""
+    # pyarrow's dataset layer loads pandas (0.3 s): imported only where CSV or JSON is read.
+    import pyarrow.csv as pcsv  # (deferred: see above)
+    import pyarrow.dataset as ds  # (deferred: see above)
 
     sources = [str(p) for p in paths]
     if fmt == "csv":
-        import pyarrow.csv as pcsv
-
         tab = any(p.suffix.lower() == ".tsv" or ".tsv" in [s.lower() for s in p.suffixes] for p in paths)
         file_format: Any = ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter="\t" if tab else ","))
     elif fmt == "json":
@@ -545,10 +563,10 @@ def read_errors(paths: list[str]) -> Iterator[None]:
         raise
 
 
-def open_source(paths: list[str], columns: Columns, batch_rows: int) -> Source:
+def open_source(paths: list[str], columns: Columns, batch_rows: int, labels: list[Any] | None = None) -> Source:
     """A :class:`Source`, with errors from the file layer turned into :class:`InputError`."""
     with read_errors(paths):
-        return Source(paths, columns, batch_rows)
+        return Source(paths, columns, batch_rows, labels)
 
 
 def _first_line(e: BaseException) -> str:

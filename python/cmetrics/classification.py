@@ -19,7 +19,7 @@ from cmetrics._backend import resolve_backend
 from cmetrics._base import validation, value_checks
 from cmetrics._base.aliases import F64, I64, Average, Backend, KappaWeights, Label, ZeroDivision
 from cmetrics._base.undefined import warn
-from cmetrics._derive import table_metrics
+from cmetrics._derive import multiclass_ranking, table_metrics
 from cmetrics._derive.indicators import MultilabelTable, binary_average_error, is_multilabel
 from cmetrics._derive.table_metrics import PRFS, Averaged, PerClass
 from cmetrics.confusion import ConfusionMatrix
@@ -63,6 +63,10 @@ def _count_any(
     y_true: ArrayLike, y_pred: ArrayLike, sample_weight: ArrayLike | None, backend: Backend
 ) -> ConfusionMatrix | MultilabelTable:
     """A confusion matrix of single-label targets, or the counts of two indicator matrices."""
+    # Each input converted once, here: the shape test and the counting read the arrays.
+    y_true = validation.to_numpy(y_true, "y_true")
+    y_pred = validation.to_numpy(y_pred, "y_pred")
+    sample_weight = validation.optional_array(sample_weight, "sample_weight")
     if is_multilabel(y_true, y_pred):
         return MultilabelTable(y_true, y_pred, sample_weight, backend)
     return _count(y_true, y_pred, sample_weight, backend)
@@ -723,9 +727,9 @@ def hamming_loss(
     >>> hamming_loss([1, 2, 3, 4], [2, 2, 3, 4])
     0.25
     """
-    if is_multilabel(y_true, y_pred):
-        return MultilabelTable(y_true, y_pred, sample_weight, backend).hamming()
-    cm = _count(y_true, y_pred, sample_weight, backend)
+    cm = _count_any(y_true, y_pred, sample_weight, backend)
+    if isinstance(cm, MultilabelTable):
+        return cm.hamming()
     # The wrong weight over the total, divided once (1 - accuracy would round twice: 1/3 of
     # the rows wrong is 1/3, not 0.33333333333333337).
     return float((cm._total - np.trace(cm._c)) / cm._total)
@@ -996,8 +1000,6 @@ def hinge_loss(
     >>> round(hinge_loss([-1, 1, 1], [-2.18, 2.36, 0.09]), 4)
     0.3033
     """
-    from cmetrics._derive import multiclass_ranking
-
     resolve_backend(backend)
     t = validation.as_1d(y_true, "y_true")
     d = validation.to_numpy(pred_decision, "pred_decision")

@@ -22,14 +22,19 @@ created before the call (or passed as ``client=``), else Dask's default for Data
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+import glob
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from cmetrics._readers import Columns
 from cmetrics.exceptions import InputError
-from cmetrics.streaming import Evaluator
+from cmetrics.streaming import EvaluationSettings, Evaluator
 
 if TYPE_CHECKING:
     from cmetrics._base.aliases import Backend, RankingMode, ZeroDivision
@@ -41,76 +46,89 @@ __all__ = ["evaluate", "evaluator"]
 
 def _require_dask() -> Any:
     try:
-        import dask.dataframe as dd
+        import dask.dataframe as dd  # an optional dependency, imported where it is used
     except ImportError as e:  # pragma: no cover - exercised only without the extra
         msg = 'cmetrics.dask needs dask[dataframe] and distributed: pip install "cmetrics[dask]"'
         raise ImportError(msg) from e
     return dd
 
 
-def _state(
-    parts: list[Any],
-    *,
-    label: str,
-    pred: str | None,
-    proba: list[str],
-    confidence: str | None,
-    weight: str | None,
-    group_by: list[str],
-    settings: dict[str, Any],
-) -> bytes:
+def _state(parts: list[Any], task: _Task) -> bytes:
     """Partitions (pandas DataFrames) scored by one fresh Evaluator, as its bytes."""
-    ev = Evaluator(**settings)
+    ev = task.evaluator()
     for part in parts:
-        present = {str(c) for c in part.columns}
-        _check_columns(present, [label, pred, *proba, confidence, weight, *group_by], "a partition")
+        _check_columns({str(c) for c in part.columns}, task.wanted, "a partition")
 
         def column(name: str | None, part: Any = part) -> np.ndarray | None:
             # A column of a pandas block may be a strided view: the kernels take contiguous rows.
             return None if name is None else np.ascontiguousarray(part[name].to_numpy())
 
-        y_proba = np.asarray(part[proba].to_numpy()) if proba and len(part) else None
-        groups = [column(g) for g in group_by]
-        _add(ev, column(label), column(pred), y_proba, column(confidence), column(weight), groups, len(part))
+        y_proba = np.asarray(part[task.proba].to_numpy()) if task.proba and len(part) else None
+        task.add(ev, column, y_proba, len(part))
     return ev.to_bytes()
 
 
-def _file_state(
-    units: list[tuple[str, int]],
-    *,
-    label: str,
-    pred: str | None,
-    proba: list[str],
-    confidence: str | None,
-    weight: str | None,
-    group_by: list[str],
-    settings: dict[str, Any],
-) -> bytes:
+def _file_state(units: list[tuple[str, int]], task: _Task) -> bytes:
     """Row groups of Parquet files (``(path, row group)`` pairs), read by the worker itself,
     scored by one fresh Evaluator, as its bytes."""
-    ev = Evaluator(**settings)
-    wanted = [c for c in (label, pred, *proba, confidence, weight, *group_by) if c is not None]
+    ev = task.evaluator()
     for path, row_group in units:
         f = _parquet(path)
-        _check_columns(set(f.schema_arrow.names), wanted, path)
+        _check_columns(set(f.schema_arrow.names), task.wanted, path)
         if row_group >= f.num_row_groups:  # a file written without any row group
             continue
         with _readable(path):
-            table = f.read_row_group(row_group, columns=list(dict.fromkeys(wanted)))
+            table = f.read_row_group(row_group, columns=task.wanted)
 
         def column(name: str | None, table: Any = table) -> np.ndarray | None:
             return None if name is None else np.asarray(table.column(name).to_numpy())
 
         y_proba = None
-        if proba and table.num_rows:
-            first = column(proba[0])
+        if task.proba and table.num_rows:
+            first = column(task.proba[0])
             assert first is not None
-            y_proba = np.empty((table.num_rows, len(proba)), dtype=first.dtype, order="F")
-            for j, name in enumerate(proba):
+            y_proba = np.empty((table.num_rows, len(task.proba)), dtype=first.dtype, order="F")
+            for j, name in enumerate(task.proba):
                 y_proba[:, j] = column(name)
-        groups = [column(g) for g in group_by]
-        _add(ev, column(label), column(pred), y_proba, column(confidence), column(weight), groups, table.num_rows)
+        task.add(ev, column, y_proba, table.num_rows)
     return ev.to_bytes()
+
+
+@dataclass(frozen=True)
+class _Task:
+    """What every task is handed: the columns (resolved on the client), the classes and the
+    settings, built and checked once."""
+
+    columns: Columns
+    proba: list[str]
+    wanted: list[str]
+    labels: list[Any] | None
+    settings: EvaluationSettings
+
+    def evaluator(self) -> Evaluator:
+        return Evaluator.from_settings(self.settings, self.labels, group_by=bool(self.columns.group_by))
+
+    def add(
+        self, ev: Evaluator, column: Callable[[str | None], np.ndarray | None], y_proba: np.ndarray | None, rows: int
+    ) -> None:
+        """One block's rows (its columns read by ``column``) added to ``ev``."""
+        c = self.columns
+        y = column(c.label)
+        if not rows or y is None:
+            return
+        if y_proba is not None and y_proba.dtype.kind not in "fiu":
+            msg = f"the probability columns hold {y_proba.dtype} values; they must be numbers"
+            raise InputError(msg)
+        groups = [column(g) for g in c.group_by]
+        by: Any = (groups[0] if len(groups) == 1 else tuple(groups)) if groups else None
+        ev.update(
+            y,
+            y_pred=column(c.pred),
+            y_proba=y_proba,
+            confidence=column(c.confidence),
+            sample_weight=column(c.weight),
+            groups=by,
+        )
 
 
 #: Rows a task scores from Parquet files by default: runs of consecutive row groups close once
@@ -122,8 +140,6 @@ ROWS_PER_TASK = 1 << 22
 def _readable(path: str) -> Iterator[None]:
     """Reading ``path``: a file that is not Parquet, truncated or empty raises
     :class:`InputError` naming it, on the client and on a worker alike."""
-    import pyarrow as pa
-
     try:
         yield
     except (pa.ArrowException, OSError) as e:
@@ -134,8 +150,6 @@ def _readable(path: str) -> Iterator[None]:
 
 def _parquet(path: str) -> Any:
     """``pyarrow.parquet.ParquetFile(path)``, its metadata read (see :func:`_readable`)."""
-    import pyarrow.parquet as pq  # an optional dependency: imported where it is used
-
     with _readable(path):
         f = pq.ParquetFile(path)
         f.metadata  # noqa: B018 (read now: a truncated footer fails here, not later)
@@ -180,31 +194,9 @@ def _check_columns(present: set[str], wanted: Sequence[str | None], where: str) 
         raise InputError(msg)
 
 
-def _add(
-    ev: Evaluator,
-    y: np.ndarray | None,
-    pred: np.ndarray | None,
-    y_proba: np.ndarray | None,
-    confidence: np.ndarray | None,
-    weight: np.ndarray | None,
-    groups: list[np.ndarray | None],
-    rows: int,
-) -> None:
-    if rows and y is not None:
-        if y_proba is not None and y_proba.dtype.kind not in "fiu":
-            msg = f"the probability columns hold {y_proba.dtype} values; they must be numbers"
-            raise InputError(msg)
-        by: Any = None
-        if groups:
-            by = groups[0] if len(groups) == 1 else tuple(groups)
-        ev.update(y, y_pred=pred, y_proba=y_proba, confidence=confidence, sample_weight=weight, groups=by)
-
-
 def _parquet_files(paths: Sequence[str | Path]) -> list[str]:
     """The Parquet files named by paths, directories (their ``*.parquet`` files) and globs,
     sorted within each entry."""
-    import glob
-
     files: list[str] = []
     for p in map(str, paths):
         if Path(p).is_dir():
@@ -422,6 +414,51 @@ def evaluator(
     >>> ev.n_rows, ev.report().accuracy
     (3, 0.5)
     """
+    columns = Columns(
+        label=label,
+        pred=pred,
+        proba=() if proba is None else tuple(proba),
+        proba_prefix=proba_prefix,
+        confidence=confidence,
+        weight=weight,
+        group_by=tuple(_group_columns(group_by)),
+    )
+    settings = EvaluationSettings.make(
+        n_bins=n_bins,
+        zero_division=zero_division,
+        ranking=ranking,
+        ranking_bins=ranking_bins,
+        top_k=top_k,
+        class_ranking=class_ranking,
+        max_classes=max_classes,
+        max_groups=max_groups,
+        group_ranking_bins=group_ranking_bins,
+        backend=backend,
+    )
+    return evaluator_of(
+        data,
+        columns,
+        settings,
+        labels=None if labels is None else list(labels),
+        split_every=split_every,
+        tasks=tasks,
+        client=client,
+    )
+
+
+def evaluator_of(
+    data: Any,
+    columns: Columns,
+    settings: EvaluationSettings,
+    *,
+    labels: list[Any] | None = None,
+    split_every: int = 8,
+    tasks: int | None = None,
+    client: Any = None,
+) -> Evaluator:
+    """:func:`evaluator` of columns and settings built beforehand (what ``cmetrics score
+    --workers`` passes on): the columns are found in ``data`` by :meth:`Columns.resolve`, the
+    rule the command line's reader follows, and every task gets ``settings`` as they are."""
     dd = _require_dask()
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         msg = f"split_every must be an integer of at least 2, got {split_every!r}"
@@ -429,100 +466,62 @@ def evaluator(
     if tasks is not None and (isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1):
         msg = f"tasks must be a positive integer or None, got {tasks!r}"
         raise InputError(msg)
-    if proba is not None and proba_prefix is not None:
-        msg = "pass proba or proba_prefix, not both"
-        raise InputError(msg)
-    if pred is None and proba is None and proba_prefix is None:
-        msg = "nothing to score: pass pred and/or the probability columns (proba, proba_prefix)"
-        raise InputError(msg)
     files: list[str] | None = None
     if isinstance(data, (str, Path)) or (isinstance(data, list) and all(isinstance(p, (str, Path)) for p in data)):
         files = _parquet_files([data] if isinstance(data, (str, Path)) else data)
         names = list(_parquet(files[0]).schema_arrow.names)
     elif isinstance(data, dd.DataFrame):
-        frame = data
-        names = [str(c) for c in frame.columns]
+        names = [str(c) for c in data.columns]
     else:
         msg = f"data must be a dask DataFrame or Parquet path(s), got {type(data).__name__}"
         raise InputError(msg)
-    columns = list(proba) if proba is not None else []
-    if proba_prefix is not None:
-        columns = [c for c in names if c.startswith(proba_prefix)]
-        if not columns:
-            msg = f"no column starts with {proba_prefix!r}; the columns are {', '.join(names)}"
-            raise InputError(msg)
-        if labels is None:
-            suffixes = [c[len(proba_prefix) :] for c in columns]
-            try:
-                labels = [int(s) for s in suffixes]
-            except ValueError:
-                labels = suffixes
-    by = _group_columns(group_by)
-    needed = [c for c in (label, pred, *columns, confidence, weight, *by) if c is not None]
-    missing = [c for c in needed if c not in names]
-    if missing:
-        msg = f"no column {', '.join(map(repr, missing))}; the columns are {', '.join(names)}"
-        raise InputError(msg)
-    if columns and labels is not None and len(labels) != len(columns):
-        msg = f"labels lists {len(labels)} classes but there are {len(columns)} probability columns"
-        raise InputError(msg)
-    if columns and labels is None:
-        labels = list(range(len(columns)))
-    settings: dict[str, Any] = {
-        "labels": None if labels is None else list(labels),
-        "n_bins": n_bins,
-        "zero_division": zero_division,
-        "ranking": ranking,
-        "ranking_bins": ranking_bins,
-        "top_k": top_k,
-        "class_ranking": class_ranking,
-        "max_classes": max_classes,
-        "group_by": bool(by),
-        "max_groups": max_groups,
-        "group_ranking_bins": group_ranking_bins,
-        "backend": backend,
-    }
-    Evaluator(**settings)  # the settings are checked here, before any task runs
-    from dask.delayed import delayed
+    found = columns.resolve(names, labels)
+    classes = found.labels if found.labels is not None or not found.proba else list(range(len(found.proba)))
+    task = _Task(columns, found.proba, found.needed, classes, settings)
+    task.evaluator()  # the classes are checked here, before any task runs
+    states = _file_tasks(files, task, tasks) if files is not None else _frame_tasks(data, task, tasks)
+    return _merged([Evaluator.from_bytes(b) for b in _computed(states, split_every, client)])
 
-    options: dict[str, Any] = {
-        "label": label,
-        "pred": pred,
-        "proba": columns,
-        "confidence": confidence,
-        "weight": weight,
-        "group_by": by,
-        "settings": settings,
-    }
-    if files is not None:
-        # The row groups in runs of about equal rows, one task each: the worker that runs it
-        # reads them itself, into one Evaluator (fewer, larger states to merge).
-        units, sizes = [], []
-        for path in files:
-            meta = _parquet(path).metadata
-            for g in range(max(meta.num_row_groups, 1)):
-                units.append((path, g))
-                sizes.append(meta.row_group(g).num_rows if g < meta.num_row_groups else 0)
-        runs = _runs(sizes, ROWS_PER_TASK) if tasks is None else _packed(sizes, tasks)
-        states = [delayed(_file_state)([units[i] for i in run], **options) for run in runs]
-    else:
-        parts = frame[list(dict.fromkeys(needed))].to_delayed()
-        runs = _runs([1] * len(parts), 1) if tasks is None else _packed([1] * len(parts), tasks)
-        states = [delayed(_state)([parts[i] for i in run], **options) for run in runs]
+
+def _file_tasks(files: list[str], task: _Task, tasks: int | None) -> list[Any]:
+    """The row groups of ``files`` in runs (of about :data:`ROWS_PER_TASK` rows, or ``tasks``
+    runs of about equal rows), one delayed task each: the worker that runs it reads them
+    itself, into one Evaluator (fewer, larger states to merge)."""
+    from dask.delayed import delayed  # an optional dependency: imported where it is used
+
+    units, sizes = [], []
+    for path in files:
+        meta = _parquet(path).metadata
+        for g in range(max(meta.num_row_groups, 1)):
+            units.append((path, g))
+            sizes.append(meta.row_group(g).num_rows if g < meta.num_row_groups else 0)
+    runs = _runs(sizes, ROWS_PER_TASK) if tasks is None else _packed(sizes, tasks)
+    return [delayed(_file_state)([units[i] for i in run], task) for run in runs]
+
+
+def _frame_tasks(frame: Any, task: _Task, tasks: int | None) -> list[Any]:
+    """The partitions of ``frame``, one delayed task each (or ``tasks`` runs of them)."""
+    from dask.delayed import delayed  # an optional dependency: imported where it is used
+
+    parts = frame[task.wanted].to_delayed()
+    runs = _runs([1] * len(parts), 1) if tasks is None else _packed([1] * len(parts), tasks)
+    return [delayed(_state)([parts[i] for i in run], task) for run in runs]
+
+
+def _computed(states: list[Any], split_every: int, client: Any) -> list[bytes]:
+    """The delayed states merged in a tree of ``split_every`` children a node, computed;
+    the states of the last level (the caller merges them, as Evaluators)."""
+    from dask.base import compute  # an optional dependency: imported where it is used
+    from dask.delayed import delayed  # (the same)
+
     while len(states) > split_every:
         states = [delayed(_merge)(states[i : i + split_every]) for i in range(0, len(states), split_every)]
     try:
         if client is not None:
-            blobs = client.gather(client.compute(states))
-        else:
-            from dask.base import compute
-
-            blobs = compute(*states)  # type: ignore[no-untyped-call]  # dask's compute is untyped
+            return list(client.gather(client.compute(states)))
+        return list(compute(*states))  # type: ignore[no-untyped-call]  # dask's compute is untyped
     except KeyError as e:
         # Dask's own readers select the columns before our tasks see a partition: a partition
         # without one of them (files of different schemas) fails there, as a KeyError.
         msg = f"a partition lacks a column ({e}); every partition needs the same columns"
         raise InputError(msg) from e
-    # The last level of the tree merges here: its result is wanted as an Evaluator, not as
-    # bytes to be parsed once more.
-    return _merged([Evaluator.from_bytes(b) for b in blobs])

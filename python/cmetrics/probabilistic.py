@@ -720,7 +720,7 @@ def _one_hot_codes(y_true: ArrayLike) -> ArrayLike:
     Brier score takes) as the column index of each row's 1; any other ``y_true`` as it is."""
     t = validation.to_numpy(y_true, "y_true")
     if t.ndim != 2 or t.shape[1] < 2:
-        return y_true
+        return t  # converted once: the callers read the array
     if t.dtype.kind not in "biuf" or not ((t == 0) | (t == 1)).all() or not (t.sum(axis=1) == 1).all():
         msg = "y_true is 2-D, so it must be one-hot (one 1 per row, a column per class); or pass 1-D labels"
         raise LabelError(msg)

@@ -13,7 +13,8 @@ from cmetrics._results.grouped import GroupedReport
 from cmetrics._results.report import Report, build_report
 from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import ValidationError
-from cmetrics.streaming.settings import DEFAULT_GROUP_RANKING_BINS
+from cmetrics.streaming.evaluator import Evaluator
+from cmetrics.streaming.settings import DEFAULT_GROUP_RANKING_BINS, EvaluationSettings
 
 __all__ = ["GroupedReport", "Report", "evaluate"]
 
@@ -136,125 +137,106 @@ def evaluate(
     >>> g.overall.accuracy, g[7].accuracy, g[8].accuracy
     (0.5, 1.0, 0.0)
     """
-    if groups is not None:
-        return _grouped(
-            y_true,
-            groups,
-            y_pred=y_pred,
-            y_proba=y_proba,
-            confidence=confidence,
-            labels=labels,
-            sample_weight=sample_weight,
-            n_bins=n_bins,
-            zero_division=zero_division,
-            keep_confidence=keep_confidence,
-            ranking=ranking,
-            ranking_bins=ranking_bins,
-            top_k=top_k,
-            class_ranking=class_ranking,
-            max_groups=max_groups,
-            group_ranking_bins=group_ranking_bins,
-            backend=backend,
-        )
-    validation.check_inputs("evaluate", y_pred, y_proba, confidence)
-    n_bins = validation.check_n_bins(n_bins)
-    top_k = validation.check_top_k(top_k)
-    class_mode = validation.ranking_mode(ranking if class_ranking is None else class_ranking)
-    validation.zero_division_value(zero_division)
-    mode = validation.ranking_mode(ranking)
-    bins = validation.check_ranking_bins(ranking_bins) if mode == "approximate" else None
-    made: dict[str, int | str] = {"mode": "exact"} if bins is None else {"mode": "approximate", "bins": bins}
-    class_bins = validation.check_ranking_bins(ranking_bins) if class_mode == "approximate" else None
-    walk = None
-    if y_proba is not None:
-        inp = probability_pass.prob_inputs(
-            y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight, backend=backend
-        )
-        # The exact walk runs inside the pass (the kernel sorts keys it writes as it reads);
-        # the approximate one bins the kept confidences.
-        acc = probability_pass.accumulate(
-            inp,
-            backend=backend,
-            n_bins=n_bins,
-            validate=validate,
-            keep_confidence=keep_confidence or mode == "approximate",
-            rank=mode == "exact",
-        )
-        res = probability_pass.ProbResult(acc, inp.labels, inp.kind, backend)
-        kept = None
-        walk = acc.ranking
-        if acc.correct is not None and acc.confidence is not None:
-            if mode == "approximate":
-                walk = ranking_walk.binned_walk(acc.correct, acc.confidence, inp.sample_weight, backend, bins)
-            kept = (acc.correct, acc.confidence) if keep_confidence else None
-        extra = multiclass_ranking.report_values(
-            inp.y_true,
-            inp.y_proba,
-            inp.sample_weight,
-            ranking=class_mode != "off",
-            bins=class_bins,
-            top_k=top_k,
-            backend=backend,
-        )
-        return build_report(
-            res.hard_matrix(),
-            proba=res,
-            walk=walk,
-            zero_division=zero_division,
-            ranking=made,
-            kept=kept,
-            extra=extra,
-            class_ranking=class_mode,
-        )
-    t = validation.as_1d(y_true, "y_true")
-    assert y_pred is not None  # check_inputs
-    cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
-    if confidence is not None and mode != "off":
-        ok, conf = ranking_walk.user_confidence(t, y_pred, confidence)
-        walk = ranking_walk.binned_walk(ok, conf, validation.weights(sample_weight, t.shape[0]), backend, bins)
-    return build_report(cm, walk=walk, zero_division=zero_division, ranking=made)
-
-
-def _grouped(
-    y_true: ArrayLike,
-    groups: ArrayLike | tuple[ArrayLike, ...],
-    *,
-    y_pred: ArrayLike | None,
-    y_proba: ArrayLike | None,
-    confidence: ArrayLike | None,
-    labels: ArrayLike | None,
-    sample_weight: ArrayLike | None,
-    n_bins: int,
-    zero_division: ZeroDivision,
-    keep_confidence: bool,
-    ranking: RankingMode | bool,
-    ranking_bins: int,
-    top_k: int,
-    class_ranking: RankingMode | bool | None,
-    max_groups: int | None,
-    group_ranking_bins: int,
-    backend: Backend,
-) -> GroupedReport:
-    """:func:`evaluate` with ``groups``: one grouped Evaluator fed the rows at once."""
-    from cmetrics.streaming import Evaluator
-
-    if keep_confidence:
-        msg = "keep_confidence=True is not available with groups=; score without groups to keep the confidences"
-        raise ValidationError(msg)
-    validation.check_inputs("evaluate", y_pred, y_proba, confidence)
-    validation.as_1d(y_true, "y_true")  # empty input is refused here as without groups
-    ev = Evaluator(
-        labels,
+    settings = EvaluationSettings.make(
         n_bins=n_bins,
         zero_division=zero_division,
         ranking=ranking,
         ranking_bins=ranking_bins,
         top_k=top_k,
         class_ranking=class_ranking,
-        group_by=True,
         max_groups=max_groups,
         group_ranking_bins=group_ranking_bins,
         backend=backend,
     )
-    ev.update(y_true, y_pred=y_pred, y_proba=y_proba, confidence=confidence, sample_weight=sample_weight, groups=groups)
-    return ev.grouped_report()
+    validation.check_inputs("evaluate", y_pred, y_proba, confidence)
+    # Every input converted once, here: the passes below read the arrays.
+    y_true = validation.to_numpy(y_true, "y_true")
+    y_pred = validation.optional_array(y_pred, "y_pred")
+    y_proba = validation.optional_array(y_proba, "y_proba")
+    confidence = validation.optional_array(confidence, "confidence")
+    sample_weight = validation.optional_array(sample_weight, "sample_weight")
+    groups = validation.group_arrays(groups)
+    if groups is not None:
+        if keep_confidence:
+            msg = "keep_confidence=True is not available with groups=; score without groups to keep the confidences"
+            raise ValidationError(msg)
+        validation.as_1d(y_true, "y_true")  # empty input is refused here as without groups
+        ev = Evaluator.from_settings(settings, labels, group_by=True)
+        ev.update(
+            y_true, y_pred=y_pred, y_proba=y_proba, confidence=confidence, sample_weight=sample_weight, groups=groups
+        )
+        return ev.grouped_report()
+    if y_proba is not None:
+        return _of_probabilities(y_true, y_proba, y_pred, labels, sample_weight, settings, validate, keep_confidence)
+    t = validation.as_1d(y_true, "y_true")
+    assert y_pred is not None  # check_inputs
+    cm = ConfusionMatrix.from_predictions(t, y_pred, labels=labels, sample_weight=sample_weight, backend=backend)
+    walk = None
+    if confidence is not None and settings.ranking != "off":
+        ok, conf = ranking_walk.user_confidence(t, y_pred, confidence)
+        bins = settings.ranking_bins if settings.ranking == "approximate" else None
+        walk = ranking_walk.binned_walk(ok, conf, validation.weights(sample_weight, t.shape[0]), backend, bins)
+    return build_report(cm, walk=walk, zero_division=zero_division, ranking=_made(settings))
+
+
+def _made(settings: EvaluationSettings) -> dict[str, int | str]:
+    """How the report's selective-prediction ranking was made (its ``ranking`` record)."""
+    if settings.ranking == "approximate":
+        return {"mode": "approximate", "bins": settings.ranking_bins}
+    return {"mode": "exact"}
+
+
+def _of_probabilities(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    y_pred: ArrayLike | None,
+    labels: ArrayLike | None,
+    sample_weight: ArrayLike | None,
+    settings: EvaluationSettings,
+    validate: bool,
+    keep_confidence: bool,
+) -> Report:
+    """:func:`evaluate` of probabilities, without groups: one probability pass (with the exact
+    ranking walk inside it), then the class-ranking values of the columns."""
+    backend, mode = settings.backend, settings.ranking
+    inp = probability_pass.prob_inputs(
+        y_true, y_proba, labels=labels, y_pred=y_pred, sample_weight=sample_weight, backend=backend
+    )
+    # The exact walk runs inside the pass (the kernel sorts keys it writes as it reads);
+    # the approximate one bins the kept confidences.
+    acc = probability_pass.accumulate(
+        inp,
+        backend=backend,
+        n_bins=settings.n_bins,
+        validate=validate,
+        keep_confidence=keep_confidence or mode == "approximate",
+        rank=mode == "exact",
+    )
+    res = probability_pass.ProbResult(acc, inp.labels, inp.kind, backend)
+    kept = None
+    walk = acc.ranking
+    if acc.correct is not None and acc.confidence is not None:
+        if mode == "approximate":
+            walk = ranking_walk.binned_walk(
+                acc.correct, acc.confidence, inp.sample_weight, backend, settings.ranking_bins
+            )
+        kept = (acc.correct, acc.confidence) if keep_confidence else None
+    extra = multiclass_ranking.report_values(
+        inp.y_true,
+        inp.y_proba,
+        inp.sample_weight,
+        ranking=settings.class_ranking != "off",
+        bins=settings.ranking_bins if settings.class_ranking == "approximate" else None,
+        top_k=settings.top_k,
+        backend=backend,
+    )
+    return build_report(
+        res.hard_matrix(),
+        proba=res,
+        walk=walk,
+        zero_division=settings.zero_division,
+        ranking=_made(settings),
+        kept=kept,
+        extra=extra,
+        class_ranking=settings.class_ranking,
+    )

@@ -137,7 +137,7 @@ def test_without_a_client_the_default_scheduler_runs_it() -> None:
 
 def test_a_missing_column_is_refused_before_any_task(client: Any) -> None:
     ddf = dd.from_pandas(dump(1_000, 3, 5), npartitions=2)
-    with pytest.raises(ValidationError, match="no column 'label'"):
+    with pytest.raises(ValidationError, match="column 'label' is not in the input"):
         cd.evaluate(ddf, label="label", pred="pred", client=client)
     with pytest.raises(ValidationError, match="no column starts with 'q_'"):
         cd.evaluate(ddf, label="y", proba_prefix="q_", client=client)
@@ -326,7 +326,7 @@ def test_grouped_reports_on_the_cluster_equal_one_process(client: Any, tmp_path:
         )
         for key in want:
             assert_same_report(got[key], want[key])
-    with pytest.raises(ValidationError, match="no column 'nope'"):
+    with pytest.raises(ValidationError, match="column 'nope' is not in the input"):
         cd.evaluate(str(tmp_path), label="y", proba_prefix="p_", group_by="nope", client=client)
 
 
@@ -384,3 +384,40 @@ def test_runs_of_units_cover_every_unit_once() -> None:
             assert [i for r in runs for i in r] == list(range(len(sizes)))
             assert 1 <= len(runs) <= min(tasks, len(sizes))
     assert [len(r) for r in _packed([5] * 16, 2)] == [8, 8]
+
+
+def test_the_reader_and_dask_find_the_same_columns(client: Any, tmp_path: Path) -> None:
+    """One column rule (:meth:`cmetrics.cli.Columns.resolve`): with a probability prefix that
+    the label, prediction and weight columns also start with, neither the command line's
+    reader nor Dask takes them for probability columns, and a missing column gives the same
+    message on both."""
+    from cmetrics.cli import Columns, score_files
+
+    frame = dump(3_000, 3, 21)
+    frame = frame.rename(columns={"y": "p_true", "pred": "p_pred", "w": "p_weight"})
+    frame.to_parquet(tmp_path / "part.parquet", index=False, row_group_size=700)
+    columns = Columns(label="p_true", pred="p_pred", proba_prefix="p_", weight="p_weight")
+    local, _ = score_files([str(tmp_path)], columns, cmetrics.EvaluationSettings.make())
+    on_dask = cd.evaluate(
+        str(tmp_path), label="p_true", pred="p_pred", proba_prefix="p_", weight="p_weight", client=client
+    )
+    want = cmetrics.evaluate(
+        col(frame, "p_true"),
+        y_pred=col(frame, "p_pred"),
+        y_proba=frame[["p_0", "p_1", "p_2"]].to_numpy(),
+        sample_weight=col(frame, "p_weight"),
+    )
+    assert isinstance(local, cmetrics.Report)
+    assert local.n_classes == on_dask.n_classes == 3
+    assert_same_report(local, want)
+    assert_same_report(on_dask, want)
+    messages = []
+    for run in (
+        lambda: score_files([str(tmp_path)], Columns(label="nope", pred="p_pred"), cmetrics.EvaluationSettings.make()),
+        lambda: cd.evaluate(str(tmp_path), label="nope", pred="p_pred", client=client),
+    ):
+        with pytest.raises(ValidationError) as err:
+            run()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("column 'nope' is not in the input; available columns: ['p_true', 'p_0'")

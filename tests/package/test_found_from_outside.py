@@ -532,13 +532,13 @@ def test_normalize_is_a_switch(backend: str) -> None:
 
 
 def test_an_interrupted_output_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cmetrics import cli as cli_module
+    from cmetrics.cli import render
 
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_module.os, "replace", interrupted)
+    monkeypatch.setattr(render.os, "replace", interrupted)
     target = tmp_path / "report.json"
     with pytest.raises(KeyboardInterrupt):
-        cli_module._write("{}", str(target))
+        render.write_output("{}", str(target))
     assert list(tmp_path.iterdir()) == []

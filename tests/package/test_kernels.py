@@ -22,6 +22,7 @@ from cmetrics.exceptions import (
     NonFiniteError,
     ProbabilityError,
     ShapeError,
+    UnsupportedDtypeError,
     ValidationError,
     WeightError,
 )
@@ -450,3 +451,109 @@ def test_zero_weight_batches_are_counted_alike() -> None:
             if isinstance(a, np.ndarray):
                 np.testing.assert_array_equal(a, b, err_msg=name)
         assert np.sum(got[0][-1] if name == "confusion_matrix" else got[0].weight_sum) == 0
+
+
+#: The kernels that read a confusion matrix, and how each is called on a table.
+TABLE_KERNELS: dict[str, Callable[[Any, Any], Any]] = {
+    **{
+        name: (lambda k, c, name=name: getattr(k, name)(c))
+        for name in (
+            "marginals",
+            "accuracy",
+            "matthews_corrcoef",
+            "cohen_kappa",
+            "youden_j_per_class",
+            "markedness_per_class",
+            "informedness",
+            "markedness",
+            "mutual_information_bits",
+            "normalized_information_transfer",
+            "entropy_modulated_accuracy",
+        )
+    },
+    "balanced_accuracy": lambda k, c: k.balanced_accuracy(c, False),
+}
+
+#: Tables a kernel must refuse, and the class both backends raise. A (2, 8) table holds 16
+#: cells, as a 4 x 4 one does: it is refused by its shape, not read as another square.
+BAD_TABLES: dict[str, tuple[Any, type[Exception]]] = {
+    "1-D": (np.ones(16), ShapeError),
+    "3-D": (np.ones((2, 2, 4)), ShapeError),
+    "2x8": (np.ones((2, 8)), ShapeError),
+    "0x0": (np.ones((0, 0)), ShapeError),
+    "3x0": (np.ones((3, 0)), ShapeError),
+    "0-D array": (np.array(1.0), ShapeError),
+    "int64": (np.ones((4, 4), dtype=np.int64), UnsupportedDtypeError),
+    "float32": (np.ones((4, 4), dtype=np.float32), UnsupportedDtypeError),
+    "list": ([[1.0, 0.0], [0.0, 1.0]], UnsupportedDtypeError),
+    "scalar": (np.float64(1.0), UnsupportedDtypeError),
+}
+
+
+@pytest.mark.parametrize("table", list(BAD_TABLES))
+@pytest.mark.parametrize("kernel", list(TABLE_KERNELS))
+def test_every_table_kernel_refuses_a_bad_table_alike(kernel: str, table: str) -> None:
+    c, error = BAD_TABLES[table]
+    messages = []
+    for k in (core(), npb):
+        with pytest.raises(error) as info:
+            TABLE_KERNELS[kernel](k, c)
+        assert type(info.value) is error
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("kernel", list(TABLE_KERNELS))
+def test_a_fortran_ordered_table_reads_as_its_values(kernel: str) -> None:
+    c = np.array([[5.0, 1.0, 0.0], [2.0, 7.0, 1.0], [0.0, 3.0, 9.0]])
+    f = np.asfortranarray(c)
+    for k in (core(), npb):
+        got, want = TABLE_KERNELS[kernel](k, f), TABLE_KERNELS[kernel](k, c)
+        fields = zip(got, want, strict=True) if isinstance(want, tuple) else [(got, want)]
+        for a, b in fields:
+            np.testing.assert_array_equal(a, b)
+
+
+_CODES = np.array([0, 1, 2, 0, 1, 2], dtype=np.uint32)
+_ONE_GROUP = np.array([0, 6], dtype=np.int64)
+#: Every other kernel argument that is a matrix, called with a bad one (``m``).
+MATRIX_ARGUMENTS: dict[str, Callable[[Any, Any], Any]] = {
+    "one_vs_rest y_score": lambda k, m: k.one_vs_rest(m, [0], codes=_CODES),
+    "one_vs_rest indicator": lambda k, m: k.one_vs_rest(np.ones((6, 3)), [0], indicator=m),
+    "rank_histogram": lambda k, m: k.rank_histogram(m, _CODES),
+    "rank_histogram_groups": lambda k, m: k.rank_histogram_groups(m, _CODES, _ONE_GROUP),
+    "binned_one_vs_rest": lambda k, m: k.binned_one_vs_rest(m, _CODES, 4),
+    "grouped_binned_histograms": lambda k, m: k.grouped_binned_histograms(m, _CODES, _ONE_GROUP, 4),
+    "one_vs_one": lambda k, m: k.one_vs_one(m, _CODES),
+    "evaluate_proba": lambda k, m: k.evaluate_proba(_CODES.astype(np.int64), m),
+    "evaluate_proba_groups": lambda k, m: k.evaluate_proba_groups(_CODES.astype(np.int64), m, _ONE_GROUP),
+    "multilabel_counts y_true": lambda k, m: k.multilabel_counts(m, np.ones((6, 3), dtype=bool)),
+    "multilabel_counts y_pred": lambda k, m: k.multilabel_counts(np.ones((6, 3), dtype=bool), m),
+    "scatter_rows": lambda k, m: k.scatter_rows(m, np.arange(6, dtype=np.int64)),
+    "encode_strings": lambda k, m: k.encode_strings(m, np.ones((6, 2), dtype=np.uint32)),
+}
+
+#: Matrices of the wrong number of dimensions (of the dtype each kernel takes), and objects
+#: that are not arrays.
+BAD_MATRICES: dict[str, tuple[Callable[[np.dtype[Any]], Any], type[Exception]]] = {
+    "1-D": (lambda dt: np.ones(6, dtype=dt), ShapeError),
+    "3-D": (lambda dt: np.ones((6, 3, 1), dtype=dt), ShapeError),
+    "0-D": (lambda dt: np.array(1, dtype=dt), ShapeError),
+    "scalar": (lambda dt: np.float64(1.0), UnsupportedDtypeError),
+}
+
+
+def _dtype_of(argument: str) -> np.dtype[Any]:
+    if argument.startswith(("multilabel", "one_vs_rest indicator")):
+        return np.dtype(bool)
+    return np.dtype(np.uint32) if argument == "encode_strings" else np.dtype(np.float64)
+
+
+@pytest.mark.parametrize("matrix", list(BAD_MATRICES))
+@pytest.mark.parametrize("argument", list(MATRIX_ARGUMENTS))
+def test_every_matrix_argument_is_refused_alike(argument: str, matrix: str) -> None:
+    make, error = BAD_MATRICES[matrix]
+    for k in (core(), npb):
+        with pytest.raises(error) as info:
+            MATRIX_ARGUMENTS[argument](k, make(_dtype_of(argument)))
+        assert type(info.value) is error, f"{argument}: {type(info.value).__name__}"

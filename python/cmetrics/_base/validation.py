@@ -89,6 +89,22 @@ def to_numpy(x: object, name: str) -> np.ndarray:
         raise ShapeError(msg) from None
 
 
+def optional_array(x: object, name: str) -> np.ndarray | None:
+    """``x`` as a numpy array (:func:`to_numpy`), or None: what an entry point does once to each
+    input, so that a costly conversion (a DataFrame column, an object with ``__array__``)
+    runs once however many passes read the rows."""
+    return None if x is None else to_numpy(x, name)
+
+
+def group_arrays(groups: object) -> np.ndarray | tuple[np.ndarray, ...] | None:
+    """``groups`` converted once: an array, a tuple of arrays (one per grouping column), or None."""
+    if groups is None:
+        return None
+    if isinstance(groups, tuple):
+        return tuple(to_numpy(g, f"groups[{i}]") for i, g in enumerate(groups))
+    return to_numpy(groups, "groups")
+
+
 def _aligned(a: np.ndarray) -> np.ndarray:
     """``a``, or an aligned copy of it. Arrays unpickled from out-of-band buffers (Dask and
     Ray move them so) or made by ``np.frombuffer`` at an odd offset may start at an address

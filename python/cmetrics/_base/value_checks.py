@@ -7,7 +7,14 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics.exceptions import LabelError, LengthMismatchError, NonFiniteError, WeightError
+from cmetrics.exceptions import (
+    LabelError,
+    LengthMismatchError,
+    NonFiniteError,
+    ShapeError,
+    UnsupportedDtypeError,
+    WeightError,
+)
 
 
 def bad_object(a: np.ndarray, i: int, name: str) -> LabelError:
@@ -106,3 +113,33 @@ def check_totals(w_pos: float, w_neg: float, rows: int) -> None:
     if rows and not w_pos + w_neg > 0:
         msg = "sample_weight sums to 0; at least one sample needs a positive weight"
         raise WeightError(msg)
+
+
+def check_2d(a: object, name: str) -> None:
+    """Refuse an array argument of a kernel that is not a 2-D numpy array (a ``ShapeError``
+    for another number of dimensions, an ``UnsupportedDtypeError`` for anything else, as
+    the compiled kernels refuse them, before any other check); None passes."""
+    if a is None:
+        return
+    if not isinstance(a, np.ndarray):
+        msg = f"{name} must be a numpy array, got {type(a).__name__}"
+        raise UnsupportedDtypeError(msg)
+    if a.ndim != 2:
+        msg = f"{name} must be 2-D, got shape {a.shape}"
+        raise ShapeError(msg)
+
+
+def square_table(c: object) -> np.ndarray:
+    """The table argument of the kernels over a confusion matrix, checked as the compiled
+    kernels check it: a numpy array, square and non-empty, of float64."""
+    name = "confusion matrix"
+    if not isinstance(c, np.ndarray):
+        msg = f"{name} must be a numpy array of float64, got {type(c).__name__}"
+        raise UnsupportedDtypeError(msg)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] == 0:
+        msg = f"{name} has the wrong shape: {c.shape} is not a non-empty square"
+        raise ShapeError(msg)
+    if c.dtype != np.float64:
+        msg = f"{name} has dtype {c.dtype}; pass a float64 table"
+        raise UnsupportedDtypeError(msg)
+    return c

@@ -73,6 +73,7 @@ class CountedTable:
             check_classes(validation.length_of(labels), "labels", limit)
         max_classes = min(limit, sys.maxsize)
         pair = validation.label_pair(y_true, y_pred)
+        sample_weight = validation.optional_array(sample_weight, "sample_weight")  # converted once
         w = validation.weights(sample_weight, pair.y_true.shape[0])
         threads = get_num_threads()
         if pair.kind == "str":

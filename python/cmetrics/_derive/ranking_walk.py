@@ -18,6 +18,7 @@ from cmetrics._base import validation, value_checks
 from cmetrics._base.aliases import F64, Backend, Bools, Ties
 from cmetrics._base.config import get_num_threads
 from cmetrics._base.undefined import undefined
+from cmetrics._derive import probability_pass
 from cmetrics._kernels import BinaryRanking, CurveDrop, ThresholdCounts
 from cmetrics.exceptions import LengthMismatchError, ShapeError, UndefinedMetricWarning, ValidationError, WeightError
 
@@ -149,8 +150,6 @@ def correctness(
 ) -> tuple[Bools, np.ndarray]:
     """``(correct, confidence)`` of :func:`cmetrics.correctness`."""
     if y_proba is not None:
-        from cmetrics._derive import probability_pass
-
         if y_pred is not None or confidence is not None:
             raise ValidationError("pass y_proba, or y_pred with confidence, not both")
         # The validated probability pass keeps each row's top-label confidence and correctness.

@@ -31,6 +31,14 @@ from cmetrics._numpy.confusion import (
     encode_strings,
 )
 from cmetrics._numpy.grouping import group_positions, scatter_rows
+from cmetrics._numpy.multiclass_ranking import (
+    binned_one_vs_rest,
+    grouped_binned_histograms,
+    one_vs_one,
+    one_vs_rest,
+    rank_histogram,
+    rank_histogram_groups,
+)
 from cmetrics._numpy.probabilistic import (
     evaluate_proba,
     evaluate_proba_groups,
@@ -39,14 +47,8 @@ from cmetrics._numpy.ranking import (
     GroupState,
     add_segments,
     binary_ranking,
-    binned_one_vs_rest,
-    grouped_binned_histograms,
     kendall_counts,
     merge_groups,
-    one_vs_one,
-    one_vs_rest,
-    rank_histogram,
-    rank_histogram_groups,
     score_groups,
     threshold_counts,
     union_states,

@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from cmetrics._base.value_checks import check_weights
+from cmetrics._base.value_checks import check_2d, check_weights, square_table
 from cmetrics._kernels import F64, PRF, BalancedAccuracy, Marginals, MultilabelCounts
 from cmetrics.exceptions import ShapeError, ValidationError, WeightError
 
 
 def _square(c: np.ndarray) -> np.ndarray:
-    c = np.asarray(c, dtype=np.float64)
-    if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] == 0:
-        msg = f"confusion matrix has the wrong shape: {c.shape} is not a non-empty square"
-        raise ShapeError(msg)
-    return c
+    return square_table(c)
 
 
 def _table(c: np.ndarray) -> np.ndarray:
@@ -212,6 +208,8 @@ def multilabel_counts(
     y_true: np.ndarray, y_pred: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 0
 ) -> MultilabelCounts:
     """Per-label sums and per-row counts of two indicator matrices (as the Rust kernel)."""
+    check_2d(y_true, "y_true")
+    check_2d(y_pred, "y_pred")
     if y_true.shape != y_pred.shape:
         msg = (
             f"y_true has shape {list(y_true.shape)} but y_pred has shape {list(y_pred.shape)}; "

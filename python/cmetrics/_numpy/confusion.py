@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cmetrics._base.value_checks import check_2d, check_object_strings, surrogate_error
 from cmetrics._kernels import Counted, Encoded
 from cmetrics.exceptions import (
     LengthMismatchError,
@@ -138,6 +139,8 @@ def confusion_matrix_codes(
 
 def encode_strings(a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096) -> Encoded:
     """Encode two (n, width) uint32 code-point arrays to shared sorted codes."""
+    check_2d(a, "y_true")
+    check_2d(b, "y_pred")
     if a.ndim != 2 or b.ndim != 2:
         msg = "encode_strings takes (n, width) uint32 arrays"
         raise ShapeError(msg)
@@ -158,8 +161,6 @@ def _encode_sorted(both: np.ndarray, n: int, max_classes: int) -> Encoded:
 
 def encode_objects(a: np.ndarray, b: np.ndarray, *, max_classes: int = 4096) -> Encoded:
     """Encode two object arrays of ``str`` to shared codes sorted by code point."""
-    from cmetrics._base.value_checks import check_object_strings, surrogate_error
-
     for arr, name in ((a, "y_true"), (b, "y_pred")):
         check_object_strings(arr, name)
         for i, text in enumerate(arr.tolist()):

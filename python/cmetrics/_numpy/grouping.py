@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from cmetrics._base.value_checks import check_2d
 from cmetrics._kernels import GroupSplit
 from cmetrics.exceptions import ShapeError, ValidationError
 
@@ -50,6 +51,7 @@ def scatter_rows(
     """The rows of a matrix laid out at ``positions`` (row ``i`` goes to row ``positions[i]``),
     which must name every row once (as the Rust kernel checks), in a row-major matrix."""
     del n_threads
+    check_2d(matrix, "matrix")
     m = np.asarray(matrix)
     p = np.asarray(positions, dtype=np.int64)
     if m.ndim != 2 or m.shape[0] != p.shape[0] or m.shape[1] == 0:

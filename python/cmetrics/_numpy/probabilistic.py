@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from cmetrics._base.value_checks import check_2d
 from cmetrics._kernels import ProbAccumulators
 from cmetrics._numpy.grouping import check_offsets
 from cmetrics._numpy.ranking import binary_ranking
@@ -57,47 +58,12 @@ def evaluate_proba(
     """Every accumulator of the probabilistic pass (see the Rust docs); with ``rank``, the
     walk of the top-label confidences against correctness too."""
     del n_threads
+    check_2d(y_proba, "y_proba")
     n = len(y_true)
-    if n == 0:
-        msg = "y_true is empty; at least one sample is required"
-        raise ShapeError(msg)
-    if y_proba.ndim != 2 or y_proba.shape[0] != n or y_proba.shape[1] == 0:
-        msg = f"y_proba has the wrong shape: {y_proba.size} values for {n} rows of {y_proba.shape[-1]} columns"
-        raise ShapeError(msg)
+    _check_pass_arguments(n, y_proba, y_pred, sample_weight)
     k = y_proba.shape[1]
-    if y_pred is not None and len(y_pred) != n:
-        msg = f"y_pred has {len(y_pred)} rows but y_true has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
-    if sample_weight is not None and len(sample_weight) != n:
-        msg = f"sample_weight has {len(sample_weight)} rows but y_true has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
-    if sample_weight is not None:
-        badw = ~((sample_weight >= 0) & np.isfinite(sample_weight))
-        if badw.any():
-            i = int(np.flatnonzero(badw)[0])
-            msg = (
-                f"sample_weight[{i}] = {_py(sample_weight[i])} is invalid; weights must be finite and >= 0 "
-                f"({int(badw.sum())} invalid in total)"
-            )
-            raise WeightError(msg)
     tol = 1e-6 * k if atol is None else atol
-    acc = ProbAccumulators(
-        hard_counts=np.zeros((k, k), dtype=np.uint64),
-        hard_weighted=None if sample_weight is None else np.zeros((k, k)),
-        pcm=np.zeros((k, k)),
-        true_count=np.zeros(k, dtype=np.uint64),
-        true_weight=np.zeros(k),
-        entropy_sum=0.0,
-        brier_sum=0.0,
-        log_loss_sum=0.0,
-        weight_sum=0.0,
-        bin_weight=np.zeros(n_bins),
-        bin_confidence=np.zeros(n_bins),
-        bin_correct=np.zeros(n_bins),
-        bin_count=np.zeros(n_bins, dtype=np.uint64),
-        confidence=np.zeros(n) if keep_confidence or rank else None,
-        correct=np.zeros(n, dtype=bool) if keep_confidence or rank else None,
-    )
+    acc = _empty_accumulators(k, n, n_bins, sample_weight is not None, keep_confidence or rank)
     sums = np.zeros(4)  # weight, entropy, Brier and log-loss sums
     with np.errstate(over="ignore", invalid="ignore"):
         for lo in range(0, n, _CHUNK):
@@ -134,6 +100,55 @@ def evaluate_proba(
     return acc
 
 
+def _check_pass_arguments(
+    n: int, y_proba: np.ndarray, y_pred: np.ndarray | None, sample_weight: np.ndarray | None
+) -> None:
+    """The shapes, lengths and weights of the pass's arguments, with the Rust pass's messages."""
+    if n == 0:
+        msg = "y_true is empty; at least one sample is required"
+        raise ShapeError(msg)
+    if y_proba.ndim != 2 or y_proba.shape[0] != n or y_proba.shape[1] == 0:
+        msg = f"y_proba has the wrong shape: {y_proba.size} values for {n} rows of {y_proba.shape[-1]} columns"
+        raise ShapeError(msg)
+    if y_pred is not None and len(y_pred) != n:
+        msg = f"y_pred has {len(y_pred)} rows but y_true has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if sample_weight is not None and len(sample_weight) != n:
+        msg = f"sample_weight has {len(sample_weight)} rows but y_true has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if sample_weight is not None:
+        badw = ~((sample_weight >= 0) & np.isfinite(sample_weight))
+        if badw.any():
+            i = int(np.flatnonzero(badw)[0])
+            msg = (
+                f"sample_weight[{i}] = {_py(sample_weight[i])} is invalid; weights must be finite and >= 0 "
+                f"({int(badw.sum())} invalid in total)"
+            )
+            raise WeightError(msg)
+
+
+def _empty_accumulators(k: int, n: int, n_bins: int, weighted: bool, keep: bool) -> ProbAccumulators:
+    """Zeroed accumulators of a pass over ``n`` rows of ``k`` classes (``keep``: room for each
+    row's confidence and correctness)."""
+    return ProbAccumulators(
+        hard_counts=np.zeros((k, k), dtype=np.uint64),
+        hard_weighted=np.zeros((k, k)) if weighted else None,
+        pcm=np.zeros((k, k)),
+        true_count=np.zeros(k, dtype=np.uint64),
+        true_weight=np.zeros(k),
+        entropy_sum=0.0,
+        brier_sum=0.0,
+        log_loss_sum=0.0,
+        weight_sum=0.0,
+        bin_weight=np.zeros(n_bins),
+        bin_confidence=np.zeros(n_bins),
+        bin_correct=np.zeros(n_bins),
+        bin_count=np.zeros(n_bins, dtype=np.uint64),
+        confidence=np.zeros(n) if keep else None,
+        correct=np.zeros(n, dtype=bool) if keep else None,
+    )
+
+
 def _codes_in_range(codes: np.ndarray, name: str, lo: int, k: int) -> np.ndarray:
     """``codes`` as int64, or the LabelError naming the first one outside 0..k."""
     c = codes.astype(np.int64)
@@ -148,26 +163,13 @@ def _codes_in_range(codes: np.ndarray, name: str, lo: int, k: int) -> np.ndarray
     return c
 
 
-def _chunk(
-    out: ProbAccumulators,
-    lo: int,
-    y: np.ndarray,
-    p: np.ndarray,
-    yp: np.ndarray | None,
-    w: np.ndarray | None,
-    k: int,
-    tol: float,
-    validate: bool,
-    entropy: bool,
-    scores: bool,
-    n_bins: int,
-    hard: bool,
-) -> npt.NDArray[np.float64]:
-    """Add one chunk to the arrays of ``out``; return its (weight, entropy, Brier, log-loss) sums."""
+def _checked_chunk(
+    lo: int, y: np.ndarray, pd: np.ndarray, yp: np.ndarray | None, k: int, tol: float, validate: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The label codes of a chunk (``y`` and ``yp`` as int64) once its rows pass the checks of
+    the Rust pass, row by row: the first bad row decides, and within a row y_true, then the
+    entries, then the sum, then y_pred."""
     m = len(y)
-    pd = p.astype(np.float64, copy=False)
-    # The checks of the Rust pass, row by row: the first bad row decides, and within a row
-    # y_true, then the entries, then the sum, then y_pred.
     yi = y.astype(np.int64)
     bad_true: npt.NDArray[np.bool_] = (yi < 0) | (yi >= k)
     invalid = ~((pd >= 0) & (pd <= 1))
@@ -195,6 +197,28 @@ def _chunk(
             )
             raise ProbabilityError(msg)
         _codes_in_range(yp[r : r + 1], "y_pred", lo + r, k)  # type: ignore[index]
+    return yi, yp_codes
+
+
+def _chunk(
+    out: ProbAccumulators,
+    lo: int,
+    y: np.ndarray,
+    p: np.ndarray,
+    yp: np.ndarray | None,
+    w: np.ndarray | None,
+    k: int,
+    tol: float,
+    validate: bool,
+    entropy: bool,
+    scores: bool,
+    n_bins: int,
+    hard: bool,
+) -> npt.NDArray[np.float64]:
+    """Add one chunk to the arrays of ``out``; return its (weight, entropy, Brier, log-loss) sums."""
+    m = len(y)
+    pd = p.astype(np.float64, copy=False)
+    yi, yp_codes = _checked_chunk(lo, y, pd, yp, k, tol, validate)
     top = pd.argmax(axis=1)
     best = pd[np.arange(m), top]
     pred = top if yp_codes is None else yp_codes
@@ -251,6 +275,7 @@ def evaluate_proba_groups(
 ) -> list[ProbAccumulators]:
     """:func:`evaluate_proba` of each group of rows (rows laid out group by group in a
     row-major matrix, ``offsets`` the G + 1 starts of the groups)."""
+    check_2d(y_proba, "y_proba")
     n = len(y_true)
     if y_proba.ndim != 2 or y_proba.shape[0] != n or y_proba.shape[1] == 0 or not y_proba.flags.c_contiguous:
         msg = f"y_proba has the wrong shape: a row-major matrix of {n} rows of {y_proba.shape[-1]} columns is needed"

@@ -74,7 +74,7 @@ def _one_column(
 ) -> tuple[list[int] | list[str], npt.NDArray[np.uint32], str]:
     """One grouping column: its sorted distinct values, the row codes, and "int" or "str"
     (more than ``max_groups`` distinct values are refused before they are sorted)."""
-    import pyarrow as pa
+    import pyarrow as pa  # imported on first use, so that `import cmetrics` does not load Arrow
 
     a = validation.as_1d(x, name)
     if a.shape[0] != n:

@@ -81,6 +81,13 @@ class GroupedRows(RowState):
         With ``group_by=True`` every batch passes ``groups``: one group value per row (an
         integer or a string), or a tuple of such arrays to group by several columns."""
         validation.check_inputs("update", y_pred, y_proba, confidence)
+        # Every input converted once, here: the passes below read the arrays.
+        y_true = validation.to_numpy(y_true, "y_true")
+        y_pred = validation.optional_array(y_pred, "y_pred")
+        y_proba = validation.optional_array(y_proba, "y_proba")
+        confidence = validation.optional_array(confidence, "confidence")
+        sample_weight = validation.optional_array(sample_weight, "sample_weight")
+        groups = validation.group_arrays(groups)
         if groups is not None and not self.group_by:
             msg = "groups= needs an Evaluator created with group_by=True"
             raise ValidationError(msg)
@@ -101,6 +108,8 @@ class GroupedRows(RowState):
                     raise LengthMismatchError(msg)
             return self
         t = validation.as_1d(y_true, "y_true")
+        if y_proba is not None:  # checked and laid out once: the passes below borrow it
+            y_proba = validation.proba_array(y_proba, int(t.shape[0]), self.max_classes)
         mode = "proba" if y_proba is not None else "hard"
         weighted = sample_weight is not None
         self._check_same_shape(mode, weighted, confidence is not None)
@@ -198,11 +207,25 @@ class GroupedRows(RowState):
             inp.kind,
             inp.atol,
         )
+        offsets = np.array([0] + [hi for _, hi in bounds], dtype=np.int64)
+        accs = self._group_passes(inp, whole, offsets)
         children = [self._groups.get(key) or self._child() for key in keys]
         be = resolve_backend(self.backend)
-        offsets = np.array([0] + [hi for _, hi in bounds], dtype=np.int64)
-        subs = [
-            probability_pass.ProbInputs(
+        codes = np.ascontiguousarray(whole.y_true, dtype=np.uint32)
+        rank_hists = be.rank_histogram_groups(
+            in_place(whole.y_proba), codes, offsets, whole.sample_weight, get_num_threads()
+        )
+        binned = None
+        if self.class_ranking == "approximate":
+            # Every group's columns binned by one call, in parallel over the groups.
+            binned = be.grouped_binned_histograms(
+                in_place(whole.y_proba), codes, offsets, self.group_ranking_bins, whole.sample_weight, get_num_threads()
+            )
+        # Every group's rows are valid: add them (nothing was changed before this point).
+        ranked = self._add_group_ranking(children, accs, whole, offsets) if self.ranking != "off" else None
+        total: ProbAccumulators | None = None
+        for g, (key, child, acc, (lo, hi)) in enumerate(zip(keys, children, accs, bounds, strict=True)):
+            sub = probability_pass.ProbInputs(
                 whole.y_true[lo:hi],
                 whole.y_proba[lo:hi],
                 None if whole.y_pred is None else whole.y_pred[lo:hi],
@@ -210,11 +233,34 @@ class GroupedRows(RowState):
                 inp.labels,
                 inp.kind,
             )
-            for lo, hi in bounds
-        ]
+            if binned is not None and child._dense is not None:
+                child._dense.add(*(None if a is None else a[g] for a in binned))
+            child._add_proba(sub, acc, rank_hists[g], ranked=True)
+            child._added("proba", sub.sample_weight is not None, False, hi - lo)
+            self._groups[key] = child
+            total = probability_pass.add_accumulators(total, acc)
+        assert total is not None  # at least one group
+        # All rows: the groups' tables summed; the ranking rows are the groups' (their order
+        # does not matter), with the weights in the same order; the class ranking reads the
+        # matrix as given (a column-major matrix bins a column at a time).
+        if ranked is not None:
+            if self.ranking == "exact":
+                self._rank, self._rank_stale = None, True
+            else:
+                self._add_ranking(*ranked, whole.sample_weight)
+        self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight, rank_hists.sum(axis=0))
+        if self._labels is None:
+            self._labels, self._kind = np.asarray(inp.labels), inp.kind
+            self._fixed = True
+        self._acc = probability_pass.add_accumulators(self._acc, total)
+
+    def _group_passes(
+        self, inp: probability_pass.ProbInputs, whole: probability_pass.ProbInputs, offsets: np.ndarray
+    ) -> list[ProbAccumulators]:
+        """Every group's probability pass over the rows in group order (``whole``), the groups
+        side by side in one call."""
         try:
-            # Every group's probability pass, the groups side by side in one call.
-            accs = be.evaluate_proba_groups(
+            return resolve_backend(self.backend).evaluate_proba_groups(
                 whole.y_true,
                 whole.y_proba,
                 offsets,
@@ -231,63 +277,30 @@ class GroupedRows(RowState):
             # the batch as given, so that the message names the user's row.
             probability_pass.accumulate(inp, backend=self.backend, n_bins=self.n_bins, validate=True)
             raise
-        parts = list(zip(subs, accs, strict=True))
-        codes = np.ascontiguousarray(whole.y_true, dtype=np.uint32)
-        rank_hists = be.rank_histogram_groups(
-            in_place(whole.y_proba), codes, offsets, whole.sample_weight, get_num_threads()
-        )
-        binned = None
-        if self.class_ranking == "approximate":
-            # Every group's columns binned by one call, in parallel over the groups.
-            binned = be.grouped_binned_histograms(
-                in_place(whole.y_proba),
-                codes,
-                offsets,
-                self.group_ranking_bins,
-                whole.sample_weight,
-                get_num_threads(),
-            )
 
-        # Every group's rows are valid: add them (nothing was changed before this point).
-        correct = confidence = None
-        if self.ranking != "off":
-            # The groups' ranking rows, in the layout's order: each group's segment goes to
-            # its state, all in one call (the states side by side on the threads).
-            correct = np.concatenate([acc.correct for _, acc in parts if acc.correct is not None])
-            confidence = np.concatenate([acc.confidence for _, acc in parts if acc.confidence is not None])
-            weighted = whole.sample_weight is not None
-            be.add_segments(
-                [child._state(weighted) for child in children],
-                np.ascontiguousarray(correct, dtype=bool),
-                np.ascontiguousarray(confidence, dtype=np.float64),
-                offsets,
-                None if whole.sample_weight is None else np.ascontiguousarray(whole.sample_weight, dtype=np.float64),
-                self.group_ranking_bins if self.ranking == "approximate" else None,
-                get_num_threads(),
-            )
-        for g, (child, (sub, acc)) in enumerate(zip(children, parts, strict=True)):
-            if binned is not None and child._dense is not None:
-                child._dense.add(*(None if a is None else a[g] for a in binned))
-            child._add_proba(sub, acc, rank_hists[g], ranked=True)
-            child._added("proba", sub.sample_weight is not None, False, int(sub.y_true.shape[0]))
-        total: ProbAccumulators | None = None
-        for key, child, (_, acc) in zip(keys, children, parts, strict=True):
-            self._groups[key] = child
-            total = probability_pass.add_accumulators(total, acc)
-        assert total is not None  # at least one group
-        # All rows: the groups' tables summed; the ranking rows are the groups' (their order
-        # does not matter), with the weights in the same order; the class ranking reads the
-        # matrix as given (a column-major matrix bins a column at a time).
-        if correct is not None and confidence is not None:
-            if self.ranking == "exact":
-                self._rank, self._rank_stale = None, True
-            else:
-                self._add_ranking(correct, confidence, whole.sample_weight)
-        self._add_class_ranking(inp.y_true, inp.y_proba, inp.sample_weight, rank_hists.sum(axis=0))
-        if self._labels is None:
-            self._labels, self._kind = np.asarray(inp.labels), inp.kind
-            self._fixed = True
-        self._acc = probability_pass.add_accumulators(self._acc, total)
+    def _add_group_ranking(
+        self,
+        children: list[GroupedRows],
+        accs: list[ProbAccumulators],
+        whole: probability_pass.ProbInputs,
+        offsets: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The groups' ranking rows, in the layout's order: each group's segment goes to its
+        state, all in one call (the states side by side on the threads). Returns the rows'
+        correctness and confidences, for the ranking of all rows."""
+        correct = np.concatenate([acc.correct for acc in accs if acc.correct is not None])
+        confidence = np.concatenate([acc.confidence for acc in accs if acc.confidence is not None])
+        weighted = whole.sample_weight is not None
+        resolve_backend(self.backend).add_segments(
+            [child._state(weighted) for child in children],
+            np.ascontiguousarray(correct, dtype=bool),
+            np.ascontiguousarray(confidence, dtype=np.float64),
+            offsets,
+            None if whole.sample_weight is None else np.ascontiguousarray(whole.sample_weight, dtype=np.float64),
+            self.group_ranking_bins if self.ranking == "approximate" else None,
+            get_num_threads(),
+        )
+        return correct, confidence
 
     # -- merging --------------------------------------------------------------------------
 

@@ -16,241 +16,52 @@
 //! thread count.
 
 //!
-//! The module is split by concern: `keys` (order-preserving keys of scores
-//! and of weighted rows), `strategy` (checking and keying the rows, then the
-//! packed or split sort), `pieces` (parallel pair counts over a sorted
-//! array), `walk` (the tie-grouped walk every metric comes from), `groups`
-//! (tie groups: the exact streaming summary), `kendall` (Kendall's tau) and
-//! `state` (the streaming state).
+//! The module is laid in floors, each file using only those below it:
+//! `keys` (order-preserving keys of scores and of weighted rows), `binary`
+//! (the walk's result, row totals, checks), `stream` (the rows of a walk in
+//! score order), `walk` (the tie-grouped walk every metric comes from),
+//! `pieces` (the walk cut into pieces walked side by side), `strategy`
+//! (checking and keying the rows, then the packed or split sort:
+//! [`binary_ranking`]), `groups` (tie groups: the exact streaming summary),
+//! `curves` (threshold counts), `sorted_groups`, `state` and `union` (the
+//! streaming state, alone and many at once), `score_matrix`, `one_vs_rest`,
+//! `one_vs_one`, `top_k` and `binned` (the multiclass kernels), and
+//! `kendall` (Kendall's tau, one file per method).
 
-use crate::ensure;
-use crate::error::{MetricError, Result};
-use crate::parallel::Pool;
-
+mod binary;
+mod binned;
 mod curves;
 mod groups;
+mod kendall;
 mod keys;
-mod multiclass;
 mod one_vs_one;
+mod one_vs_rest;
 mod pieces;
+mod score_matrix;
+mod sorted_groups;
+mod state;
 mod strategy;
+mod stream;
+mod top_k;
+mod union;
 mod walk;
 
+pub use binary::BinaryRanking;
+pub(crate) use binary::{check_weights, weight_scale};
+pub use binned::{
+    binned_one_vs_rest, grouped_binned_histograms, GroupedHistograms, MAX_GROUPED_CELLS,
+};
 pub use curves::{threshold_counts, Drop, ThresholdCounts};
 pub use groups::{merge_groups, score_groups, walk_groups, GroupsRef, ScoreGroups};
-pub use keys::{from_order_key, order_key, packed_u32, Score};
-pub use multiclass::{
-    binned_one_vs_rest, grouped_binned_histograms, one_vs_rest, rank_histogram,
-    rank_histogram_groups, GroupedHistograms, Matrix, Truth, MAX_GROUPED_CELLS,
-};
-pub use one_vs_one::{one_vs_one_auc, ratio, OneVsOne};
-pub(crate) use walk::walk_groups_iter;
-
-use keys::Item;
-use strategy::{prepare, WalkSink};
-
-/// Check that every value is finite (the package-wide rule, docs/definitions.md §1.5 and decision O9).
-pub(crate) fn check_finite<X: Score>(arg: &'static str, xs: &[X]) -> Result<()> {
-    if let Some((index, &value)) = xs.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(MetricError::NonFinite {
-            arg,
-            index,
-            value: value.to_f64(),
-        });
-    }
-    Ok(())
-}
-
-/// A power of two `s` such that `total * s` lies in [0.5, 1) (1 for a total
-/// of 0): multiplying every weight by it changes no ratio and keeps every
-/// product of two weight sums inside the float64 range. A subnormal total
-/// (weights of 1e-320) is lifted by 2^1023, the largest power of two, into
-/// the normal range: scaling by a power of two is exact there, so the
-/// weights' ratios, and the metrics, are those of the unscaled weights.
-pub(crate) fn weight_scale(total: f64) -> f64 {
-    if total.is_nan() || total <= 0.0 || total.is_infinite() {
-        return 1.0;
-    }
-    // total = m * 2^e with m in [0.5, 1): s = 2^-e, split in two factors so
-    // that neither overflows (e ranges over -1073..=1024).
-    let bits = total.to_bits();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
-    let biased = ((bits >> 52) & 0x7ff) as i32;
-    let e = if biased == 0 {
-        // subnormal: find the exponent from the leading bit of the mantissa
-        #[allow(clippy::cast_possible_wrap)]
-        let lz = (bits << 12).leading_zeros() as i32;
-        -1022 - lz
-    } else {
-        biased - 1022
-    };
-    let shift = (-e).min(1023);
-    let half = shift / 2;
-    2f64.powi(half) * 2f64.powi(shift - half)
-}
-
-/// Check weights: one per row of `rows` (`n` of them), finite and >= 0.
-pub(crate) fn check_weights(w: &[f64], n: usize, rows: &'static str) -> Result<()> {
-    ensure!(
-        w.len() == n,
-        MetricError::LengthMismatch {
-            a: "sample_weight",
-            a_len: w.len(),
-            b: rows,
-            b_len: n,
-        }
-    );
-    let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
-    if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
-        return Err(MetricError::InvalidWeight {
-            index,
-            value,
-            count: w.iter().filter(|x| !valid(x)).count(),
-        });
-    }
-    Ok(())
-}
-
-/// Tie-grouped walk over the scores from the highest to the lowest: what
-/// every binary ranking metric is derived from.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BinaryRanking {
-    /// Rows with a positive (correct) outcome, and the others.
-    pub n_pos: u64,
-    pub n_neg: u64,
-    /// Their total weights (the counts without weights).
-    pub w_pos: f64,
-    pub w_neg: f64,
-    /// Exact pair counts without weights: (positive, negative) pairs with
-    /// the positive scored lower (reversed), tied, and higher.
-    pub reversed: u128,
-    pub tied: u128,
-    pub ordered: u128,
-    /// The share of all (positive, negative) pairs that are reversed, tied
-    /// and ordered, pairs weighted by `w_i w_j` when weights are given (the
-    /// three sums are accumulated separately, so each share lies in [0, 1]);
-    /// NaN when there is no such pair (or their weight is 0).
-    pub reversed_share: f64,
-    pub tied_share: f64,
-    pub ordered_share: f64,
-    /// Average precision (sklearn, no interpolation); NaN without positives.
-    pub average_precision: f64,
-    /// Trapezoidal area under the precision-recall curve from (0, 1) to the
-    /// first point of full recall (sklearn `auc(recall, precision)`).
-    pub aupr_trapezoid: f64,
-    /// Area under the risk-coverage curve: `sum_k (cov_k - cov_{k-1}) risk_k`
-    /// over tie groups, risk = weight of negatives / weight covered.
-    pub aurc: f64,
-    /// Distinct score values.
-    pub n_thresholds: u64,
-}
-
-/// Validate and walk `(positive, score, weight)` (module docs). With `curves`
-/// false only the pair counts are computed (AP, AUPR and AURC are NaN).
-///
-/// # Errors
-/// Length mismatch, empty input, a non-finite score, an invalid weight,
-/// weights summing to 0 or past the float64 range, an interruption.
-pub fn binary_ranking<X: Score>(
-    positive: &[bool],
-    score: &[X],
-    weight: Option<&[f64]>,
-    curves: bool,
-    pool: &Pool,
-) -> Result<BinaryRanking> {
-    // float32 probabilities and confidences (or float64 copies of them):
-    // half-width keys, one array.
-    if weight.is_none()
-        && positive.len() == score.len()
-        && !score.is_empty()
-        && keys::starts_as_f32(score.iter().copied())
-    {
-        if let Some((rows, n_pos)) = strategy::pack_f32(positive, score, pool)? {
-            let totals = totals_of(positive, None, n_pos)?;
-            return strategy::sort_and_walk_packed(rows, totals, pool, curves);
-        }
-    }
-    prepare(positive, score, weight, pool, WalkSink { curves })
-}
-
-/// The walk (curves included) of packed float32 keys ([`packed_u32`]: a
-/// score's bits with the outcome in bit 0), as [`binary_ranking`] walks the
-/// same scores and outcomes.
-///
-/// # Errors
-/// Empty input, an interruption.
-pub(crate) fn walk_packed_keys(keys: Vec<u32>, pool: &Pool) -> Result<BinaryRanking> {
-    use rayon::prelude::*;
-    ensure!(!keys.is_empty(), MetricError::Empty { arg: "y_score" });
-    let ones = |c: &[u32]| c.iter().map(|&k| u64::from(k & 1)).sum::<u64>();
-    let n_pos: u64 = if pool.parallel_for(keys.len()) {
-        pool.install(|| keys.par_chunks(1 << 16).map(ones).sum())
-    } else {
-        ones(&keys)
-    };
-    let totals = Totals::counted(n_pos, keys.len() as u64 - n_pos);
-    strategy::sort_and_walk_packed(keys, totals, pool, true)
-}
-
-/// The totals of the rows; weights must not sum to 0 or overflow.
-pub(crate) fn totals_of(positive: &[bool], weight: Option<&[f64]>, n_pos: u64) -> Result<Totals> {
-    let n_neg = positive.len() as u64 - n_pos;
-    #[allow(clippy::cast_precision_loss)]
-    let (w_pos, w_neg) = match weight {
-        None => (n_pos as f64, n_neg as f64),
-        Some(w) => {
-            let (mut a, mut b) = (0.0_f64, 0.0_f64);
-            for (&p, &x) in positive.iter().zip(w) {
-                if p {
-                    a += x;
-                } else {
-                    b += x;
-                }
-            }
-            (a, b)
-        }
-    };
-    ensure!(
-        (w_pos + w_neg).is_finite(),
-        MetricError::WeightRange {
-            what: "the sum of sample_weight"
-        }
-    );
-    ensure!(w_pos + w_neg > 0.0, MetricError::ZeroWeightSum);
-    Ok(Totals {
-        n_pos,
-        n_neg,
-        w_pos,
-        w_neg,
-    })
-}
-
-/// Row totals of each outcome.
-#[derive(Clone, Copy)]
-pub(crate) struct Totals {
-    pub(crate) n_pos: u64,
-    pub(crate) n_neg: u64,
-    pub(crate) w_pos: f64,
-    pub(crate) w_neg: f64,
-}
-
-impl Totals {
-    /// The totals of unweighted rows: the weight sums are the counts.
-    #[allow(clippy::cast_precision_loss)]
-    pub(crate) fn counted(n_pos: u64, n_neg: u64) -> Self {
-        Self {
-            n_pos,
-            n_neg,
-            w_pos: n_pos as f64,
-            w_neg: n_neg as f64,
-        }
-    }
-}
-
-mod inversions;
-mod kendall;
-mod state;
 pub use kendall::{
     kendall_counts, kendall_counts_with, KendallCounts, KendallMethod, TABLE_MAX_DISTINCT,
 };
-pub use state::{add_segments, union_states, walk_states, walk_union, GroupState, MIN_BUFFER};
+pub use keys::{from_order_key, order_key, packed_u32, Score};
+pub use one_vs_one::{one_vs_one_auc, ratio, OneVsOne};
+pub use one_vs_rest::one_vs_rest;
+pub use score_matrix::{Matrix, Truth};
+pub use state::{add_segments, walk_states, GroupState, MIN_BUFFER};
+pub use strategy::binary_ranking;
+pub(crate) use strategy::walk_packed_keys;
+pub use top_k::{rank_histogram, rank_histogram_groups};
+pub use union::{union_states, walk_union};

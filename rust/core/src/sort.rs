@@ -14,7 +14,7 @@ use rdst::RadixSort;
 
 use crate::error::Result;
 use crate::memory::try_filled;
-use crate::parallel::Pool;
+use crate::parallel::{reserve_big, Pool};
 
 /// Outputs of one piece of a merge.
 pub const MERGE_PIECE: usize = 1 << 22;
@@ -334,9 +334,156 @@ fn merge<T: Ord + Copy>(a: &[T], b: &[T], out: &mut [T]) {
     }
 }
 
+/// Sort `src`, whose values are below `2^bits`, into `dst`: one scatter into
+/// buckets by the top (up to) 11 bits, then each bucket, now small, sorted
+/// by LSD radix passes in parallel. The result does not depend on the thread
+/// count.
+pub(crate) fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Pool) -> Result<()> {
+    const TOP: u32 = 11;
+    dst.clear();
+    reserve_big(dst, src.len(), "the ranking state's sort buffer")?;
+    if src.len() < 1 << 16 || bits <= TOP {
+        dst.extend_from_slice(src);
+        radix_sort(dst);
+        return Ok(());
+    }
+    dst.resize(src.len(), 0);
+    let shift = bits - TOP;
+    let buckets = 1_usize << TOP;
+    let mut counts = vec![0_usize; buckets + 1];
+    for &x in src {
+        #[allow(clippy::cast_possible_truncation)]
+        let d = (x >> shift) as usize;
+        if let Some(c) = counts.get_mut(d + 1) {
+            *c += 1;
+        }
+    }
+    for b in 1..=buckets {
+        let prev = counts.get(b - 1).copied().unwrap_or(0);
+        if let Some(c) = counts.get_mut(b) {
+            *c += prev;
+        }
+    }
+    let mut at = counts.clone();
+    for &x in src {
+        #[allow(clippy::cast_possible_truncation)]
+        let d = (x >> shift) as usize;
+        if let Some(slot) = at.get_mut(d) {
+            if let Some(o) = dst.get_mut(*slot) {
+                *o = x;
+            }
+            *slot += 1;
+        }
+    }
+    // Cut `dst` into the buckets' slices and sort each.
+    let mut pieces: Vec<&mut [u64]> = Vec::with_capacity(buckets);
+    let mut rest: &mut [u64] = dst;
+    for b in 0..buckets {
+        let len = counts.get(b + 1).copied().unwrap_or(0) - counts.get(b).copied().unwrap_or(0);
+        let (head, tail) = rest.split_at_mut(len);
+        pieces.push(head);
+        rest = tail;
+    }
+    let sort_piece = |piece: &mut [u64]| {
+        if piece.len() < SMALL_SORT {
+            piece.sort_unstable();
+        } else {
+            let mut tmp = piece.to_vec();
+            radix_sort(&mut tmp);
+            piece.copy_from_slice(&tmp);
+        }
+    };
+    if pool.parallel_for(src.len()) {
+        pool.install(|| pieces.into_par_iter().for_each(sort_piece));
+    } else {
+        pieces.into_iter().for_each(sort_piece);
+    }
+    Ok(())
+}
+
+/// Keys below which a comparison sort beats the radix passes (each pass
+/// clears and reads a histogram of up to 2^11 counts).
+const SMALL_SORT: usize = 1 << 10;
+
+/// LSD radix sort of `u64` keys over the bits that vary between them, 11
+/// bits a pass (float32 scores widened to f64 keys: 2 or 3 passes).
+pub(crate) fn radix_sort(v: &mut Vec<u64>) {
+    const BITS: u32 = 11;
+    if v.len() < SMALL_SORT {
+        v.sort_unstable();
+        return;
+    }
+    let (and, or) = v
+        .iter()
+        .fold((u64::MAX, 0_u64), |(a, o), &x| (a & x, o | x));
+    let varying = and ^ or;
+    if varying == 0 || v.len() < 2 {
+        return;
+    }
+    let lo = varying.trailing_zeros();
+    let hi = 64 - varying.leading_zeros();
+    let passes = (hi - lo).div_ceil(BITS);
+    let width = (hi - lo).div_ceil(passes);
+    let mask = (1_u64 << width) - 1;
+    let buckets = 1_usize << width;
+    let shifts: Vec<u32> = (0..passes).map(|p| lo + p * width).collect();
+    // All histograms in one read.
+    let mut counts = vec![0_usize; buckets * shifts.len()];
+    for &x in v.iter() {
+        for (p, &sh) in shifts.iter().enumerate() {
+            #[allow(clippy::cast_possible_truncation)]
+            let d = ((x >> sh) & mask) as usize;
+            if let Some(c) = counts.get_mut(p * buckets + d) {
+                *c += 1;
+            }
+        }
+    }
+    let mut other = vec![0_u64; v.len()];
+    for (p, &sh) in shifts.iter().enumerate() {
+        let hist = counts
+            .get_mut(p * buckets..(p + 1) * buckets)
+            .unwrap_or_default();
+        if hist.contains(&v.len()) {
+            continue; // one bucket: this digit orders nothing
+        }
+        let mut at = 0;
+        for c in hist.iter_mut() {
+            (*c, at) = (at, at + *c);
+        }
+        for &x in v.iter() {
+            #[allow(clippy::cast_possible_truncation)]
+            let d = ((x >> sh) & mask) as usize;
+            if let Some(slot) = hist.get_mut(d) {
+                if let Some(o) = other.get_mut(*slot) {
+                    *o = x;
+                }
+                *slot += 1;
+            }
+        }
+        std::mem::swap(v, &mut other);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn radix_sort_sorts() {
+        let mut x: u64 = 12345;
+        let mut v: Vec<u64> = (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                f64::from((x % 100_000) as f32 / 7.0).to_bits() // non-negative: the bits sort as the values
+            })
+            .collect();
+        let mut want = v.clone();
+        want.sort_unstable();
+        radix_sort(&mut v);
+        assert_eq!(v, want);
+    }
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 

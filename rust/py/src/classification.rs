@@ -4,13 +4,9 @@ use cmetrics_core::classification as cls;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
-use crate::arrays::{slice, slice2};
+use crate::arrays::{check_2d, slice, slice2, table};
 use crate::error::{run, ValidationError};
 use crate::results::named;
-
-fn mat<'a>(c: &'a PyReadonlyArray2<'_, f64>) -> PyResult<&'a [f64]> {
-    slice2(c, "confusion matrix")
-}
 
 /// One binding per metric of a matrix alone: `name(c) -> T`, the core call with the GIL
 /// released (vectors come back as numpy arrays).
@@ -18,16 +14,18 @@ macro_rules! of_matrix {
     ($($(#[$doc:meta])* $name:ident -> f64;)*) => {$(
         $(#[$doc])*
         #[pyfunction]
-        pub fn $name(py: Python<'_>, c: PyReadonlyArray2<'_, f64>) -> PyResult<f64> {
-            let c = mat(&c)?;
+        pub fn $name(py: Python<'_>, c: &Bound<'_, PyAny>) -> PyResult<f64> {
+            let t = table(c)?;
+            let c = t.cells();
             run(py, || cls::$name(c))
         }
     )*};
     ($($(#[$doc:meta])* $name:ident -> vec;)*) => {$(
         $(#[$doc])*
         #[pyfunction]
-        pub fn $name<'py>(py: Python<'py>, c: PyReadonlyArray2<'py, f64>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-            let c = mat(&c)?;
+        pub fn $name<'py>(py: Python<'py>, c: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let t = table(c)?;
+            let c = t.cells();
             Ok(PyArray1::from_vec(py, run(py, || cls::$name(c))?))
         }
     )*};
@@ -55,11 +53,9 @@ of_matrix! {
 
 /// `Marginals(tp, true_sum, pred_sum, total)` of a matrix.
 #[pyfunction]
-pub fn marginals<'py>(
-    py: Python<'py>,
-    c: PyReadonlyArray2<'py, f64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let c = mat(&c)?;
+pub fn marginals<'py>(py: Python<'py>, c: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let t = table(c)?;
+    let c = t.cells();
     let m = run(py, || cls::marginals(c))?;
     named!(
         py,
@@ -99,10 +95,11 @@ pub fn precision_recall_fbeta<'py>(
 #[pyfunction]
 pub fn balanced_accuracy<'py>(
     py: Python<'py>,
-    c: PyReadonlyArray2<'py, f64>,
+    c: &Bound<'py, PyAny>,
     adjusted: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let c = mat(&c)?;
+    let t = table(c)?;
+    let c = t.cells();
     let (score, kept) = run(py, || cls::balanced_accuracy(c, adjusted))?;
     named!(py, "BalancedAccuracy", score, kept)
 }
@@ -110,11 +107,7 @@ pub fn balanced_accuracy<'py>(
 /// Cohen's kappa (`weights` is None, "linear" or "quadratic").
 #[pyfunction]
 #[pyo3(signature = (c, weights=None))]
-pub fn cohen_kappa(
-    py: Python<'_>,
-    c: PyReadonlyArray2<'_, f64>,
-    weights: Option<&str>,
-) -> PyResult<f64> {
+pub fn cohen_kappa(py: Python<'_>, c: &Bound<'_, PyAny>, weights: Option<&str>) -> PyResult<f64> {
     let kind = match weights {
         None => cls::KappaWeights::Unweighted,
         Some("linear") => cls::KappaWeights::Linear,
@@ -125,7 +118,8 @@ pub fn cohen_kappa(
             )))
         }
     };
-    let c = mat(&c)?;
+    let t = table(c)?;
+    let c = t.cells();
     run(py, || cls::cohen_kappa(c, kind))
 }
 
@@ -134,10 +128,11 @@ pub fn cohen_kappa(
 #[pyo3(signature = (c, prior=None))]
 pub fn informedness(
     py: Python<'_>,
-    c: PyReadonlyArray2<'_, f64>,
+    c: &Bound<'_, PyAny>,
     prior: Option<PyReadonlyArray1<'_, f64>>,
 ) -> PyResult<f64> {
-    let c = mat(&c)?;
+    let t = table(c)?;
+    let c = t.cells();
     let prior = match &prior {
         Some(p) => Some(slice(p, "prior")?),
         None => None,
@@ -150,10 +145,11 @@ pub fn informedness(
 #[pyo3(signature = (c, n_classes=None))]
 pub fn normalized_information_transfer(
     py: Python<'_>,
-    c: PyReadonlyArray2<'_, f64>,
+    c: &Bound<'_, PyAny>,
     n_classes: Option<usize>,
 ) -> PyResult<f64> {
-    let c = mat(&c)?;
+    let t = table(c)?;
+    let c = t.cells();
     run(py, || cls::normalized_information_transfer(c, n_classes))
 }
 
@@ -164,12 +160,16 @@ pub fn normalized_information_transfer(
 #[pyo3(signature = (y_true, y_pred, sample_weight=None, n_threads=0))]
 pub fn multilabel_counts<'py>(
     py: Python<'py>,
-    y_true: PyReadonlyArray2<'py, bool>,
-    y_pred: PyReadonlyArray2<'py, bool>,
+    y_true: &Bound<'py, PyAny>,
+    y_pred: &Bound<'py, PyAny>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     use numpy::{IntoPyArray, PyUntypedArrayMethods};
+    check_2d(y_true, "y_true")?;
+    check_2d(y_pred, "y_pred")?;
+    let y_true = y_true.extract::<PyReadonlyArray2<'py, bool>>()?;
+    let y_pred = y_pred.extract::<PyReadonlyArray2<'py, bool>>()?;
     let n_labels = y_true.shape()[1];
     if y_pred.shape() != y_true.shape() {
         return Err(ValidationError::new_err(format!(

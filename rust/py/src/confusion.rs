@@ -9,7 +9,7 @@ use numpy::{
 use pyo3::prelude::*;
 
 use crate::arrays::opt_slice;
-use crate::arrays::{mismatched_dtypes, slice, slice2, LabelArray};
+use crate::arrays::{extract_2d, mismatched_dtypes, slice, slice2, LabelArray};
 use crate::error::{run, run_attached, run_pool, LabelError, ValidationError};
 use crate::results::named;
 use pyo3::types::{PyFloat, PyString};
@@ -113,10 +113,12 @@ pub fn confusion_matrix_codes<'py>(
 #[pyo3(signature = (a, b, *, max_classes=4096))]
 pub fn encode_strings<'py>(
     py: Python<'py>,
-    a: PyReadonlyArray2<'py, u32>,
-    b: PyReadonlyArray2<'py, u32>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
     max_classes: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let a: PyReadonlyArray2<'py, u32> = extract_2d(a, "y_true")?;
+    let b: PyReadonlyArray2<'py, u32> = extract_2d(b, "y_pred")?;
     let ua = Ucs4 {
         data: slice2(&a, "y_true")?,
         width: a.shape().get(1).copied().unwrap_or(0),

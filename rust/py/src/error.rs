@@ -21,6 +21,7 @@ pyo3::import_exception!(cmetrics.exceptions, InternalError);
 pyo3::import_exception!(cmetrics.exceptions, LabelError);
 pyo3::import_exception!(cmetrics.exceptions, ProbabilityError);
 pyo3::import_exception!(cmetrics.exceptions, NonFiniteError);
+pyo3::import_exception!(cmetrics.exceptions, UnsupportedDtypeError);
 
 /// Newtype for the orphan rule: `From<PyMetricError> for PyErr`.
 pub struct PyMetricError(pub MetricError);

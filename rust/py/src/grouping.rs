@@ -6,7 +6,7 @@ use numpy::{
 };
 use pyo3::prelude::*;
 
-use crate::arrays::slice;
+use crate::arrays::{extract_2d, slice};
 use crate::error::run_pool;
 use crate::results::named;
 
@@ -39,10 +39,11 @@ pub fn group_positions<'py>(
 #[pyo3(signature = (matrix, positions, n_threads=0))]
 pub fn scatter_rows<'py>(
     py: Python<'py>,
-    matrix: RowMatrix<'py>,
+    matrix: &Bound<'py, PyAny>,
     positions: PyReadonlyArray1<'py, i64>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let matrix: RowMatrix<'py> = extract_2d(matrix, "matrix")?;
     let at = slice(&positions, "positions")?;
     let pool = Pool::new(n_threads);
     macro_rules! scatter {

@@ -10,7 +10,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntyped
 use pyo3::prelude::*;
 
 use crate::arrays::opt_slice;
-use crate::arrays::{matrix, mismatched_dtypes, slice, LabelArray};
+use crate::arrays::{extract_2d, matrix, mismatched_dtypes, slice, LabelArray};
 use crate::error::{run_pool, ValidationError};
 use crate::ranking::ranking_py;
 use crate::results::named;
@@ -68,7 +68,7 @@ fn to_py(py: Python<'_>, a: ProbAccumulators) -> PyResult<Bound<'_, PyAny>> {
 pub fn evaluate_proba<'py>(
     py: Python<'py>,
     y_true: LabelArray<'py>,
-    y_proba: ProbaArray<'py>,
+    y_proba: &Bound<'py, PyAny>,
     y_pred: Option<LabelArray<'py>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     validate: bool,
@@ -81,6 +81,7 @@ pub fn evaluate_proba<'py>(
     rank: bool,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let y_proba: ProbaArray<'py> = extract_2d(y_proba, "y_proba")?;
     let opts = ProbOptions {
         rank,
         ..options(
@@ -124,7 +125,7 @@ pub fn evaluate_proba<'py>(
 pub fn evaluate_proba_groups<'py>(
     py: Python<'py>,
     y_true: LabelArray<'py>,
-    y_proba: ProbaArray<'py>,
+    y_proba: &Bound<'py, PyAny>,
     offsets: PyReadonlyArray1<'py, i64>,
     y_pred: Option<LabelArray<'py>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
@@ -137,6 +138,7 @@ pub fn evaluate_proba_groups<'py>(
     hard: bool,
     n_threads: usize,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let y_proba: ProbaArray<'py> = extract_2d(y_proba, "y_proba")?;
     let opts = options(
         validate,
         atol,

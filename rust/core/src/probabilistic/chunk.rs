@@ -3,10 +3,11 @@
 //! vectorised entropy and log-loss sums. Chunks are independent; the caller
 //! folds them in chunk order.
 
+use super::accumulators::{bin_edges, bin_of, ProbAccumulators, ProbOptions, LOG_LOSS_EPS};
+use super::dtype::Prob;
 #[cfg(target_arch = "x86_64")]
 use super::width::Avx16;
 use super::width::{Align64, Dyn, Fixed, Width};
-use super::{bin_edges, bin_of, Prob, ProbAccumulators, ProbOptions, LOG_LOSS_EPS};
 use crate::fastmath;
 use crate::labels::Label;
 use crate::ranking::packed_u32;

@@ -4,8 +4,9 @@
 
 use rayon::prelude::*;
 
+use super::accumulators::{ProbAccumulators, ProbOptions};
 use super::chunk::{chunk, ChunkIn, ConfOut, Errors, Part};
-use super::{Prob, ProbAccumulators, ProbOptions};
+use super::dtype::Prob;
 use crate::error::Result;
 use crate::labels::Label;
 use crate::parallel::{big_vec, Pool, CHECK_ROWS};

@@ -3,7 +3,7 @@
 //! x86-64 with AVX-512, rows held in registers ([`Avx16`]). Every width gives
 //! the same sums in the same order, so the kernel chosen does not change a bit.
 
-use super::Prob;
+use super::dtype::Prob;
 #[cfg(target_arch = "x86_64")]
 use crate::simd;
 

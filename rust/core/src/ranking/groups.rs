@@ -2,10 +2,11 @@
 //! weights), in increasing order. They merge exactly, so they are the exact
 //! streaming summary; the walk over them gives what the walk over the rows gives.
 
+use super::binary::{BinaryRanking, Totals};
 use super::keys::{Item, Score};
-use super::strategy::{prepare, Merge, Packed, Sink, Stream};
+use super::strategy::{prepare, Sink};
+use super::stream::{Merge, Packed, Stream};
 use super::walk::walk_groups_iter;
-use super::{BinaryRanking, Totals};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, Pool};

@@ -16,10 +16,10 @@
 //! columns' classes in ascending order, and the columns' sums are added in
 //! that order too, so the result does not depend on the thread count.
 
+use super::keys::Score;
+use super::score_matrix::{check_matrix, Matrix, Truth};
 use rayon::prelude::*;
 
-use super::keys::Score;
-use super::multiclass::{check_matrix, Matrix, Truth};
 use crate::error::{MetricError, Result};
 use crate::memory::{try_filled, try_with_capacity};
 use crate::parallel::{Pool, CHECK_ROWS};

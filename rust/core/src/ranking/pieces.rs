@@ -3,10 +3,10 @@
 //! counts below it, and the pieces are combined in order. The cuts depend on
 //! the rows only, so the result does not depend on the thread count.
 
+use super::binary::{BinaryRanking, Totals};
 use super::keys::Item;
-use super::strategy::Stream;
+use super::stream::Stream;
 use super::walk::Walk;
-use super::{BinaryRanking, Totals};
 use crate::error::Result;
 use crate::parallel::Pool;
 use rayon::prelude::*;
@@ -101,19 +101,4 @@ pub(super) fn walk_in_pieces<P: Piece, S: Stream>(
     };
     pool.check()?;
     Ok(Walk::combine(totals, curves, walks))
-}
-
-/// The shares of exact pair counts (NaN without pairs).
-#[allow(clippy::cast_precision_loss)]
-pub(super) fn count_shares(reversed: u128, tied: u128, ordered: u128) -> (f64, f64, f64) {
-    let all = reversed + tied + ordered;
-    if all == 0 {
-        return (f64::NAN, f64::NAN, f64::NAN);
-    }
-    let all = all as f64;
-    (
-        reversed as f64 / all,
-        tied as f64 / all,
-        ordered as f64 / all,
-    )
 }

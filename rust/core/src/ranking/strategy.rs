@@ -4,10 +4,11 @@
 //! the same) or split by outcome into two arrays, sorted, and handed to a
 //! [`Sink`] as a [`Stream`] (the walk, or the tie groups).
 
-use super::keys::{packed_u32, weighted, Item, Score};
+use super::binary::{check_weights, totals_of, BinaryRanking, Totals};
+use super::keys::{packed_u32, starts_as_f32, weighted, Item, Score};
 use super::pieces::{packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
+use super::stream::{Merge, Packed};
 use super::walk::walk;
-use super::{check_weights, totals_of, BinaryRanking, Totals};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool};
@@ -26,7 +27,7 @@ type SplitPart<'a, T> = (
 /// without a branch on the outcome (each row is written to both cursors and
 /// kept by one). Chunks of rows run in parallel, each writing its own ranges
 /// of the two vectors (found from the positives of the chunks before it).
-fn split<T: Copy + Send + Sync>(
+pub(super) fn split<T: Copy + Send + Sync>(
     positive: &[bool],
     n_pos: usize,
     item: impl Fn(usize) -> T + Sync,
@@ -431,66 +432,49 @@ fn scan<X: Score>(positive: &[bool], score: &[X], parallel: bool) -> Seen {
     }
 }
 
-/// Rows in ascending score order (negatives first within a tie): `(key, positive, weight)`.
-pub(super) trait Stream {
-    /// Whether rows carry weights (otherwise every weight is 1).
-    const WEIGHTED: bool;
-    fn next(&mut self) -> (u64, bool, f64);
-}
-
-/// The branch-free merge of the two sorted sides; an exhausted side reads as
-/// a sentinel keyed `u64::MAX`. That is also a real key (integer scores at
-/// `i64::MAX` or `u64::MAX`): with `GUARDED` the merge checks the sides'
-/// lengths instead, which costs a third of the walk, so it is used only when
-/// such a key occurs.
-pub(super) struct Merge<'a, T, const GUARDED: bool> {
-    pos: &'a [T],
-    neg: &'a [T],
-    ip: usize,
-    ineg: usize,
-}
-
-impl<'a, T, const GUARDED: bool> Merge<'a, T, GUARDED> {
-    pub(super) fn new(pos: &'a [T], neg: &'a [T]) -> Self {
-        Self {
-            pos,
-            neg,
-            ip: 0,
-            ineg: 0,
+/// Validate and walk `(positive, score, weight)` (module docs). With `curves`
+/// false only the pair counts are computed (AP, AUPR and AURC are NaN).
+///
+/// # Errors
+/// Length mismatch, empty input, a non-finite score, an invalid weight,
+/// weights summing to 0 or past the float64 range, an interruption.
+pub fn binary_ranking<X: Score>(
+    positive: &[bool],
+    score: &[X],
+    weight: Option<&[f64]>,
+    curves: bool,
+    pool: &Pool,
+) -> Result<BinaryRanking> {
+    // float32 probabilities and confidences (or float64 copies of them):
+    // half-width keys, one array.
+    if weight.is_none()
+        && positive.len() == score.len()
+        && !score.is_empty()
+        && starts_as_f32(score.iter().copied())
+    {
+        if let Some((rows, n_pos)) = pack_f32(positive, score, pool)? {
+            let totals = totals_of(positive, None, n_pos)?;
+            return sort_and_walk_packed(rows, totals, pool, curves);
         }
     }
+    prepare(positive, score, weight, pool, WalkSink { curves })
 }
 
-impl<T: Item, const GUARDED: bool> Stream for Merge<'_, T, GUARDED> {
-    const WEIGHTED: bool = T::WEIGHTED;
-    #[inline(always)]
-    fn next(&mut self) -> (u64, bool, f64) {
-        let a = self.pos.get(self.ip).copied().unwrap_or_else(T::sentinel);
-        let b = self.neg.get(self.ineg).copied().unwrap_or_else(T::sentinel);
-        let take_neg = if GUARDED {
-            self.ineg < self.neg.len() && (self.ip >= self.pos.len() || b.key() <= a.key())
-        } else {
-            b.key() <= a.key()
-        };
-        let x = if take_neg { b } else { a };
-        self.ip += usize::from(!take_neg);
-        self.ineg += usize::from(take_neg);
-        (x.key(), !take_neg, x.weight())
-    }
-}
-
-/// One sorted array whose keys carry the outcome in bit 0 (possible when
-/// bit 0 is the same in every score key: it then orders nothing).
-pub(super) struct Packed<'a, T> {
-    pub(super) rows: std::slice::Iter<'a, T>,
-}
-
-impl<T: Item> Stream for Packed<'_, T> {
-    const WEIGHTED: bool = T::WEIGHTED;
-    #[inline(always)]
-    fn next(&mut self) -> (u64, bool, f64) {
-        let x = self.rows.next().copied().unwrap_or_else(T::sentinel);
-        let k = x.key();
-        (k >> 1, k & 1 == 1, x.weight())
-    }
+/// The walk (curves included) of packed float32 keys ([`packed_u32`]: a
+/// score's bits with the outcome in bit 0), as [`binary_ranking`] walks the
+/// same scores and outcomes.
+///
+/// # Errors
+/// Empty input, an interruption.
+pub(crate) fn walk_packed_keys(keys: Vec<u32>, pool: &Pool) -> Result<BinaryRanking> {
+    use rayon::prelude::*;
+    ensure!(!keys.is_empty(), MetricError::Empty { arg: "y_score" });
+    let ones = |c: &[u32]| c.iter().map(|&k| u64::from(k & 1)).sum::<u64>();
+    let n_pos: u64 = if pool.parallel_for(keys.len()) {
+        pool.install(|| keys.par_chunks(1 << 16).map(ones).sum())
+    } else {
+        ones(&keys)
+    };
+    let totals = Totals::counted(n_pos, keys.len() as u64 - n_pos);
+    sort_and_walk_packed(keys, totals, pool, true)
 }

@@ -2,9 +2,8 @@
 //! the exact pair counts, the weighted pair shares and the curve areas of
 //! [`BinaryRanking`] in one pass.
 
-use super::pieces::count_shares;
-use super::strategy::Stream;
-use super::{weight_scale, BinaryRanking, Totals};
+use super::binary::{count_shares, weight_scale, BinaryRanking, Totals};
+use super::stream::Stream;
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{Pool, CHECK_ROWS};

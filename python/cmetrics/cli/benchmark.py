@@ -19,8 +19,7 @@ import statistics
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import import_module
@@ -28,9 +27,12 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import numpy as np
+from rich.console import Console
+from rich.table import Table
 
 import cmetrics
 from cmetrics import reference
+from cmetrics.cli.demo_data import synthetic_dump, synthetic_proba
 
 #: Values one implementation returns: an array, a number or named numbers.
 Value = Any
@@ -62,8 +64,6 @@ class Data:
     y_distinct: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        from cmetrics.cli import synthetic_dump, synthetic_proba
-
         self.y_true, self.y_pred = synthetic_dump(self.rows, self.classes, self.seed)
         self.proba = synthetic_proba(self.y_pred, self.classes, self.seed, y_true=self.y_true)
         self.correct = self.y_pred == self.y_true
@@ -157,7 +157,7 @@ def _lists(*names: str) -> Callable[[Data], tuple[Any, ...]]:
 
 def _frame(**columns: str) -> Callable[[Data], tuple[Any, ...]]:
     def prepare(y: Data) -> tuple[Any, ...]:
-        import polars as pl
+        import polars as pl  # an optional peer, imported where it is used
 
         values = {k: (getattr(y, v).astype(np.int32) if v == "correct" else getattr(y, v)) for k, v in columns.items()}
         return (pl.DataFrame(values),)
@@ -177,42 +177,44 @@ def _report_values(r: cmetrics.Report) -> dict[str, float]:
 
 
 def _sklearn_report(y_true: np.ndarray, y_pred: np.ndarray, labels: list[int]) -> dict[str, float]:
-    from sklearn import metrics as m
+    from sklearn import metrics as sk_metrics  # an optional peer, imported where it is used
 
-    p, r, f, _ = m.precision_recall_fscore_support(y_true, y_pred, labels=labels, average="macro", zero_division=0)
+    p, r, f, _ = sk_metrics.precision_recall_fscore_support(
+        y_true, y_pred, labels=labels, average="macro", zero_division=0
+    )
     return {
-        "accuracy": m.accuracy_score(y_true, y_pred),
+        "accuracy": sk_metrics.accuracy_score(y_true, y_pred),
         "macro_precision": p,
         "macro_recall": r,
         "macro_f1": f,
-        "mcc": m.matthews_corrcoef(y_true, y_pred),
-        "kappa": m.cohen_kappa_score(y_true, y_pred, labels=labels),
+        "mcc": sk_metrics.matthews_corrcoef(y_true, y_pred),
+        "kappa": sk_metrics.cohen_kappa_score(y_true, y_pred, labels=labels),
     }
 
 
 def _pds_auroc(df: Any) -> float:
-    import polars_ds as pds
+    import polars_ds as pds  # an optional peer, imported where it is used
 
     return float(df.select(pds.query_roc_auc("y", "s")).item())
 
 
 def _pds_kendall(df: Any) -> float:
-    import polars_ds as pds
+    import polars_ds as pds  # an optional peer, imported where it is used
 
     return float(df.select(pds.kendall_tau("x", "y")).item())
 
 
 def _scipy_kendall(x: np.ndarray, y: np.ndarray) -> float:
-    from scipy import stats
+    from scipy import stats  # an optional peer, imported where it is used
 
     return float(stats.kendalltau(x, y).statistic)
 
 
 def _sklearn(name: str) -> Callable[..., Value]:
     def run(*args: Any, **kwargs: Any) -> Value:
-        from sklearn import metrics as m
+        from sklearn import metrics as sk_metrics  # an optional peer, imported where it is used
 
-        return getattr(m, name)(*args, **kwargs)
+        return getattr(sk_metrics, name)(*args, **kwargs)
 
     return run
 
@@ -245,96 +247,119 @@ def _both(fn: Callable[..., Value], **fixed: Any) -> tuple[Callable[..., Value],
     return rust, numpy
 
 
+def _metric(
+    name: str,
+    description: str,
+    tolerance: float,
+    rust_numpy: tuple[Callable[..., Value], ...],
+    *rest: Impl,
+    prepare: Callable[[Data], tuple[Any, ...]],
+) -> Metric:
+    """A metric: cmetrics on both backends (``rust_numpy``), then the peers ``rest``."""
+    rust, numpy = rust_numpy
+    impls = (Impl("cmetrics", rust, prepare), Impl("cmetrics (numpy backend)", numpy, prepare), *rest)
+    return Metric(name, description, tolerance, impls)
+
+
 def metrics() -> dict[str, Metric]:
     """Every metric the bench knows, by name, in the order it runs them."""
+    return {m.name: m for m in (*_label_metrics(), *_probability_metrics(), *_ranking_metrics())}
+
+
+def _label_metrics() -> list[Metric]:
     cm = cmetrics
-    out: list[Metric] = []
-
-    def add(
-        name: str,
-        description: str,
-        tolerance: float,
-        rust_numpy: tuple[Callable[..., Value], ...],
-        *rest: Impl,
-        prepare: Callable[[Data], tuple[Any, ...]],
-    ) -> None:
-        rust, numpy = rust_numpy
-        impls = (Impl("cmetrics", rust, prepare), Impl("cmetrics (numpy backend)", numpy, prepare), *rest)
-        out.append(Metric(name, description, tolerance, impls))
-
-    add(
-        "confusion_matrix",
-        "K x K confusion matrix of int32 labels",
-        0.0,
-        _both(lambda t, p, labels, **kw: cm.confusion_matrix(t, p, labels=labels, **kw)),
-        _sklearn_labels("confusion_matrix", _hard),
-        _python(reference.confusion_matrix, "y_true", "y_pred"),
-        prepare=_hard,
-    )
-    add(
-        "hard_report",
-        "accuracy, macro P/R/F1, MCC, kappa (cmetrics: evaluate's whole hard-label report)",
-        1e-9,
-        _both(lambda t, p, labels, **kw: _report_values(cm.evaluate(t, y_pred=p, labels=labels, **kw))),
-        Impl("scikit-learn", _sklearn_report, _hard, needs="scikit-learn", module="sklearn.metrics"),
-        _python(
-            lambda t, p, labels: reference.hard_report(reference.confusion_matrix(t, p, labels)), "y_true", "y_pred"
+    return [
+        _metric(
+            "confusion_matrix",
+            "K x K confusion matrix of int32 labels",
+            0.0,
+            _both(lambda t, p, labels, **kw: cm.confusion_matrix(t, p, labels=labels, **kw)),
+            _sklearn_labels("confusion_matrix", _hard),
+            _python(reference.confusion_matrix, "y_true", "y_pred"),
+            prepare=_hard,
         ),
-        prepare=_hard,
-    )
-    add(
-        "prob_confusion_matrix",
-        "K x K probabilistic confusion matrix of float32 probabilities",
-        1e-9,
-        _both(lambda t, p, labels, **kw: cm.prob_confusion_matrix(t, p, labels=labels, **kw)),
-        _python(reference.probabilistic_confusion_matrix, "y_true", "proba"),
-        prepare=_proba,
-    )
-    add(
-        "log_loss",
-        "log loss of float32 probabilities",
-        1e-9,
-        _both(lambda t, p, labels, **kw: cm.log_loss(t, p, labels=labels, **kw)),
-        _sklearn_labels("log_loss", _proba64),
-        _python(reference.log_loss, "y_true", "proba"),
-        prepare=_proba,
-    )
-    add(
-        "ece",
-        "top-label expected calibration error, 15 bins",
-        1e-9,
-        _both(lambda t, p, labels, **kw: cm.expected_calibration_error(t, p, labels=labels, **kw)),
-        _python(reference.expected_calibration_error, "y_true", "proba"),
-        prepare=_proba,
-    )
-    add(
-        "auroc",
-        "AUROC of correctness against float32 confidence (= refinement)",
-        1e-9,
-        _both(lambda c, s, **kw: cm.roc_auc_score(c, s, **kw)),
-        Impl("scikit-learn", _sklearn("roc_auc_score"), _ranked, needs="scikit-learn", module="sklearn.metrics"),
-        Impl("scors", lambda c, s: import_module("scors").roc_auc(c, s), _ranked, needs="scors", module="scors"),
-        Impl("polars-ds", _pds_auroc, _frame(y="correct", s="confidence"), needs="polars-ds", module="polars_ds"),
-        Impl(
-            "pure Python", lambda c, s, _labels: reference.roc_auc(c, s), _lists("correct", "confidence"), python=True
+        _metric(
+            "hard_report",
+            "accuracy, macro P/R/F1, MCC, kappa (cmetrics: evaluate's whole hard-label report)",
+            1e-9,
+            _both(lambda t, p, labels, **kw: _report_values(cm.evaluate(t, y_pred=p, labels=labels, **kw))),
+            Impl("scikit-learn", _sklearn_report, _hard, needs="scikit-learn", module="sklearn.metrics"),
+            _python(
+                lambda t, p, labels: reference.hard_report(reference.confusion_matrix(t, p, labels)), "y_true", "y_pred"
+            ),
+            prepare=_hard,
         ),
-        prepare=_ranked,
-    )
+    ]
+
+
+def _probability_metrics() -> list[Metric]:
+    cm = cmetrics
+    return [
+        _metric(
+            "prob_confusion_matrix",
+            "K x K probabilistic confusion matrix of float32 probabilities",
+            1e-9,
+            _both(lambda t, p, labels, **kw: cm.prob_confusion_matrix(t, p, labels=labels, **kw)),
+            _python(reference.probabilistic_confusion_matrix, "y_true", "proba"),
+            prepare=_proba,
+        ),
+        _metric(
+            "log_loss",
+            "log loss of float32 probabilities",
+            1e-9,
+            _both(lambda t, p, labels, **kw: cm.log_loss(t, p, labels=labels, **kw)),
+            _sklearn_labels("log_loss", _proba64),
+            _python(reference.log_loss, "y_true", "proba"),
+            prepare=_proba,
+        ),
+        _metric(
+            "ece",
+            "top-label expected calibration error, 15 bins",
+            1e-9,
+            _both(lambda t, p, labels, **kw: cm.expected_calibration_error(t, p, labels=labels, **kw)),
+            _python(reference.expected_calibration_error, "y_true", "proba"),
+            prepare=_proba,
+        ),
+    ]
+
+
+def _ranking_metrics() -> list[Metric]:
+    cm = cmetrics
+    out = [
+        _metric(
+            "auroc",
+            "AUROC of correctness against float32 confidence (= refinement)",
+            1e-9,
+            _both(lambda c, s, **kw: cm.roc_auc_score(c, s, **kw)),
+            Impl("scikit-learn", _sklearn("roc_auc_score"), _ranked, needs="scikit-learn", module="sklearn.metrics"),
+            Impl("scors", lambda c, s: import_module("scors").roc_auc(c, s), _ranked, needs="scors", module="scors"),
+            Impl("polars-ds", _pds_auroc, _frame(y="correct", s="confidence"), needs="polars-ds", module="polars_ds"),
+            Impl(
+                "pure Python",
+                lambda c, s, _labels: reference.roc_auc(c, s),
+                _lists("correct", "confidence"),
+                python=True,
+            ),
+            prepare=_ranked,
+        ),
+    ]
     for name, prepare, what, cols in (
         ("kendall_tau", _tied, "continuous x, y with 1,001 distinct values", ("x", "y_tied")),
         ("kendall_tau_distinct", _distinct, "continuous x and y, no ties", ("x", "y_distinct")),
     ):
-        add(
-            name,
-            f"Kendall's tau-b of float64 vectors: {what}",
-            1e-9,
-            _both(lambda x, y, **kw: cm.kendall_tau(x, y, **kw)),
-            Impl("scipy", _scipy_kendall, prepare, needs="scipy", module="scipy.stats"),
-            Impl("polars-ds", _pds_kendall, _frame(x="x", y=cols[1]), needs="polars-ds", module="polars_ds"),
-            _python(lambda x, y, _labels: reference.kendall_tau(x, y), *cols),
-            prepare=prepare,
+        out.append(
+            _metric(
+                name,
+                f"Kendall's tau-b of float64 vectors: {what}",
+                1e-9,
+                _both(lambda x, y, **kw: cm.kendall_tau(x, y, **kw)),
+                Impl("scipy", _scipy_kendall, prepare, needs="scipy", module="scipy.stats"),
+                Impl("polars-ds", _pds_kendall, _frame(x="x", y=cols[1]), needs="polars-ds", module="polars_ds"),
+                _python(lambda x, y, _labels: reference.kendall_tau(x, y), *cols),
+                prepare=prepare,
+            )
         )
-    return {m.name: m for m in out}
+    return out
 
 
 def installed(distribution: str) -> str | None:
@@ -639,9 +664,6 @@ def to_markdown(outcome: Outcome) -> str:
 
 
 def to_table(outcome: Outcome) -> str:
-    from rich.console import Console
-    from rich.table import Table
-
     console = Console(record=True, width=140, force_terminal=False)
     table = Table(title="cmetrics bench", caption=_header(outcome), show_lines=False)
     for h in HEADERS:
@@ -660,31 +682,3 @@ def to_table(outcome: Outcome) -> str:
         for f in outcome.failures:
             console.print(f"FAILED: {f}", markup=False)
     return cap.get()
-
-
-@contextmanager
-def progress_bar(total: int, enabled: bool) -> Iterator[Callable[[str], None]]:
-    """A rich progress bar on standard error advanced by each call (a no-op when disabled)."""
-    if not enabled:
-        yield lambda _what: None
-        return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("bench", total=total)
-        started = [False]
-
-        def step(what: str) -> None:
-            if started[0]:
-                bar.advance(task)
-            started[0] = True
-            bar.update(task, description=what)
-
-        yield step
-        bar.update(task, completed=total)

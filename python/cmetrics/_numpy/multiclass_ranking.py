@@ -1,0 +1,250 @@
+"""The multiclass ranking kernels with numpy (mirror of ``one_vs_rest.rs``, ``one_vs_one.rs``,
+``top_k.rs`` and ``binned.rs`` in ``rust/core/src/ranking/``): each column of a score matrix
+walked against its class (one-vs-rest), Hand and Till's pair AUROCs (one-vs-one), the histogram
+of the true class's rank (top-k accuracy), and the binned one-vs-rest histograms of the
+approximate mode, per batch and per group."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from cmetrics._base.value_checks import check_2d, check_weights
+from cmetrics._kernels import F64, BinaryRanking, GroupedHistograms, Groups, OneVsOne
+from cmetrics._numpy.grouping import check_offsets
+from cmetrics._numpy.ranking import binary_ranking, order_keys
+from cmetrics.exceptions import LengthMismatchError, LimitExceededError, NonFiniteError, ShapeError, ValidationError
+
+
+def _check_matrix(y_score: np.ndarray, codes: np.ndarray | None, indicator: np.ndarray | None) -> int:
+    """The checks of ``rust/core/src/ranking/score_matrix.rs`` (same messages)."""
+    check_2d(y_score, "y_score")
+    check_2d(indicator, "indicator")
+    n, k = y_score.shape
+    if k == 0:
+        raise ShapeError(f"y_score has the wrong shape: 0 values do not make rows of {k} columns")
+    if n == 0:
+        raise ShapeError("y_score is empty; at least one sample is required")
+    truth = codes if codes is not None else indicator
+    assert truth is not None
+    if truth.shape[0] != n or (indicator is not None and indicator.shape[1] != k):
+        msg = f"y_true has {truth.shape[0]} rows but y_score has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if codes is not None:
+        bad = np.flatnonzero(codes >= k)
+        if bad.size:
+            i = int(bad[0])
+            msg = (
+                f"y_true has the wrong shape: row {i} has class code {int(codes[i])}, but y_score has only {k} columns"
+            )
+            raise ShapeError(msg)
+    return int(n)
+
+
+def one_vs_rest(
+    y_score: np.ndarray,
+    columns: list[int],
+    codes: np.ndarray | None = None,
+    indicator: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    curves: bool = True,
+    n_threads: int = 0,
+) -> list[BinaryRanking]:
+    """The walk of each requested column against its class (as the Rust kernel)."""
+    if (codes is None) == (indicator is None):
+        raise ValidationError("pass exactly one of codes and indicator")
+    n = _check_matrix(y_score, codes, indicator)
+    for c in columns:
+        if c >= y_score.shape[1]:
+            msg = f"labels has the wrong shape: column {c} is beyond the {y_score.shape[1]} columns of y_score"
+            raise ShapeError(msg)
+    check_weights(sample_weight, n)
+    out = []
+    for c in columns:
+        positive = codes == c if codes is not None else np.ascontiguousarray(indicator[:, c])  # type: ignore[index]
+        out.append(binary_ranking(positive, np.ascontiguousarray(y_score[:, c]), sample_weight, curves))
+    return out
+
+
+def one_vs_one(y_score: np.ndarray, codes: np.ndarray, n_threads: int = 0) -> OneVsOne:
+    """Hand and Till's pair AUROCs averaged (as the Rust kernel): for each class ``a`` with rows,
+    one sort of its column gives, for every row, the a-rows scored above it and tied with it;
+    summed per class ``b`` they are the exact pair counts of the pair (a, b)."""
+    _check_matrix(y_score, codes, None)
+    k = y_score.shape[1]
+    counts = np.bincount(codes, minlength=k).astype(np.int64)
+    present = np.flatnonzero(counts)
+    m = present.size
+    if m < 2:
+        return OneVsOne(0, math.nan, math.nan)
+    by_class = np.argsort(codes, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))[present]
+    plain, weighted = [], []
+    for a in present.tolist():
+        column = y_score[:, a]
+        bad = np.flatnonzero(~np.isfinite(column))
+        if bad.size:
+            i = int(bad[0])
+            msg = f"y_score[{i}] = {float(column[i])!r} is not finite; remove or impute NaN and infinite values"
+            raise NonFiniteError(msg)
+        column = column.astype(np.float64)
+        mine = np.sort(column[codes == a])
+        right = np.searchsorted(mine, column, "right")
+        above = mine.size - right
+        tied = right - np.searchsorted(mine, column, "left")
+        ordered_b = np.add.reduceat(above[by_class], starts)
+        tied_b = np.add.reduceat(tied[by_class], starts)
+        others = present != a
+        n_a, n_b = int(counts[a]), counts[present][others]
+        auc = exact_ratios(2 * ordered_b[others] + tied_b[others], 2 * n_a * n_b)
+        plain.append(np.cumsum(auc)[-1])
+        weighted.append(np.cumsum(auc * (n_a + n_b).astype(np.float64))[-1])
+    n_pairs = m * (m - 1) // 2
+    total_rows = float(counts.sum())
+    return OneVsOne(
+        n_pairs,
+        float(np.cumsum(plain)[-1] / (2.0 * n_pairs)),
+        float(np.cumsum(weighted)[-1] / (2.0 * (m - 1) * total_rows)),
+    )
+
+
+def exact_ratios(num: np.ndarray, den: np.ndarray) -> F64:
+    """``num / den`` of non-negative integers, each rounded once to the nearest float64 (as
+    ``float(Fraction(num, den))``): IEEE division where both are exact float64s, fractions
+    past 2^53."""
+    num, den = np.asarray(num, dtype=np.int64), np.asarray(den, dtype=np.int64)
+    out = num.astype(np.float64) / den.astype(np.float64)
+    for i in np.flatnonzero(den > 2**53):
+        out[i] = float(Fraction(int(num[i]), int(den[i])))
+    return out
+
+
+def rank_histogram(
+    y_score: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 0
+) -> np.ndarray:
+    """The (weighted) count of rows by the rank of their true class (as the Rust kernel)."""
+    n = _check_matrix(y_score, codes, None)
+    check_weights(sample_weight, n)
+    k = y_score.shape[1]
+    hist = np.zeros(k)
+    step = max(1, (1 << 20) // k)
+    later = np.arange(k)[None, :]
+    for start in range(0, n, step):
+        x = order_keys(y_score[start : start + step])
+        c = codes[start : start + step].astype(np.intp)
+        own = x[np.arange(x.shape[0]), c][:, None]
+        rank = np.count_nonzero(x > own, axis=1) + np.count_nonzero((x == own) & (later > c[:, None]), axis=1)
+        w = None if sample_weight is None else sample_weight[start : start + step]
+        hist += np.bincount(rank, weights=w, minlength=k)
+    return hist
+
+
+def _check_binned(y_score: np.ndarray, codes: np.ndarray, bins: int, sample_weight: np.ndarray | None) -> int:
+    """The checks both binned kernels start with; the row count."""
+    n = _check_matrix(y_score, codes, None)
+    if bins <= 0:
+        raise ValidationError("ranking_bins is invalid: the approximate mode needs at least one bin")
+    check_weights(sample_weight, n)
+    return n
+
+
+def _check_unit(x: np.ndarray) -> None:
+    """Scores outside [0, 1] cannot be binned: the first one (in row order) is named."""
+    bad = ~((x >= 0) & (x <= 1))
+    if bad.any():
+        row, col = (int(v) for v in np.argwhere(bad)[0])
+        msg = (
+            f"y_proba is invalid: y_proba[{row}, {col}] = {float(x[row, col])!r} is outside [0, 1]; the approximate "
+            "ranking mode bins probabilities in [0, 1] (use ranking='exact' for other scores)"
+        )
+        raise ValidationError(msg)
+
+
+def binned_one_vs_rest(
+    y_score: np.ndarray, codes: np.ndarray, bins: int, sample_weight: np.ndarray | None = None, n_threads: int = 0
+) -> list[Groups]:
+    """Each column's tie groups binned in [0, 1] against its class (as the Rust kernel)."""
+    _check_binned(y_score, codes, bins, sample_weight)
+    x = np.asarray(y_score, dtype=np.float64)
+    _check_unit(x)
+    cells = bins + 1
+    out = []
+    for col in range(x.shape[1]):
+        cell = np.minimum(np.floor(x[:, col] * bins).astype(np.int64), cells - 1)
+        pos = codes == col
+        n_pos = np.bincount(cell[pos], minlength=cells).astype(np.uint64)
+        n_neg = np.bincount(cell[~pos], minlength=cells).astype(np.uint64)
+        keep = (n_pos + n_neg) > 0
+        values = np.flatnonzero(keep) / float(bins)
+        if sample_weight is None:
+            out.append(Groups(values, n_pos[keep], n_neg[keep], None, None))
+        else:
+            w_pos = np.bincount(cell[pos], weights=sample_weight[pos], minlength=cells).astype(np.float64)
+            w_neg = np.bincount(cell[~pos], weights=sample_weight[~pos], minlength=cells).astype(np.float64)
+            out.append(Groups(values, n_pos[keep], n_neg[keep], w_pos[keep], w_neg[keep]))
+    return out
+
+
+def grouped_binned_histograms(
+    y_score: np.ndarray,
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    bins: int,
+    sample_weight: np.ndarray | None = None,
+    n_threads: int = 0,
+) -> GroupedHistograms:
+    """Dense binned one-vs-rest histograms of each group of rows (as the Rust kernel): the
+    rows laid out group by group, ``offsets`` the G + 1 group starts; arrays of shape
+    (G, K, bins + 1) of all rows, positive rows, and with weights their weights."""
+    n = _check_binned(y_score, codes, bins, sample_weight)
+    o = check_offsets(offsets, n, strict=False)
+    x = np.asarray(y_score, dtype=np.float64)
+    k, cells, groups = x.shape[1], bins + 1, o.shape[0] - 1
+    if groups * k * cells > 1 << 27:
+        msg = (
+            f"grouped histogram cells (groups x classes x bins) would be {groups * k * cells}, above the limit of "
+            f"{1 << 27}; group by a coarser column, or use fewer group_ranking_bins"
+        )
+        raise LimitExceededError(msg)
+    _check_unit(x)
+    group = np.repeat(np.arange(groups, dtype=np.int64), np.diff(o))
+    cell = np.minimum(np.floor(x * bins).astype(np.int64), cells - 1)
+    flat = (group[:, None] * k + np.arange(k, dtype=np.int64)) * cells + cell
+    size = groups * k * cells
+    rows = np.arange(n)
+    hit = flat[rows, np.asarray(codes, dtype=np.int64)] if n else np.zeros(0, np.int64)
+    shape = (groups, k, cells)
+    all_rows = np.bincount(flat.ravel(), minlength=size).astype(np.uint64).reshape(shape)
+    pos_rows = np.bincount(hit, minlength=size).astype(np.uint64).reshape(shape)
+    if sample_weight is None:
+        return GroupedHistograms(all_rows, pos_rows, None, None)
+    w = np.asarray(sample_weight, dtype=np.float64)
+    w_all = np.bincount(flat.ravel(), weights=np.repeat(w, k), minlength=size).reshape(shape)
+    w_pos = np.bincount(hit, weights=w, minlength=size).reshape(shape)
+    return GroupedHistograms(all_rows, pos_rows, w_all, w_pos)
+
+
+def rank_histogram_groups(
+    y_score: np.ndarray,
+    codes: np.ndarray,
+    offsets: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    n_threads: int = 0,
+) -> np.ndarray:
+    """:func:`rank_histogram` of each group of rows (rows laid out group by group in a
+    row-major matrix, ``offsets`` the G + 1 starts of the groups): a (G, K) array."""
+    n = _check_matrix(y_score, codes, None)
+    check_weights(sample_weight, n)
+    o = check_offsets(offsets, n, strict=False)
+    if not np.asarray(y_score).flags.c_contiguous:
+        msg = f"y_score has the wrong shape: a row-major matrix of {n} rows is needed"
+        raise ShapeError(msg)
+    k = y_score.shape[1]
+    out = np.zeros((o.shape[0] - 1, k))
+    for g, (lo, hi) in enumerate(zip(o[:-1].tolist(), o[1:].tolist(), strict=True)):
+        if hi > lo:
+            w = None if sample_weight is None else sample_weight[lo:hi]
+            out[g] = rank_histogram(y_score[lo:hi], codes[lo:hi], w)
+    return out

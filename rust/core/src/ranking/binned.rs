@@ -1,0 +1,371 @@
+//! The approximate one-vs-rest state: each column's scores in `[0, 1]` binned
+//! into histograms of positives and negatives (fixed memory, mergeable by
+//! addition), per batch and per group.
+
+use super::binary::check_weights;
+use super::keys::Score;
+use super::score_matrix::{check_matrix, Matrix, Truth};
+use rayon::prelude::*;
+
+use crate::ensure;
+use crate::error::{MetricError, Result};
+use crate::memory::{check_available, try_filled};
+use crate::parallel::{Pool, CHECK_ROWS};
+
+/// The cells a tile of rows is counted into by [`count_tile`]: for each of its
+/// columns, `bins + 1` cells of all rows and of the column's class's rows, and
+/// their weights (empty without weights).
+struct Tables<'a, C> {
+    all: &'a mut [C],
+    pos: &'a mut [C],
+    w_all: &'a mut [f64],
+    w_pos: &'a mut [f64],
+}
+
+/// Count rows `rows` of columns `cols` into `t` (column `cols.start + j` at cells
+/// `j * (bins + 1)..`): every row in each column's bin (bin `floor(score *
+/// bins)`, the last one holding 1.0), a column at a time so that its cells stay
+/// in cache, then each row once more in its own class's column when that is one
+/// of `cols` (a row is positive in one column only: one count per row, not a
+/// test per row and column). Weight sums run in row order. Returns the first
+/// (row, column) in row order whose score is outside [0, 1] (NaN included),
+/// which is binned all the same.
+fn count_tile<X: Score, C: Copy + std::ops::AddAssign + From<u8>>(
+    scores: &Matrix<'_, X>,
+    codes: &[u32],
+    weight: Option<&[f64]>,
+    cols: std::ops::Range<usize>,
+    rows: std::ops::Range<usize>,
+    bins: u32,
+    t: Tables<'_, C>,
+) -> Option<(usize, usize)> {
+    let n = codes.len();
+    let cells = bins as usize + 1;
+    let scale = f64::from(bins);
+    // Truncation is the floor for the non-negative values kept.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let cell = |v: f64| ((v * scale) as usize).min(cells - 1);
+    let mut outside = false;
+    for (j, col) in cols.clone().enumerate() {
+        let span = j * cells..(j + 1) * cells;
+        let Some(all) = t.all.get_mut(span.clone()) else {
+            continue;
+        };
+        let column = scores.column(n, col, rows.start, rows.end);
+        match (weight, t.w_all.get_mut(span)) {
+            (Some(w), Some(sums)) => {
+                for (i, x) in rows.clone().zip(column) {
+                    let v = x.to_f64();
+                    outside |= !(0.0..=1.0).contains(&v);
+                    let at = cell(v);
+                    if let (Some(slot), Some(sum)) = (all.get_mut(at), sums.get_mut(at)) {
+                        *slot += C::from(1);
+                        *sum += w.get(i).copied().unwrap_or(0.0);
+                    }
+                }
+            }
+            _ => {
+                for x in column {
+                    let v = x.to_f64();
+                    outside |= !(0.0..=1.0).contains(&v);
+                    if let Some(slot) = all.get_mut(cell(v)) {
+                        *slot += C::from(1);
+                    }
+                }
+            }
+        }
+    }
+    for i in rows.clone() {
+        let c = codes.get(i).copied().unwrap_or(0) as usize;
+        if !cols.contains(&c) {
+            continue;
+        }
+        let at = (c - cols.start) * cells + cell(scores.at(n, i, c).to_f64());
+        if let Some(slot) = t.pos.get_mut(at) {
+            *slot += C::from(1);
+        }
+        if let (Some(w), Some(slot)) = (weight, t.w_pos.get_mut(at)) {
+            *slot += w.get(i).copied().unwrap_or(0.0);
+        }
+    }
+    if !outside {
+        return None;
+    }
+    rows.into_iter().find_map(|i| {
+        cols.clone()
+            .find(|&c| !(0.0..=1.0).contains(&scores.at(n, i, c).to_f64()))
+            .map(|c| (i, c))
+    })
+}
+
+/// The binned groups of a run of columns, and the first (row, column) whose
+/// score is outside [0, 1].
+type ColumnGroups = (Vec<super::ScoreGroups>, Option<(usize, usize)>);
+
+/// The approximate one-vs-rest summary: for each column, the tie groups of its
+/// scores binned in [0, 1] as [`super::GroupState::add_binned`] bins them
+/// (each score replaced by the lower edge of its bin of width `1 / bins`, 1.0
+/// in a bin of its own), against "the row is of this class". One read of the
+/// matrix per group of columns; the columns are spread over the pool's threads
+/// and each column's sums run in row order, so nothing depends on the thread
+/// count. Memory: `(bins + 1)` cells per column.
+///
+/// # Errors
+/// As [`one_vs_rest`]; a score outside [0, 1]; `bins` of 0.
+pub fn binned_one_vs_rest<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    weight: Option<&[f64]>,
+    bins: u32,
+    pool: &Pool,
+) -> Result<Vec<super::ScoreGroups>> {
+    let n = check_binned(codes, &scores, weight, bins)?;
+    let k = scores.n_cols;
+    let cells = bins as usize + 1;
+    let scale = f64::from(bins);
+    let weighted = weight.is_some();
+    // Columns split into one group per thread; each group reads every row once.
+    let threads = pool.threads().max(1).min(k);
+    let per = k.div_ceil(threads);
+    let groups: Vec<(usize, usize)> = (0..k).step_by(per).map(|a| (a, (a + per).min(k))).collect();
+    // Each group's tables: two u32 and two u64 cells, and two f64 with weights.
+    let cell_bytes = 24 + if weighted { 16 } else { 0 };
+    check_available(
+        (k as u128) * (cells as u128) * cell_bytes,
+        "the binned one-vs-rest tables",
+    )?;
+    // Per group of columns: its columns' groups, and the first row with a score outside [0, 1].
+    let histogram = |&(lo, hi): &(usize, usize)| -> ColumnGroups {
+        let width = hi - lo;
+        let mut bad: Option<(usize, usize)> = None;
+        // Rows per cell (all) and positive rows per cell: a row is positive in one column only,
+        // so the negatives are the difference. u32 cells keep the hot table small; they are
+        // flushed into u64 totals every 2^31 rows.
+        let mut all = vec![0_u32; width * cells];
+        let mut pos = vec![0_u32; width * cells];
+        let mut all64 = vec![0_u64; width * cells];
+        let mut pos64 = vec![0_u64; width * cells];
+        let mut w_all = vec![0.0_f64; if weighted { width * cells } else { 0 }];
+        let mut w_pos = vec![0.0_f64; if weighted { width * cells } else { 0 }];
+        let flush = |a: &mut Vec<u32>, b: &mut Vec<u64>| {
+            for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                *y += u64::from(*x);
+                *x = 0;
+            }
+        };
+        // Rows in blocks of 2^31 (no u32 cell overflows), flushed into the u64 totals.
+        let block = 1_usize << 31;
+        // Tiles of rows: a row-major tile is read once per column, so it must stay in the
+        // second-level cache (2^13 rows of 10 float32: 320 KB); a column-major one is read
+        // once in all.
+        let tile = if scores.column_major {
+            CHECK_ROWS
+        } else {
+            1 << 13
+        };
+        for start in (0..n).step_by(block) {
+            let end = (start + block).min(n);
+            for first in (start..end).step_by(tile) {
+                if pool.stopped() || bad.is_some() {
+                    break;
+                }
+                let last = (first + tile).min(end);
+                let tables = Tables {
+                    all: &mut all,
+                    pos: &mut pos,
+                    w_all: &mut w_all,
+                    w_pos: &mut w_pos,
+                };
+                bad = count_tile(&scores, codes, weight, lo..hi, first..last, bins, tables);
+            }
+            flush(&mut all, &mut all64);
+            flush(&mut pos, &mut pos64);
+        }
+        let out = (0..width)
+            .map(|c| {
+                let mut g = super::ScoreGroups::default();
+                for cell in 0..cells {
+                    let at = c * cells + cell;
+                    let (a, p) = (
+                        all64.get(at).copied().unwrap_or(0),
+                        pos64.get(at).copied().unwrap_or(0),
+                    );
+                    if a > 0 {
+                        let wa = w_all.get(at).copied().unwrap_or(0.0);
+                        let wp = w_pos.get(at).copied().unwrap_or(0.0);
+                        #[allow(clippy::cast_precision_loss)]
+                        g.push(
+                            cell as f64 / scale,
+                            (p, a - p, wp, (wa - wp).max(0.0)),
+                            weighted,
+                        );
+                    }
+                }
+                g
+            })
+            .collect();
+        (out, bad)
+    };
+    let parts: Vec<ColumnGroups> = if pool.parallel_for(n * k) {
+        pool.install(|| groups.par_iter().map(histogram).collect())
+    } else {
+        groups.iter().map(histogram).collect()
+    };
+    pool.check()?;
+    if let Some((row, col)) = parts.iter().filter_map(|p| p.1).min() {
+        return Err(outside_unit(&scores, n, row, col));
+    }
+    Ok(parts.into_iter().flat_map(|p| p.0).collect())
+}
+
+/// The checks both binned kernels start with; the row count.
+fn check_binned<X: Score>(
+    codes: &[u32],
+    scores: &Matrix<'_, X>,
+    weight: Option<&[f64]>,
+    bins: u32,
+) -> Result<usize> {
+    let n = check_matrix(scores, Truth::Codes(codes))?;
+    ensure!(
+        bins > 0,
+        MetricError::InvalidValue {
+            arg: "ranking_bins",
+            detail: "the approximate mode needs at least one bin".into(),
+        }
+    );
+    if let Some(w) = weight {
+        check_weights(w, n, "y_score")?;
+    }
+    Ok(n)
+}
+
+/// The error of a score outside [0, 1] in a binned kernel.
+fn outside_unit<X: Score>(scores: &Matrix<'_, X>, n: usize, row: usize, col: usize) -> MetricError {
+    MetricError::InvalidValue {
+        arg: "y_proba",
+        detail: format!(
+            "y_proba[{row}, {col}] = {} is outside [0, 1]; the approximate ranking mode bins \
+             probabilities in [0, 1] (use ranking='exact' for other scores)",
+            crate::error::py_float(scores.at(n, row, col).to_f64())
+        ),
+    }
+}
+
+/// The most cells (groups x columns x bins) of [`grouped_binned_histograms`].
+pub const MAX_GROUPED_CELLS: usize = 1 << 27;
+
+/// Dense binned one-vs-rest histograms of every group of rows: for group `g`,
+/// column `c` and bin `b` (cell `(g * n_cols + c) * (bins + 1) + b`), the
+/// rows of the group whose score in column `c` falls in bin `b` (`all`), those
+/// of class `c` among them (`pos`), and their weights (empty without weights).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupedHistograms {
+    pub all: Vec<u64>,
+    pub pos: Vec<u64>,
+    pub w_all: Vec<f64>,
+    pub w_pos: Vec<f64>,
+}
+
+/// One group's number and its cells of the four tables.
+type GroupCells<'a> = (
+    usize,
+    &'a mut [u64],
+    &'a mut [u64],
+    &'a mut [f64],
+    &'a mut [f64],
+);
+
+/// [`binned_one_vs_rest`] for every group of rows at once, as dense
+/// histograms: the rows are laid out group by group (`offsets`, `G + 1`
+/// increasing row numbers from 0 to the row count) and each group's rows are
+/// binned into its own cells (bin `floor(score * bins)`, the last bin holding
+/// 1.0), in parallel over the groups.
+///
+/// # Errors
+/// [`MetricError::Shape`] for inputs of different lengths or offsets that do
+/// not cover the rows in order; [`MetricError::InvalidValue`] for a score
+/// outside [0, 1] (the first, in row order) or no bins;
+/// [`MetricError::LimitExceeded`] beyond [`MAX_GROUPED_CELLS`] cells;
+/// [`MetricError::Interrupted`].
+pub fn grouped_binned_histograms<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    offsets: &[i64],
+    weight: Option<&[f64]>,
+    bins: u32,
+    pool: &Pool,
+) -> Result<GroupedHistograms> {
+    let n = check_binned(codes, &scores, weight, bins)?;
+    crate::grouping::check_offsets(offsets, n, false)?;
+    let k = scores.n_cols;
+    let cells = bins as usize + 1;
+    let n_groups = offsets.len() - 1;
+    let per_group = k * cells;
+    let total = n_groups.saturating_mul(per_group);
+    ensure!(
+        total <= MAX_GROUPED_CELLS,
+        MetricError::LimitExceeded {
+            what: "grouped histogram cells (groups x classes x bins)",
+            needed: total as u128,
+            limit: MAX_GROUPED_CELLS as u128,
+            hint: "group by a coarser column, or use fewer group_ranking_bins",
+        }
+    );
+    let weighted = weight.is_some();
+    let w_total = if weighted { total } else { 0 };
+    const WHAT: &str = "the grouped rank histograms";
+    let mut out = GroupedHistograms {
+        all: try_filled(total, 0, WHAT)?,
+        pos: try_filled(total, 0, WHAT)?,
+        w_all: try_filled(w_total, 0.0, WHAT)?,
+        w_pos: try_filled(w_total, 0.0, WHAT)?,
+    };
+    // One group: its rows' cells, and its first score outside [0, 1].
+    let fill =
+        |g: usize, all: &mut [u64], pos: &mut [u64], w_all: &mut [f64], w_pos: &mut [f64]| {
+            let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
+            let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);
+            for start in (lo..hi).step_by(CHECK_ROWS) {
+                if pool.stopped() {
+                    return None;
+                }
+                let end = (start + CHECK_ROWS).min(hi);
+                let tables = Tables {
+                    all: &mut *all,
+                    pos: &mut *pos,
+                    w_all: &mut *w_all,
+                    w_pos: &mut *w_pos,
+                };
+                let bad = count_tile(&scores, codes, weight, 0..k, start..end, bins, tables);
+                if bad.is_some() {
+                    return bad;
+                }
+            }
+            None
+        };
+    let wide = per_group.max(1);
+    let weight_chunk = if weighted { wide } else { 1 };
+    let mut w_all_chunks: Vec<&mut [f64]> = out.w_all.chunks_mut(weight_chunk).collect();
+    let mut w_pos_chunks: Vec<&mut [f64]> = out.w_pos.chunks_mut(weight_chunk).collect();
+    w_all_chunks.resize_with(n_groups, Default::default);
+    w_pos_chunks.resize_with(n_groups, Default::default);
+    let jobs: Vec<GroupCells<'_>> = out
+        .all
+        .chunks_mut(wide)
+        .zip(out.pos.chunks_mut(wide))
+        .zip(w_all_chunks.into_iter().zip(w_pos_chunks))
+        .enumerate()
+        .map(|(g, ((a, p), (wa, wp)))| (g, a, p, wa, wp))
+        .collect();
+    let run = |(g, a, p, wa, wp): GroupCells<'_>| fill(g, a, p, wa, wp);
+    let bad: Option<(usize, usize)> = if pool.parallel_for(n * k) {
+        pool.install(|| jobs.into_par_iter().filter_map(run).min())
+    } else {
+        jobs.into_iter().filter_map(run).min()
+    };
+    pool.check()?;
+    if let Some((row, col)) = bad {
+        return Err(outside_unit(&scores, n, row, col));
+    }
+    Ok(out)
+}

@@ -1,0 +1,276 @@
+//! The one-sided sweep: when one vector has few distinct values, its ranks
+//! ride in the low bits of the other's sorted keys, and their inversions are
+//! counted block by block.
+
+use super::counts::KendallCounts;
+use super::key_map::{counts_by_rank, ranks, KeyMap, TABLE_MAX_DISTINCT};
+use super::runs::{pairs_within, run_cuts, tie_runs, visit_runs};
+use crate::error::Result;
+use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
+use crate::ranking::keys::Score;
+use crate::sort::sort_keys;
+use rayon::prelude::*;
+
+/// The ranks of `y` as `u16` codes (order-preserving, dense), with the count
+/// of each rank, when `y` has at most [`TABLE_MAX_DISTINCT`] distinct values.
+fn small_codes<Y: Score>(y: &[Y], pool: &Pool) -> Option<(Vec<u16>, Vec<u64>)> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let size = y.len().div_ceil(pool.threads().max(1)).max(1);
+    let gave_up = AtomicBool::new(false);
+    let maps: Option<Vec<KeyMap>> = pool.install(|| {
+        y.par_chunks(size)
+            .map(|c| {
+                let mut m = KeyMap::with_capacity(1024);
+                for part in c.chunks(4096) {
+                    for v in part {
+                        m.add(v.key());
+                    }
+                    if gave_up.load(Ordering::Relaxed)
+                        || m.len > TABLE_MAX_DISTINCT
+                        || pool.stopped()
+                    {
+                        gave_up.store(true, Ordering::Relaxed);
+                        return None;
+                    }
+                }
+                Some(m)
+            })
+            .collect()
+    });
+    let maps = maps?;
+    let (d, rank) = ranks(&maps.iter().collect::<Vec<_>>());
+    if d > TABLE_MAX_DISTINCT {
+        return None;
+    }
+    let mut counts = vec![0_u64; d];
+    for m in &maps {
+        for (r, c) in counts_by_rank(m, &rank, d).into_iter().enumerate() {
+            if let Some(t) = counts.get_mut(r) {
+                *t += c;
+            }
+        }
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let code = |i: usize| y.get(i).map_or(0, |v| rank.get(v.key()) as u16);
+    let codes = collect_chunked(y.len(), code, pool).ok()?;
+    Some((codes, counts))
+}
+
+/// Rows per block of [`small_alphabet_inversions`] (fixed: the count does not
+/// depend on the thread count, and it is exact anyway).
+const SWEEP_BLOCK: usize = 1 << 18;
+
+/// Inversions (`i < j`, `c_i > c_j`) of a sequence of codes below `d`: each
+/// block of [`SWEEP_BLOCK`] codes counts its own bit by bit (below) and keeps
+/// its histogram, then each block is weighed against the histogram of all
+/// earlier blocks. O(n log d + (n / block) d).
+fn small_alphabet_inversions(codes: &[u16], d: usize, pool: &Pool) -> u128 {
+    // A pair is an inversion at the highest bit where its codes differ: for
+    // each bit, count the earlier codes with the same higher bits and a 1
+    // there (one counter per prefix, all levels in one table of 2^bits
+    // cells: level l's prefixes at 2^(bits-l-1) + prefix). Fixed trip
+    // counts, no data-dependent branch.
+    let bits = (u32::BITS
+        - u32::try_from(d.saturating_sub(1))
+            .unwrap_or(u32::MAX)
+            .leading_zeros())
+    .max(1);
+    let block = |part: &[u16]| -> (u128, Vec<u64>) {
+        let mut ones = vec![0_u32; 1 << bits];
+        let mut hist = vec![0_u64; d];
+        let mut inv = 0_u64;
+        for &c in part {
+            let c = u32::from(c);
+            for level in 0..bits {
+                let prefix = c >> (level + 1);
+                let bit = (c >> level) & 1;
+                let at = ((1_u32 << (bits - level - 1)) + prefix) as usize;
+                if let Some(o) = ones.get_mut(at) {
+                    inv += u64::from((1 - bit) * *o);
+                    *o += bit;
+                }
+            }
+            if let Some(h) = hist.get_mut(c as usize) {
+                *h += 1;
+            }
+        }
+        (u128::from(inv), hist)
+    };
+    let blocks: Vec<(u128, Vec<u64>)> = if pool.parallel_for(codes.len()) {
+        pool.install(|| codes.par_chunks(SWEEP_BLOCK).map(block).collect())
+    } else {
+        codes.chunks(SWEEP_BLOCK).map(block).collect()
+    };
+    let mut earlier = vec![0_u64; d];
+    let mut inversions = 0_u128;
+    for (inv, hist) in blocks {
+        inversions += inv;
+        // Earlier codes above each code of this block.
+        let mut above = 0_u64;
+        for (e, h) in earlier.iter_mut().zip(&hist).rev() {
+            inversions += u128::from(*h) * u128::from(above);
+            above += *e;
+            *e += *h;
+        }
+    }
+    inversions
+}
+
+/// Kendall counts when `y` has at most [`TABLE_MAX_DISTINCT`] distinct
+/// values (and `x` any number), with `u64` keys: the key of x with its low
+/// `b` bits replaced by the rank of y (`b` bits hold every rank), sorted.
+/// Rows whose x keys differ only in those low bits then sort by y instead of
+/// x, and count as tied in x; the runs of equal truncated keys are found on
+/// the way, and when some exist their rows are read again with their full
+/// keys and their counts replaced by exact ones. `None` when y has more
+/// distinct values.
+pub(super) fn by_one_sided<X: Score, Y: Score>(
+    x: &[X],
+    y: &[Y],
+    pool: &Pool,
+) -> Result<Option<KendallCounts>> {
+    let n = x.len();
+    let Some((codes, y_counts)) = small_codes(y, pool) else {
+        pool.check()?;
+        return Ok(None);
+    };
+    pool.check()?;
+    let d = y_counts.len();
+    let bits = (usize::BITS - d.saturating_sub(1).leading_zeros()).max(1);
+    let low = (1_u64 << bits) - 1;
+    let key = |i: usize| {
+        let a = x.get(i).map_or(0, |v| v.key());
+        (a & !low) | u64::from(codes.get(i).copied().unwrap_or(0))
+    };
+    let mut keys: Vec<u64> = collect_chunked(n, key, pool)?;
+    sort_keys(&mut keys, pool)?;
+    let (x_ties, x_distinct, joint_ties, shared) = prefix_runs(&keys, bits, pool);
+    pool.check()?;
+    #[allow(clippy::cast_possible_truncation)]
+    let sorted_codes: Vec<u16> =
+        collect_chunked(n, |i| keys.get(i).map_or(0, |&k| (k & low) as u16), pool)?;
+    drop(keys);
+    let discordant = small_alphabet_inversions(&sorted_codes, d, pool);
+    drop(sorted_codes);
+    pool.check()?;
+    let mut c = KendallCounts {
+        n: n as u64,
+        x_ties,
+        y_ties: pairs_within(&y_counts),
+        joint_ties,
+        discordant,
+        x_distinct,
+        y_distinct: d as u64,
+    };
+    if !shared.is_empty() {
+        exact_within_shared(&mut c, x, &codes, &shared, bits, d, pool);
+    }
+    pool.check()?;
+    Ok(Some(c))
+}
+
+/// One parallel pass over sorted keys: the pairs and the runs of equal
+/// `key >> bits` (ties in x), the pairs of equal keys (joint ties), and the
+/// truncated keys shared by two rows or more, in order.
+fn prefix_runs(keys: &[u64], bits: u32, pool: &Pool) -> (u128, u64, u128, Vec<u64>) {
+    let cuts = run_cuts(keys, bits, pool);
+    let piece = |w: &[usize]| -> (u128, u64, u128, Vec<u64>) {
+        let (mut x_ties, mut joint) = (0_u128, 0_u128);
+        let mut shared = Vec::new();
+        let &[start, end] = w else {
+            return (0, 0, 0, shared);
+        };
+        if pool.stopped() {
+            return (0, 0, 0, shared);
+        }
+        let keys = keys.get(start..end).unwrap_or(&[]);
+        let pairs = |t: usize| (t as u128) * (t as u128 - 1) / 2;
+        let mut distinct = keys.len() as u64;
+        for (i, j) in visit_runs(keys, bits, |_, _| {}) {
+            let run = keys.get(i..j).unwrap_or(&[]);
+            x_ties += pairs(run.len());
+            distinct -= run.len() as u64 - 1;
+            joint += tie_runs(run, |k| *k, pool).0;
+            shared.extend(run.first().map(|k| k >> bits));
+        }
+        (x_ties, distinct, joint, shared)
+    };
+    let parts: Vec<(u128, u64, u128, Vec<u64>)> = if pool.parallel_for(keys.len()) {
+        pool.install(|| cuts.par_windows(2).map(piece).collect())
+    } else {
+        cuts.windows(2).map(piece).collect()
+    };
+    let mut out = (0, 0, 0, Vec::new());
+    for (a, b, c, d) in parts {
+        out.0 += a;
+        out.1 += b;
+        out.2 += c;
+        out.3.extend(d);
+    }
+    out
+}
+
+/// Replace the counts of [`by_one_sided`] within each group of rows sharing
+/// a truncated x key by exact ones, from the rows' full keys: there the
+/// sorted order had every row tied in x (no discordant pair, all pairs x
+/// ties, joint ties by equal y rank, one distinct x).
+fn exact_within_shared<X: Score>(
+    c: &mut KendallCounts,
+    x: &[X],
+    codes: &[u16],
+    shared: &[u64],
+    bits: u32,
+    d: usize,
+    pool: &Pool,
+) {
+    let mut set = KeyMap::with_capacity(shared.len());
+    for &p in shared {
+        set.insert(p, 1);
+    }
+    let pick = |(cx, cc): (&[X], &[u16])| -> Vec<(u64, u64, u16)> {
+        cx.iter()
+            .zip(cc)
+            .filter(|(v, _)| set.get(v.key() >> bits) == 1)
+            .map(|(v, &code)| (v.key() >> bits, v.key(), code))
+            .collect()
+    };
+    let mut rows: Vec<(u64, u64, u16)> = if pool.parallel_for(x.len()) {
+        pool.install(|| {
+            x.par_chunks(CHECK_ROWS)
+                .zip(codes.par_chunks(CHECK_ROWS))
+                .flat_map_iter(pick)
+                .collect()
+        })
+    } else {
+        pick((x, codes))
+    };
+    rows.sort_unstable();
+    let pairs = |r: u128| r * r.saturating_sub(1) / 2;
+    let mut i = 0;
+    while let Some(&(prefix, _, _)) = rows.get(i) {
+        let mut j = i;
+        while rows.get(j).is_some_and(|r| r.0 == prefix) {
+            j += 1;
+        }
+        let group = rows.get(i..j).unwrap_or(&[]);
+        let len = group.len() as u128;
+        // What the truncated order counted.
+        let mut per_code = vec![0_u64; d];
+        for r in group {
+            if let Some(p) = per_code.get_mut(usize::from(r.2)) {
+                *p += 1;
+            }
+        }
+        let approx_joint: u128 = per_code.iter().map(|&k| pairs(u128::from(k))).sum();
+        // The exact counts, in (full key, rank) order.
+        let (true_x, runs) = tie_runs(group, |r| r.1, &Pool::sequential());
+        let (true_joint, _) = tie_runs(group, |r| (r.1, r.2), &Pool::sequential());
+        let ranks: Vec<u16> = group.iter().map(|r| r.2).collect();
+        let true_disc = small_alphabet_inversions(&ranks, d, &Pool::sequential());
+        c.discordant += true_disc;
+        c.x_ties = c.x_ties + true_x - pairs(len);
+        c.joint_ties = c.joint_ties + true_joint - approx_joint;
+        c.x_distinct = c.x_distinct + runs - 1;
+        i = j;
+    }
+}

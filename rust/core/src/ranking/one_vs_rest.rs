@@ -1,0 +1,187 @@
+//! One-vs-rest walks over a score matrix (docs/definitions.md
+//! §7.6): each class's column against "is this class" (the one-vs-one pairs
+//! are in `one_vs_one.rs`). Every walk is the binary walk of
+//! [`super::binary_ranking`] (the same sort and tie handling), so a column's
+//! AUROC and AP equal the binary functions' on that column.
+//!
+//! Work is spread over classes and, within each, over chunks: the classes
+//! run as parallel tasks of the pool, and each task's gather and sort split
+//! into chunks on the same pool when it has threads to spare. Results come
+//! back in class order and none depends on the thread count.
+
+use super::binary::{check_weights, BinaryRanking, Totals};
+use super::keys::{packed_u32, starts_as_f32, Score};
+use super::score_matrix::{check_matrix, Matrix, Truth};
+use super::strategy::binary_ranking;
+use super::stream::Packed;
+use super::walk::walk;
+use rayon::prelude::*;
+
+use crate::error::{MetricError, Result};
+use crate::memory::try_filled;
+use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
+use crate::sort::sort_keys_alone;
+
+/// The walk of each requested column `c` of `scores` against "row is of class
+/// `c`" (codes) or "indicator `c` is set" (multilabel), in the order of
+/// `columns`. With `curves` false only the pair counts are computed.
+///
+/// # Errors
+/// A shape or length mismatch, a code or column beyond the score columns, a
+/// non-finite score, an invalid weight, weights summing to 0, an interruption.
+pub fn one_vs_rest<X: Score>(
+    truth: Truth<'_>,
+    scores: Matrix<'_, X>,
+    columns: &[usize],
+    weight: Option<&[f64]>,
+    curves: bool,
+    pool: &Pool,
+) -> Result<Vec<BinaryRanking>> {
+    let n = check_matrix(&scores, truth)?;
+    if let Some(&c) = columns.iter().find(|&&c| c >= scores.n_cols) {
+        return Err(MetricError::Shape {
+            arg: "labels",
+            detail: format!(
+                "column {c} is beyond the {} columns of y_score",
+                scores.n_cols
+            ),
+        });
+    }
+    if let Some(w) = weight {
+        check_weights(w, n, "y_score")?;
+    }
+    if let (Truth::Codes(codes), None) = (truth, weight) {
+        if let Some(keys) = packed_columns(codes, &scores, columns, pool)? {
+            return walk_packed_columns(keys, codes, columns, curves, pool);
+        }
+    }
+    let one = |&col: &usize| -> Result<BinaryRanking> {
+        let positive: Vec<bool> = match truth {
+            Truth::Codes(codes) => collect_chunked(
+                n,
+                |i| codes.get(i).is_some_and(|&k| k as usize == col),
+                pool,
+            )?,
+            Truth::Indicator(m) => collect_chunked(
+                n,
+                |i| m.get(i * scores.n_cols + col).copied().unwrap_or(false),
+                pool,
+            )?,
+        };
+        let column: Vec<X> = collect_chunked(n, |i| scores.at(n, i, col), pool)?;
+        binary_ranking(&positive, &column, weight, curves, pool)
+    };
+    pool.install(|| columns.par_iter().map(one).collect())
+}
+
+/// The packed form of every requested column, when it exists: scores that
+/// are finite non-negative floats of at most 32 bits (probabilities, as
+/// float32 softmax outputs are) have bit patterns that order as the values
+/// (`-0.0` read as `0.0`), so `bits << 1 | is_class` is a `u32` key that
+/// sorts by score with the outcome in bit 0, half the width of the general
+/// path's keys. One pass over the matrix writes every column's keys (a
+/// transpose, in parallel over chunks of rows); `None` when some score is
+/// negative, wider than 32 bits, or not finite, and the general path runs.
+fn packed_columns<X: Score>(
+    codes: &[u32],
+    scores: &Matrix<'_, X>,
+    columns: &[usize],
+    pool: &Pool,
+) -> Result<Option<Vec<Vec<u32>>>> {
+    let n = codes.len();
+    if !starts_as_f32(
+        (0..scores.rows().min(64)).flat_map(|i| columns.iter().map(move |&c| scores.at(n, i, c))),
+    ) {
+        return Ok(None);
+    }
+    let mut keys: Vec<Vec<u32>> = Vec::new();
+    for _ in columns {
+        keys.push(try_filled(n, 0_u32, "the one-vs-rest sort keys")?);
+    }
+    let chunk_rows = (CHECK_ROWS / scores.n_cols.max(1)).max(1);
+    // Every column cut into the same chunks of rows: chunk c owns piece c of each.
+    let mut pieces: Vec<Vec<&mut [u32]>> = Vec::new();
+    for column in &mut keys {
+        for (c, piece) in column.chunks_mut(chunk_rows).enumerate() {
+            if pieces.len() <= c {
+                pieces.push(Vec::new());
+            }
+            if let Some(p) = pieces.get_mut(c) {
+                p.push(piece);
+            }
+        }
+    }
+    let fill = |(c, piece): (usize, &mut Vec<&mut [u32]>)| -> bool {
+        if pool.stopped() {
+            return true;
+        }
+        let first = c * chunk_rows;
+        let mut ok = true;
+        for (out, &col) in piece.iter_mut().zip(columns) {
+            for (r, slot) in out.iter_mut().enumerate() {
+                let i = first + r;
+                let hit = codes.get(i).is_some_and(|&k| k as usize == col);
+                let key = scores
+                    .at(n, i, col)
+                    .f32_bits()
+                    .and_then(|b| packed_u32(b, hit));
+                ok &= key.is_some();
+                *slot = key.unwrap_or(0);
+            }
+        }
+        ok
+    };
+    let all_ok = if pool.parallel_for(n * columns.len()) {
+        pool.install(|| {
+            pieces
+                .par_iter_mut()
+                .enumerate()
+                .map(fill)
+                .reduce(|| true, |a, b| a & b)
+        })
+    } else {
+        pieces
+            .iter_mut()
+            .enumerate()
+            .map(fill)
+            .fold(true, |a, b| a & b)
+    };
+    pool.check()?;
+    Ok(all_ok.then_some(keys))
+}
+
+/// Sort each packed column and walk it (the binary walk of the column).
+fn walk_packed_columns(
+    keys: Vec<Vec<u32>>,
+    codes: &[u32],
+    columns: &[usize],
+    curves: bool,
+    pool: &Pool,
+) -> Result<Vec<BinaryRanking>> {
+    let n = codes.len() as u64;
+    let mut counts = vec![0_u64; columns.iter().max().map_or(0, |&c| c + 1)];
+    for &k in codes {
+        if let Some(slot) = counts.get_mut(k as usize) {
+            *slot += 1;
+        }
+    }
+    let one = |(mut column, &col): (Vec<u32>, &usize)| -> Result<BinaryRanking> {
+        sort_keys_alone(&mut column, pool)?;
+        let n_pos = counts.get(col).copied().unwrap_or(0);
+        let totals = Totals::counted(n_pos, n - n_pos);
+        walk(
+            Packed {
+                rows: column.iter(),
+            },
+            totals,
+            curves,
+            pool,
+        )
+    };
+    pool.install(|| {
+        keys.into_par_iter()
+            .zip(columns.par_iter())
+            .map(one)
+            .collect()
+    })
+}

@@ -1,0 +1,95 @@
+//! Tie groups of scores (the exact streaming summary) as Python tuples of arrays.
+
+use super::binary::{ranking_py, with_scores, ScoreArray};
+use cmetrics_core::ranking as rk;
+use cmetrics_core::Pool;
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+use crate::arrays::opt_slice;
+use crate::arrays::slice;
+use crate::error::{run, run_pool};
+use crate::results::named;
+
+/// `Groups(values, n_pos, n_neg, w_pos | None, w_neg | None)`.
+pub(super) fn group_arrays(py: Python<'_>, g: rk::ScoreGroups) -> PyResult<Bound<'_, PyAny>> {
+    let weighted = g.weighted();
+    named!(
+        py,
+        "Groups",
+        g.values.into_pyarray(py),
+        g.n_pos.into_pyarray(py),
+        g.n_neg.into_pyarray(py),
+        weighted.then(|| g.w_pos.into_pyarray(py)),
+        weighted.then(|| g.w_neg.into_pyarray(py)),
+    )
+}
+
+/// Borrowed group arrays from Python.
+pub(super) type GroupArgs<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u64>,
+    Option<PyReadonlyArray1<'py, f64>>,
+    Option<PyReadonlyArray1<'py, f64>>,
+);
+
+pub(super) fn group_ref<'a>(g: &'a GroupArgs<'_>, name: &str) -> PyResult<rk::GroupsRef<'a>> {
+    let opt = |a: &'a Option<PyReadonlyArray1<'_, f64>>| -> PyResult<&'a [f64]> {
+        Ok(opt_slice(a, name)?.unwrap_or(&[]))
+    };
+    Ok(rk::GroupsRef {
+        values: slice(&g.0, name)?,
+        n_pos: slice(&g.1, name)?,
+        n_neg: slice(&g.2, name)?,
+        w_pos: opt(&g.3)?,
+        w_neg: opt(&g.4)?,
+    })
+}
+
+/// Tie groups of `(positive, score, weight)` in increasing score order.
+#[pyfunction]
+#[pyo3(signature = (positive, score, sample_weight=None, n_threads=0))]
+pub fn score_groups<'py>(
+    py: Python<'py>,
+    positive: PyReadonlyArray1<'py, bool>,
+    score: ScoreArray<'py>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = slice(&positive, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    let g = with_scores!(score, "y_score", |s| run_pool(
+        py,
+        s.len(),
+        &pool,
+        |pool| { rk::score_groups(p, s, w, pool) }
+    )?);
+    group_arrays(py, g)
+}
+
+/// Merge two group tuples (a linear merge).
+#[pyfunction]
+pub fn merge_groups<'py>(
+    py: Python<'py>,
+    a: GroupArgs<'py>,
+    b: GroupArgs<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (ga, gb) = (group_ref(&a, "a")?, group_ref(&b, "b")?);
+    let g = run(py, || rk::merge_groups(ga, gb))?;
+    group_arrays(py, g)
+}
+
+/// The ranking walk over a group tuple (the dict of `binary_ranking`).
+#[pyfunction]
+#[pyo3(signature = (groups, curves=true))]
+pub fn walk_groups<'py>(
+    py: Python<'py>,
+    groups: GroupArgs<'py>,
+    curves: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let g = group_ref(&groups, "groups")?;
+    let r = run(py, || rk::walk_groups(g, curves))?;
+    ranking_py(py, &r)
+}

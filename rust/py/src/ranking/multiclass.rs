@@ -1,0 +1,224 @@
+//! The multiclass kernels over a score matrix of any dtype and layout (read
+//! through one macro, [`on_matrix`]): one-vs-rest walks, the true class's rank
+//! histogram, the binned one-vs-rest histograms, Hand and Till's one-vs-one AUROC.
+
+use super::binary::ranking_py;
+use super::groups::group_arrays;
+use cmetrics_core::ranking as rk;
+use cmetrics_core::Pool;
+use numpy::{
+    IntoPyArray, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
+use pyo3::prelude::*;
+
+use crate::arrays::slice;
+use crate::arrays::slice2;
+use crate::arrays::{extract_2d, opt_slice};
+use crate::error::run_pool;
+use crate::results::named;
+
+/// A score matrix as the multiclass kernels read it (C-contiguous rows).
+#[derive(FromPyObject)]
+pub enum ScoreMatrix<'py> {
+    /// float32 scores.
+    F32(PyReadonlyArray2<'py, f32>),
+    /// float64 scores.
+    F64(PyReadonlyArray2<'py, f64>),
+    /// int64 scores.
+    I64(PyReadonlyArray2<'py, i64>),
+}
+
+impl ScoreMatrix<'_> {
+    /// The number of columns.
+    fn n_cols(&self) -> usize {
+        match self {
+            ScoreMatrix::F32(a) => a.shape().get(1).copied().unwrap_or(0),
+            ScoreMatrix::F64(a) => a.shape().get(1).copied().unwrap_or(0),
+            ScoreMatrix::I64(a) => a.shape().get(1).copied().unwrap_or(0),
+        }
+    }
+}
+
+/// Bind `$m` to the borrowed `rk::Matrix` of a [`ScoreMatrix`] (any dtype, either
+/// memory order) and run `$body` on the pool with the GIL released: the dispatch every
+/// matrix kernel below shares.
+macro_rules! on_matrix {
+    ($py:expr, $pool:expr, $score:expr, |$m:ident, $p:ident| $body:expr) => {
+        match &$score {
+            ScoreMatrix::F32(a) => on_matrix!(@one $py, $pool, a, |$m, $p| $body),
+            ScoreMatrix::F64(a) => on_matrix!(@one $py, $pool, a, |$m, $p| $body),
+            ScoreMatrix::I64(a) => on_matrix!(@one $py, $pool, a, |$m, $p| $body),
+        }
+    };
+    (@one $py:expr, $pool:expr, $a:ident, |$m:ident, $p:ident| $body:expr) => {{
+        let n_cols = $a.shape()[1];
+        let (values, column_major) = crate::arrays::matrix($a, "y_score")?;
+        let $m = rk::Matrix {
+            values,
+            n_cols,
+            column_major,
+        };
+        run_pool($py, $m.values.len(), &$pool, |$p| $body)?
+    }};
+}
+
+/// One walk per requested column of `y_score` against its class: `codes`
+/// (uint32 class codes, multiclass) or `indicator` (an n x K bool matrix,
+/// multilabel). A list of `BinaryRanking`, in the order of `columns`.
+#[pyfunction]
+#[pyo3(signature = (y_score, columns, codes=None, indicator=None, sample_weight=None, curves=true, n_threads=0))]
+#[allow(clippy::too_many_arguments)]
+pub fn one_vs_rest<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    columns: Vec<usize>,
+    codes: Option<PyReadonlyArray1<'py, u32>>,
+    indicator: Option<&Bound<'py, PyAny>>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    curves: bool,
+    n_threads: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let indicator: Option<PyReadonlyArray2<'py, bool>> =
+        indicator.map(|i| extract_2d(i, "indicator")).transpose()?;
+    let truth = match (&codes, &indicator) {
+        (Some(c), None) => rk::Truth::Codes(slice(c, "y_true")?),
+        (None, Some(m)) => rk::Truth::Indicator(slice2(m, "y_true")?),
+        _ => {
+            return Err(crate::error::ValidationError::new_err(
+                "pass exactly one of codes and indicator",
+            ))
+        }
+    };
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    let walks = on_matrix!(py, pool, y_score, |m, pool| rk::one_vs_rest(
+        truth, m, &columns, w, curves, pool
+    ));
+    walks.iter().map(|r| ranking_py(py, r)).collect()
+}
+
+/// The (weighted) count of rows by the rank of their true class among the
+/// row's scores (`rk::rank_histogram`; top-k accuracy is a prefix sum).
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, sample_weight=None, n_threads=0))]
+pub fn rank_histogram<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    codes: PyReadonlyArray1<'py, u32>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let c = slice(&codes, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    let h = on_matrix!(py, pool, y_score, |m, pool| rk::rank_histogram(
+        c, m, w, pool
+    ));
+    Ok(h.into_pyarray(py))
+}
+
+/// [`rank_histogram`] of every group of rows (rows laid out group by group in a
+/// row-major matrix, `offsets` the `G + 1` starts of the groups): a `(G, K)`
+/// array (`rk::rank_histogram_groups`).
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, offsets, sample_weight=None, n_threads=0))]
+pub fn rank_histogram_groups<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    codes: PyReadonlyArray1<'py, u32>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let c = slice(&codes, "y_true")?;
+    let o = slice(&offsets, "offsets")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let k = y_score.n_cols();
+    let pool = Pool::new(n_threads);
+    let h = on_matrix!(py, pool, y_score, |m, pool| rk::rank_histogram_groups(
+        c, m, o, w, pool
+    ));
+    Ok(h.into_pyarray(py)
+        .reshape([o.len().saturating_sub(1), k])?
+        .into_any())
+}
+
+/// The approximate one-vs-rest summary: each column's tie groups binned in
+/// [0, 1] (`rk::binned_one_vs_rest`), a list of `Groups`.
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, bins, sample_weight=None, n_threads=0))]
+pub fn binned_one_vs_rest<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    codes: PyReadonlyArray1<'py, u32>,
+    bins: u32,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let c = slice(&codes, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    let groups = on_matrix!(py, pool, y_score, |m, pool| rk::binned_one_vs_rest(
+        c, m, w, bins, pool
+    ));
+    groups.into_iter().map(|g| group_arrays(py, g)).collect()
+}
+
+/// Dense binned one-vs-rest histograms of each group of rows (rows laid out
+/// group by group, `offsets` the `G + 1` group starts): arrays of shape
+/// `(G, K, bins + 1)` of all rows, positive rows and (with weights) their
+/// weights (`rk::grouped_binned_histograms`).
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, offsets, bins, sample_weight=None, n_threads=0))]
+pub fn grouped_binned_histograms<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    codes: PyReadonlyArray1<'py, u32>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    bins: u32,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let c = slice(&codes, "y_true")?;
+    let o = slice(&offsets, "offsets")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let k = y_score.n_cols();
+    let pool = Pool::new(n_threads);
+    let h = on_matrix!(py, pool, y_score, |m, pool| rk::grouped_binned_histograms(
+        c, m, o, w, bins, pool
+    ));
+    let shape = [o.len().saturating_sub(1), k, bins as usize + 1];
+    let all = h.all.into_pyarray(py).reshape(shape)?.into_any();
+    let pos = h.pos.into_pyarray(py).reshape(shape)?.into_any();
+    let (w_all, w_pos) = if w.is_some() {
+        (
+            Some(h.w_all.into_pyarray(py).reshape(shape)?.into_any()),
+            Some(h.w_pos.into_pyarray(py).reshape(shape)?.into_any()),
+        )
+    } else {
+        (None, None)
+    };
+    named!(py, "GroupedHistograms", all, pos, w_all, w_pos)
+}
+
+/// Hand and Till's multiclass AUROC over the pairs of classes with rows:
+/// `OneVsOne(n_pairs, macro_auc, weighted_auc)`, in memory bounded by the rows.
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, n_threads=0))]
+pub fn one_vs_one<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    codes: PyReadonlyArray1<'py, u32>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let c = slice(&codes, "y_true")?;
+    let pool = Pool::new(n_threads);
+    let r = on_matrix!(py, pool, y_score, |m, pool| rk::one_vs_one_auc(c, m, pool));
+    named!(py, "OneVsOne", r.n_pairs, r.macro_auc, r.weighted_auc)
+}
