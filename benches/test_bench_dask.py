@@ -55,11 +55,12 @@ def client() -> Iterator[Any]:
 @pytest.mark.benchmark(group="Dask, 16 Parquet files")
 @pytest.mark.parametrize("ranking", ["exact", "approximate"])
 def test_single_process(benchmark: Any, files: Path, ranking: str) -> None:
-    from cmetrics.cli import score_files
+    import cmetrics
+    from cmetrics.cli import Columns, score_files
 
-    _, run = benchmark.pedantic(
-        lambda: score_files([str(files)], label="label", proba_prefix="p_", ranking=ranking), rounds=3, iterations=1
-    )
+    columns = Columns(label="label", proba_prefix="p_")
+    settings = cmetrics.EvaluationSettings.make(ranking=ranking, class_ranking="approximate")
+    _, run = benchmark.pedantic(lambda: score_files([str(files)], columns, settings), rounds=3, iterations=1)
     assert run["rows"] == N
     record(f"single_score_{ranking}", benchmark)
 
@@ -67,8 +68,9 @@ def test_single_process(benchmark: Any, files: Path, ranking: str) -> None:
 @pytest.mark.benchmark(group="Dask, 16 Parquet files")
 @pytest.mark.parametrize("ranking", ["exact", "approximate"])
 def test_on_the_cluster(benchmark: Any, files: Path, client: Any, ranking: str) -> None:
+    import cmetrics
     import cmetrics.dask as cd
-    from cmetrics.cli import score_files
+    from cmetrics.cli import Columns, score_files
 
     def run() -> Any:
         ev = cd.evaluator(
@@ -77,7 +79,8 @@ def test_on_the_cluster(benchmark: Any, files: Path, client: Any, ranking: str) 
         return ev, ev.report()
 
     ev, report = benchmark.pedantic(run, rounds=3, iterations=1)
-    single, _ = score_files([str(files)], label="label", proba_prefix="p_", ranking=ranking)
+    settings = cmetrics.EvaluationSettings.make(ranking=ranking, class_ranking="approximate")
+    single, _ = score_files([str(files)], Columns(label="label", proba_prefix="p_"), settings)
     assert ev.n_rows == N
     assert report.confusion_matrix.tolist() == single.confusion_matrix.tolist()
     for key, want in single.metrics.items():

@@ -148,14 +148,9 @@ def evaluate(
         group_ranking_bins=group_ranking_bins,
         backend=backend,
     )
-    validation.check_inputs("evaluate", y_pred, y_proba, confidence)
-    # Every input converted once, here: the passes below read the arrays.
-    y_true = validation.to_numpy(y_true, "y_true")
-    y_pred = validation.optional_array(y_pred, "y_pred")
-    y_proba = validation.optional_array(y_proba, "y_proba")
-    confidence = validation.optional_array(confidence, "confidence")
-    sample_weight = validation.optional_array(sample_weight, "sample_weight")
-    groups = validation.group_arrays(groups)
+    y_true, y_pred, y_proba, confidence, sample_weight, groups = validation.evaluation_inputs(
+        "evaluate", y_true, y_pred, y_proba, confidence, sample_weight, groups
+    )
     if groups is not None:
         if keep_confidence:
             msg = "keep_confidence=True is not available with groups=; score without groups to keep the confidences"

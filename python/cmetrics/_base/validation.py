@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -103,6 +103,40 @@ def group_arrays(groups: object) -> np.ndarray | tuple[np.ndarray, ...] | None:
     if isinstance(groups, tuple):
         return tuple(to_numpy(g, f"groups[{i}]") for i, g in enumerate(groups))
     return to_numpy(groups, "groups")
+
+
+class EvaluationInputs(NamedTuple):
+    """The arrays of one evaluation (:func:`cmetrics.evaluate`, :meth:`cmetrics.Evaluator.update`),
+    each converted once."""
+
+    y_true: np.ndarray
+    y_pred: np.ndarray | None
+    y_proba: np.ndarray | None
+    confidence: np.ndarray | None
+    sample_weight: np.ndarray | None
+    groups: np.ndarray | tuple[np.ndarray, ...] | None
+
+
+def evaluation_inputs(
+    caller: str,
+    y_true: object,
+    y_pred: object,
+    y_proba: object,
+    confidence: object,
+    sample_weight: object,
+    groups: object,
+) -> EvaluationInputs:
+    """The arguments of an evaluation checked for their combination (:func:`check_inputs`)
+    and converted, once each, at the top of the entry point: the passes below read arrays."""
+    check_inputs(caller, y_pred, y_proba, confidence)
+    return EvaluationInputs(
+        to_numpy(y_true, "y_true"),
+        optional_array(y_pred, "y_pred"),
+        optional_array(y_proba, "y_proba"),
+        optional_array(confidence, "confidence"),
+        optional_array(sample_weight, "sample_weight"),
+        group_arrays(groups),
+    )
 
 
 def _aligned(a: np.ndarray) -> np.ndarray:

@@ -1,15 +1,6 @@
-"""The commands of the ``cmetrics`` command line (:func:`main` runs them).
-
-``cmetrics score PATH...`` streams evaluation dumps (Parquet files or directories, CSV,
-JSON Lines, ``.npz`` / structured ``.npy``) batch by batch into a :class:`cmetrics.Evaluator`
-and prints the report as a table, JSON or Markdown. Memory stays bounded by the batch size
-(plus the ranking summary, see :mod:`cmetrics.streaming`). A progress bar with rows per second
-and an ETA goes to the terminal; on a pipe or with ``--quiet`` only the report is written.
-User errors give a one-line message and exit status 2, never a traceback.
-
-``cmetrics demo`` writes a synthetic dump (10^7 rows, 10 classes, float32 probabilities by
-default) as Parquet and scores it through ``cmetrics score``.
-"""
+"""The click commands of ``cmetrics`` (``score``, ``demo``, ``bench``) and :func:`main`, which runs
+them: each command checks its options, builds the columns and the settings once, and hands them
+to :mod:`cmetrics.cli.scoring` or :mod:`cmetrics.cli.benchmark`; errors become one line."""
 
 from __future__ import annotations
 

@@ -80,14 +80,9 @@ class GroupedRows(RowState):
 
         With ``group_by=True`` every batch passes ``groups``: one group value per row (an
         integer or a string), or a tuple of such arrays to group by several columns."""
-        validation.check_inputs("update", y_pred, y_proba, confidence)
-        # Every input converted once, here: the passes below read the arrays.
-        y_true = validation.to_numpy(y_true, "y_true")
-        y_pred = validation.optional_array(y_pred, "y_pred")
-        y_proba = validation.optional_array(y_proba, "y_proba")
-        confidence = validation.optional_array(confidence, "confidence")
-        sample_weight = validation.optional_array(sample_weight, "sample_weight")
-        groups = validation.group_arrays(groups)
+        y_true, y_pred, y_proba, confidence, sample_weight, groups = validation.evaluation_inputs(
+            "update", y_true, y_pred, y_proba, confidence, sample_weight, groups
+        )
         if groups is not None and not self.group_by:
             msg = "groups= needs an Evaluator created with group_by=True"
             raise ValidationError(msg)
