@@ -8,12 +8,22 @@ the extension is unavailable. Every public function takes
 The public names come from the family modules (each lists its own in ``__all__``):
 :mod:`cmetrics.classification`, :mod:`cmetrics.confusion`, :mod:`cmetrics.curves`,
 :mod:`cmetrics.label_ranking`, :mod:`cmetrics.probabilistic`, :mod:`cmetrics.ranking`,
-:mod:`cmetrics.report` and :mod:`cmetrics.streaming`.
+:mod:`cmetrics.report`, :mod:`cmetrics.streaming` and :mod:`cmetrics.uncertainty`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
-from cmetrics import classification, confusion, curves, label_ranking, probabilistic, ranking, report, streaming
+from cmetrics import (
+    classification,
+    confusion,
+    curves,
+    label_ranking,
+    probabilistic,
+    ranking,
+    report,
+    streaming,
+    uncertainty,
+)
 from cmetrics._backend import rust_available
 from cmetrics._base.config import (
     get_max_classes,
@@ -32,6 +42,7 @@ from cmetrics.probabilistic import *  # noqa: F403
 from cmetrics.ranking import *  # noqa: F403
 from cmetrics.report import *  # noqa: F403
 from cmetrics.streaming import *  # noqa: F403
+from cmetrics.uncertainty import *  # noqa: F403
 
 try:
     #: The version of the installed distribution (the one place it is written is Cargo.toml).
@@ -58,3 +69,4 @@ __all__ += probabilistic.__all__
 __all__ += ranking.__all__
 __all__ += report.__all__
 __all__ += streaming.__all__
+__all__ += uncertainty.__all__

@@ -367,3 +367,17 @@ class Kernels(Protocol):
         positions: npt.NDArray[np.int64],
         n_threads: int = 0,
     ) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]: ...
+    def philox4x32_blocks(
+        self, counters: npt.NDArray[np.uint32], key: tuple[int, int], rounds: int = 10
+    ) -> npt.NDArray[np.uint32]: ...
+    def poisson_weights(self, rows: npt.NDArray[np.uint64], seed: int, n_resamples: int) -> npt.NDArray[np.uint8]: ...
+    def replicate_sums(
+        self,
+        values: F64,
+        segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]],
+        rows: int | npt.NDArray[np.uint64],
+        seed: int,
+        n_resamples: int,
+        width: int,
+        n_threads: int = 0,
+    ) -> npt.NDArray[np.float64]: ...

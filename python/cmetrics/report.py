@@ -12,9 +12,10 @@ from cmetrics._derive import multiclass_ranking, probability_pass, ranking_walk
 from cmetrics._results.grouped import GroupedReport
 from cmetrics._results.report import Report, build_report
 from cmetrics.confusion import ConfusionMatrix
-from cmetrics.exceptions import ValidationError
+from cmetrics.exceptions import NotImplementedOptionError, ValidationError
 from cmetrics.streaming.evaluator import Evaluator
 from cmetrics.streaming.settings import DEFAULT_GROUP_RANKING_BINS, EvaluationSettings
+from cmetrics.uncertainty.resampling import check_bootstrap, report_intervals
 
 __all__ = ["GroupedReport", "Report", "evaluate"]
 
@@ -39,6 +40,9 @@ def evaluate(
     groups: None = None,
     max_groups: int | None = None,
     group_ranking_bins: int = DEFAULT_GROUP_RANKING_BINS,
+    bootstrap: int | None = None,
+    confidence_level: float = 0.95,
+    seed: int = 0,
     backend: Backend = "auto",
 ) -> Report: ...
 
@@ -63,6 +67,9 @@ def evaluate(
     groups: ArrayLike | tuple[ArrayLike, ...],
     max_groups: int | None = None,
     group_ranking_bins: int = DEFAULT_GROUP_RANKING_BINS,
+    bootstrap: int | None = None,
+    confidence_level: float = 0.95,
+    seed: int = 0,
     backend: Backend = "auto",
 ) -> GroupedReport: ...
 
@@ -86,6 +93,9 @@ def evaluate(
     groups: ArrayLike | tuple[ArrayLike, ...] | None = None,
     max_groups: int | None = None,
     group_ranking_bins: int = DEFAULT_GROUP_RANKING_BINS,
+    bootstrap: int | None = None,
+    confidence_level: float = 0.95,
+    seed: int = 0,
     backend: Backend = "auto",
 ) -> Report | GroupedReport:
     """Score an evaluation dump in one pass and return a :class:`Report`.
@@ -128,6 +138,13 @@ def evaluate(
     per-group state exists). Rows are always validated there, and ``keep_confidence`` is
     not available.
 
+    With ``bootstrap=N`` each report also carries ``report.intervals``: the ``confidence_level``
+    percentile intervals of its confusion-matrix metrics from ``N`` multinomial resamples of
+    its counts (:func:`cmetrics.report_intervals`, seeded by ``seed``; milliseconds whatever
+    the number of rows), in :meth:`Report.to_dict` and :meth:`Report.to_markdown` too; with
+    ``groups``, one per group. The probabilistic metrics' intervals need the rows:
+    :func:`cmetrics.bootstrap`.
+
     Examples
     --------
     >>> r = evaluate([0, 1, 1], y_proba=[[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]])
@@ -137,17 +154,60 @@ def evaluate(
     >>> g.overall.accuracy, g[7].accuracy, g[8].accuracy
     (0.5, 1.0, 0.0)
     """
-    settings = EvaluationSettings.make(
-        n_bins=n_bins,
-        zero_division=zero_division,
-        ranking=ranking,
-        ranking_bins=ranking_bins,
-        top_k=top_k,
-        class_ranking=class_ranking,
-        max_groups=max_groups,
-        group_ranking_bins=group_ranking_bins,
-        backend=backend,
+    if bootstrap is not None:
+        check_bootstrap(bootstrap, confidence_level, "percentile", seed)
+        if sample_weight is not None:
+            msg = (
+                "bootstrap= resamples the counts of an unweighted report; with sample_weight use "
+                "cmetrics.bootstrap(y_true, ..., sample_weight=...), which resamples the rows"
+            )
+            raise NotImplementedOptionError(msg)
+    result = _evaluate(
+        y_true,
+        y_pred,
+        y_proba,
+        confidence,
+        labels,
+        sample_weight,
+        validate,
+        keep_confidence,
+        groups,
+        EvaluationSettings.make(
+            n_bins=n_bins,
+            zero_division=zero_division,
+            ranking=ranking,
+            ranking_bins=ranking_bins,
+            top_k=top_k,
+            class_ranking=class_ranking,
+            max_groups=max_groups,
+            group_ranking_bins=group_ranking_bins,
+            backend=backend,
+        ),
     )
+    if bootstrap is not None:
+        reports = [result] if isinstance(result, Report) else [result.overall, *result.groups.values()]
+        for rep in reports:
+            if rep.n_samples > 0:
+                rep.intervals = report_intervals(
+                    rep, n_resamples=bootstrap, confidence_level=confidence_level, seed=seed
+                )
+    return result
+
+
+def _evaluate(
+    y_true: ArrayLike,
+    y_pred: ArrayLike | None,
+    y_proba: ArrayLike | None,
+    confidence: ArrayLike | None,
+    labels: ArrayLike | None,
+    sample_weight: ArrayLike | None,
+    validate: bool,
+    keep_confidence: bool,
+    groups: ArrayLike | tuple[ArrayLike, ...] | None,
+    settings: EvaluationSettings,
+) -> Report | GroupedReport:
+    """:func:`evaluate` without the intervals."""
+    backend, zero_division = settings.backend, settings.zero_division
     y_true, y_pred, y_proba, confidence, sample_weight, groups = validation.evaluation_inputs(
         "evaluate", y_true, y_pred, y_proba, confidence, sample_weight, groups
     )

@@ -33,6 +33,10 @@ WITH_EXAMPLES = {
     "cmetrics.report",
     "cmetrics.streaming.evaluator",
     "cmetrics.streaming.settings",
+    "cmetrics.uncertainty.delong",
+    "cmetrics.uncertainty.intervals",
+    "cmetrics.uncertainty.mcnemar",
+    "cmetrics.uncertainty.resampling",
 }
 #: Public modules without examples of their own: a package that re-exports, and the parts of
 #: the streaming state whose examples are those of :class:`cmetrics.Evaluator`.
@@ -43,6 +47,7 @@ WITHOUT_EXAMPLES = {
     "cmetrics.streaming.grouping",
     "cmetrics.streaming.rows",
     "cmetrics.streaming.state_format",
+    "cmetrics.uncertainty",
 }
 
 

@@ -349,6 +349,39 @@ def correctness(data: st.DataObject, backend: str) -> Any:
     return cmetrics.correctness(data.draw(vectors(n)), y_proba=data.draw(matrices(n)), backend=backend)
 
 
+def bootstrap(data: st.DataObject, backend: str) -> Any:
+    n = data.draw(st.integers(0, 6))
+    kw: dict[str, Any] = {}
+    if data.draw(st.booleans()):
+        kw["y_proba"] = data.draw(matrices(n))
+    else:
+        kw["y_pred"] = data.draw(vectors(n))
+    return cmetrics.bootstrap(
+        data.draw(vectors(n)),
+        sample_weight=data.draw(weights(n)),
+        n_resamples=data.draw(st.sampled_from([1, 7, 0])),
+        method=data.draw(st.sampled_from(["percentile", "basic", "normal"])),
+        **kw,
+        backend=backend,
+    )
+
+
+def compare(data: st.DataObject, backend: str) -> Any:
+    n = data.draw(st.integers(0, 6))
+    a, b = (data.draw(st.one_of(vectors(n), matrices(n))) for _ in range(2))
+    return cmetrics.compare(data.draw(vectors(n)), a=a, b=b, n_resamples=5, backend=backend)
+
+
+def delong_test(data: st.DataObject, backend: str) -> Any:
+    n = data.draw(st.integers(0, 6))
+    return cmetrics.delong_test(data.draw(vectors(n)), data.draw(vectors(n)), data.draw(vectors(n)), backend=backend)
+
+
+def mcnemar(data: st.DataObject, backend: str) -> Any:
+    n = data.draw(st.integers(0, 6))
+    return cmetrics.mcnemar(data.draw(vectors(n)), data.draw(vectors(n)), data.draw(vectors(n)))
+
+
 def evaluate(data: st.DataObject, backend: str) -> Any:
     n = data.draw(st.integers(0, 6))
     kw: dict[str, Any] = {}
@@ -465,11 +498,29 @@ REGISTRY: dict[str, Call] = {
     "selective_prediction_scores": selective,
     "evaluate": evaluate,
     "Evaluator": evaluator,
+    "bootstrap": bootstrap,
+    "compare": compare,
+    "delong": lambda data, backend: cmetrics.delong(
+        data.draw(vectors(n := data.draw(st.integers(0, 6)))), data.draw(vectors(n)), backend=backend
+    ),
+    "delong_test": delong_test,
+    "mcnemar": mcnemar,
 }
 
 #: Public names that take no data (settings, classes of results and errors).
 NOT_DATA = {
+    "BootstrapResult",
     "CalibrationBins",
+    "Comparison",
+    "DeLongResult",
+    "DeLongTest",
+    "Difference",
+    "Interval",
+    "McNemarResult",
+    "MetricInterval",
+    "Provenance",
+    "proportion_interval",
+    "report_intervals",
     "EvaluationSettings",
     "GroupedReport",
     "RankingSummary",

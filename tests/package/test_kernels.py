@@ -239,6 +239,18 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     ),
     "group_positions": lambda k: k.group_positions((Y * 7 % 5).astype(np.uint32), 6),
     "scatter_rows": lambda k: k.scatter_rows(PROBA, np.random.default_rng(3).permutation(PROBA.shape[0])),
+    "philox4x32_blocks": lambda k: k.philox4x32_blocks(
+        np.random.default_rng(4).integers(0, 2**32, (50, 4), dtype=np.uint32), (7, 2**32 - 1)
+    ),
+    "poisson_weights": lambda k: k.poisson_weights(np.arange(300, dtype=np.uint64) * np.uint64(2**33 + 1), 9, 13),
+    "replicate_sums": lambda k: k.replicate_sums(
+        np.ascontiguousarray(PROBA[:, :3], dtype=np.float64),
+        [(2, (Y % 3 * 2).astype(np.uint32)), (1, 6)],
+        np.arange(PROBA.shape[0], dtype=np.uint64) * np.uint64(3),
+        5,
+        10,
+        7,
+    ),
     "grouped_binned_histograms": lambda k: k.grouped_binned_histograms(
         np.round(PROBA, 2), Y.astype(np.uint32), np.array([0, 40, 40, 300]), 16, W
     ),

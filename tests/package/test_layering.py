@@ -40,6 +40,7 @@ FLOORS: list[tuple[str, ...]] = [
         "cmetrics.ranking",
         "cmetrics.report",
         "cmetrics.classification",
+        "cmetrics.uncertainty",
     ),
     ("cmetrics", "cmetrics.dask"),
     ("cmetrics.cli", "cmetrics.__main__"),
@@ -58,6 +59,9 @@ DEFERRED: dict[str, frozenset[str]] = {
     "cmetrics/streaming/group_values.py": frozenset({"pyarrow"}),
     # pyarrow's dataset layer (it loads pandas) only where CSV or JSON Lines files are read.
     "cmetrics/_readers.py": frozenset({"pyarrow"}),
+    # scipy's special functions where a beta or binomial tail is computed (0.1 s at import).
+    "cmetrics/uncertainty/intervals.py": frozenset({"scipy"}),
+    "cmetrics/uncertainty/mcnemar.py": frozenset({"scipy"}),
 }
 
 #: Compiled modules of the package (no source to parse).

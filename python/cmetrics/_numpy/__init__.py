@@ -43,6 +43,7 @@ from cmetrics._numpy.probabilistic import (
     evaluate_proba,
     evaluate_proba_groups,
 )
+from cmetrics._numpy.random import philox4x32_blocks, poisson_weights, replicate_sums
 from cmetrics._numpy.ranking import (
     GroupState,
     add_segments,
@@ -86,9 +87,12 @@ __all__ = [
     "normalized_information_transfer",
     "one_vs_one",
     "one_vs_rest",
+    "philox4x32_blocks",
+    "poisson_weights",
     "precision_recall_fbeta",
     "rank_histogram",
     "rank_histogram_groups",
+    "replicate_sums",
     "scatter_rows",
     "score_groups",
     "threshold_counts",

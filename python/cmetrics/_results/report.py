@@ -24,6 +24,7 @@ from cmetrics._derive import ranking_walk, table_metrics
 from cmetrics._derive.counted_table import CountedTable
 from cmetrics._derive.probability_pass import CalibrationBins, ProbResult
 from cmetrics._kernels import BinaryRanking
+from cmetrics._results.intervals import BootstrapResult
 from cmetrics.exceptions import UndefinedMetricWarning
 
 _AVERAGES: tuple[Average, ...] = ("macro", "weighted", "micro")
@@ -162,6 +163,9 @@ class Report:
         #: Each row's top-label confidence and correctness (``keep_confidence=True``), else None.
         self.confidence: F64 | None = None if kept is None else kept[1]
         self.correct: Bools | None = None if kept is None else kept[0]
+        #: Bootstrap intervals of the confusion-matrix metrics (``evaluate(..., bootstrap=N)`` or
+        #: :func:`cmetrics.report_intervals`), else None.
+        self.intervals: BootstrapResult | None = None
 
     def undefined_like(self, reason: str) -> Report:
         """A report of the same metrics, classes and modes with nothing to score (rows whose
@@ -229,6 +233,8 @@ class Report:
             out["ranking"] = dict(self.ranking)
         if self.class_ranking is not None:
             out["class_ranking"] = self.class_ranking
+        if self.intervals is not None:
+            out["intervals"] = self.intervals.to_dict()
         return out
 
     def to_json(self, **kwargs: Any) -> str:
@@ -250,6 +256,8 @@ class Report:
                 lines.append(f"| {_md(lab)} | " + " | ".join(number(row[c]) for c in cols) + " |")
         if self.undefined:
             lines += ["", "Undefined: " + "; ".join(f"{k}: {_md(v)}" for k, v in self.undefined.items())]
+        if self.intervals is not None:
+            lines += ["", "### Intervals", "", self.intervals.to_markdown().rstrip("\n")]
         return "\n".join(lines) + "\n"
 
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ from cmetrics.cli.render import (
     steps_bar,
     write_output,
 )
-from cmetrics.cli.scoring import score_files, score_on_dask
+from cmetrics.cli.scoring import add_intervals, score_files, score_on_dask
 from cmetrics.streaming import EvaluationSettings
 
 
@@ -122,6 +122,22 @@ def cli() -> None:
     show_default=True,
     help="bins of each group's approximate ranking states (all rows keep --ranking-bins)",
 )
+@click.option(
+    "--bootstrap",
+    "n_resamples",
+    type=click.IntRange(1, 1 << 20),
+    default=None,
+    metavar="N",
+    help="also give intervals of the confusion-matrix metrics from N resamples of the counts (every group too)",
+)
+@click.option("--seed", type=click.IntRange(0, (1 << 64) - 1), default=0, show_default=True, help="of --bootstrap")
+@click.option(
+    "--confidence-level",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="of the --bootstrap intervals",
+)
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 def score(
     paths: tuple[str, ...],
@@ -149,6 +165,9 @@ def score(
     group_metrics: tuple[str, ...],
     max_groups: int | None,
     group_ranking_bins: int,
+    n_resamples: int | None,
+    seed: int,
+    confidence_level: float,
     quiet: bool,
 ) -> None:
     """Score evaluation dumps: Parquet files or directories, CSV/TSV, JSON Lines, .npz or
@@ -157,6 +176,11 @@ def score(
     metrics = [m for part in group_metrics for m in part.split(",") if m] or None
     if metrics and not group_by:
         raise UserError("--group-metrics chooses the columns of the per-group table; pass --group-by too")
+    if n_resamples is not None and weight is not None:
+        raise UserError(
+            "--bootstrap resamples the counts of unweighted rows; with --weight, bootstrap the rows in Python "
+            "(cmetrics.bootstrap(..., sample_weight=...))"
+        )
     set_threads(threads)
     try:
         columns = Columns(
@@ -184,6 +208,8 @@ def score(
         else:
             show = not quiet and sys.stderr.isatty()
             scored = score_files(list(paths), columns, settings, labels=classes, batch_rows=batch_rows, progress=show)
+        if n_resamples is not None:
+            add_intervals(scored[0], n_resamples, confidence_level, seed)
         text = render(*scored, fmt, metrics)
     except (cmetrics.exceptions.ValidationError, TypeError) as e:
         raise UserError(str(e) or type(e).__name__) from e

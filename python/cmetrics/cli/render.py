@@ -53,6 +53,23 @@ def report_table(report: cmetrics.Report, summary: str) -> str:
         pc.add_row(printable(label), *[number(row[c]) for c in cols])
     console.print()
     console.print(pc)
+    if report.intervals is not None:
+        iv = report.intervals
+        p = iv.provenance
+        title = f"{p.confidence_level:.0%} {p.method} intervals ({p.n_resamples:,} {p.scheme} resamples, seed {p.seed})"
+        t = Table(
+            title=title,
+            title_justify="left",
+            show_edge=False,
+        )
+        for c in ("metric", "estimate", "low", "high", "std. error", "undefined"):
+            t.add_column(c, justify="left" if c == "metric" else "right")
+        for k, m in iv.metrics.items():
+            t.add_row(
+                k, number(m.estimate), number(m.low), number(m.high), number(m.standard_error), str(m.n_undefined)
+            )
+        console.print()
+        console.print(t)
     if report.undefined:
         console.print("\nundefined: " + "; ".join(f"{k}: {printable(v)}" for k, v in report.undefined.items()))
     return summary + "\n\n" + console.export_text()

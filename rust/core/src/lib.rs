@@ -15,7 +15,9 @@ pub mod memory;
 pub mod multilabel;
 pub mod parallel;
 pub mod probabilistic;
+pub mod random;
 pub mod ranking;
+pub mod resampling;
 #[cfg(target_arch = "x86_64")]
 pub mod simd;
 pub mod sort;

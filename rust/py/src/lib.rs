@@ -11,6 +11,7 @@ mod error;
 mod grouping;
 mod probabilistic;
 mod ranking;
+mod resampling;
 mod results;
 
 use pyo3::prelude::*;
@@ -49,6 +50,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     probabilistic::register(m)?;
     ranking::register(m)?;
     grouping::register(m)?;
+    resampling::register(m)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     m.add_function(wrap_pyfunction!(max_threads, m)?)?;

@@ -1,0 +1,172 @@
+"""The metrics of many tables at once: a stack of ``B`` confusion matrices (and probabilistic
+confusion matrices) in, one value per table and metric out, with the tables in which the
+metric was undefined marked (docs/definitions.md §2, §3, §4 and §11).
+
+The formulas are those of the single-table derivations (the numpy backend's
+``classification`` kernels and :mod:`cmetrics._derive.table_metrics`), written over a leading
+axis; the tests hold every replicate to them. Conventions: the label set is the stack's
+(``K`` columns, as the full data had), an undefined per-class ratio counts as 0 in the averages
+(scikit-learn's ``zero_division=0``), and a metric that has no value at all (Cohen's kappa
+with no expected disagreement, informedness with one true class) is NaN in its table.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+F64 = npt.NDArray[np.float64]
+Bools = npt.NDArray[np.bool_]
+
+
+class Values(NamedTuple):
+    """One metric over the stack: its values and where it was undefined."""
+
+    value: F64
+    undefined: Bools
+
+
+#: The metrics of a confusion matrix, by the name the Report gives them.
+TABLE_METRICS = (
+    "accuracy",
+    "balanced_accuracy",
+    "precision_macro",
+    "precision_micro",
+    "precision_weighted",
+    "recall_macro",
+    "recall_micro",
+    "recall_weighted",
+    "f1_macro",
+    "f1_micro",
+    "f1_weighted",
+    "matthews_corrcoef",
+    "cohen_kappa",
+    "informedness",
+    "markedness",
+)
+
+#: Per-class metrics of a confusion matrix (``name[label]``).
+TABLE_PER_CLASS = ("precision", "recall", "f1")
+
+#: The metrics of the probabilistic confusion matrix and the row sums.
+PROB_METRICS = (
+    "cprecision_macro",
+    "cprecision_micro",
+    "cprecision_weighted",
+    "crecall_macro",
+    "crecall_micro",
+    "crecall_weighted",
+    "cf1_macro",
+    "cf1_micro",
+    "cf1_weighted",
+    "log_loss",
+    "brier_score",
+)
+
+PROB_PER_CLASS = ("cprecision", "crecall", "cf1")
+
+
+def _ratio(num: F64, den: F64) -> tuple[F64, Bools]:
+    """``num / den`` with 0 where ``den == 0`` (and those places)."""
+    bad = den == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(bad, 0.0, num / np.where(bad, 1.0, den))
+    return out, bad
+
+
+def _averages(
+    prefix: str, per_class: tuple[F64, Bools], support: F64, micro: tuple[F64, Bools], out: dict[str, Values]
+) -> None:
+    value, bad = per_class
+    out[f"{prefix}_macro"] = Values(value.mean(axis=1), np.asarray(bad.any(axis=1), dtype=np.bool_))
+    total = support.sum(axis=1)
+    weighted, zero = _ratio((value * support).sum(axis=1), total)
+    out[f"{prefix}_weighted"] = Values(weighted, zero | (bad & (support > 0)).any(axis=1))
+    out[f"{prefix}_micro"] = Values(*micro)
+
+
+def _prf(
+    names: tuple[str, str, str], tp: F64, n: F64, m: F64, out: dict[str, Values], per_class: dict[str, Values]
+) -> None:
+    """Precision, recall and F1 from true positives, true and predicted sums (per class)."""
+    p, r, f = names
+    precision = _ratio(tp, m)
+    recall = _ratio(tp, n)
+    f1 = _ratio(2 * tp, n + m)
+    micro_tp, micro_n, micro_m = tp.sum(axis=1), n.sum(axis=1), m.sum(axis=1)
+    _averages(p, precision, n, _ratio(micro_tp, micro_m), out)
+    _averages(r, recall, n, _ratio(micro_tp, micro_n), out)
+    _averages(f, f1, n, _ratio(2 * micro_tp, micro_n + micro_m), out)
+    per_class[p], per_class[r], per_class[f] = Values(*precision), Values(*recall), Values(*f1)
+
+
+def _bookmaker(tp: F64, r: F64, q: F64, total: F64) -> Values:
+    """Powers' informedness (``r`` the true sums) or markedness (``r`` the predicted ones)."""
+    bias, _ = _ratio(q, total[:, None])
+    tpr, _ = _ratio(tp, r)
+    fpr, _ = _ratio(q - tp, total[:, None] - r)
+    value = np.where(q > 0, bias * (tpr - fpr), 0.0).sum(axis=1)
+    undefined = (r > 0).sum(axis=1) < 2
+    return Values(np.where(undefined, np.nan, value), undefined)
+
+
+def table_metrics(c: F64) -> tuple[dict[str, Values], dict[str, Values]]:
+    """Every metric of :data:`TABLE_METRICS` over a ``B x K x K`` stack, and the per-class
+    ones (``B x K`` each)."""
+    c = np.asarray(c, dtype=np.float64)
+    k = c.shape[1]
+    tp = np.einsum("bii->bi", c)
+    n = c.sum(axis=2)  # true sums
+    m = c.sum(axis=1)  # predicted sums
+    total = n.sum(axis=1)
+    out: dict[str, Values] = {}
+    per_class: dict[str, Values] = {}
+    acc, empty = _ratio(tp.sum(axis=1), total)
+    out["accuracy"] = Values(np.where(empty, np.nan, acc), empty)
+    recall, absent = _ratio(tp, n)
+    kept = (~absent).sum(axis=1).astype(np.float64)
+    balanced, none = _ratio(np.where(absent, 0.0, recall).sum(axis=1), kept)
+    out["balanced_accuracy"] = Values(np.where(none, np.nan, balanced), none)
+    _prf(("precision", "recall", "f1"), tp, n, m, out, per_class)
+    # Matthews: Gorodkin's R_K, 0 when a marginal is concentrated on one class.
+    cov_tp = tp.sum(axis=1) * total - np.einsum("bi,bi->b", n, m)
+    cov_pp = np.einsum("bi,bi->b", m, total[:, None] - m)
+    cov_tt = np.einsum("bi,bi->b", n, total[:, None] - n)
+    flat = (cov_pp == 0) | (cov_tt == 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mcc = np.where(flat, 0.0, cov_tp / np.sqrt(np.where(flat, 1.0, cov_tt * cov_pp)))
+    out["matthews_corrcoef"] = Values(mcc, flat)
+    # Cohen's kappa (unweighted): 1 - observed disagreement / expected disagreement.
+    safe = np.where(total > 0, total, 1.0)
+    expected_agree = np.einsum("bi,bi->b", n, m) / safe
+    den = total - expected_agree
+    observed = total - tp.sum(axis=1)
+    no_kappa = (den == 0) | (total == 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(no_kappa, np.nan, 1.0 - observed / np.where(no_kappa, 1.0, den))
+    out["cohen_kappa"] = Values(kappa, no_kappa)
+    out["informedness"] = _bookmaker(tp, n, m, total)
+    out["markedness"] = _bookmaker(tp, m, n, total)
+    del k
+    return out, per_class
+
+
+def prob_metrics(
+    pcm: F64, true_weight: F64, weight: F64, log_loss_sum: F64, brier_sum: F64
+) -> tuple[dict[str, Values], dict[str, Values]]:
+    """cPrecision, cRecall, cF1 (Yacouby and Axman 2020: ``cTP`` the diagonal of the
+    probabilistic confusion matrix, ``cTP + cFP`` its column sums, the recall's denominator the
+    hard true weights), log loss and Brier score over a stack of ``B`` replicates."""
+    pcm = np.asarray(pcm, dtype=np.float64)
+    ctp = np.einsum("bii->bi", pcm)
+    predicted = pcm.sum(axis=1)
+    out: dict[str, Values] = {}
+    per_class: dict[str, Values] = {}
+    _prf(("cprecision", "crecall", "cf1"), ctp, true_weight, predicted, out, per_class)
+    log_loss, empty = _ratio(log_loss_sum, weight)
+    out["log_loss"] = Values(np.where(empty, np.nan, log_loss), empty)
+    brier, _ = _ratio(brier_sum, weight)
+    out["brier_score"] = Values(np.where(empty, np.nan, brier), empty)
+    return out, per_class

@@ -1,0 +1,156 @@
+"""The counter-based stream and the Poisson bootstrap of row sums, in numpy (the twin of
+``rust/core/src/random.rs`` and ``resampling.rs``).
+
+Philox4x32 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3",
+SC 2011) runs vectorised over many counters at once in uint64 arithmetic; a row's Poisson(1)
+weight in replicate ``b`` is read off word ``b % 4`` of the block with counter
+``(row low word, row high word, b // 4, 0)`` under the key ``(seed low word, seed high word)``
+by the exact integer thresholds below. The weights equal the Rust backend's bit for bit; the
+sums agree to rounding (numpy adds in another order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from cmetrics.exceptions import ShapeError
+
+_M0 = np.uint64(0xD2511F53)
+_M1 = np.uint64(0xCD9E8D57)
+_W0 = 0x9E3779B9
+_W1 = 0xBB67AE85
+_LOW = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+
+#: ``round(2^32 P(X <= k))`` for ``X ~ Poisson(1)``, k = 0, 1, ...: the draw of a word ``u``
+#: is how many of them are ``<= u`` (the same table as the Rust core).
+POISSON1_THRESHOLDS = np.array(
+    [
+        1580030169,
+        3160060337,
+        3950075422,
+        4213413783,
+        4279248374,
+        4292415292,
+        4294609778,
+        4294923276,
+        4294962463,
+        4294966817,
+        4294967253,
+        4294967292,
+    ],
+    dtype=np.uint32,
+)
+
+#: Rows drawn at a time (bounds the temporaries at a few MB).
+_CHUNK = 1 << 14
+
+
+def philox4x32_blocks(
+    counters: npt.NDArray[np.uint32], key: tuple[int, int], rounds: int = 10
+) -> npt.NDArray[np.uint32]:
+    """Philox4x32 with ``rounds`` rounds of each row of ``counters`` (``m x 4``) under ``key``."""
+    c = np.asarray(counters, dtype=np.uint64)
+    if c.ndim != 2 or c.shape[1] != 4:
+        msg = "counters must have 4 columns"
+        raise ShapeError(msg)
+    c0, c1, c2, c3 = (c[:, j].copy() for j in range(4))
+    k0, k1 = int(key[0]), int(key[1])
+    for r in range(rounds):
+        if r > 0:
+            k0 = (k0 + _W0) & 0xFFFFFFFF
+            k1 = (k1 + _W1) & 0xFFFFFFFF
+        p0 = _M0 * c0
+        p1 = _M1 * c2
+        n0 = (p1 >> _SHIFT) ^ c1 ^ np.uint64(k0)
+        n2 = (p0 >> _SHIFT) ^ c3 ^ np.uint64(k1)
+        c0, c1, c2, c3 = n0, p1 & _LOW, n2, p0 & _LOW
+    return np.stack([c0, c1, c2, c3], axis=1).astype(np.uint32)
+
+
+def _words(rows: npt.NDArray[np.uint64], seed: int, block: int) -> npt.NDArray[np.uint32]:
+    """The four words of each row's block ``block``: ``len(rows) x 4``."""
+    ctr = np.empty((rows.size, 4), dtype=np.uint32)
+    ctr[:, 0] = rows & _LOW
+    ctr[:, 1] = rows >> _SHIFT
+    ctr[:, 2] = block
+    ctr[:, 3] = 0
+    return philox4x32_blocks(ctr, (seed & 0xFFFFFFFF, seed >> 32))
+
+
+def poisson_weights(rows: npt.NDArray[np.uint64], seed: int, n_resamples: int) -> npt.NDArray[np.uint8]:
+    """The Poisson(1) weight of each of ``rows`` in replicates ``0 .. n_resamples``:
+    ``n_resamples x len(rows)`` uint8."""
+    ids = np.asarray(rows, dtype=np.uint64)
+    out = np.empty((n_resamples, ids.size), dtype=np.uint8)
+    for block in range((n_resamples + 3) // 4):
+        words = _words(ids, seed, block)
+        draws = np.searchsorted(POISSON1_THRESHOLDS, words, side="right").astype(np.uint8)
+        for j in range(4):
+            b = 4 * block + j
+            if b < n_resamples:
+                out[b] = draws[:, j]
+    return out
+
+
+def _check(n: int, n_values: int, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int) -> None:
+    total = sum(length for length, _ in segments)
+    if total != n_values:
+        msg = f"segments has the wrong shape: the segments hold {total} values but each row has {n_values}"
+        raise ShapeError(msg)
+    for length, cols in segments:
+        if isinstance(cols, int):
+            bad = cols + length > width
+        else:
+            c = np.asarray(cols)
+            bad = c.shape != (n,) or (n > 0 and int(c.max()) + length > width)
+        if bad:
+            msg = (
+                f"segments has the wrong shape: a segment of {length} values falls outside the {width} columns "
+                "of a replicate (or has one column per row for another number of rows)"
+            )
+            raise ShapeError(msg)
+
+
+def replicate_sums(
+    values: npt.NDArray[np.float64],
+    segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]],
+    rows: int | npt.NDArray[np.uint64],
+    seed: int,
+    n_resamples: int,
+    width: int,
+    n_threads: int = 0,
+) -> npt.NDArray[np.float64]:
+    """The ``n_resamples x width`` Poisson-bootstrap replicates of the row sums of ``values``:
+    segment ``s`` of row ``i`` (``length`` values) is added, times the row's weight, at its
+    column (one for every row, or one per row)."""
+    del n_threads  # numpy runs on one thread
+    v = np.asarray(values, dtype=np.float64)
+    n, n_values = v.shape
+    if not isinstance(rows, int) and np.asarray(rows).shape != (n,):
+        msg = f"rows has the wrong shape: {np.asarray(rows).size} row indices for {n} rows"
+        raise ShapeError(msg)
+    _check(n, n_values, segments, width)
+    out = np.zeros((n_resamples, width))
+    for lo in range(0, n, _CHUNK):
+        hi = min(lo + _CHUNK, n)
+        if isinstance(rows, int):
+            ids = np.arange(lo, hi, dtype=np.uint64) + np.uint64(rows)
+        else:
+            ids = np.asarray(rows[lo:hi], dtype=np.uint64)
+        w = poisson_weights(ids, seed, n_resamples).astype(np.float64)
+        at = 0
+        for length, cols in segments:
+            block = v[lo:hi, at : at + length]
+            if isinstance(cols, int):
+                out[:, cols : cols + length] += w @ block
+            else:
+                c = np.asarray(cols[lo:hi])
+                for col in np.unique(c):
+                    pick = c == col
+                    out[:, col : col + length] += w[:, pick] @ block[pick]
+            at += length
+    return out

@@ -1,0 +1,700 @@
+"""Bootstrap intervals and paired comparisons (docs/definitions.md §11).
+
+Two schemes, both exact resamplings of the rows:
+
+- ``"multinomial"``: resampling ``n`` rows with replacement draws the cells of the confusion
+  matrix from Multinomial(n, cells / n) (within each stratum when ``strata`` is given), so a
+  replicate costs O(K^2) whatever ``n``; used when every metric asked for is one of the
+  confusion matrix and rows are unweighted. The cells are drawn by numpy's Philox generator
+  keyed by ``seed``.
+- ``"poisson"``: every row gets a Poisson(1) weight in every replicate, a pure function of
+  (seed, row index, replicate) from Philox4x32-10 (:mod:`cmetrics._numpy.random` and its Rust
+  twin), and each replicate is the weighted sum of the rows' contributions, computed in one
+  pass for all replicates and every metric at once (cells, probabilistic confusion matrix, log
+  loss, Brier). The result does not depend on the thread count. With ``strata``, each stratum's
+  sums are rescaled to the stratum's size.
+
+Every replicate keeps the label set of the full data. BCa's acceleration comes from exact
+leave-one-out values: one per occupied cell (weighted by its count) in the multinomial scheme,
+one per row (``sums - row``) in the Poisson scheme, never by refitting ``n`` times.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import ArrayLike
+
+from cmetrics._backend import resolve_backend
+from cmetrics._base import validation
+from cmetrics._base.aliases import F64, Backend
+from cmetrics._base.config import get_num_threads
+from cmetrics._derive import replicate_metrics as rm
+from cmetrics._derive.counted_table import CountedTable, label_codes
+from cmetrics._derive.probability_pass import accumulate, prob_inputs
+from cmetrics._results.intervals import (
+    BootstrapResult,
+    Comparison,
+    Difference,
+    IntervalMethod,
+    MetricInterval,
+    Provenance,
+    Scheme,
+)
+from cmetrics._results.report import Report
+from cmetrics.exceptions import (
+    LabelError,
+    LengthMismatchError,
+    NotImplementedOptionError,
+    ShapeError,
+    ValidationError,
+    WeightError,
+)
+from cmetrics.uncertainty.intervals import acceleration, check_level, check_method, replicate_interval
+
+#: Metrics where lower is better.
+LOSSES = frozenset({"log_loss", "brier_score"})
+#: The most replicates a call may ask for.
+MAX_RESAMPLES = 1 << 20
+_LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
+#: Rows of leave-one-out sums built at a time.
+_JACKKNIFE_ROWS = 1 << 12
+
+
+def _version() -> str:
+    try:
+        return version("cmetrics")
+    except PackageNotFoundError:  # pragma: no cover - a source tree never installed
+        return "0+unknown"
+
+
+Derived = tuple[dict[str, rm.Values], dict[str, rm.Values]]
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model's rows, encoded: hard prediction codes and, when given, the probabilities."""
+
+    pred: npt.NDArray[np.int64]
+    proba: F64 | None
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """The rows of a call, encoded once."""
+
+    truth: npt.NDArray[np.int64]
+    models: list[Model]
+    labels: np.ndarray
+    weight: F64 | None
+    strata: npt.NDArray[np.int64]
+    n_strata: int
+
+    @property
+    def k(self) -> int:
+        return int(self.labels.size)
+
+
+# ---------------------------------------------------------------------------- the inputs
+
+
+def _check_count(n_resamples: int) -> int:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
+        msg = f"n_resamples={n_resamples!r} is invalid; pass an integer >= 1"
+        raise ValidationError(msg)
+    if not 1 <= int(n_resamples) <= MAX_RESAMPLES:
+        msg = f"n_resamples={n_resamples} is invalid; pass an integer between 1 and {MAX_RESAMPLES}"
+        raise ValidationError(msg)
+    return int(n_resamples)
+
+
+def _check_seed(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 1 << 64:
+        msg = f"seed={seed!r} is invalid; pass an integer in [0, 2^64)"
+        raise ValidationError(msg)
+    return int(seed)
+
+
+def _model(
+    y_true: np.ndarray, pred: ArrayLike | None, proba: ArrayLike | None, labels: ArrayLike | None, backend: Backend
+) -> tuple[npt.NDArray[np.int64], Model, np.ndarray]:
+    """Truth codes, one model and the label set (the Report's rules)."""
+    if proba is not None:
+        inp = prob_inputs(y_true, proba, labels=labels, y_pred=pred, backend=backend)
+        # The kernels' row checks (entries in [0, 1], rows summing to 1), nothing accumulated.
+        accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
+        p = np.asarray(inp.y_proba, dtype=np.float64)
+        codes = np.asarray(inp.y_pred if inp.y_pred is not None else p.argmax(axis=1), dtype=np.int64)
+        return np.asarray(inp.y_true, dtype=np.int64), Model(codes, p), inp.labels
+    if pred is None:
+        msg = "pass y_pred= (hard predictions) or y_proba= (probabilities): the metrics need one of them"
+        raise ValidationError(msg)
+    pair = validation.label_pair(y_true, pred)
+    if labels is None:
+        lab = CountedTable._count(pair.y_true, pair.y_pred, None, None, None, backend).labels
+    else:
+        lab = validation.check_labels(labels, pair.kind)
+    lab_codes = lab.astype(np.str_) if pair.kind == "str" else lab.astype(np.int64)
+    t = np.asarray(label_codes(pair.y_true, lab_codes, "y_true", pair.kind), dtype=np.int64)
+    pred_codes = np.asarray(label_codes(pair.y_pred, lab_codes, "y_pred", pair.kind), dtype=np.int64)
+    if t.size and (t.max() >= lab.size or t.min() < 0 or pred_codes.max() >= lab.size or pred_codes.min() < 0):
+        msg = "y_true or y_pred holds values that are not among labels; pass labels= listing every class"
+        raise LabelError(msg)
+    return t, Model(pred_codes, None), np.asarray(lab)
+
+
+def _weights(
+    sample_weight: ArrayLike | None, truth: npt.NDArray[np.int64], pred: npt.NDArray[np.int64], k: int, backend: Backend
+) -> F64 | None:
+    """The weights, checked by the counting kernel (finite, >= 0, some positive: the errors of
+    every metric) and divided by their largest: every metric is a ratio of weighted sums, and a
+    replicate multiplies weights by up to 12, so huge or subnormal weights stay in range."""
+    w = validation.weights(sample_weight, truth.size)
+    if w is None:
+        return None
+    counted = resolve_backend(backend).confusion_matrix_codes(truth, pred, k, w, n_threads=get_num_threads())
+    if not float(np.sum(counted.weighted if counted.weighted is not None else w)) > 0:
+        msg = "sample_weight sums to 0; at least one sample needs a positive weight"
+        raise WeightError(msg)
+    top = float(w.max())
+    out: F64 = w / top
+    return out
+
+
+def _strata(strata: ArrayLike | None, n: int) -> tuple[npt.NDArray[np.int64], int]:
+    if strata is None:
+        return np.zeros(n, dtype=np.int64), 1
+    s = validation.as_1d(strata, "strata")
+    if s.shape[0] != n:
+        msg = f"y_true has {n} rows but strata has {s.shape[0]}; pass one stratum per row"
+        raise LengthMismatchError(msg)
+    _, codes = np.unique(s, return_inverse=True)
+    return codes.astype(np.int64), int(codes.max()) + 1 if n else 1
+
+
+# ---------------------------------------------------------------------------- the metrics of sums
+
+
+class Layout(NamedTuple):
+    """Where one model's sums sit in a replicate row."""
+
+    cells: int  # K*K cells from here
+    pcm: int  # K*K probabilistic cells from here (-1: none)
+    tail: int  # weight, log-loss sum, Brier sum from here (-1: none)
+    width: int
+
+
+def _layout(k: int, proba: bool, start: int = 0) -> Layout:
+    if not proba:
+        return Layout(start, -1, -1, k * k)
+    return Layout(start, start + k * k, start + 2 * k * k, 2 * k * k + 3)
+
+
+def _derive(sums: F64, k: int, lay: Layout) -> Derived:
+    """Every metric of a stack of replicate sums (``B x width``)."""
+    b = sums.shape[0]
+    cells = sums[:, lay.cells : lay.cells + k * k].reshape(b, k, k)
+    metrics, per_class = rm.table_metrics(cells)
+    if lay.pcm >= 0:
+        pcm = sums[:, lay.pcm : lay.pcm + k * k].reshape(b, k, k)
+        t = lay.tail
+        more, more_pc = rm.prob_metrics(pcm, cells.sum(axis=2), sums[:, t], sums[:, t + 1], sums[:, t + 2])
+        metrics.update(more)
+        per_class.update(more_pc)
+    return metrics, per_class
+
+
+def _row_values(enc: Encoded, model: Model, lay: Layout) -> tuple[F64, list[tuple[int, int | npt.NDArray[np.uint32]]]]:
+    """Each row's contributions to one model's sums, and where they go."""
+    k = enc.k
+    n = enc.truth.size
+    w = np.ones(n) if enc.weight is None else enc.weight
+    cols: list[F64] = [w[:, None]]
+    segments: list[tuple[int, int | npt.NDArray[np.uint32]]] = [
+        (1, (lay.cells + enc.truth * k + model.pred).astype(np.uint32))
+    ]
+    if model.proba is not None:
+        p = model.proba
+        pt = p[np.arange(n), enc.truth]
+        log_loss = -np.log(np.clip(pt, _LOG_LOSS_EPS, 1 - _LOG_LOSS_EPS))
+        brier = np.einsum("ij,ij->i", p, p) - pt * pt + (1 - pt) ** 2
+        cols += [p * w[:, None], np.stack([w, w * log_loss, w * brier], axis=1)]
+        segments += [(k, (lay.pcm + enc.truth * k).astype(np.uint32)), (3, lay.tail)]
+    return np.hstack(cols), segments
+
+
+# ---------------------------------------------------------------------------- the two schemes
+
+
+@dataclass
+class Design:
+    """A resampling plan: how to draw the replicate sums, and the full sums they vary about."""
+
+    full: F64  # the sums of the data (1 x width)
+    replicates: Callable[[], F64]  # B x width
+    jackknife: Callable[[Callable[[F64], F64]], tuple[F64, F64 | None]]
+    scheme: Scheme
+
+
+#: The largest joint table counted by the kernel (cells); above it the occupied cells are
+#: found by sorting the joint codes.
+_KERNEL_CELLS = 1 << 22
+
+
+def occupied_cells(enc: Encoded, backend: Backend) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The occupied joint cells (stratum, truth, each model's prediction) and their counts:
+    one counting pass of the kernel (the last prediction against the rest), no sort."""
+    k = enc.k
+    rest = enc.strata * k + enc.truth if enc.n_strata > 1 else enc.truth
+    rows = enc.n_strata * k
+    for m in enc.models[:-1]:
+        rest = rest * k + m.pred
+        rows *= k
+    last = enc.models[-1].pred
+    if rows * k <= _KERNEL_CELLS and rows < 4096:
+        side = max(rows, k)
+        counted = resolve_backend(backend).confusion_matrix_codes(
+            np.ascontiguousarray(rest), np.ascontiguousarray(last), side, None, n_threads=get_num_threads()
+        )
+        table = np.asarray(counted.counts, dtype=np.int64)[:rows, :k].ravel()
+        occupied = np.flatnonzero(table)
+        return occupied, table[occupied]
+    occupied, counts = np.unique(rest * k + last, return_counts=True)
+    return occupied.astype(np.int64), counts.astype(np.int64)
+
+
+def cell_design(
+    occupied: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    k: int,
+    n_models: int,
+    n_strata: int,
+    n_resamples: int,
+    seed: int,
+    lays: Sequence[Layout],
+) -> Design:
+    """Multinomial draws of the occupied joint cells (``stratum, truth, predictions...`` in
+    mixed radix ``K``), per stratum: a replicate costs O(cells), whatever the number of rows."""
+    width = sum(lay.width for lay in lays)
+    rest = occupied.copy()
+    digits = []
+    for _ in range(n_models):
+        digits.append(rest % k)
+        rest = rest // k
+    truth, stratum = rest % k, rest // k
+    # For each model: the joint cells ordered by the model's cell, where each run starts, and
+    # the column each run adds to.
+    gathers = []
+    for lay, pred in zip(lays, reversed(digits), strict=True):
+        cell = lay.cells + truth * k + pred
+        order = np.argsort(cell, kind="stable")
+        ordered = cell[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size else ordered
+        gathers.append((order, starts, ordered[starts]))
+
+    def joint_to_sums(joint_counts: F64) -> F64:
+        """Joint cell counts (``B x cells``) to each model's confusion matrix sums."""
+        out = np.zeros((joint_counts.shape[0], width))
+        if n_models == 1 and n_strata == 1:
+            # The joint cells are the confusion matrix's own.
+            out[:, lays[0].cells + occupied] = joint_counts
+            return out
+        for order, starts, target in gathers:
+            if starts.size:
+                out[:, target] += np.add.reduceat(joint_counts[:, order], starts, axis=1)
+        return out
+
+    full = joint_to_sums(counts[None, :].astype(np.float64))
+
+    def replicates() -> F64:
+        rng = np.random.Generator(np.random.Philox(key=seed))
+        draws = np.zeros((n_resamples, occupied.size))
+        for s in range(n_strata):
+            here = np.flatnonzero(stratum == s)
+            if here.size == 0:
+                continue
+            c = counts[here]
+            total = int(c.sum())
+            draws[:, here] = rng.multinomial(total, c / total, size=n_resamples)
+        return joint_to_sums(draws)
+
+    def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
+        # Leaving out one row of joint cell j leaves the counts less one in that cell.
+        loo = np.repeat(counts[None, :].astype(np.float64), occupied.size, axis=0) - np.eye(occupied.size)
+        return metric(joint_to_sums(loo)), counts.astype(np.float64)
+
+    return Design(full, replicates, jackknife, "multinomial")
+
+
+def _cell_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
+    occupied, counts = occupied_cells(enc, backend)
+    return cell_design(occupied, counts, enc.k, len(enc.models), enc.n_strata, n_resamples, seed, lays)
+
+
+def _poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
+    """Poisson(1) weights per row from the counter-based stream; every model's sums in one pass."""
+    parts = [_row_values(enc, m, lay) for m, lay in zip(enc.models, lays, strict=True)]
+    values = np.ascontiguousarray(np.hstack([v for v, _ in parts]))
+    segments = [seg for _, segs in parts for seg in segs]
+    width = sum(lay.width for lay in lays)
+    n = enc.truth.size
+    full = np.zeros((1, width))
+    dense = _dense_rows(values, segments, width, 0, n)
+    full[0] = dense.sum(axis=0)
+    be = resolve_backend(backend)
+    s_count = enc.n_strata
+
+    def replicates() -> F64:
+        if s_count == 1:
+            return be.replicate_sums(values, segments, 0, seed, n_resamples, width, get_num_threads())
+        # Each stratum's sums in a block of their own, rescaled to the stratum's size.
+        shift = (enc.strata * width).astype(np.uint32)
+        strat_segments: list[tuple[int, int | npt.NDArray[np.uint32]]] = [
+            (length, shift + (np.uint32(cols) if isinstance(cols, int) else cols)) for length, cols in segments
+        ]
+        sums = be.replicate_sums(values, strat_segments, 0, seed, n_resamples, width * s_count, get_num_threads())
+        blocks = sums.reshape(n_resamples, s_count, width)
+        size = np.bincount(enc.strata, minlength=s_count).astype(np.float64)
+        drawn = blocks[:, :, lays[0].cells : lays[0].cells + enc.k * enc.k].sum(axis=2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(drawn > 0, size[None, :] / np.where(drawn > 0, drawn, 1.0), 0.0)
+        out: F64 = (blocks * scale[:, :, None]).sum(axis=1)
+        return out
+
+    def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
+        out = np.empty(n)
+        for lo in range(0, n, _JACKKNIFE_ROWS):
+            hi = min(lo + _JACKKNIFE_ROWS, n)
+            out[lo:hi] = metric(full - _dense_rows(values, segments, width, lo, hi))
+        return out, None
+
+    return Design(full, replicates, jackknife, "poisson")
+
+
+def _dense_rows(
+    values: F64, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int, lo: int, hi: int
+) -> F64:
+    """Rows ``lo:hi`` of the values laid out at their columns (``(hi - lo) x width``)."""
+    out = np.zeros((hi - lo, width))
+    r = np.arange(hi - lo)
+    at = 0
+    for length, cols in segments:
+        start = np.full(hi - lo, cols, dtype=np.int64) if isinstance(cols, int) else cols[lo:hi].astype(np.int64)
+        for j in range(length):
+            out[r, start + j] += values[lo:hi, at + j]
+        at += length
+    return out
+
+
+# ---------------------------------------------------------------------------- the intervals
+
+
+def _select(metrics: Sequence[str] | None, available: Sequence[str], per_class: Sequence[str]) -> list[str]:
+    if metrics is None:
+        return list(available)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    unknown = [m for m in metrics if m not in available and m not in per_class]
+    if unknown:
+        msg = (
+            f"metrics={unknown!r}: unknown or not available with these inputs; choose among "
+            f"{', '.join(available)} (per class: {', '.join(per_class)})"
+        )
+        raise ValidationError(msg)
+    return list(dict.fromkeys(metrics))
+
+
+def _interval(
+    name: str,
+    estimate: float,
+    reps: rm.Values,
+    method: IntervalMethod,
+    level: float,
+    accel: Callable[[], float],
+) -> MetricInterval:
+    values = reps.value
+    defined = values[~np.isnan(values)]
+    se = float(np.std(defined, ddof=1)) if defined.size > 1 else math.nan
+    a = accel() if method == "bca" else 0.0
+    low, high = replicate_interval(estimate, values, method, level, a)
+    del name
+    return MetricInterval(estimate, se, low, high, int(reps.undefined.sum()), int(values.size))
+
+
+def _labels_text(labels: np.ndarray) -> list[str]:
+    return [str(x) for x in labels.tolist()]
+
+
+def bootstrap(
+    y_true: ArrayLike,
+    *,
+    y_pred: ArrayLike | None = None,
+    y_proba: ArrayLike | None = None,
+    confidence: ArrayLike | None = None,
+    metrics: Sequence[str] | None = None,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    method: IntervalMethod = "percentile",
+    seed: int = 0,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
+    return_distribution: bool = False,
+    backend: Backend = "auto",
+) -> BootstrapResult:
+    """Bootstrap intervals of the Report's metrics, from one resample shared by all of them.
+
+    ``metrics``: names of :data:`TABLE_METRICS` (confusion-matrix metrics; with ``y_proba`` the
+    matrix of the top label unless ``y_pred`` is given) and, with ``y_proba``, of
+    :data:`PROB_METRICS`; the per-class ``precision``, ``recall``, ``f1`` (and ``cprecision``,
+    ``crecall``, ``cf1``) give one interval per class. All of them by default. The scheme is
+    ``"multinomial"`` when only confusion-matrix metrics of unweighted rows are asked for, else
+    ``"poisson"`` (module docs); the result says which. The same ``seed`` gives the same result
+    bit for bit on any thread count.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, 2000)
+    >>> pred = np.where(rng.random(2000) < 0.8, y, rng.integers(0, 3, 2000))
+    >>> r = bootstrap(y, y_pred=pred, metrics=["accuracy", "f1_macro"], n_resamples=500, seed=1)
+    >>> r.provenance.scheme, r["accuracy"].estimate, r["accuracy"].low, r["accuracy"].high
+    ('multinomial', 0.87, 0.8535, 0.8835)
+    """
+    n_resamples, level, method, seed = check_bootstrap(n_resamples, confidence_level, method, seed)
+    if confidence is not None:
+        msg = (
+            "confidence= intervals (AUROC of the confidence, AURC) are not implemented yet; use "
+            "cmetrics.delong(correct, confidence) for the AUROC of a confidence score"
+        )
+        raise NotImplementedOptionError(msg)
+    t = validation.as_1d(y_true, "y_true")
+    truth, model, labs = _model(t, y_pred, y_proba, labels, backend)
+    n = truth.size
+    w = _weights(sample_weight, truth, model.pred, int(labs.size), backend)
+    s, s_count = _strata(strata, n)
+    enc = Encoded(truth, [model], labs, w, s, s_count)
+    proba = model.proba is not None
+    available = list(rm.TABLE_METRICS) + (list(rm.PROB_METRICS) if proba else [])
+    per_class_names = list(rm.TABLE_PER_CLASS) + (list(rm.PROB_PER_CLASS) if proba else [])
+    chosen = _select(metrics, available + (per_class_names if metrics is None else []), per_class_names)
+    row_level = any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen) or w is not None
+    lay = _layout(enc.k, proba and row_level)
+    if row_level:
+        design = _poisson_design(enc, n_resamples, seed, [lay], backend)
+    else:
+        enc = Encoded(truth, [Model(model.pred, None)], labs, w, s, s_count)
+        design = _cell_design(enc, n_resamples, seed, [lay], backend)
+    prov = Provenance(method, design.scheme, n_resamples, seed, level, strata is not None, _version())
+    return _result(design, enc.k, lay, _labels_text(labs), chosen, prov, return_distribution)
+
+
+def _result(
+    design: Design,
+    k: int,
+    lay: Layout,
+    names: list[str],
+    chosen: Sequence[str],
+    prov: Provenance,
+    return_distribution: bool,
+) -> BootstrapResult:
+    """The intervals of the chosen metrics from a design's full sums and replicates."""
+    full_m, full_pc = _derive(design.full, k, lay)
+    reps_m, reps_pc = _derive(design.replicates(), k, lay)
+    out: dict[str, MetricInterval] = {}
+    per_class: dict[str, dict[str, MetricInterval]] = {}
+    dist: dict[str, F64] = {}
+    method, level = prov.method, prov.confidence_level
+
+    def accel_of(name: str, col: int | None) -> Callable[[], float]:
+        def metric(sums: F64) -> F64:
+            m, pc = _derive(sums, k, lay)
+            return m[name].value if col is None else pc[name].value[:, col]
+
+        return lambda: acceleration(*design.jackknife(metric))
+
+    for name in chosen:
+        if name in full_m:
+            out[name] = _interval(name, float(full_m[name].value[0]), reps_m[name], method, level, accel_of(name, None))
+            dist[name] = reps_m[name].value
+            continue
+        for j, label in enumerate(names):
+            reps = rm.Values(reps_pc[name].value[:, j], reps_pc[name].undefined[:, j])
+            estimate = float(full_pc[name].value[0, j])
+            per_class.setdefault(label, {})[name] = _interval(name, estimate, reps, method, level, accel_of(name, j))
+            dist[f"{name}[{label}]"] = reps.value
+    return BootstrapResult(out, per_class, prov, dist if return_distribution else None)
+
+
+def check_bootstrap(
+    n_resamples: int, confidence_level: float, method: str, seed: int
+) -> tuple[int, float, IntervalMethod, int]:
+    """The bootstrap's arguments, checked (each error names its argument)."""
+    level = check_level(confidence_level)
+    count = _check_count(n_resamples)
+    return count, level, check_method(method, count, level), _check_seed(seed)
+
+
+def report_intervals(
+    report: Report,
+    *,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    method: IntervalMethod = "percentile",
+    seed: int = 0,
+    metrics: Sequence[str] | None = None,
+    return_distribution: bool = False,
+) -> BootstrapResult:
+    """Bootstrap intervals of a :class:`~cmetrics.Report`'s confusion-matrix metrics from its
+    counts alone (the multinomial scheme): the report of an :class:`~cmetrics.Evaluator`
+    merged from any number of batches, Dask partitions or files gets its intervals in
+    milliseconds, with no row read again. The same seed gives the same intervals as
+    :func:`bootstrap` of the rows.
+
+    >>> import cmetrics
+    >>> r = cmetrics.evaluate([0, 1, 1, 0, 1, 1, 0, 1] * 50, y_pred=[0, 1, 0, 0, 1, 1, 1, 1] * 50)
+    >>> iv = report_intervals(r, metrics=["accuracy"], n_resamples=400, seed=3)
+    >>> iv["accuracy"].estimate, iv["accuracy"].low < 0.75 < iv["accuracy"].high
+    (0.75, True)
+    """
+    n_resamples, level, method, seed = check_bootstrap(n_resamples, confidence_level, method, seed)
+    cm = np.asarray(report.confusion_matrix)
+    if cm.dtype.kind not in "iu":
+        msg = (
+            "report has weighted counts: the multinomial resampling of cells needs row counts; bootstrap the rows "
+            "with cmetrics.bootstrap(..., sample_weight=...)"
+        )
+        raise NotImplementedOptionError(msg)
+    flat = cm.astype(np.int64).ravel()
+    if flat.sum() <= 0:
+        msg = "report has no rows to resample"
+        raise ValidationError(msg)
+    k = cm.shape[0]
+    occupied = np.flatnonzero(flat)
+    lay = _layout(k, False)
+    design = cell_design(occupied, flat[occupied], k, 1, 1, n_resamples, seed, [lay])
+    chosen = _select(metrics, list(rm.TABLE_METRICS) + list(rm.TABLE_PER_CLASS), list(rm.TABLE_PER_CLASS))
+    names = [str(x) for x in report.labels]
+    prov = Provenance(method, "multinomial", n_resamples, seed, level, False, _version())
+    return _result(design, k, lay, names, chosen, prov, return_distribution)
+
+
+def _as_model(x: ArrayLike, name: str) -> tuple[ArrayLike | None, ArrayLike | None]:
+    """``(y_pred, y_proba)`` of a model given as predictions (1-D) or probabilities (2-D)."""
+    a = np.asarray(x) if not hasattr(x, "__array__") else x
+    ndim = np.ndim(a)
+    if ndim == 2:
+        return None, a
+    if ndim == 1:
+        return a, None
+    msg = f"{name} must be predictions (1-D) or probabilities (2-D, one column per class); got {ndim} dimensions"
+    raise ShapeError(msg)
+
+
+def compare(
+    y_true: ArrayLike,
+    *,
+    a: ArrayLike,
+    b: ArrayLike,
+    metrics: Sequence[str] | None = None,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    method: IntervalMethod = "percentile",
+    seed: int = 0,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    return_distribution: bool = False,
+    backend: Backend = "auto",
+) -> Comparison:
+    """Paired bootstrap comparison of two models on the same rows: ``a - b`` per metric.
+
+    ``a`` and ``b`` are each hard predictions (1-D) or probabilities (2-D). Both models see the
+    same resample: the joint cells (truth, a's prediction, b's prediction) from one multinomial,
+    or the same Poisson row weights. Per metric: both values, the difference, its interval, the
+    two-sided bootstrap p-value of no difference and the share of replicates in which ``a`` is
+    better (Gu and Hopkins 2023's likelihood of beating a baseline).
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 3000)
+    >>> good = np.where(rng.random(3000) < 0.9, y, 1 - y)
+    >>> fair = np.where(rng.random(3000) < 0.8, y, 1 - y)
+    >>> c = compare(y, a=good, b=fair, metrics=["accuracy"], n_resamples=500)
+    >>> c["accuracy"].p_value < 0.01, c["accuracy"].prob_a_better
+    (True, 1.0)
+    """
+    n_resamples, level, method, seed = check_bootstrap(n_resamples, confidence_level, method, seed)
+    t = validation.as_1d(y_true, "y_true")
+    pred_a, proba_a = _as_model(a, "a")
+    pred_b, proba_b = _as_model(b, "b")
+    truth, model_a, labs = _model(t, pred_a, proba_a, labels, backend)
+    n = truth.size
+    if np.shape(b)[0] != n:
+        msg = f"y_true has {n} rows but b has {np.shape(b)[0]}; pass both models' outputs for the same rows"
+        raise LengthMismatchError(msg)
+    _, model_b, labs_b = _model(t, pred_b, proba_b, labs if labels is None else labels, backend)
+    del labs_b
+    w = _weights(sample_weight, truth, model_a.pred, int(labs.size), backend)
+    proba = model_a.proba is not None and model_b.proba is not None
+    available = list(rm.TABLE_METRICS) + (list(rm.PROB_METRICS) if proba else [])
+    chosen = _select(metrics, available, [])
+    row_level = any(m in rm.PROB_METRICS for m in chosen) or w is not None
+    s, s_count = _strata(None, n)
+    k = int(labs.size)
+    if row_level:
+        lay_a = _layout(k, True)
+        lay_b = _layout(k, True, lay_a.width)
+        enc = Encoded(truth, [model_a, model_b], labs, w, s, s_count)
+        design = _poisson_design(enc, n_resamples, seed, [lay_a, lay_b], backend)
+    else:
+        lay_a = _layout(k, False)
+        lay_b = _layout(k, False, lay_a.width)
+        hard = [Model(model_a.pred, None), Model(model_b.pred, None)]
+        enc = Encoded(truth, hard, labs, w, s, s_count)
+        design = _cell_design(enc, n_resamples, seed, [lay_a, lay_b], backend)
+
+    def both(sums: F64) -> tuple[Derived, Derived]:
+        return _derive(sums[:, : lay_a.width], k, lay_a), _derive(sums[:, lay_a.width :], k, _shifted(lay_b))
+
+    (full_a, _), (full_b, _) = both(design.full)
+    (reps_a, _), (reps_b, _) = both(design.replicates())
+    out: dict[str, Difference] = {}
+    dist: dict[str, F64] = {}
+    for name in chosen:
+        va, vb = float(full_a[name].value[0]), float(full_b[name].value[0])
+        d = reps_a[name].value - reps_b[name].value
+        undefined = reps_a[name].undefined | reps_b[name].undefined
+
+        def accel(name: str = name) -> float:
+            def metric(sums: F64) -> F64:
+                (ma, _), (mb, _) = both(sums)
+                diff: F64 = ma[name].value - mb[name].value
+                return diff
+
+            return acceleration(*design.jackknife(metric))
+
+        iv = _interval(name, va - vb, rm.Values(d, undefined), method, level, accel)
+        defined = d[~np.isnan(d)]
+        if defined.size:
+            p_value = min(1.0, 2 * min(float(np.mean(defined <= 0)), float(np.mean(defined >= 0))))
+            better = float(np.mean(defined < 0 if name in LOSSES else defined > 0))
+        else:
+            p_value = better = math.nan
+        out[name] = Difference(va, vb, va - vb, iv.standard_error, iv.low, iv.high, p_value, better, iv.n_undefined)
+        dist[name] = d
+    prov = Provenance(method, design.scheme, n_resamples, seed, level, False, _version())
+    return Comparison(out, prov, dist if return_distribution else None)
+
+
+def _shifted(lay: Layout) -> Layout:
+    """A layout read from a slice that starts where it does."""
+    off = lay.cells
+    return Layout(0, lay.pcm - off if lay.pcm >= 0 else -1, lay.tail - off if lay.tail >= 0 else -1, lay.width)
+
+
+__all__ = ["bootstrap", "compare", "report_intervals"]

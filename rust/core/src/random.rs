@@ -1,0 +1,245 @@
+//! The counter-based random stream of the bootstrap: Philox4x32-10 (Salmon,
+//! Moraes, Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC
+//! 2011) and Poisson(1) draws read off its words by an exact integer inverse
+//! CDF.
+//!
+//! A draw is a pure function of `(seed, counter)`: the bootstrap keys the
+//! counter by the global index of a row and the replicate block, so a row's
+//! weight in a replicate never depends on which thread, batch or partition
+//! drew it. The numpy backend holds the same function
+//! (`cmetrics._numpy.random`); both are checked against the published
+//! known-answer vectors of Random123 and against each other.
+
+/// The multipliers and key increments of Philox4x32 (the Random123 constants).
+const M0: u32 = 0xD251_1F53;
+const M1: u32 = 0xCD9E_8D57;
+const W0: u32 = 0x9E37_79B9;
+const W1: u32 = 0xBB67_AE85;
+
+/// Philox4x32 with `rounds` rounds of `counter` under `key`.
+#[inline]
+#[must_use]
+pub fn philox4x32(rounds: usize, counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    let [mut c0, mut c1, mut c2, mut c3] = counter;
+    let [mut k0, mut k1] = key;
+    for round in 0..rounds {
+        if round > 0 {
+            k0 = k0.wrapping_add(W0);
+            k1 = k1.wrapping_add(W1);
+        }
+        let p0 = u64::from(M0) * u64::from(c0);
+        let p1 = u64::from(M1) * u64::from(c2);
+        let (hi0, lo0) = ((p0 >> 32) as u32, p0 as u32);
+        let (hi1, lo1) = ((p1 >> 32) as u32, p1 as u32);
+        (c0, c1, c2, c3) = (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0);
+    }
+    [c0, c1, c2, c3]
+}
+
+/// Philox4x32-10, the generator the bootstrap uses.
+#[inline]
+#[must_use]
+pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    philox4x32(10, counter, key)
+}
+
+/// `LANES` independent Philox4x32-10 blocks side by side, word by word, so that
+/// the compiler can keep each word of all lanes in one vector register.
+#[inline]
+fn philox_lanes<const LANES: usize>(
+    counters: [[u32; LANES]; 4],
+    key: [u32; 2],
+) -> [[u32; LANES]; 4] {
+    let [mut c0, mut c1, mut c2, mut c3] = counters;
+    let [mut k0, mut k1] = key;
+    for round in 0..10 {
+        if round > 0 {
+            k0 = k0.wrapping_add(W0);
+            k1 = k1.wrapping_add(W1);
+        }
+        for lane in 0..LANES {
+            let p0 = u64::from(M0) * u64::from(c0[lane]);
+            let p1 = u64::from(M1) * u64::from(c2[lane]);
+            let (hi0, lo0) = ((p0 >> 32) as u32, p0 as u32);
+            let (hi1, lo1) = ((p1 >> 32) as u32, p1 as u32);
+            let n0 = hi1 ^ c1[lane] ^ k0;
+            let n2 = hi0 ^ c3[lane] ^ k1;
+            c0[lane] = n0;
+            c1[lane] = lo1;
+            c2[lane] = n2;
+            c3[lane] = lo0;
+        }
+    }
+    [c0, c1, c2, c3]
+}
+
+/// `POISSON1_THRESHOLDS[k - 1] = round(2^32 P(X <= k - 1))` for `X ~ Poisson(1)`,
+/// for every `k` whose threshold is below `2^32`: a 32-bit word `u` gives the
+/// draw `#{k : u >= POISSON1_THRESHOLDS[k - 1]}`. Computed with exact rational
+/// arithmetic; `tests/resampling/test_random.py` recomputes them.
+pub const POISSON1_THRESHOLDS: [u32; 12] = [
+    1_580_030_169,
+    3_160_060_337,
+    3_950_075_422,
+    4_213_413_783,
+    4_279_248_374,
+    4_292_415_292,
+    4_294_609_778,
+    4_294_923_276,
+    4_294_962_463,
+    4_294_966_817,
+    4_294_967_253,
+    4_294_967_292,
+];
+
+/// The Poisson(1) draw of one 32-bit word.
+#[inline]
+#[must_use]
+pub fn poisson1(word: u32) -> u8 {
+    let mut k = 0u8;
+    for t in POISSON1_THRESHOLDS {
+        k += u8::from(word >= t);
+    }
+    k
+}
+
+/// The key of a seed: its low and high words.
+#[inline]
+#[must_use]
+pub fn key_of(seed: u64) -> [u32; 2] {
+    [seed as u32, (seed >> 32) as u32]
+}
+
+/// The counter of `row`'s replicates `4 block .. 4 block + 4` in stream `stream`.
+#[inline]
+#[must_use]
+pub fn counter_of(row: u64, block: u32, stream: u32) -> [u32; 4] {
+    [row as u32, (row >> 32) as u32, block, stream]
+}
+
+/// The stream of the bootstrap's Poisson row weights.
+pub const ROW_WEIGHTS: u32 = 0;
+
+/// How many lanes the row-weight draws take at a time.
+pub const LANES: usize = 8;
+
+/// The Poisson(1) weights of `rows` in replicates `4 block .. 4 block + 4`:
+/// `out[j][i]` is the weight of `rows[i]` in replicate `4 block + j`.
+pub fn row_weights(seed: u64, block: u32, rows: &[u64], out: &mut [Vec<u8>; 4]) {
+    let key = key_of(seed);
+    for o in out.iter_mut() {
+        o.clear();
+        o.reserve(rows.len());
+    }
+    let mut chunks = rows.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        let mut ctr = [[0u32; LANES]; 4];
+        for (lane, &row) in chunk.iter().enumerate() {
+            let c = counter_of(row, block, ROW_WEIGHTS);
+            ctr[0][lane] = c[0];
+            ctr[1][lane] = c[1];
+            ctr[2][lane] = c[2];
+            ctr[3][lane] = c[3];
+        }
+        let words = philox_lanes::<LANES>(ctr, key);
+        for (o, w) in out.iter_mut().zip(words.iter()) {
+            o.extend(w.iter().map(|&x| poisson1(x)));
+        }
+    }
+    for &row in chunks.remainder() {
+        let words = philox4x32_10(counter_of(row, block, ROW_WEIGHTS), key);
+        for (o, &w) in out.iter_mut().zip(words.iter()) {
+            o.push(poisson1(w));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Random123's tests/kat_vectors, the philox4x32 lines: counter, key, result.
+    /// Rounds, counter, key and the published output.
+    type Kat = (usize, [u32; 4], [u32; 2], [u32; 4]);
+
+    const KAT: [Kat; 6] = [
+        (
+            7,
+            [0, 0, 0, 0],
+            [0, 0],
+            [0x5f6f_b709, 0x0d89_3f64, 0x4f12_1f81, 0x4f73_0a48],
+        ),
+        (
+            7,
+            [u32::MAX; 4],
+            [u32::MAX; 2],
+            [0x5207_ddc2, 0x4516_5e59, 0x4d8e_e751, 0x8c52_f662],
+        ),
+        (
+            7,
+            [0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344],
+            [0xa409_3822, 0x299f_31d0],
+            [0x4dfc_caba, 0x190a_87f0, 0xc473_62ba, 0xb6b5_242a],
+        ),
+        (
+            10,
+            [0, 0, 0, 0],
+            [0, 0],
+            [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8],
+        ),
+        (
+            10,
+            [u32::MAX; 4],
+            [u32::MAX; 2],
+            [0x408f_276d, 0x41c8_3b0e, 0xa20b_c7c6, 0x6d54_51fd],
+        ),
+        (
+            10,
+            [0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344],
+            [0xa409_3822, 0x299f_31d0],
+            [0xd16c_fe09, 0x94fd_cceb, 0x5001_e420, 0x2412_6ea1],
+        ),
+    ];
+
+    #[test]
+    fn philox_gives_the_published_known_answers() {
+        for (rounds, ctr, key, want) in KAT {
+            assert_eq!(
+                philox4x32(rounds, ctr, key),
+                want,
+                "{rounds} rounds of {ctr:x?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_lanes_equal_one_block_at_a_time() {
+        let rows: Vec<u64> = (0..29u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let mut out: [Vec<u8>; 4] = Default::default();
+        row_weights(42, 7, &rows, &mut out);
+        for (i, &row) in rows.iter().enumerate() {
+            let words = philox4x32_10(counter_of(row, 7, ROW_WEIGHTS), key_of(42));
+            for j in 0..4 {
+                assert_eq!(out[j][i], poisson1(words[j]));
+            }
+        }
+    }
+
+    #[test]
+    fn poisson_draws_have_mean_and_variance_one() {
+        let rows: Vec<u64> = (0..200_000).collect();
+        let mut out: [Vec<u8>; 4] = Default::default();
+        row_weights(3, 0, &rows, &mut out);
+        let n = (rows.len() * 4) as f64;
+        let sum: f64 = out.iter().flatten().map(|&w| f64::from(w)).sum();
+        let sq: f64 = out.iter().flatten().map(|&w| f64::from(w).powi(2)).sum();
+        let mean = sum / n;
+        let var = sq / n - mean * mean;
+        assert!((mean - 1.0).abs() < 0.01, "{mean}");
+        assert!((var - 1.0).abs() < 0.02, "{var}");
+        assert_eq!(poisson1(0), 0);
+        assert_eq!(poisson1(u32::MAX), 12);
+    }
+}

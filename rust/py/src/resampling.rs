@@ -1,0 +1,141 @@
+//! Bindings of `cmetrics_core::random` and `cmetrics_core::resampling`: the
+//! counter-based stream and the Poisson bootstrap of row sums.
+
+use cmetrics_core::random::{philox4x32, row_weights};
+use cmetrics_core::resampling::{
+    replicate_sums as core_sums, Columns, Replicates, RowIds, Segment,
+};
+use cmetrics_core::Pool;
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+use crate::arrays::{slice, slice2};
+use crate::error::{run, run_pool, ValidationError};
+
+/// Philox4x32 with `rounds` rounds of each row of `counters` (`m x 4` uint32)
+/// under `key` (two words): the `m x 4` output words.
+#[pyfunction]
+#[pyo3(signature = (counters, key, rounds=10))]
+pub fn philox4x32_blocks<'py>(
+    py: Python<'py>,
+    counters: PyReadonlyArray2<'py, u32>,
+    key: (u32, u32),
+    rounds: usize,
+) -> PyResult<Bound<'py, PyArray2<u32>>> {
+    if counters.shape()[1] != 4 {
+        return Err(ValidationError::new_err("counters must have 4 columns"));
+    }
+    let c = slice2(&counters, "counters")?;
+    let out = run(py, || {
+        Ok(c.chunks_exact(4)
+            .flat_map(|w| philox4x32(rounds, [w[0], w[1], w[2], w[3]], [key.0, key.1]))
+            .collect::<Vec<u32>>())
+    })?;
+    let m = out.len() / 4;
+    Array2::from_shape_vec((m, 4), out)
+        .map(|a| a.into_pyarray(py))
+        .map_err(|e| ValidationError::new_err(e.to_string()))
+}
+
+/// The Poisson(1) weight of each of `rows` (global indices) in replicates
+/// `0 .. n_resamples` of stream `seed`: `n_resamples x len(rows)` uint8.
+#[pyfunction]
+pub fn poisson_weights<'py>(
+    py: Python<'py>,
+    rows: PyReadonlyArray1<'py, u64>,
+    seed: u64,
+    n_resamples: usize,
+) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    let ids = slice(&rows, "rows")?;
+    let n = ids.len();
+    let out = run(py, || {
+        let mut out =
+            cmetrics_core::memory::try_filled(n_resamples * n, 0u8, "the Poisson weights")?;
+        let mut w: [Vec<u8>; 4] = Default::default();
+        for block in 0..n_resamples.div_ceil(4) {
+            row_weights(seed, block as u32, ids, &mut w);
+            for (j, weights) in w.iter().enumerate() {
+                let b = 4 * block + j;
+                if b < n_resamples {
+                    out[b * n..(b + 1) * n].copy_from_slice(weights);
+                }
+            }
+        }
+        Ok(out)
+    })?;
+    Array2::from_shape_vec((n_resamples, n), out)
+        .map(|a| a.into_pyarray(py))
+        .map_err(|e| ValidationError::new_err(e.to_string()))
+}
+
+/// Where a segment goes: one column for every row, or a column per row.
+#[derive(FromPyObject)]
+pub enum SegmentColumns<'py> {
+    /// The same column for every row.
+    Fixed(usize),
+    /// One uint32 column per row.
+    PerRow(PyReadonlyArray1<'py, u32>),
+}
+
+/// The rows' global indices: the first of consecutive rows, or one per row.
+#[derive(FromPyObject)]
+pub enum RowArg<'py> {
+    /// Consecutive rows from this index.
+    From(u64),
+    /// One uint64 index per row.
+    Listed(PyReadonlyArray1<'py, u64>),
+}
+
+/// The `n_resamples x width` Poisson-bootstrap replicates of the row sums of
+/// `values` (`n x F` float64, C order), segment by segment
+/// (`cmetrics_core::resampling::replicate_sums`).
+#[pyfunction]
+#[pyo3(signature = (values, segments, rows, seed, n_resamples, width, n_threads=0))]
+#[allow(clippy::too_many_arguments)]
+pub fn replicate_sums<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray2<'py, f64>,
+    segments: Vec<(usize, SegmentColumns<'py>)>,
+    rows: RowArg<'py>,
+    seed: u64,
+    n_resamples: usize,
+    width: usize,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let n_values = values.shape()[1];
+    let v = slice2(&values, "values")?;
+    let mut segs = Vec::with_capacity(segments.len());
+    for (len, cols) in &segments {
+        let columns = match cols {
+            SegmentColumns::Fixed(c) => Columns::Fixed(*c),
+            SegmentColumns::PerRow(a) => Columns::PerRow(slice(a, "segments")?),
+        };
+        segs.push(Segment { len: *len, columns });
+    }
+    let ids = match &rows {
+        RowArg::From(first) => RowIds::From(*first),
+        RowArg::Listed(a) => RowIds::Listed(slice(a, "rows")?),
+    };
+    let spec = Replicates {
+        seed,
+        n_resamples,
+        width,
+    };
+    let n = values.shape()[0];
+    let pool = Pool::new(n_threads);
+    let out = run_pool(py, n.saturating_mul(n_resamples) / 64, &pool, |pool| {
+        core_sums(v, n_values, &segs, ids, spec, pool)
+    })?;
+    Array2::from_shape_vec((n_resamples, width), out)
+        .map(|a| a.into_pyarray(py))
+        .map_err(|e| ValidationError::new_err(e.to_string()))
+}
+
+/// Add the functions to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(philox4x32_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(poisson_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(replicate_sums, m)?)?;
+    Ok(())
+}

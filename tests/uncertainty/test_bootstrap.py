@@ -1,0 +1,268 @@
+"""Bootstrap intervals and paired comparisons: every replicate against an independent
+evaluation of the same resample, the schemes against explicit row resampling, reproducibility,
+coverage on data with a known population value, BCa's acceleration against a row-by-row
+jackknife, and the errors."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import ks_2samp
+
+import cmetrics
+from cmetrics._backend import resolve_backend
+from cmetrics._derive import replicate_metrics as rm
+from cmetrics.exceptions import LengthMismatchError, NotImplementedOptionError, ValidationError
+
+
+def _model(n: int, k: int, seed: int, skill: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    logits = rng.normal(0, 1, (n, k))
+    logits[np.arange(n), y] += skill
+    p = np.exp(logits)
+    return y, p / p.sum(axis=1, keepdims=True)
+
+
+def _report(y, backend, **kw) -> dict[str, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = cmetrics.evaluate(y, backend=backend, **kw)
+    out = dict(r.metrics)
+    for label, row in r.per_class.items():
+        for name in ("precision", "recall", "f1", "cprecision", "crecall", "cf1"):
+            if name in row:
+                out[f"{name}[{label}]"] = row[name]
+    return out
+
+
+def test_point_estimates_equal_the_report(backend: str) -> None:
+    y, p = _model(3000, 4, 1)
+    r = cmetrics.bootstrap(y, y_proba=p, n_resamples=20, backend=backend)
+    want = _report(y, backend, y_proba=p)
+    for name, iv in r.metrics.items():
+        assert iv.estimate == pytest.approx(want[name], rel=1e-12, abs=1e-15), name
+    for label, rows in r.per_class.items():
+        for name, iv in rows.items():
+            assert iv.estimate == pytest.approx(want[f"{name}[{label}]"], rel=1e-12, abs=1e-15)
+
+
+def test_each_poisson_replicate_is_the_report_of_its_weights(backend: str) -> None:
+    """A Poisson replicate is the data weighted by the rows' draws: the Report of those weights."""
+    y, p = _model(800, 3, 2, skill=0.7)
+    sw = np.random.default_rng(9).uniform(0.5, 2.0, y.size)
+    r = cmetrics.bootstrap(
+        y, y_proba=p, sample_weight=sw, n_resamples=6, seed=77, return_distribution=True, backend=backend
+    )
+    assert r.provenance.scheme == "poisson" and r.distribution is not None
+    w = resolve_backend(backend).poisson_weights(np.arange(y.size, dtype=np.uint64), 77, 6)
+    for b in range(6):
+        want = _report(y, backend, y_proba=p, sample_weight=sw * w[b])
+        for name, values in r.distribution.items():
+            assert values[b] == pytest.approx(want[name], rel=1e-10, abs=1e-13), (b, name)
+
+
+def test_each_multinomial_replicate_is_the_report_of_its_cells(backend: str) -> None:
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 3, 500)
+    pred = np.where(rng.random(500) < 0.6, y, rng.integers(0, 3, 500))
+    r = cmetrics.bootstrap(y, y_pred=pred, n_resamples=5, seed=4, return_distribution=True, backend=backend)
+    assert r.provenance.scheme == "multinomial" and r.distribution is not None
+    # The replicate's cells, read back from its metrics' definitions: rebuild them by the same
+    # draws (numpy's Philox generator keyed by the seed) and evaluate the rows they stand for.
+    key = y * 3 + pred
+    occupied, counts = np.unique(key, return_counts=True)
+    draws = np.random.Generator(np.random.Philox(key=4)).multinomial(500, counts / 500, size=5)
+    for b in range(5):
+        rows = np.repeat(occupied, draws[b])
+        want = _report(rows // 3, backend, y_pred=rows % 3, labels=[0, 1, 2])
+        for name, values in r.distribution.items():
+            assert values[b] == pytest.approx(want[name], rel=1e-12, abs=1e-15), (b, name)
+
+
+def test_cells_resample_like_rows() -> None:
+    """Multinomial cells and explicit row resampling give one distribution (a fixed-seed
+    two-sample Kolmogorov-Smirnov test at the 1e-3 level)."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 400)
+    pred = np.where(rng.random(400) < 0.7, y, rng.integers(0, 3, 400))
+    r = cmetrics.bootstrap(y, y_pred=pred, metrics=["f1_macro"], n_resamples=2000, seed=1, return_distribution=True)
+    assert r.distribution is not None
+    draws = np.random.default_rng(11).integers(0, 400, (2000, 400))
+    explicit = np.array(
+        [
+            rm.table_metrics(np.bincount(y[d] * 3 + pred[d], minlength=9).reshape(1, 3, 3).astype(float))[0][
+                "f1_macro"
+            ].value[0]
+            for d in draws
+        ]
+    )
+    assert ks_2samp(r.distribution["f1_macro"], explicit).pvalue > 1e-3
+
+
+def test_the_same_seed_gives_the_same_result_everywhere() -> None:
+    y, p = _model(5000, 3, 6)
+    runs = []
+    for threads in (1, 2, 8):
+        with cmetrics.thread_limit(threads):
+            runs.append(cmetrics.bootstrap(y, y_proba=p, n_resamples=50, seed=3, return_distribution=True))
+    for r in runs[1:]:
+        assert r.metrics == runs[0].metrics
+        assert all(np.array_equal(r.distribution[k], runs[0].distribution[k]) for k in r.distribution)
+    other = cmetrics.bootstrap(y, y_proba=p, n_resamples=50, seed=4)
+    assert other.metrics != runs[0].metrics
+    if cmetrics.rust_available():
+        numpy = cmetrics.bootstrap(y, y_proba=p, n_resamples=50, seed=3, backend="numpy")
+        for name, iv in numpy.metrics.items():
+            assert iv.low == pytest.approx(runs[0].metrics[name].low, rel=1e-9)
+            assert iv.high == pytest.approx(runs[0].metrics[name].high, rel=1e-9)
+        hard = [cmetrics.bootstrap(y, y_pred=p.argmax(1), n_resamples=50, backend=be) for be in ("rust", "numpy")]
+        assert hard[0].metrics == hard[1].metrics
+
+
+def _coverage(metric: str, proba: bool, population: float, trials: int = 200) -> float:
+    hits = 0
+    for t in range(trials):
+        y, p = _model(400, 3, 1000 + t, skill=1.0)
+        kw = {"y_proba": p} if proba else {"y_pred": p.argmax(1)}
+        r = cmetrics.bootstrap(y, metrics=[metric], n_resamples=300, seed=t, **kw)
+        hits += r[metric].low <= population <= r[metric].high
+    return hits / trials
+
+
+@pytest.mark.parametrize(
+    ("metric", "proba"), [("accuracy", False), ("f1_macro", False), ("cf1_macro", True), ("log_loss", True)]
+)
+def test_intervals_cover_the_population_value(metric: str, proba: bool) -> None:
+    """About 95% of 200 intervals cover the value of the population (taken from 2 x 10^6 rows
+    of the same model); a correct interval lands in [0.90, 0.99] with probability > 0.99."""
+    y, p = _model(2_000_000, 3, 999, skill=1.0)
+    kw = {"y_proba": p} if proba else {"y_pred": p.argmax(1)}
+    population = cmetrics.evaluate(y, **kw).metrics[metric]
+    assert 0.90 <= _coverage(metric, proba, population) <= 0.99
+
+
+def _jackknife_acceleration(values: np.ndarray) -> float:
+    d = values.mean() - values
+    return float((d**3).sum() / (6 * (d**2).sum() ** 1.5))
+
+
+@pytest.mark.parametrize(("metric", "proba"), [("accuracy", False), ("f1_macro", False), ("cf1_macro", True)])
+def test_bca_acceleration_equals_a_row_jackknife(metric: str, proba: bool) -> None:
+    from cmetrics.uncertainty import intervals, resampling
+
+    y, p = _model(150, 3, 8, skill=0.8)
+    pred = p.argmax(1)
+    loo = []
+    for i in range(y.size):
+        keep = np.arange(y.size) != i
+        kw = {"y_proba": p[keep]} if proba else {"y_pred": pred[keep]}
+        loo.append(_report(y[keep], "auto", labels=[0, 1, 2], **kw)[metric])
+    want = _jackknife_acceleration(np.array(loo))
+    seen: list[float] = []
+    real = intervals.acceleration
+
+    def spy(*args):  # the acceleration the bootstrap computes
+        seen.append(real(*args))
+        return seen[-1]
+
+    resampling.acceleration = spy  # type: ignore[assignment]
+    try:
+        kw = {"y_proba": p} if proba else {"y_pred": pred}
+        r = cmetrics.bootstrap(y, metrics=[metric], method="bca", n_resamples=200, **kw)
+    finally:
+        resampling.acceleration = real  # type: ignore[assignment]
+    assert seen[0] == pytest.approx(want, rel=1e-8, abs=1e-12)
+    assert r[metric].low < r[metric].estimate < r[metric].high
+
+
+def test_undefined_replicates_are_counted() -> None:
+    # Class 2 is predicted once: many replicates lose it, and its precision is undefined there.
+    y = np.array([0] * 50 + [1] * 50 + [2] * 5)
+    pred = np.array([0] * 50 + [1] * 50 + [2] + [0] * 4)
+    r = cmetrics.bootstrap(y, y_pred=pred, metrics=["precision_macro", "precision"], n_resamples=400, seed=2)
+    undefined = r["precision_macro"].n_undefined
+    assert 400 * math.exp(-1) * 0.8 < undefined < 400 * math.exp(-1) * 1.2
+    assert r.per_class["2"]["precision"].n_undefined == undefined
+    assert r.per_class["0"]["precision"].n_undefined == 0
+
+
+def test_stratified_cells_keep_each_stratum_size() -> None:
+    from cmetrics.uncertainty import resampling
+
+    y = np.array([0] * 30 + [1] * 70)
+    pred = np.where(np.arange(100) % 3 == 0, 1 - y, y)
+    r = cmetrics.bootstrap(y, y_pred=pred, metrics=["recall"], strata=y, n_resamples=200, return_distribution=True)
+    assert r.provenance.stratified and r.distribution is not None
+    # With the truth as strata every replicate has 30 rows of class 0: recall is a multiple of 1/30.
+    assert np.allclose(r.distribution["recall[0]"] * 30, np.round(r.distribution["recall[0]"] * 30))
+    del resampling
+
+
+def test_compare_shares_one_resample(backend: str) -> None:
+    y, pa = _model(2000, 3, 12, skill=1.6)
+    _, pb = _model(2000, 3, 12, skill=1.0)
+    c = cmetrics.compare(y, a=pa, b=pb, n_resamples=60, seed=5, return_distribution=True, backend=backend)
+    ra = cmetrics.bootstrap(y, y_proba=pa, n_resamples=60, seed=5, return_distribution=True, backend=backend)
+    rb = cmetrics.bootstrap(y, y_proba=pb, n_resamples=60, seed=5, return_distribution=True, backend=backend)
+    assert c.provenance.scheme == "poisson" and c.distribution is not None
+    for name, d in c.metrics.items():
+        assert d.difference == pytest.approx(ra[name].estimate - rb[name].estimate, rel=1e-12, abs=1e-15)
+        np.testing.assert_allclose(
+            c.distribution[name], ra.distribution[name] - rb.distribution[name], rtol=1e-9, atol=1e-12
+        )
+    assert c["accuracy"].prob_a_better > 0.95 and c["log_loss"].prob_a_better > 0.95
+    assert c["accuracy"].p_value < 0.05
+
+
+def test_compare_hard_predictions_through_joint_cells() -> None:
+    y, p = _model(3000, 2, 13, skill=2.0)
+    good = p.argmax(1)
+    coin = np.random.default_rng(1).integers(0, 2, 3000)
+    c = cmetrics.compare(y, a=good, b=coin, metrics=["accuracy", "matthews_corrcoef"], n_resamples=300)
+    assert c.provenance.scheme == "multinomial"
+    assert c["accuracy"].p_value == 0.0 and c["accuracy"].prob_a_better == 1.0
+    same = cmetrics.compare(y, a=good, b=good, metrics=["accuracy"], n_resamples=100)
+    assert same["accuracy"].difference == 0.0 and same["accuracy"].p_value == 1.0
+    assert "accuracy" in c.to_markdown() and "p-value" in c.to_markdown()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"n_resamples": 0}, ValidationError, "n_resamples"),
+        ({"n_resamples": 1.5}, ValidationError, "n_resamples"),
+        ({"confidence_level": 1.2}, ValidationError, "confidence_level"),
+        ({"metrics": ["accuracy", "auroc"]}, ValidationError, "auroc"),
+        ({"method": "bca", "n_resamples": 20}, ValidationError, "n_resamples >= 40"),
+        ({"method": "studentized"}, ValidationError, "method"),
+        ({"seed": -1}, ValidationError, "seed"),
+        ({"strata": [0, 1]}, LengthMismatchError, "strata"),
+        ({"confidence": [0.5] * 6}, NotImplementedOptionError, "confidence"),
+    ],
+)
+def test_bad_arguments_name_themselves(backend: str, kwargs, error, match: str) -> None:
+    y = [0, 1, 1, 0, 1, 0]
+    with pytest.raises(error, match=match):
+        cmetrics.bootstrap(y, y_pred=[0, 1, 0, 0, 1, 1], backend=backend, **kwargs)
+
+
+def test_compare_refuses_a_model_of_another_length(backend: str) -> None:
+    with pytest.raises(LengthMismatchError, match="b has 3"):
+        cmetrics.compare([0, 1, 1, 0], a=[0, 1, 1, 1], b=[0, 1, 1], backend=backend)
+    with pytest.raises(ValidationError, match="log_loss"):
+        cmetrics.compare([0, 1, 1, 0], a=[0, 1, 1, 1], b=[0, 1, 0, 1], metrics=["log_loss"], backend=backend)
+
+
+def test_the_result_prints_and_serialises() -> None:
+    y, p = _model(500, 2, 14)
+    r = cmetrics.bootstrap(y, y_proba=p, metrics=["accuracy", "log_loss", "cf1"], n_resamples=50)
+    d = r.to_dict()
+    assert set(d["metrics"]) == {"accuracy", "log_loss"} and set(d["per_class"]) == {"0", "1"}
+    assert d["provenance"]["scheme"] == "poisson" and d["provenance"]["version"] == cmetrics.__version__
+    md = r.to_markdown()
+    assert "| log_loss |" in md and "cf1 [1]" in md
+    assert repr(r).startswith("BootstrapResult(percentile, poisson")
