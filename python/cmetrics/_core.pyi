@@ -72,6 +72,7 @@ __all__ = [
     "rank_histogram",
     "rank_histogram_groups",
     "replicate_sums",
+    "row_placements",
     "scatter_rows",
     "score_groups",
     "threshold_counts",
@@ -158,6 +159,7 @@ def binary_ranking(
     positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True, n_threads: int = 0
 ) -> BinaryRanking: ...
 def score_groups(positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0) -> Groups: ...
+def row_placements(positive: Bools, score: Scores, n_threads: int = 0) -> F64: ...
 def multilabel_counts(
     y_true: Bools, y_pred: Bools, sample_weight: F64 | None = None, n_threads: int = 0
 ) -> MultilabelCounts: ...

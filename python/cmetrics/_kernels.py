@@ -122,6 +122,11 @@ class BinaryRanking(NamedTuple):
     aupr_trapezoid: float
     aurc: float
     n_thresholds: int
+    #: DeLong's placements (docs/definitions.md §11.5), with ``curves`` (NaN without): the sum of
+    #: ``V10^2`` over positive rows and of ``V01^2`` over negative rows (weighted: shares of weight,
+    #: sums weighted by the rows' weights).
+    placement_pos_sq: float
+    placement_neg_sq: float
 
 
 class OneVsOne(NamedTuple):
@@ -302,6 +307,7 @@ class Kernels(Protocol):
     def score_groups(
         self, positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0
     ) -> Groups: ...
+    def row_placements(self, positive: Bools, score: Scores, n_threads: int = 0) -> F64: ...
     def threshold_counts(
         self,
         positive: Bools,

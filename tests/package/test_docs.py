@@ -48,6 +48,7 @@ WITHOUT_EXAMPLES = {
     "cmetrics.streaming.rows",
     "cmetrics.streaming.state_format",
     "cmetrics.uncertainty",
+    "cmetrics.uncertainty.schemes",
 }
 
 

@@ -159,3 +159,25 @@ def test_clopper_pearson_holds_the_wilson_interval() -> None:
         cp = cmetrics.proportion_interval(c, n, method="clopper-pearson")
         w = cmetrics.proportion_interval(c, n)
         assert cp.low <= w.low + 1e-12 and cp.high >= w.high - 1e-12
+
+
+def test_the_walk_carries_weighted_placements(backend: str) -> None:
+    """The tie-grouped walk's squared placements, weighted: shares of weight below (ties half),
+    summed with the rows' weights, against a plain O(n^2) computation."""
+    from cmetrics._backend import resolve_backend
+
+    rng = np.random.default_rng(8)
+    y = rng.random(400) < 0.4
+    s = np.round(rng.random(400), 1)
+    w = rng.uniform(0.1, 3.0, 400)
+    d = resolve_backend(backend).binary_ranking(y, s, w, curves=True)
+    pos, neg = s[y], s[~y]
+    wp, wn = w[y], w[~y]
+    v10 = ((pos[:, None] > neg[None, :]) * wn + 0.5 * (pos[:, None] == neg[None, :]) * wn).sum(1) / wn.sum()
+    v01 = ((pos[:, None] > neg[None, :]) * wp[:, None] + 0.5 * (pos[:, None] == neg[None, :]) * wp[:, None]).sum(
+        0
+    ) / wp.sum()
+    assert d.placement_pos_sq == pytest.approx(float(wp @ v10**2), rel=1e-12)
+    assert d.placement_neg_sq == pytest.approx(float(wn @ v01**2), rel=1e-12)
+    bare = resolve_backend(backend).binary_ranking(y, s, w, curves=False)
+    assert np.isnan(bare.placement_pos_sq) and np.isnan(bare.placement_neg_sq)

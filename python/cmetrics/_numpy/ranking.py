@@ -12,6 +12,7 @@ import numpy as np
 
 from cmetrics._base.value_checks import check_finite, check_not_nan, check_totals, check_weights
 from cmetrics._kernels import (
+    F64,
     BinaryRanking,
     CurveDrop,
     Groups,
@@ -126,7 +127,31 @@ def _walk_sums(
         every = reversed_ + tied + ordered
         shares = (reversed_ / every, tied / every, ordered / every) if every else (float("nan"),) * 3
     ap, aupr, aurc = _curves(cp, cn, wp, wn) if curves else (float("nan"),) * 3  # as the Rust kernel
-    return BinaryRanking(n_pos, n_neg, w_pos, w_neg, reversed_, tied, ordered, *shares, ap, aupr, aurc, len(cp))
+    if not curves:
+        placements = (float("nan"),) * 2
+    elif weighted:
+        # In weights scaled by a power of two, as the pair sums (exact to undo).
+        k = weight_scale(max(w_pos, w_neg))
+        kp, kn = wp * k, wn * k
+        pos_sq, neg_sq = _placements(kp, kn, float(np.sum(kp)), float(np.sum(kn)), np.cumsum(kn) - kn)
+        placements = (pos_sq / k, neg_sq / k)
+    else:
+        placements = _placements(cp, cn, n_pos, n_neg, neg_above)
+    return BinaryRanking(
+        n_pos, n_neg, w_pos, w_neg, reversed_, tied, ordered, *shares, ap, aupr, aurc, len(cp), *placements
+    )
+
+
+def _placements(
+    cp: np.ndarray, cn: np.ndarray, n_pos: float, n_neg: float, neg_above: np.ndarray
+) -> tuple[float, float]:
+    """DeLong's sums of squared placements over tie groups given from the highest score down
+    (counts, or weights): a positive's share of negatives below it, a negative's share of
+    positives above it (ties count half)."""
+    p, n = cp.astype(np.float64), cn.astype(np.float64)
+    v10 = (n_neg - neg_above - 0.5 * n) / n_neg if n_neg else np.zeros_like(p)
+    v01 = (np.cumsum(p) - 0.5 * p) / n_pos if n_pos else np.zeros_like(n)
+    return float(p @ (v10 * v10)), float(n @ (v01 * v01))
 
 
 def _check_groups(g: Groups, name: str) -> None:
@@ -155,6 +180,30 @@ def score_groups(
         with np.errstate(over="ignore"):
             check_totals(float(np.sum(sample_weight)), 0.0, n)
     return _groups(positive, score, sample_weight)
+
+
+def row_placements(positive: np.ndarray, score: np.ndarray, n_threads: int = 0) -> F64:
+    """DeLong's placement of every row (as the Rust kernel): a positive's share of negatives
+    scored below it, a negative's share of positives scored above it, ties counting half."""
+    n = score.shape[0]
+    _check_pair("y_true", positive, "y_score", score, "y_score")
+    check_finite("y_score", score)
+    key = order_keys(score)
+    order = np.argsort(key, kind="stable")
+    p = positive[order]
+    starts = tie_runs(key[order])
+    size = np.diff(np.append(starts, n)).astype(np.float64)
+    gp = np.add.reduceat(p.astype(np.float64), starts)
+    gn = size - gp
+    n_pos = float(gp.sum())
+    per_pos = 1.0 / n_pos if n_pos else 0.0
+    per_neg = 1.0 / (n - n_pos) if n > n_pos else 0.0
+    v10 = (np.cumsum(gn) - gn + 0.5 * gn) * per_neg
+    v01 = (n_pos - (np.cumsum(gp) - gp) - 0.5 * gp) * per_pos
+    group = np.repeat(np.arange(starts.size), size.astype(np.int64))
+    out = np.empty(n)
+    out[order] = np.where(p, v10[group], v01[group])
+    return out
 
 
 def _groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None) -> Groups:

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +43,6 @@ from cmetrics._results.intervals import (
     IntervalMethod,
     MetricInterval,
     Provenance,
-    Scheme,
 )
 from cmetrics._results.report import Report
 from cmetrics.exceptions import (
@@ -57,14 +54,23 @@ from cmetrics.exceptions import (
     WeightError,
 )
 from cmetrics.uncertainty.intervals import acceleration, check_level, check_method, replicate_interval
+from cmetrics.uncertainty.schemes import (
+    Derived,
+    Design,
+    Encoded,
+    Layout,
+    Model,
+    cell_design,
+    cells_of_rows,
+    derive,
+    layout,
+    poisson_design,
+)
 
 #: Metrics where lower is better.
 LOSSES = frozenset({"log_loss", "brier_score"})
 #: The most replicates a call may ask for.
 MAX_RESAMPLES = 1 << 20
-_LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
-#: Rows of leave-one-out sums built at a time.
-_JACKKNIFE_ROWS = 1 << 12
 
 
 def _version() -> str:
@@ -72,33 +78,6 @@ def _version() -> str:
         return version("cmetrics")
     except PackageNotFoundError:  # pragma: no cover - a source tree never installed
         return "0+unknown"
-
-
-Derived = tuple[dict[str, rm.Values], dict[str, rm.Values]]
-
-
-@dataclass(frozen=True)
-class Model:
-    """One model's rows, encoded: hard prediction codes and, when given, the probabilities."""
-
-    pred: npt.NDArray[np.int64]
-    proba: F64 | None
-
-
-@dataclass(frozen=True)
-class Encoded:
-    """The rows of a call, encoded once."""
-
-    truth: npt.NDArray[np.int64]
-    models: list[Model]
-    labels: np.ndarray
-    weight: F64 | None
-    strata: npt.NDArray[np.int64]
-    n_strata: int
-
-    @property
-    def k(self) -> int:
-        return int(self.labels.size)
 
 
 # ---------------------------------------------------------------------------- the inputs
@@ -176,220 +155,6 @@ def _strata(strata: ArrayLike | None, n: int) -> tuple[npt.NDArray[np.int64], in
         raise LengthMismatchError(msg)
     _, codes = np.unique(s, return_inverse=True)
     return codes.astype(np.int64), int(codes.max()) + 1 if n else 1
-
-
-# ---------------------------------------------------------------------------- the metrics of sums
-
-
-class Layout(NamedTuple):
-    """Where one model's sums sit in a replicate row."""
-
-    cells: int  # K*K cells from here
-    pcm: int  # K*K probabilistic cells from here (-1: none)
-    tail: int  # weight, log-loss sum, Brier sum from here (-1: none)
-    width: int
-
-
-def _layout(k: int, proba: bool, start: int = 0) -> Layout:
-    if not proba:
-        return Layout(start, -1, -1, k * k)
-    return Layout(start, start + k * k, start + 2 * k * k, 2 * k * k + 3)
-
-
-def _derive(sums: F64, k: int, lay: Layout) -> Derived:
-    """Every metric of a stack of replicate sums (``B x width``)."""
-    b = sums.shape[0]
-    cells = sums[:, lay.cells : lay.cells + k * k].reshape(b, k, k)
-    metrics, per_class = rm.table_metrics(cells)
-    if lay.pcm >= 0:
-        pcm = sums[:, lay.pcm : lay.pcm + k * k].reshape(b, k, k)
-        t = lay.tail
-        more, more_pc = rm.prob_metrics(pcm, cells.sum(axis=2), sums[:, t], sums[:, t + 1], sums[:, t + 2])
-        metrics.update(more)
-        per_class.update(more_pc)
-    return metrics, per_class
-
-
-def _row_values(enc: Encoded, model: Model, lay: Layout) -> tuple[F64, list[tuple[int, int | npt.NDArray[np.uint32]]]]:
-    """Each row's contributions to one model's sums, and where they go."""
-    k = enc.k
-    n = enc.truth.size
-    w = np.ones(n) if enc.weight is None else enc.weight
-    cols: list[F64] = [w[:, None]]
-    segments: list[tuple[int, int | npt.NDArray[np.uint32]]] = [
-        (1, (lay.cells + enc.truth * k + model.pred).astype(np.uint32))
-    ]
-    if model.proba is not None:
-        p = model.proba
-        pt = p[np.arange(n), enc.truth]
-        log_loss = -np.log(np.clip(pt, _LOG_LOSS_EPS, 1 - _LOG_LOSS_EPS))
-        brier = np.einsum("ij,ij->i", p, p) - pt * pt + (1 - pt) ** 2
-        cols += [p * w[:, None], np.stack([w, w * log_loss, w * brier], axis=1)]
-        segments += [(k, (lay.pcm + enc.truth * k).astype(np.uint32)), (3, lay.tail)]
-    return np.hstack(cols), segments
-
-
-# ---------------------------------------------------------------------------- the two schemes
-
-
-@dataclass
-class Design:
-    """A resampling plan: how to draw the replicate sums, and the full sums they vary about."""
-
-    full: F64  # the sums of the data (1 x width)
-    replicates: Callable[[], F64]  # B x width
-    jackknife: Callable[[Callable[[F64], F64]], tuple[F64, F64 | None]]
-    scheme: Scheme
-
-
-#: The largest joint table counted by the kernel (cells); above it the occupied cells are
-#: found by sorting the joint codes.
-_KERNEL_CELLS = 1 << 22
-
-
-def occupied_cells(enc: Encoded, backend: Backend) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """The occupied joint cells (stratum, truth, each model's prediction) and their counts:
-    one counting pass of the kernel (the last prediction against the rest), no sort."""
-    k = enc.k
-    rest = enc.strata * k + enc.truth if enc.n_strata > 1 else enc.truth
-    rows = enc.n_strata * k
-    for m in enc.models[:-1]:
-        rest = rest * k + m.pred
-        rows *= k
-    last = enc.models[-1].pred
-    if rows * k <= _KERNEL_CELLS and rows < 4096:
-        side = max(rows, k)
-        counted = resolve_backend(backend).confusion_matrix_codes(
-            np.ascontiguousarray(rest), np.ascontiguousarray(last), side, None, n_threads=get_num_threads()
-        )
-        table = np.asarray(counted.counts, dtype=np.int64)[:rows, :k].ravel()
-        occupied = np.flatnonzero(table)
-        return occupied, table[occupied]
-    occupied, counts = np.unique(rest * k + last, return_counts=True)
-    return occupied.astype(np.int64), counts.astype(np.int64)
-
-
-def cell_design(
-    occupied: npt.NDArray[np.int64],
-    counts: npt.NDArray[np.int64],
-    k: int,
-    n_models: int,
-    n_strata: int,
-    n_resamples: int,
-    seed: int,
-    lays: Sequence[Layout],
-) -> Design:
-    """Multinomial draws of the occupied joint cells (``stratum, truth, predictions...`` in
-    mixed radix ``K``), per stratum: a replicate costs O(cells), whatever the number of rows."""
-    width = sum(lay.width for lay in lays)
-    rest = occupied.copy()
-    digits = []
-    for _ in range(n_models):
-        digits.append(rest % k)
-        rest = rest // k
-    truth, stratum = rest % k, rest // k
-    # For each model: the joint cells ordered by the model's cell, where each run starts, and
-    # the column each run adds to.
-    gathers = []
-    for lay, pred in zip(lays, reversed(digits), strict=True):
-        cell = lay.cells + truth * k + pred
-        order = np.argsort(cell, kind="stable")
-        ordered = cell[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size else ordered
-        gathers.append((order, starts, ordered[starts]))
-
-    def joint_to_sums(joint_counts: F64) -> F64:
-        """Joint cell counts (``B x cells``) to each model's confusion matrix sums."""
-        out = np.zeros((joint_counts.shape[0], width))
-        if n_models == 1 and n_strata == 1:
-            # The joint cells are the confusion matrix's own.
-            out[:, lays[0].cells + occupied] = joint_counts
-            return out
-        for order, starts, target in gathers:
-            if starts.size:
-                out[:, target] += np.add.reduceat(joint_counts[:, order], starts, axis=1)
-        return out
-
-    full = joint_to_sums(counts[None, :].astype(np.float64))
-
-    def replicates() -> F64:
-        rng = np.random.Generator(np.random.Philox(key=seed))
-        draws = np.zeros((n_resamples, occupied.size))
-        for s in range(n_strata):
-            here = np.flatnonzero(stratum == s)
-            if here.size == 0:
-                continue
-            c = counts[here]
-            total = int(c.sum())
-            draws[:, here] = rng.multinomial(total, c / total, size=n_resamples)
-        return joint_to_sums(draws)
-
-    def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
-        # Leaving out one row of joint cell j leaves the counts less one in that cell.
-        loo = np.repeat(counts[None, :].astype(np.float64), occupied.size, axis=0) - np.eye(occupied.size)
-        return metric(joint_to_sums(loo)), counts.astype(np.float64)
-
-    return Design(full, replicates, jackknife, "multinomial")
-
-
-def _cell_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
-    occupied, counts = occupied_cells(enc, backend)
-    return cell_design(occupied, counts, enc.k, len(enc.models), enc.n_strata, n_resamples, seed, lays)
-
-
-def _poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
-    """Poisson(1) weights per row from the counter-based stream; every model's sums in one pass."""
-    parts = [_row_values(enc, m, lay) for m, lay in zip(enc.models, lays, strict=True)]
-    values = np.ascontiguousarray(np.hstack([v for v, _ in parts]))
-    segments = [seg for _, segs in parts for seg in segs]
-    width = sum(lay.width for lay in lays)
-    n = enc.truth.size
-    full = np.zeros((1, width))
-    dense = _dense_rows(values, segments, width, 0, n)
-    full[0] = dense.sum(axis=0)
-    be = resolve_backend(backend)
-    s_count = enc.n_strata
-
-    def replicates() -> F64:
-        if s_count == 1:
-            return be.replicate_sums(values, segments, 0, seed, n_resamples, width, get_num_threads())
-        # Each stratum's sums in a block of their own, rescaled to the stratum's size.
-        shift = (enc.strata * width).astype(np.uint32)
-        strat_segments: list[tuple[int, int | npt.NDArray[np.uint32]]] = [
-            (length, shift + (np.uint32(cols) if isinstance(cols, int) else cols)) for length, cols in segments
-        ]
-        sums = be.replicate_sums(values, strat_segments, 0, seed, n_resamples, width * s_count, get_num_threads())
-        blocks = sums.reshape(n_resamples, s_count, width)
-        size = np.bincount(enc.strata, minlength=s_count).astype(np.float64)
-        drawn = blocks[:, :, lays[0].cells : lays[0].cells + enc.k * enc.k].sum(axis=2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(drawn > 0, size[None, :] / np.where(drawn > 0, drawn, 1.0), 0.0)
-        out: F64 = (blocks * scale[:, :, None]).sum(axis=1)
-        return out
-
-    def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
-        out = np.empty(n)
-        for lo in range(0, n, _JACKKNIFE_ROWS):
-            hi = min(lo + _JACKKNIFE_ROWS, n)
-            out[lo:hi] = metric(full - _dense_rows(values, segments, width, lo, hi))
-        return out, None
-
-    return Design(full, replicates, jackknife, "poisson")
-
-
-def _dense_rows(
-    values: F64, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int, lo: int, hi: int
-) -> F64:
-    """Rows ``lo:hi`` of the values laid out at their columns (``(hi - lo) x width``)."""
-    out = np.zeros((hi - lo, width))
-    r = np.arange(hi - lo)
-    at = 0
-    for length, cols in segments:
-        start = np.full(hi - lo, cols, dtype=np.int64) if isinstance(cols, int) else cols[lo:hi].astype(np.int64)
-        for j in range(length):
-            out[r, start + j] += values[lo:hi, at + j]
-        at += length
-    return out
 
 
 # ---------------------------------------------------------------------------- the intervals
@@ -484,12 +249,12 @@ def bootstrap(
     per_class_names = list(rm.TABLE_PER_CLASS) + (list(rm.PROB_PER_CLASS) if proba else [])
     chosen = _select(metrics, available + (per_class_names if metrics is None else []), per_class_names)
     row_level = any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen) or w is not None
-    lay = _layout(enc.k, proba and row_level)
+    lay = layout(enc.k, proba and row_level)
     if row_level:
-        design = _poisson_design(enc, n_resamples, seed, [lay], backend)
+        design = poisson_design(enc, n_resamples, seed, [lay], backend)
     else:
         enc = Encoded(truth, [Model(model.pred, None)], labs, w, s, s_count)
-        design = _cell_design(enc, n_resamples, seed, [lay], backend)
+        design = cells_of_rows(enc, n_resamples, seed, [lay], backend)
     prov = Provenance(method, design.scheme, n_resamples, seed, level, strata is not None, _version())
     return _result(design, enc.k, lay, _labels_text(labs), chosen, prov, return_distribution)
 
@@ -504,8 +269,8 @@ def _result(
     return_distribution: bool,
 ) -> BootstrapResult:
     """The intervals of the chosen metrics from a design's full sums and replicates."""
-    full_m, full_pc = _derive(design.full, k, lay)
-    reps_m, reps_pc = _derive(design.replicates(), k, lay)
+    full_m, full_pc = derive(design.full, k, lay)
+    reps_m, reps_pc = derive(design.replicates(), k, lay)
     out: dict[str, MetricInterval] = {}
     per_class: dict[str, dict[str, MetricInterval]] = {}
     dist: dict[str, F64] = {}
@@ -513,7 +278,7 @@ def _result(
 
     def accel_of(name: str, col: int | None) -> Callable[[], float]:
         def metric(sums: F64) -> F64:
-            m, pc = _derive(sums, k, lay)
+            m, pc = derive(sums, k, lay)
             return m[name].value if col is None else pc[name].value[:, col]
 
         return lambda: acceleration(*design.jackknife(metric))
@@ -576,7 +341,7 @@ def report_intervals(
         raise ValidationError(msg)
     k = cm.shape[0]
     occupied = np.flatnonzero(flat)
-    lay = _layout(k, False)
+    lay = layout(k, False)
     design = cell_design(occupied, flat[occupied], k, 1, 1, n_resamples, seed, [lay])
     chosen = _select(metrics, list(rm.TABLE_METRICS) + list(rm.TABLE_PER_CLASS), list(rm.TABLE_PER_CLASS))
     names = [str(x) for x in report.labels]
@@ -647,19 +412,19 @@ def compare(
     s, s_count = _strata(None, n)
     k = int(labs.size)
     if row_level:
-        lay_a = _layout(k, True)
-        lay_b = _layout(k, True, lay_a.width)
+        lay_a = layout(k, True)
+        lay_b = layout(k, True, lay_a.width)
         enc = Encoded(truth, [model_a, model_b], labs, w, s, s_count)
-        design = _poisson_design(enc, n_resamples, seed, [lay_a, lay_b], backend)
+        design = poisson_design(enc, n_resamples, seed, [lay_a, lay_b], backend)
     else:
-        lay_a = _layout(k, False)
-        lay_b = _layout(k, False, lay_a.width)
+        lay_a = layout(k, False)
+        lay_b = layout(k, False, lay_a.width)
         hard = [Model(model_a.pred, None), Model(model_b.pred, None)]
         enc = Encoded(truth, hard, labs, w, s, s_count)
-        design = _cell_design(enc, n_resamples, seed, [lay_a, lay_b], backend)
+        design = cells_of_rows(enc, n_resamples, seed, [lay_a, lay_b], backend)
 
     def both(sums: F64) -> tuple[Derived, Derived]:
-        return _derive(sums[:, : lay_a.width], k, lay_a), _derive(sums[:, lay_a.width :], k, _shifted(lay_b))
+        return derive(sums[:, : lay_a.width], k, lay_a), derive(sums[:, lay_a.width :], k, _shifted(lay_b))
 
     (full_a, _), (full_b, _) = both(design.full)
     (reps_a, _), (reps_b, _) = both(design.replicates())

@@ -45,7 +45,7 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
 
 /// `LANES` independent Philox4x32-10 blocks side by side, word by word, so that
 /// the compiler can keep each word of all lanes in one vector register.
-#[inline]
+#[inline(always)]
 fn philox_lanes<const LANES: usize>(
     counters: [[u32; LANES]; 4],
     key: [u32; 2],
@@ -93,7 +93,7 @@ pub const POISSON1_THRESHOLDS: [u32; 12] = [
 ];
 
 /// The Poisson(1) draw of one 32-bit word.
-#[inline]
+#[inline(always)]
 #[must_use]
 pub fn poisson1(word: u32) -> u8 {
     let mut k = 0u8;
@@ -120,11 +120,14 @@ pub fn counter_of(row: u64, block: u32, stream: u32) -> [u32; 4] {
 /// The stream of the bootstrap's Poisson row weights.
 pub const ROW_WEIGHTS: u32 = 0;
 
-/// How many lanes the row-weight draws take at a time.
-pub const LANES: usize = 8;
+/// How many lanes the row-weight draws take at a time (one AVX-512 register of
+/// 32-bit words).
+pub const LANES: usize = 16;
 
 /// The Poisson(1) weights of `rows` in replicates `4 block .. 4 block + 4`:
-/// `out[j][i]` is the weight of `rows[i]` in replicate `4 block + j`.
+/// `out[j][i]` is the weight of `rows[i]` in replicate `4 block + j`. Inlined
+/// into its callers, so that a caller compiled for wider vectors draws with them.
+#[inline(always)]
 pub fn row_weights(seed: u64, block: u32, rows: &[u64], out: &mut [Vec<u8>; 4]) {
     let key = key_of(seed);
     for o in out.iter_mut() {

@@ -26,7 +26,8 @@
 //! `curves` (threshold counts), `sorted_groups`, `state` and `union` (the
 //! streaming state, alone and many at once), `score_matrix`, `one_vs_rest`,
 //! `one_vs_one`, `top_k` and `binned` (the multiclass kernels), and
-//! `kendall` (Kendall's tau, one file per method).
+//! `kendall` (Kendall's tau, one file per method), and `placements` (DeLong's
+//! placement of every row).
 
 mod binary;
 mod binned;
@@ -37,6 +38,7 @@ mod keys;
 mod one_vs_one;
 mod one_vs_rest;
 mod pieces;
+mod placements;
 mod score_matrix;
 mod sorted_groups;
 mod state;
@@ -59,6 +61,7 @@ pub use kendall::{
 pub use keys::{from_order_key, order_key, packed_u32, Score};
 pub use one_vs_one::{one_vs_one_auc, ratio, OneVsOne};
 pub use one_vs_rest::one_vs_rest;
+pub use placements::row_placements;
 pub use score_matrix::{Matrix, Truth};
 pub use state::{add_segments, walk_states, GroupState, MIN_BUFFER};
 pub use strategy::binary_ranking;

@@ -100,6 +100,14 @@ pub struct BinaryRanking {
     pub aurc: f64,
     /// Distinct score values.
     pub n_thresholds: u64,
+    /// DeLong's placements, with `curves` (NaN without): the sum over positive
+    /// rows of `V10^2`, `V10` the share of negatives scored below the row (ties
+    /// count half), and over negative rows of `V01^2`, `V01` the share of
+    /// positives scored above (ties half); with weights, shares of weight and
+    /// sums weighted by the rows' weights. With the AUROC (the mean of either
+    /// placement) they give DeLong's variance.
+    pub placement_pos_sq: f64,
+    pub placement_neg_sq: f64,
 }
 
 /// The totals of the rows; weights must not sum to 0 or overflow.

@@ -66,6 +66,12 @@ pub(super) struct Walk {
     half_per_pos: f64,
     /// `1 / (sw_pos + sw_neg)`, or 0 without weight.
     per_total: f64,
+    /// DeLong's sums of squared placements (see [`BinaryRanking`]) and the
+    /// reciprocals of the counts they divide by (0 for an empty side).
+    v10_sq: f64,
+    v01_sq: f64,
+    per_neg: f64,
+    per_pos: f64,
 }
 
 impl Walk {
@@ -127,6 +133,8 @@ impl Walk {
         let (mut ap, mut aupr, mut aurc) = (self.ap, self.aupr, self.aurc);
         let (mut pending_w, mut pending_precision) = (self.pending_w, self.pending_precision);
         let mut first_precision = self.first_precision;
+        let (per_neg, per_pos) = (self.per_neg, self.per_pos);
+        let (mut v10_sq, mut v01_sq) = (self.v10_sq, self.v01_sq);
         macro_rules! push {
             ($p:expr) => {{
                 let p: bool = $p;
@@ -149,6 +157,10 @@ impl Walk {
                     aupr += pending_w * (pending_precision + precision) * half_per_pos;
                     (pending_w, pending_precision) = (fp, precision);
                     aurc += (fp + fn_) * per_total * (1.0 - precision);
+                    let v10 = (w_neg_below + 0.5 * fn_) * per_neg;
+                    let v01 = (sw_pos - w_pos_below - 0.5 * fp) * per_pos;
+                    v10_sq += fp * v10 * v10;
+                    v01_sq += fn_ * v01 * v01;
                 }
                 pos_below += gp;
                 neg_below += gn;
@@ -189,6 +201,7 @@ impl Walk {
         (self.ap, self.aupr, self.aurc) = (ap, aupr, aurc);
         (self.pending_w, self.pending_precision) = (pending_w, pending_precision);
         self.first_precision = first_precision;
+        (self.v10_sq, self.v01_sq) = (v10_sq, v01_sq);
     }
 
     /// Without weights: `p` positives and `n` negatives of one score, the
@@ -237,6 +250,8 @@ impl Walk {
         if self.curves {
             self.ap += p.ap;
             self.aurc += p.aurc;
+            self.v10_sq += p.v10_sq;
+            self.v01_sq += p.v01_sq;
             self.aupr += p.aupr;
             if self.sw_pos > 0.0 {
                 self.aupr += self.pending_w
@@ -309,6 +324,18 @@ impl Walk {
             } else {
                 0.0
             },
+            v10_sq: 0.0,
+            v01_sq: 0.0,
+            per_neg: if t.n_neg > 0 {
+                1.0 / t.n_neg as f64
+            } else {
+                0.0
+            },
+            per_pos: if t.n_pos > 0 {
+                1.0 / t.n_pos as f64
+            } else {
+                0.0
+            },
         }
     }
 
@@ -350,6 +377,15 @@ impl Walk {
         self.w_tied += self.gwp * self.gwn;
         if self.curves {
             self.curve_terms();
+            // DeLong's placements, weighted: shares of the (scaled) weights.
+            if self.sw_neg > 0.0 {
+                let v10 = (self.w_neg_below + 0.5 * self.gwn) / self.sw_neg;
+                self.v10_sq += self.gwp * v10 * v10;
+            }
+            if self.sw_pos > 0.0 {
+                let v01 = (self.sw_pos - self.w_pos_below - 0.5 * self.gwp) / self.sw_pos;
+                self.v01_sq += self.gwn * v01 * v01;
+            }
         }
         self.pos_below += self.gp;
         self.neg_below += self.gn;
@@ -379,6 +415,10 @@ impl Walk {
             // A group with no positive adds nothing to the next trapezoid.
             (self.pending_w, self.pending_precision) = (gp, precision);
             self.aurc += (gp + gn) * self.per_total * (1.0 - precision);
+            let v10 = (self.w_neg_below + 0.5 * gn) * self.per_neg;
+            let v01 = (self.sw_pos - self.w_pos_below - 0.5 * gp) * self.per_pos;
+            self.v10_sq += gp * v10 * v10;
+            self.v01_sq += gn * v01 * v01;
         }
         self.pos_below += self.gp;
         self.neg_below += self.gn;
@@ -458,6 +498,16 @@ impl Walk {
         r.average_precision = curve(self.ap / self.w_pos_below, self.w_pos_below > 0.0);
         r.aupr_trapezoid = curve(self.aupr, self.sw_pos > 0.0);
         r.aurc = curve(self.aurc, self.sw_pos + self.sw_neg > 0.0);
+        // The weighted sums are in scaled weights (a power of two: exact to undo).
+        let unscale = |v: f64| {
+            if self.curves {
+                v / self.scale
+            } else {
+                f64::NAN
+            }
+        };
+        r.placement_pos_sq = unscale(self.v10_sq);
+        r.placement_neg_sq = unscale(self.v01_sq);
         r
     }
 }

@@ -90,6 +90,8 @@ pub(crate) fn ranking_py<'py>(
         r.aupr_trapezoid,
         r.aurc,
         r.n_thresholds,
+        r.placement_pos_sq,
+        r.placement_neg_sq,
     )
 }
 

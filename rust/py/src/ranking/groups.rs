@@ -69,6 +69,26 @@ pub fn score_groups<'py>(
     group_arrays(py, g)
 }
 
+/// DeLong's placement of every row of `(positive, score)` (float64).
+#[pyfunction]
+#[pyo3(signature = (positive, score, n_threads=0))]
+pub fn row_placements<'py>(
+    py: Python<'py>,
+    positive: PyReadonlyArray1<'py, bool>,
+    score: ScoreArray<'py>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+    let p = slice(&positive, "y_true")?;
+    let pool = Pool::new(n_threads);
+    let out = with_scores!(score, "y_score", |s| run_pool(
+        py,
+        s.len(),
+        &pool,
+        |pool| { rk::row_placements(p, s, pool) }
+    )?);
+    Ok(out.into_pyarray(py))
+}
+
 /// Merge two group tuples (a linear merge).
 #[pyfunction]
 pub fn merge_groups<'py>(

@@ -1,0 +1,278 @@
+"""The two resampling schemes of the bootstrap (docs/definitions.md §11.1): what a replicate
+sums for each model (:class:`Layout`, :func:`row_values`), the metrics of a stack of sums
+(:func:`derive`), and the designs that draw the replicates: multinomial draws of the occupied
+cells of the confusion matrix (:func:`cell_design`) or Poisson row weights from the
+counter-based stream (:func:`poisson_design`), each with its exact leave-one-out values for BCa.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from cmetrics._backend import resolve_backend
+from cmetrics._base.aliases import F64, Backend
+from cmetrics._base.config import get_num_threads
+from cmetrics._derive import replicate_metrics as rm
+from cmetrics._results.intervals import Scheme
+
+_LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
+#: Rows of leave-one-out sums built at a time.
+_JACKKNIFE_ROWS = 1 << 12
+
+Derived = tuple[dict[str, rm.Values], dict[str, rm.Values]]
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model's rows, encoded: hard prediction codes and, when given, the probabilities."""
+
+    pred: npt.NDArray[np.int64]
+    proba: F64 | None
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """The rows of a call, encoded once."""
+
+    truth: npt.NDArray[np.int64]
+    models: list[Model]
+    labels: np.ndarray
+    weight: F64 | None
+    strata: npt.NDArray[np.int64]
+    n_strata: int
+
+    @property
+    def k(self) -> int:
+        return int(self.labels.size)
+
+
+# ---------------------------------------------------------------------------- the metrics of sums
+
+
+class Layout(NamedTuple):
+    """Where one model's sums sit in a replicate row."""
+
+    cells: int  # K*K cells from here
+    pcm: int  # K*K probabilistic cells from here (-1: none)
+    tail: int  # weight, log-loss sum, Brier sum from here (-1: none)
+    width: int
+
+
+def layout(k: int, proba: bool, start: int = 0) -> Layout:
+    if not proba:
+        return Layout(start, -1, -1, k * k)
+    return Layout(start, start + k * k, start + 2 * k * k, 2 * k * k + 3)
+
+
+def derive(sums: F64, k: int, lay: Layout) -> Derived:
+    """Every metric of a stack of replicate sums (``B x width``)."""
+    b = sums.shape[0]
+    cells = sums[:, lay.cells : lay.cells + k * k].reshape(b, k, k)
+    metrics, per_class = rm.table_metrics(cells)
+    if lay.pcm >= 0:
+        pcm = sums[:, lay.pcm : lay.pcm + k * k].reshape(b, k, k)
+        t = lay.tail
+        more, more_pc = rm.prob_metrics(pcm, cells.sum(axis=2), sums[:, t], sums[:, t + 1], sums[:, t + 2])
+        metrics.update(more)
+        per_class.update(more_pc)
+    return metrics, per_class
+
+
+def row_values(enc: Encoded, model: Model, lay: Layout) -> tuple[F64, list[tuple[int, int | npt.NDArray[np.uint32]]]]:
+    """Each row's contributions to one model's sums, and where they go."""
+    k = enc.k
+    n = enc.truth.size
+    w = np.ones(n) if enc.weight is None else enc.weight
+    cols: list[F64] = [w[:, None]]
+    segments: list[tuple[int, int | npt.NDArray[np.uint32]]] = [
+        (1, (lay.cells + enc.truth * k + model.pred).astype(np.uint32))
+    ]
+    if model.proba is not None:
+        p = model.proba
+        pt = p[np.arange(n), enc.truth]
+        log_loss = -np.log(np.clip(pt, _LOG_LOSS_EPS, 1 - _LOG_LOSS_EPS))
+        brier = np.einsum("ij,ij->i", p, p) - pt * pt + (1 - pt) ** 2
+        cols += [p * w[:, None], np.stack([w, w * log_loss, w * brier], axis=1)]
+        segments += [(k, (lay.pcm + enc.truth * k).astype(np.uint32)), (3, lay.tail)]
+    return np.hstack(cols), segments
+
+
+# ---------------------------------------------------------------------------- the two schemes
+
+
+@dataclass
+class Design:
+    """A resampling plan: how to draw the replicate sums, and the full sums they vary about."""
+
+    full: F64  # the sums of the data (1 x width)
+    replicates: Callable[[], F64]  # B x width
+    jackknife: Callable[[Callable[[F64], F64]], tuple[F64, F64 | None]]
+    scheme: Scheme
+
+
+#: The largest joint table counted by the kernel (cells); above it the occupied cells are
+#: found by sorting the joint codes.
+_KERNEL_CELLS = 1 << 22
+
+
+def occupied_cells(enc: Encoded, backend: Backend) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The occupied joint cells (stratum, truth, each model's prediction) and their counts:
+    one counting pass of the kernel (the last prediction against the rest), no sort."""
+    k = enc.k
+    rest = enc.strata * k + enc.truth if enc.n_strata > 1 else enc.truth
+    rows = enc.n_strata * k
+    for m in enc.models[:-1]:
+        rest = rest * k + m.pred
+        rows *= k
+    last = enc.models[-1].pred
+    if rows * k <= _KERNEL_CELLS and rows < 4096:
+        side = max(rows, k)
+        counted = resolve_backend(backend).confusion_matrix_codes(
+            np.ascontiguousarray(rest), np.ascontiguousarray(last), side, None, n_threads=get_num_threads()
+        )
+        table = np.asarray(counted.counts, dtype=np.int64)[:rows, :k].ravel()
+        occupied = np.flatnonzero(table)
+        return occupied, table[occupied]
+    occupied, counts = np.unique(rest * k + last, return_counts=True)
+    return occupied.astype(np.int64), counts.astype(np.int64)
+
+
+def cell_design(
+    occupied: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    k: int,
+    n_models: int,
+    n_strata: int,
+    n_resamples: int,
+    seed: int,
+    lays: Sequence[Layout],
+) -> Design:
+    """Multinomial draws of the occupied joint cells (``stratum, truth, predictions...`` in
+    mixed radix ``K``), per stratum: a replicate costs O(cells), whatever the number of rows."""
+    width = sum(lay.width for lay in lays)
+    rest = occupied.copy()
+    digits = []
+    for _ in range(n_models):
+        digits.append(rest % k)
+        rest = rest // k
+    truth, stratum = rest % k, rest // k
+    # For each model: the joint cells ordered by the model's cell, where each run starts, and
+    # the column each run adds to.
+    gathers = []
+    for lay, pred in zip(lays, reversed(digits), strict=True):
+        cell = lay.cells + truth * k + pred
+        order = np.argsort(cell, kind="stable")
+        ordered = cell[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size else ordered
+        gathers.append((order, starts, ordered[starts]))
+
+    def joint_to_sums(joint_counts: F64) -> F64:
+        """Joint cell counts (``B x cells``) to each model's confusion matrix sums."""
+        out = np.zeros((joint_counts.shape[0], width))
+        if n_models == 1 and n_strata == 1:
+            # The joint cells are the confusion matrix's own.
+            out[:, lays[0].cells + occupied] = joint_counts
+            return out
+        for order, starts, target in gathers:
+            if starts.size:
+                out[:, target] += np.add.reduceat(joint_counts[:, order], starts, axis=1)
+        return out
+
+    full = joint_to_sums(counts[None, :].astype(np.float64))
+
+    def replicates() -> F64:
+        rng = np.random.Generator(np.random.Philox(key=seed))
+        draws = np.zeros((n_resamples, occupied.size))
+        for s in range(n_strata):
+            here = np.flatnonzero(stratum == s)
+            if here.size == 0:
+                continue
+            c = counts[here]
+            total = int(c.sum())
+            draws[:, here] = rng.multinomial(total, c / total, size=n_resamples)
+        return joint_to_sums(draws)
+
+    def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
+        # Leaving out one row of joint cell j leaves the counts less one in that cell.
+        loo = np.repeat(counts[None, :].astype(np.float64), occupied.size, axis=0) - np.eye(occupied.size)
+        return metric(joint_to_sums(loo)), counts.astype(np.float64)
+
+    return Design(full, replicates, jackknife, "multinomial")
+
+
+def cells_of_rows(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
+    occupied, counts = occupied_cells(enc, backend)
+    return cell_design(occupied, counts, enc.k, len(enc.models), enc.n_strata, n_resamples, seed, lays)
+
+
+def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
+    """Poisson(1) weights per row from the counter-based stream; every model's sums in one pass."""
+    parts = [row_values(enc, m, lay) for m, lay in zip(enc.models, lays, strict=True)]
+    values = np.ascontiguousarray(np.hstack([v for v, _ in parts]))
+    segments = [seg for _, segs in parts for seg in segs]
+    width = sum(lay.width for lay in lays)
+    n = enc.truth.size
+    full = _column_sums(values, segments, width)
+    be = resolve_backend(backend)
+    s_count = enc.n_strata
+
+    def replicates() -> F64:
+        if s_count == 1:
+            return be.replicate_sums(values, segments, 0, seed, n_resamples, width, get_num_threads())
+        # Each stratum's sums in a block of their own, rescaled to the stratum's size.
+        shift = (enc.strata * width).astype(np.uint32)
+        strat_segments: list[tuple[int, int | npt.NDArray[np.uint32]]] = [
+            (length, shift + (np.uint32(cols) if isinstance(cols, int) else cols)) for length, cols in segments
+        ]
+        sums = be.replicate_sums(values, strat_segments, 0, seed, n_resamples, width * s_count, get_num_threads())
+        blocks = sums.reshape(n_resamples, s_count, width)
+        size = np.bincount(enc.strata, minlength=s_count).astype(np.float64)
+        drawn = blocks[:, :, lays[0].cells : lays[0].cells + enc.k * enc.k].sum(axis=2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(drawn > 0, size[None, :] / np.where(drawn > 0, drawn, 1.0), 0.0)
+        out: F64 = (blocks * scale[:, :, None]).sum(axis=1)
+        return out
+
+    def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
+        out = np.empty(n)
+        for lo in range(0, n, _JACKKNIFE_ROWS):
+            hi = min(lo + _JACKKNIFE_ROWS, n)
+            out[lo:hi] = metric(full - _dense_rows(values, segments, width, lo, hi))
+        return out, None
+
+    return Design(full, replicates, jackknife, "poisson")
+
+
+def _column_sums(values: F64, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int) -> F64:
+    """The sums of all rows laid out at their columns (``1 x width``): one bincount per value
+    of a segment at a column per row."""
+    out = np.zeros((1, width))
+    at = 0
+    for length, cols in segments:
+        if isinstance(cols, int):
+            out[0, cols : cols + length] += values[:, at : at + length].sum(axis=0)
+        else:
+            for j in range(length):
+                out[0] += np.bincount(cols.astype(np.intp) + j, weights=values[:, at + j], minlength=width)
+        at += length
+    return out
+
+
+def _dense_rows(
+    values: F64, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int, lo: int, hi: int
+) -> F64:
+    """Rows ``lo:hi`` of the values laid out at their columns (``(hi - lo) x width``)."""
+    out = np.zeros((hi - lo, width))
+    r = np.arange(hi - lo)
+    at = 0
+    for length, cols in segments:
+        start = np.full(hi - lo, cols, dtype=np.int64) if isinstance(cols, int) else cols[lo:hi].astype(np.int64)
+        for j in range(length):
+            out[r, start + j] += values[lo:hi, at + j]
+        at += length
+    return out
