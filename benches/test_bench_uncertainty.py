@@ -126,6 +126,24 @@ def test_numpy_poisson_loop(benchmark: Any, proba_1e6: Any) -> None:
         TIMINGS["numpy_poisson_loop_1000"] = float(benchmark.stats.stats.min) * B / 20
 
 
+@pytest.mark.benchmark(group="bootstrap: 1000 Poisson replicates of binary AUROC and AP, 10^6 rows")
+@pytest.mark.parametrize("rounded", [False, True])
+def test_ranking_replicates(benchmark: Any, rounded: bool) -> None:
+    rng = np.random.default_rng(6)
+    n = max(N // 10, 1000)
+    s = rng.random(n)
+    y = rng.random(n) < s
+    s = np.round(s, 3) if rounded else s
+    p = np.stack([1 - s, s], axis=1)
+    r = benchmark.pedantic(
+        lambda: cmetrics.bootstrap(y, y_proba=p, metrics=["roc_auc", "average_precision"], n_resamples=B),
+        rounds=1,
+        iterations=1,
+    )
+    assert r["roc_auc"].low < r["roc_auc"].estimate < r["roc_auc"].high
+    record(f"ranking_replicates{'_rounded' if rounded else ''}", benchmark)
+
+
 @pytest.mark.benchmark(group="DeLong at 10^7")
 def test_auroc(benchmark: Any, scores_1e7: Any) -> None:
     y, s = scores_1e7

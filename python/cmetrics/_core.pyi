@@ -26,6 +26,7 @@ from cmetrics._kernels import (
     OneVsOne,
     Proba,
     ProbAccumulators,
+    RankingReplicates,
     RankingState,
     ScoreMatrix,
     Scores,
@@ -71,6 +72,7 @@ __all__ = [
     "precision_recall_fbeta",
     "rank_histogram",
     "rank_histogram_groups",
+    "replicate_ranking",
     "replicate_sums",
     "row_placements",
     "scatter_rows",
@@ -134,6 +136,15 @@ def replicate_sums(
     width: int,
     n_threads: int = 0,
 ) -> npt.NDArray[np.float64]: ...
+def replicate_ranking(
+    positive: Bools,
+    score: Scores,
+    sample_weight: F64 | None,
+    rows: int | npt.NDArray[np.uint64],
+    seed: int,
+    n_resamples: int,
+    n_threads: int = 0,
+) -> RankingReplicates: ...
 def available_threads() -> int: ...
 def max_threads() -> int: ...
 def _panic_for_tests() -> None: ...

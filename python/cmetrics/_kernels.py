@@ -193,6 +193,16 @@ class GroupedHistograms(NamedTuple):
     w_pos: F64 | None
 
 
+class RankingReplicates(NamedTuple):
+    """AUROC and average precision of each Poisson-bootstrap replicate, with its positive and
+    negative weights (the metrics are NaN in a replicate without both)."""
+
+    auroc: F64
+    average_precision: F64
+    w_pos: F64
+    w_neg: F64
+
+
 class Groups(NamedTuple):
     """Tie groups: distinct scores (increasing) with their positive and negative rows, and
     their weights when rows are weighted."""
@@ -387,3 +397,13 @@ class Kernels(Protocol):
         width: int,
         n_threads: int = 0,
     ) -> npt.NDArray[np.float64]: ...
+    def replicate_ranking(
+        self,
+        positive: Bools,
+        score: Scores,
+        sample_weight: F64 | None,
+        rows: int | npt.NDArray[np.uint64],
+        seed: int,
+        n_resamples: int,
+        n_threads: int = 0,
+    ) -> RankingReplicates: ...

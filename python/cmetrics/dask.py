@@ -33,8 +33,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cmetrics._readers import Columns
-from cmetrics.exceptions import InputError
+from cmetrics.exceptions import InputError, NotImplementedOptionError
 from cmetrics.streaming import EvaluationSettings, Evaluator
+from cmetrics.uncertainty.resampling import add_intervals, check_bootstrap
 
 if TYPE_CHECKING:
     from cmetrics._base.aliases import Backend, RankingMode, ZeroDivision
@@ -249,6 +250,9 @@ def evaluate(
     split_every: int = 8,
     tasks: int | None = None,
     client: Any = None,
+    bootstrap: int | None = None,
+    confidence_level: float = 0.95,
+    seed: int = 0,
     backend: Backend = "auto",
 ) -> Report: ...
 
@@ -277,6 +281,9 @@ def evaluate(
     split_every: int = 8,
     tasks: int | None = None,
     client: Any = None,
+    bootstrap: int | None = None,
+    confidence_level: float = 0.95,
+    seed: int = 0,
     backend: Backend = "auto",
 ) -> GroupedReport: ...
 
@@ -304,6 +311,9 @@ def evaluate(
     split_every: int = 8,
     tasks: int | None = None,
     client: Any = None,
+    bootstrap: int | None = None,
+    confidence_level: float = 0.95,
+    seed: int = 0,
     backend: Backend = "auto",
 ) -> Report | GroupedReport:
     """The :class:`cmetrics.Report` of every row of ``data``, computed on Dask.
@@ -350,6 +360,9 @@ def evaluate(
         cluster, so every cluster (and a run that lost a worker) gives the same bits.
     client : distributed.Client, optional
         The client to compute with (default: the active scheduler).
+    bootstrap, confidence_level, seed
+        As for :func:`cmetrics.evaluate`: intervals of the confusion-matrix metrics of the merged
+        report (every group's too) from its counts alone, on the client, in milliseconds.
 
     Raises
     ------
@@ -365,8 +378,19 @@ def evaluate(
     >>> report.accuracy, report.confusion_matrix.tolist()
     (0.75, [[1, 1], [0, 2]])
     """
-    ev = evaluator(**locals())
-    return ev.grouped_report(names=_group_columns(group_by)) if group_by is not None else ev.report()
+    args = dict(locals())
+    for name in ("bootstrap", "confidence_level", "seed"):
+        del args[name]
+    if bootstrap is not None:
+        check_bootstrap(bootstrap, confidence_level, "percentile", seed)
+        if weight is not None:
+            msg = "bootstrap= resamples the counts of unweighted rows; drop weight= or bootstrap the rows in memory"
+            raise NotImplementedOptionError(msg)
+    ev = evaluator(**args)
+    report = ev.grouped_report(names=_group_columns(group_by)) if group_by is not None else ev.report()
+    if bootstrap is not None:
+        add_intervals(report, bootstrap, confidence_level, seed)
+    return report
 
 
 def _group_columns(group_by: str | Sequence[str] | None) -> list[str]:

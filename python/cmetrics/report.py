@@ -15,7 +15,7 @@ from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import NotImplementedOptionError, ValidationError
 from cmetrics.streaming.evaluator import Evaluator
 from cmetrics.streaming.settings import DEFAULT_GROUP_RANKING_BINS, EvaluationSettings
-from cmetrics.uncertainty.resampling import check_bootstrap, report_intervals
+from cmetrics.uncertainty.resampling import add_intervals, check_bootstrap
 
 __all__ = ["GroupedReport", "Report", "evaluate"]
 
@@ -185,12 +185,7 @@ def evaluate(
         ),
     )
     if bootstrap is not None:
-        reports = [result] if isinstance(result, Report) else [result.overall, *result.groups.values()]
-        for rep in reports:
-            if rep.n_samples > 0:
-                rep.intervals = report_intervals(
-                    rep, n_resamples=bootstrap, confidence_level=confidence_level, seed=seed
-                )
+        add_intervals(result, bootstrap, confidence_level, seed)
     return result
 
 

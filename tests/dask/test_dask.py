@@ -421,3 +421,27 @@ def test_the_reader_and_dask_find_the_same_columns(client: Any, tmp_path: Path) 
         messages.append(str(err.value))
     assert messages[0] == messages[1]
     assert messages[0].startswith("column 'nope' is not in the input; available columns: ['p_true', 'p_0'")
+
+
+def test_intervals_on_the_cluster_equal_the_bootstrap_in_memory(client: Any, tmp_path: Path) -> None:
+    """``bootstrap=`` on Dask resamples the merged counts: the same intervals as
+    :func:`cmetrics.bootstrap` of all rows in one process, whatever the partitioning, per group too."""
+    frame = dump(8_000, 4, 23)
+    frame["g"] = np.arange(len(frame)) % 3
+    write_parts(frame, tmp_path, [0, 1_000, 4_500, 8_000])
+    on_dask = cd.evaluate(str(tmp_path), label="y", pred="pred", bootstrap=300, seed=5, client=client)
+    want = cmetrics.bootstrap(col(frame, "y"), y_pred=col(frame, "pred"), n_resamples=300, seed=5)
+    assert on_dask.intervals is not None
+    assert on_dask.intervals.metrics == want.metrics and on_dask.intervals.per_class == want.per_class
+    grouped = cd.evaluate(
+        str(tmp_path), label="y", pred="pred", group_by="g", bootstrap=100, seed=1, tasks=3, client=client
+    )
+    for key, rep in grouped.groups.items():
+        rows = col(frame, "g") == key
+        labels = sorted(set(col(frame, "y").tolist()) | set(col(frame, "pred").tolist()))
+        alone = cmetrics.bootstrap(
+            col(frame, "y")[rows], y_pred=col(frame, "pred")[rows], labels=labels, n_resamples=100, seed=1
+        )
+        assert rep.intervals is not None and rep.intervals["accuracy"] == alone["accuracy"]
+    with pytest.raises(cmetrics.exceptions.NotImplementedOptionError, match="weight"):
+        cd.evaluate(str(tmp_path), label="y", pred="pred", weight="w", bootstrap=10, client=client)

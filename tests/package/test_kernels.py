@@ -242,6 +242,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "philox4x32_blocks": lambda k: k.philox4x32_blocks(
         np.random.default_rng(4).integers(0, 2**32, (50, 4), dtype=np.uint32), (7, 2**32 - 1)
     ),
+    "replicate_ranking": lambda k: k.replicate_ranking(
+        Y % 2 == 1, np.round(PROBA[:, 0].astype(np.float64), 2), W, 5, 3, 9
+    ),
     "row_placements": lambda k: k.row_placements(Y % 2 == 1, np.round(PROBA[:, 0].astype(np.float64), 2)),
     "poisson_weights": lambda k: k.poisson_weights(np.arange(300, dtype=np.uint64) * np.uint64(2**33 + 1), 9, 13),
     "replicate_sums": lambda k: k.replicate_sums(

@@ -266,3 +266,84 @@ def test_the_result_prints_and_serialises() -> None:
     md = r.to_markdown()
     assert "| log_loss |" in md and "cf1 [1]" in md
     assert repr(r).startswith("BootstrapResult(percentile, poisson")
+
+
+def _binary(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    s = np.clip(0.5 + (y - 0.5) * 0.4 + rng.normal(0, 0.3, n), 0, 1)
+    s = np.round(s, 2)  # ties across classes
+    return y, np.stack([1 - s, s], axis=1)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_ranking_replicates_are_the_metrics_of_their_weights(backend: str, weighted: bool) -> None:
+    """Each AUROC and AP replicate is scikit-learn's metric with the row weights of that
+    replicate (times the sample weights), and the same Poisson draws as the other metrics."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    y, p = _binary(700, 3)
+    sw = np.random.default_rng(4).uniform(0.5, 2.0, y.size) if weighted else None
+    r = cmetrics.bootstrap(
+        y, y_proba=p, sample_weight=sw, n_resamples=9, seed=21, return_distribution=True, backend=backend
+    )
+    assert r.distribution is not None and r.provenance.scheme == "poisson"
+    base = np.ones(y.size) if sw is None else sw
+    assert r["roc_auc"].estimate == pytest.approx(roc_auc_score(y, p[:, 1], sample_weight=sw), rel=1e-12)
+    ap = average_precision_score(y, p[:, 1], sample_weight=sw)
+    assert r["average_precision"].estimate == pytest.approx(ap, rel=1e-12)
+    w = resolve_backend(backend).poisson_weights(np.arange(y.size, dtype=np.uint64), 21, 9)
+    for b in range(9):
+        weights = base * w[b]
+        assert r.distribution["roc_auc"][b] == pytest.approx(
+            roc_auc_score(y, p[:, 1], sample_weight=weights), rel=1e-10
+        )
+        want = average_precision_score(y, p[:, 1], sample_weight=weights)
+        assert r.distribution["average_precision"][b] == pytest.approx(want, rel=1e-10)
+        assert r.distribution["accuracy"][b] == pytest.approx(
+            float(np.sum(weights * (p.argmax(1) == y)) / np.sum(weights)), rel=1e-12
+        )
+
+
+def test_ranking_replicates_on_every_thread_count_and_backend() -> None:
+    y, p = _binary(30_000, 5)
+    runs = []
+    for threads in (1, 2, 8):
+        with cmetrics.thread_limit(threads):
+            runs.append(
+                cmetrics.bootstrap(y, y_proba=p, metrics=["roc_auc", "average_precision"], n_resamples=37, seed=2)
+            )
+    assert all(r.metrics == runs[0].metrics for r in runs[1:])
+    if cmetrics.rust_available():
+        numpy = cmetrics.bootstrap(
+            y, y_proba=p, metrics=["roc_auc", "average_precision"], n_resamples=37, seed=2, backend="numpy"
+        )
+        for name in ("roc_auc", "average_precision"):
+            assert numpy[name].low == pytest.approx(runs[0][name].low, rel=1e-12)
+            assert numpy[name].high == pytest.approx(runs[0][name].high, rel=1e-12)
+
+
+def test_bca_of_the_auroc_takes_the_placements_jackknife() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from cmetrics.uncertainty import intervals, resampling
+
+    y, p = _binary(120, 6)
+    loo = [roc_auc_score(np.delete(y, i), np.delete(p[:, 1], i)) for i in range(y.size)]
+    want = _jackknife_acceleration(np.array(loo))
+    seen: list[float] = []
+    real = intervals.acceleration
+
+    def spy(*args):
+        seen.append(real(*args))
+        return seen[-1]
+
+    resampling.acceleration = spy  # type: ignore[assignment]
+    try:
+        r = cmetrics.bootstrap(y, y_proba=p, metrics=["roc_auc"], method="bca", n_resamples=200)
+    finally:
+        resampling.acceleration = real  # type: ignore[assignment]
+    assert seen[0] == pytest.approx(want, rel=1e-8, abs=1e-12)
+    assert r["roc_auc"].low < r["roc_auc"].estimate < r["roc_auc"].high
+    with pytest.raises(ValidationError, match="average_precision"):
+        cmetrics.bootstrap(y, y_proba=p, metrics=["average_precision"], method="bca", n_resamples=200)

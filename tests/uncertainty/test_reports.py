@@ -51,6 +51,17 @@ def test_a_merged_evaluator_gives_the_intervals_of_all_its_rows(backend: str) ->
     assert got.metrics == want.metrics
 
 
+@pytest.mark.parametrize("batch", [1, 333, 1000, 6000])
+def test_intervals_do_not_depend_on_the_batching(batch: int) -> None:
+    y, pred = _data(6000, 4)
+    ev = cmetrics.Evaluator()
+    for lo in range(0, 6000, batch):
+        ev.update(y[lo : lo + batch], y_pred=pred[lo : lo + batch])
+    with cmetrics.thread_limit(1 if batch % 2 else 2):
+        got = cmetrics.report_intervals(ev.report(), n_resamples=150, seed=9)
+    assert got.metrics == cmetrics.bootstrap(y, y_pred=pred, n_resamples=150, seed=9).metrics
+
+
 def test_grouped_reports_get_intervals_per_group() -> None:
     y, pred = _data(3000, 2)
     g = cmetrics.evaluate(y, y_pred=pred, groups=y % 3, bootstrap=100, seed=1)

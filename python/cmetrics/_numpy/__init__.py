@@ -43,7 +43,7 @@ from cmetrics._numpy.probabilistic import (
     evaluate_proba,
     evaluate_proba_groups,
 )
-from cmetrics._numpy.random import philox4x32_blocks, poisson_weights, replicate_sums
+from cmetrics._numpy.random import philox4x32_blocks, poisson_weights, replicate_ranking, replicate_sums
 from cmetrics._numpy.ranking import (
     GroupState,
     add_segments,
@@ -93,6 +93,7 @@ __all__ = [
     "precision_recall_fbeta",
     "rank_histogram",
     "rank_histogram_groups",
+    "replicate_ranking",
     "replicate_sums",
     "row_placements",
     "scatter_rows",

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics.exceptions import ShapeError
+from cmetrics._base.value_checks import check_finite, check_weights
+from cmetrics._kernels import RankingReplicates
+from cmetrics.exceptions import LengthMismatchError, ShapeError
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -96,6 +98,18 @@ def poisson_weights(rows: npt.NDArray[np.uint64], seed: int, n_resamples: int) -
     return out
 
 
+def _weights_between(rows: npt.NDArray[np.uint64], seed: int, lo: int, hi: int) -> npt.NDArray[np.float64]:
+    """The weights of ``rows`` in replicates ``lo .. hi`` (``hi - lo`` x ``len(rows)``)."""
+    out = np.empty((hi - lo, rows.size))
+    for block in range(lo // 4, (hi + 3) // 4):
+        draws = np.searchsorted(POISSON1_THRESHOLDS, _words(rows, seed, block), side="right")
+        for j in range(4):
+            b = 4 * block + j
+            if lo <= b < hi:
+                out[b - lo] = draws[:, j]
+    return out
+
+
 def _check(n: int, n_values: int, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int) -> None:
     total = sum(length for length, _ in segments)
     if total != n_values:
@@ -154,3 +168,62 @@ def replicate_sums(
                     out[:, col : col + length] += w[:, pick] @ block[pick]
             at += length
     return out
+
+
+#: Replicates walked at a time by :func:`replicate_ranking` (bounds a ``B x groups`` temporary).
+_RANKING_REPLICATES = 8
+
+
+def replicate_ranking(
+    positive: npt.NDArray[np.bool_],
+    score: npt.NDArray[np.generic],
+    sample_weight: npt.NDArray[np.float64] | None,
+    rows: int | npt.NDArray[np.uint64],
+    seed: int,
+    n_resamples: int,
+    n_threads: int = 0,
+) -> RankingReplicates:
+    """AUROC and average precision of Poisson-bootstrap replicates of ``(positive, score)``
+    (each draw times the row's ``sample_weight``): one sort, then per replicate the weights of
+    each tie group from the highest score down."""
+    del n_threads
+    n = score.shape[0]
+    if positive.shape[0] != n:
+        msg = f"y_true has {positive.shape[0]} rows but y_score has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    if n == 0:
+        msg = "y_score is empty; at least one sample is required"
+        raise ShapeError(msg)
+    check_finite("y_score", score)
+    if sample_weight is not None:
+        check_weights(sample_weight, n)
+    keys = score.astype(np.float64) + 0.0 if score.dtype.kind == "f" else score
+    order = np.argsort(keys, kind="stable")[::-1]
+    s = keys[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    group = np.cumsum(np.r_[True, s[1:] != s[:-1]]) - 1
+    ids = (np.arange(n, dtype=np.uint64) + np.uint64(rows)) if isinstance(rows, int) else np.asarray(rows, np.uint64)
+    pos = positive[order]
+    sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[order]
+    g = starts.size
+    out = [np.empty(n_resamples) for _ in range(4)]
+    for lo in range(0, n_resamples, _RANKING_REPLICATES):
+        hi = min(lo + _RANKING_REPLICATES, n_resamples)
+        w = _weights_between(ids[order], seed, lo, hi)
+        gp = np.zeros((hi - lo, g))
+        gn = np.zeros((hi - lo, g))
+        for b in range(hi - lo):
+            gp[b] = np.bincount(group, weights=w[b] * sw * pos, minlength=g)
+            gn[b] = np.bincount(group, weights=w[b] * sw * ~pos, minlength=g)
+        tp_after = np.cumsum(gp, axis=1)
+        fp_after = np.cumsum(gn, axis=1)
+        tp_before = tp_after - gp
+        p_total, n_total = tp_after[:, -1], fp_after[:, -1]
+        auc = np.sum(gn * (tp_before + 0.5 * gp), axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            precision = np.where(gp > 0, tp_after / (tp_after + fp_after), 0.0)
+            ok = (p_total > 0) & (n_total > 0)
+            out[0][lo:hi] = np.where(ok, auc / (p_total * n_total), np.nan)
+            out[1][lo:hi] = np.where(ok, np.sum(gp * precision, axis=1) / p_total, np.nan)
+        out[2][lo:hi], out[3][lo:hi] = p_total, n_total
+    return RankingReplicates(*out)

@@ -28,8 +28,9 @@ from cmetrics.cli.render import (
     steps_bar,
     write_output,
 )
-from cmetrics.cli.scoring import add_intervals, score_files, score_on_dask
+from cmetrics.cli.scoring import score_files, score_on_dask
 from cmetrics.streaming import EvaluationSettings
+from cmetrics.uncertainty.resampling import add_intervals
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -158,16 +158,3 @@ def score_on_dask(
         workers=n_workers,
     )
     return report, _with_groups(run, columns, ev)
-
-
-def add_intervals(
-    report: cmetrics.Report | cmetrics.GroupedReport, n_resamples: int, confidence_level: float, seed: int
-) -> None:
-    """Give ``report`` (and each group's) the bootstrap intervals of its confusion-matrix
-    metrics, from its counts alone (:func:`cmetrics.report_intervals`)."""
-    reports = [report] if isinstance(report, cmetrics.Report) else [report.overall, *report.groups.values()]
-    for rep in reports:
-        if rep.n_samples > 0:
-            rep.intervals = cmetrics.report_intervals(
-                rep, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
-            )

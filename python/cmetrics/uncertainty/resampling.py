@@ -36,6 +36,7 @@ from cmetrics._base.config import get_num_threads
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics._derive.counted_table import CountedTable, label_codes
 from cmetrics._derive.probability_pass import accumulate, prob_inputs
+from cmetrics._results.grouped import GroupedReport
 from cmetrics._results.intervals import (
     BootstrapResult,
     Comparison,
@@ -67,6 +68,8 @@ from cmetrics.uncertainty.schemes import (
     poisson_design,
 )
 
+#: The ranking metrics of a binary problem with probabilities (the score of the second class).
+RANKING_METRICS = ("roc_auc", "average_precision")
 #: Metrics where lower is better.
 LOSSES = frozenset({"log_loss", "brier_score"})
 #: The most replicates a call may ask for.
@@ -218,7 +221,9 @@ def bootstrap(
     ``metrics``: names of :data:`TABLE_METRICS` (confusion-matrix metrics; with ``y_proba`` the
     matrix of the top label unless ``y_pred`` is given) and, with ``y_proba``, of
     :data:`PROB_METRICS`; the per-class ``precision``, ``recall``, ``f1`` (and ``cprecision``,
-    ``crecall``, ``cf1``) give one interval per class. All of them by default. The scheme is
+    ``crecall``, ``cf1``) give one interval per class; with the probabilities of two classes,
+    ``roc_auc`` and ``average_precision`` of the second class's column too (one sort, then a
+    weighted walk per replicate). All of them by default. The scheme is
     ``"multinomial"`` when only confusion-matrix metrics of unweighted rows are asked for, else
     ``"poisson"`` (module docs); the result says which. The same ``seed`` gives the same result
     bit for bit on any thread count.
@@ -245,18 +250,73 @@ def bootstrap(
     s, s_count = _strata(strata, n)
     enc = Encoded(truth, [model], labs, w, s, s_count)
     proba = model.proba is not None
-    available = list(rm.TABLE_METRICS) + (list(rm.PROB_METRICS) if proba else [])
+    ranking = list(RANKING_METRICS) if proba and enc.k == 2 else []
+    available = list(rm.TABLE_METRICS) + (list(rm.PROB_METRICS) if proba else []) + ranking
     per_class_names = list(rm.TABLE_PER_CLASS) + (list(rm.PROB_PER_CLASS) if proba else [])
     chosen = _select(metrics, available + (per_class_names if metrics is None else []), per_class_names)
-    row_level = any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen) or w is not None
+    ranked = [m for m in chosen if m in RANKING_METRICS]
+    if ranked and method == "bca" and ("average_precision" in ranked or w is not None):
+        msg = (
+            "method='bca' needs leave-one-out values, which cmetrics has for the unweighted AUROC only "
+            "(DeLong's placements); use method='percentile', 'basic' or 'normal' for average_precision"
+        )
+        raise ValidationError(msg)
+    chosen = [m for m in chosen if m not in RANKING_METRICS]
+    row_level = any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen) or w is not None or bool(ranked)
     lay = layout(enc.k, proba and row_level)
-    if row_level:
-        design = poisson_design(enc, n_resamples, seed, [lay], backend)
+    if not chosen:  # the ranking metrics alone: no sums to resample
+        prov = Provenance(method, "poisson", n_resamples, seed, level, strata is not None, _version())
+        result = BootstrapResult({}, {}, prov, {} if return_distribution else None)
     else:
-        enc = Encoded(truth, [Model(model.pred, None)], labs, w, s, s_count)
-        design = cells_of_rows(enc, n_resamples, seed, [lay], backend)
-    prov = Provenance(method, design.scheme, n_resamples, seed, level, strata is not None, _version())
-    return _result(design, enc.k, lay, _labels_text(labs), chosen, prov, return_distribution)
+        if row_level:
+            design = poisson_design(enc, n_resamples, seed, [lay], backend)
+        else:
+            enc = Encoded(truth, [Model(model.pred, None)], labs, w, s, s_count)
+            design = cells_of_rows(enc, n_resamples, seed, [lay], backend)
+        prov = Provenance(method, design.scheme, n_resamples, seed, level, strata is not None, _version())
+        result = _result(design, enc.k, lay, _labels_text(labs), chosen, prov, return_distribution)
+    if ranked:
+        assert model.proba is not None  # ranked needs probabilities
+        _ranking_intervals(result, ranked, truth == 1, model.proba[:, 1], w, prov, backend)
+    return result
+
+
+def _ranking_intervals(
+    result: BootstrapResult,
+    names: Sequence[str],
+    positive: npt.NDArray[np.bool_],
+    score: F64,
+    weight: F64 | None,
+    prov: Provenance,
+    backend: Backend,
+) -> None:
+    """Add the binary AUROC and average precision to ``result``: one sort, then a weighted
+    walk per replicate (the same Poisson row weights as the other row-level metrics)."""
+    be, threads = resolve_backend(backend), get_num_threads()
+    score = np.ascontiguousarray(score, dtype=np.float64)
+    full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads)
+    if weight is None:
+        auc = (2 * full.ordered + full.tied) / (2 * full.n_pos * full.n_neg) if full.n_pos * full.n_neg else math.nan
+    else:
+        auc = full.ordered_share + 0.5 * full.tied_share
+    reps = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads)
+    values = {"roc_auc": (auc, reps.auroc), "average_precision": (full.average_precision, reps.average_precision)}
+
+    def accel() -> float:
+        # The AUROC less one row, from its placement (DeLong 1988): exact leave-one-out values.
+        v = be.row_placements(positive, score, n_threads=threads)
+        m, n = float(full.n_pos), float(full.n_neg)
+        loo = np.where(positive, (m * auc - v) / max(m - 1, 1.0), (n * auc - v) / max(n - 1, 1.0))
+        return acceleration(loo)
+
+    for name in names:
+        estimate, replicates = values[name]
+        undefined = np.isnan(replicates)
+        result.metrics[name] = _interval(
+            name, float(estimate), rm.Values(replicates, undefined), prov.method, prov.confidence_level, accel
+        )
+        if result.distribution is not None:
+            result.distribution[name] = replicates
 
 
 def _result(
@@ -347,6 +407,17 @@ def report_intervals(
     names = [str(x) for x in report.labels]
     prov = Provenance(method, "multinomial", n_resamples, seed, level, False, _version())
     return _result(design, k, lay, names, chosen, prov, return_distribution)
+
+
+def add_intervals(
+    report: Report | GroupedReport, n_resamples: int, confidence_level: float = 0.95, seed: int = 0
+) -> None:
+    """Give ``report`` (every group's too, for a grouped report) the intervals of
+    :func:`report_intervals`; a group without rows gets none."""
+    reports = [report] if isinstance(report, Report) else [report.overall, *report.groups.values()]
+    for rep in reports:
+        if rep.n_samples > 0:
+            rep.intervals = report_intervals(rep, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
 
 
 def _as_model(x: ArrayLike, name: str) -> tuple[ArrayLike | None, ArrayLike | None]:
@@ -462,4 +533,4 @@ def _shifted(lay: Layout) -> Layout:
     return Layout(0, lay.pcm - off if lay.pcm >= 0 else -1, lay.tail - off if lay.tail >= 0 else -1, lay.width)
 
 
-__all__ = ["bootstrap", "compare", "report_intervals"]
+__all__ = ["bootstrap", "compare", "report_intervals"]  # add_intervals: for evaluate, Dask and the CLI

@@ -10,8 +10,8 @@ mod state;
 
 use pyo3::prelude::*;
 
-pub(crate) use binary::ranking_py;
 use binary::{binary_ranking, kendall_counts, threshold_counts};
+pub(crate) use binary::{ranking_py, with_scores, ScoreArray};
 use groups::{merge_groups, row_placements, score_groups, walk_groups};
 use multiclass::{
     binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest, rank_histogram,

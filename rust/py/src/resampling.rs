@@ -1,17 +1,23 @@
 //! Bindings of `cmetrics_core::random` and `cmetrics_core::resampling`: the
-//! counter-based stream and the Poisson bootstrap of row sums.
+//! counter-based stream, the Poisson bootstrap of row sums and of the
+//! ranking walk.
 
 use cmetrics_core::random::{philox4x32, row_weights};
 use cmetrics_core::resampling::{
-    replicate_sums as core_sums, Columns, Replicates, RowIds, Segment,
+    replicate_ranking as core_ranking, replicate_sums as core_sums, Columns, Replicates, RowIds,
+    Segment,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 
-use crate::arrays::{slice, slice2};
+use crate::arrays::{opt_slice, slice, slice2};
 use crate::error::{run, run_pool, ValidationError};
+use crate::ranking::{with_scores, ScoreArray};
+use crate::results::named;
 
 /// Philox4x32 with `rounds` rounds of each row of `counters` (`m x 4` uint32)
 /// under `key` (two words): the `m x 4` output words.
@@ -132,10 +138,50 @@ pub fn replicate_sums<'py>(
         .map_err(|e| ValidationError::new_err(e.to_string()))
 }
 
+/// AUROC and average precision of `n_resamples` Poisson-bootstrap replicates
+/// of `(positive, score)`, the rows keyed as for [`replicate_sums`]:
+/// `RankingReplicates(auroc, average_precision, w_pos, w_neg)`.
+#[pyfunction]
+#[pyo3(signature = (positive, score, sample_weight, rows, seed, n_resamples, n_threads=0))]
+#[allow(clippy::too_many_arguments)]
+pub fn replicate_ranking<'py>(
+    py: Python<'py>,
+    positive: PyReadonlyArray1<'py, bool>,
+    score: ScoreArray<'py>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    rows: RowArg<'py>,
+    seed: u64,
+    n_resamples: usize,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = slice(&positive, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let ids = match &rows {
+        RowArg::From(first) => RowIds::From(*first),
+        RowArg::Listed(a) => RowIds::Listed(slice(a, "rows")?),
+    };
+    let pool = Pool::new(n_threads);
+    let r = with_scores!(score, "y_score", |s| run_pool(
+        py,
+        s.len().saturating_mul(n_resamples) / 64,
+        &pool,
+        |pool| { core_ranking(p, s, w, ids, seed, n_resamples, pool) }
+    )?);
+    named!(
+        py,
+        "RankingReplicates",
+        PyArray1::from_vec(py, r.auroc),
+        PyArray1::from_vec(py, r.average_precision),
+        PyArray1::from_vec(py, r.w_pos),
+        PyArray1::from_vec(py, r.w_neg),
+    )
+}
+
 /// Add the functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(philox4x32_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(poisson_weights, m)?)?;
     m.add_function(wrap_pyfunction!(replicate_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(replicate_ranking, m)?)?;
     Ok(())
 }

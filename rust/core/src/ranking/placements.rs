@@ -102,7 +102,7 @@ pub fn row_placements<X: Score>(positive: &[bool], score: &[X], pool: &Pool) -> 
 }
 
 /// `(key, row)` of every row in ascending key order.
-fn sorted_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
+pub(crate) fn sorted_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
     let n = score.len();
     let key = |i: usize| score.get(i).map_or(0, |s| s.key());
     if n <= RADIX_ROWS {

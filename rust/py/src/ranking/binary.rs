@@ -43,7 +43,7 @@ macro_rules! with_scores {
         $body
     }};
 }
-pub(super) use with_scores;
+pub(crate) use with_scores;
 
 /// Tie-grouped walk of a binary outcome against a score (`rk::BinaryRanking` as a dict).
 #[pyfunction]
