@@ -157,6 +157,15 @@ pub fn row_weights(seed: u64, block: u32, rows: &[u64], out: &mut [Vec<u8>; 4]) 
     }
 }
 
+/// The weight of `row` in replicate `b`, one block at a time (the tests'
+/// plain reference for the kernels that draw many at once).
+#[cfg(test)]
+#[allow(clippy::cast_possible_truncation)]
+pub(crate) fn weight_of(seed: u64, row: u64, b: usize) -> f64 {
+    let words = philox4x32_10(counter_of(row, (b / 4) as u32, ROW_WEIGHTS), key_of(seed));
+    f64::from(poisson1(words[b % 4]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,6 +110,24 @@ pub struct BinaryRanking {
     pub placement_neg_sq: f64,
 }
 
+/// A binary outcome and a score of the same length, with some rows.
+///
+/// # Errors
+/// [`MetricError::LengthMismatch`] or [`MetricError::Empty`].
+pub(crate) fn check_pair(positive: &[bool], n: usize) -> Result<()> {
+    ensure!(
+        positive.len() == n,
+        MetricError::LengthMismatch {
+            a: "y_true",
+            a_len: positive.len(),
+            b: "y_score",
+            b_len: n,
+        }
+    );
+    ensure!(n > 0, MetricError::Empty { arg: "y_score" });
+    Ok(())
+}
+
 /// The totals of the rows; weights must not sum to 0 or overflow.
 pub(crate) fn totals_of(positive: &[bool], weight: Option<&[f64]>, n_pos: u64) -> Result<Totals> {
     let n_neg = positive.len() as u64 - n_pos;

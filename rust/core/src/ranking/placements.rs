@@ -5,8 +5,8 @@
 //! of two models' placements over the same rows); one model's variance needs
 //! only their squared sums, which the walk carries ([`super::BinaryRanking`]).
 
+use super::binary::check_pair;
 use super::keys::Score;
-use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::memory::try_filled;
 use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
@@ -39,24 +39,8 @@ const RADIX_ROWS: usize = 1 << 25;
 /// Lengths that differ, no rows, a score that is not finite, or
 /// [`MetricError::Interrupted`] (a side without rows gives the other side 0).
 pub fn row_placements<X: Score>(positive: &[bool], score: &[X], pool: &Pool) -> Result<Vec<f64>> {
+    check_scores(positive, score)?;
     let n = score.len();
-    ensure!(
-        positive.len() == n,
-        MetricError::LengthMismatch {
-            a: "y_true",
-            a_len: positive.len(),
-            b: "y_score",
-            b_len: n,
-        }
-    );
-    ensure!(n > 0, MetricError::Empty { arg: "y_score" });
-    if let Some(index) = score.iter().position(|s| !s.is_finite()) {
-        return Err(MetricError::NonFinite {
-            arg: "y_score",
-            index,
-            value: score[index].to_f64(),
-        });
-    }
     let n_pos = positive.iter().filter(|&&p| p).count();
     let order = sorted_rows(score, pool)?;
     let mut out = try_filled(n, 0.0f64, "the placements")?;
@@ -99,6 +83,25 @@ pub fn row_placements<X: Score>(positive: &[bool], score: &[X], pool: &Pool) -> 
         start = end;
     }
     Ok(out)
+}
+
+/// The checks of a binary outcome and its scores done row by row: the same
+/// lengths, some rows, every score finite (the sorting walks fuse the last
+/// into their first pass instead).
+///
+/// # Errors
+/// The first of those that fails.
+pub(crate) fn check_scores<X: Score>(positive: &[bool], score: &[X]) -> Result<()> {
+    let n = score.len();
+    check_pair(positive, n)?;
+    if let Some(index) = score.iter().position(|s| !s.is_finite()) {
+        return Err(MetricError::NonFinite {
+            arg: "y_score",
+            index,
+            value: score[index].to_f64(),
+        });
+    }
+    Ok(())
 }
 
 /// `(key, row)` of every row in ascending key order.

@@ -4,7 +4,7 @@
 //! the same) or split by outcome into two arrays, sorted, and handed to a
 //! [`Sink`] as a [`Stream`] (the walk, or the tie groups).
 
-use super::binary::{check_weights, totals_of, BinaryRanking, Totals};
+use super::binary::{check_pair, check_weights, totals_of, BinaryRanking, Totals};
 use super::keys::{packed_u32, starts_as_f32, weighted, Item, Score};
 use super::pieces::{packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
 use super::stream::{Merge, Packed};
@@ -299,16 +299,7 @@ pub(super) fn prepare<S: Sink, X: Score>(
     sink: S,
 ) -> Result<S::Out> {
     let n = score.len();
-    ensure!(
-        positive.len() == n,
-        MetricError::LengthMismatch {
-            a: "y_true",
-            a_len: positive.len(),
-            b: "y_score",
-            b_len: n,
-        }
-    );
-    ensure!(n > 0, MetricError::Empty { arg: "y_score" });
+    check_pair(positive, n)?;
     let seen = pool.install(|| scan(positive, score, pool.parallel_for(n)));
     if let Some(index) = seen.first_bad {
         let value = score.get(index).map_or(f64::NAN, |s| s.to_f64());

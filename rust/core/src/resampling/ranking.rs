@@ -11,7 +11,7 @@ use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::Pool;
 use crate::random::row_weights;
-use crate::ranking::{sorted_rows, Score};
+use crate::ranking::{check_scores, sorted_rows, Score};
 use rayon::prelude::*;
 
 /// The ranking metrics of every replicate, and its positive and negative
@@ -154,24 +154,8 @@ pub fn replicate_ranking<X: Score>(
     n_resamples: usize,
     pool: &Pool,
 ) -> Result<RankingReplicates> {
+    check_scores(positive, score)?;
     let n = score.len();
-    ensure!(
-        positive.len() == n,
-        MetricError::LengthMismatch {
-            a: "y_true",
-            a_len: positive.len(),
-            b: "y_score",
-            b_len: n,
-        }
-    );
-    ensure!(n > 0, MetricError::Empty { arg: "y_score" });
-    if let Some(index) = score.iter().position(|s| !s.is_finite()) {
-        return Err(MetricError::NonFinite {
-            arg: "y_score",
-            index,
-            value: score[index].to_f64(),
-        });
-    }
     if let Some(w) = weight {
         crate::ranking::check_weights(w, n, "y_score")?;
     }
@@ -228,12 +212,7 @@ pub fn replicate_ranking<X: Score>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::random::{counter_of, key_of, philox4x32_10, poisson1, ROW_WEIGHTS};
-
-    fn weight(seed: u64, row: u64, b: usize) -> f64 {
-        let words = philox4x32_10(counter_of(row, (b / 4) as u32, ROW_WEIGHTS), key_of(seed));
-        f64::from(poisson1(words[b % 4]))
-    }
+    use crate::random::weight_of as weight;
 
     #[test]
     fn replicates_equal_a_weighted_pair_count_on_any_thread_count() {

@@ -363,12 +363,7 @@ pub fn replicate_sums(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::random::{counter_of, key_of, philox4x32_10, poisson1, ROW_WEIGHTS};
-
-    fn weight(seed: u64, row: u64, b: usize) -> f64 {
-        let words = philox4x32_10(counter_of(row, (b / 4) as u32, ROW_WEIGHTS), key_of(seed));
-        f64::from(poisson1(words[b % 4]))
-    }
+    use crate::random::weight_of as weight;
 
     #[test]
     fn sums_equal_a_plain_loop_whatever_the_threads() {
