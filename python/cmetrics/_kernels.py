@@ -406,4 +406,5 @@ class Kernels(Protocol):
         seed: int,
         n_resamples: int,
         n_threads: int = 0,
+        average_precision: bool = True,
     ) -> RankingReplicates: ...

@@ -182,10 +182,12 @@ def replicate_ranking(
     seed: int,
     n_resamples: int,
     n_threads: int = 0,
+    average_precision: bool = True,
 ) -> RankingReplicates:
     """AUROC and average precision of Poisson-bootstrap replicates of ``(positive, score)``
     (each draw times the row's ``sample_weight``): one sort, then per replicate the weights of
-    each tie group from the highest score down."""
+    each tie group from the highest score down. The average precision is NaN unless
+    ``average_precision``."""
     del n_threads
     n = score.shape[0]
     if positive.shape[0] != n:
@@ -224,6 +226,7 @@ def replicate_ranking(
             precision = np.where(gp > 0, tp_after / (tp_after + fp_after), 0.0)
             ok = (p_total > 0) & (n_total > 0)
             out[0][lo:hi] = np.where(ok, auc / (p_total * n_total), np.nan)
-            out[1][lo:hi] = np.where(ok, np.sum(gp * precision, axis=1) / p_total, np.nan)
+            ap = np.sum(gp * precision, axis=1) / p_total if average_precision else np.nan
+            out[1][lo:hi] = np.where(ok, ap, np.nan)
         out[2][lo:hi], out[3][lo:hi] = p_total, n_total
     return RankingReplicates(*out)

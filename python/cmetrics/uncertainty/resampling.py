@@ -103,6 +103,14 @@ def _check_seed(seed: int) -> int:
     return int(seed)
 
 
+def _top_label(p: F64) -> npt.NDArray[np.int64]:
+    """The column of each row's largest probability, the first on ties (``argmax``); for two
+    columns one comparison, several times faster than ``argmax`` over a row-major pair."""
+    if p.ndim == 2 and p.shape[1] == 2:
+        return np.greater(p[:, 1], p[:, 0]).view(np.int8).astype(np.int64)
+    return np.asarray(p.argmax(axis=1), dtype=np.int64)
+
+
 def _model(
     y_true: np.ndarray, pred: ArrayLike | None, proba: ArrayLike | None, labels: ArrayLike | None, backend: Backend
 ) -> tuple[npt.NDArray[np.int64], Model, np.ndarray]:
@@ -112,7 +120,7 @@ def _model(
         # The kernels' row checks (entries in [0, 1], rows summing to 1), nothing accumulated.
         accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
         p = np.asarray(inp.y_proba, dtype=np.float64)
-        codes = np.asarray(inp.y_pred if inp.y_pred is not None else p.argmax(axis=1), dtype=np.int64)
+        codes = np.asarray(inp.y_pred if inp.y_pred is not None else _top_label(p), dtype=np.int64)
         return np.asarray(inp.y_true, dtype=np.int64), Model(codes, p), inp.labels
     if pred is None:
         msg = "pass y_pred= (hard predictions) or y_proba= (probabilities): the metrics need one of them"
@@ -299,7 +307,9 @@ def _ranking_intervals(
         auc = (2 * full.ordered + full.tied) / (2 * full.n_pos * full.n_neg) if full.n_pos * full.n_neg else math.nan
     else:
         auc = full.ordered_share + 0.5 * full.tied_share
-    reps = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads)
+    reps = be.replicate_ranking(
+        positive, score, weight, 0, prov.seed, prov.n_resamples, threads, "average_precision" in names
+    )
     values = {"roc_auc": (auc, reps.auroc), "average_precision": (full.average_precision, reps.average_precision)}
 
     def accel() -> float:

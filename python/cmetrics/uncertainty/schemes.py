@@ -84,22 +84,41 @@ def derive(sums: F64, k: int, lay: Layout) -> Derived:
 
 
 def row_values(enc: Encoded, model: Model, lay: Layout) -> tuple[F64, list[tuple[int, int | npt.NDArray[np.uint32]]]]:
-    """Each row's contributions to one model's sums, and where they go."""
+    """Each row's contributions to one model's sums, and where they go: its weight at its cell
+    of the confusion matrix and, with probabilities, its weighted probabilities at its row of
+    the probabilistic confusion matrix, then its weight, log loss and Brier score. Written
+    column by column into one array (no temporary of the whole width)."""
     k = enc.k
     n = enc.truth.size
-    w = np.ones(n) if enc.weight is None else enc.weight
-    cols: list[F64] = [w[:, None]]
+    w = enc.weight
     segments: list[tuple[int, int | npt.NDArray[np.uint32]]] = [
         (1, (lay.cells + enc.truth * k + model.pred).astype(np.uint32))
     ]
-    if model.proba is not None:
-        p = model.proba
-        pt = p[np.arange(n), enc.truth]
-        log_loss = -np.log(np.clip(pt, _LOG_LOSS_EPS, 1 - _LOG_LOSS_EPS))
-        brier = np.einsum("ij,ij->i", p, p) - pt * pt + (1 - pt) ** 2
-        cols += [p * w[:, None], np.stack([w, w * log_loss, w * brier], axis=1)]
-        segments += [(k, (lay.pcm + enc.truth * k).astype(np.uint32)), (3, lay.tail)]
-    return np.hstack(cols), segments
+    if model.proba is None:
+        out = np.ones((n, 1)) if w is None else np.array(w, dtype=np.float64).reshape(n, 1)
+        return out, segments
+    p = model.proba
+    out = np.empty((n, 1 + k + 3))
+    if w is None:
+        out[:, 0] = 1.0
+        out[:, 1 : k + 1] = p
+        out[:, k + 1] = 1.0
+    else:
+        out[:, 0] = w
+        np.multiply(p, w[:, None], out=out[:, 1 : k + 1])
+        out[:, k + 1] = w
+    pt = p[np.arange(n), enc.truth]
+    log_loss = -np.log(np.clip(pt, _LOG_LOSS_EPS, 1 - _LOG_LOSS_EPS))
+    brier = np.einsum("ij,ij->i", p, p)
+    brier -= pt * pt
+    brier += (1 - pt) ** 2
+    if w is not None:
+        log_loss *= w
+        brier *= w
+    out[:, k + 2] = log_loss
+    out[:, k + 3] = brier
+    segments += [(k, (lay.pcm + enc.truth * k).astype(np.uint32)), (3, lay.tail)]
+    return out, segments
 
 
 # ---------------------------------------------------------------------------- the two schemes
@@ -213,7 +232,7 @@ def cells_of_rows(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layo
 def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
     """Poisson(1) weights per row from the counter-based stream; every model's sums in one pass."""
     parts = [row_values(enc, m, lay) for m, lay in zip(enc.models, lays, strict=True)]
-    values = np.ascontiguousarray(np.hstack([v for v, _ in parts]))
+    values = parts[0][0] if len(parts) == 1 else np.ascontiguousarray(np.hstack([v for v, _ in parts]))
     segments = [seg for _, segs in parts for seg in segs]
     width = sum(lay.width for lay in lays)
     n = enc.truth.size

@@ -140,9 +140,10 @@ pub fn replicate_sums<'py>(
 
 /// AUROC and average precision of `n_resamples` Poisson-bootstrap replicates
 /// of `(positive, score)`, the rows keyed as for [`replicate_sums`]:
-/// `RankingReplicates(auroc, average_precision, w_pos, w_neg)`.
+/// `RankingReplicates(auroc, average_precision, w_pos, w_neg)`; the average
+/// precision is NaN unless `average_precision`.
 #[pyfunction]
-#[pyo3(signature = (positive, score, sample_weight, rows, seed, n_resamples, n_threads=0))]
+#[pyo3(signature = (positive, score, sample_weight, rows, seed, n_resamples, n_threads=0, average_precision=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn replicate_ranking<'py>(
     py: Python<'py>,
@@ -153,6 +154,7 @@ pub fn replicate_ranking<'py>(
     seed: u64,
     n_resamples: usize,
     n_threads: usize,
+    average_precision: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let p = slice(&positive, "y_true")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
@@ -165,7 +167,7 @@ pub fn replicate_ranking<'py>(
         py,
         s.len().saturating_mul(n_resamples) / 64,
         &pool,
-        |pool| { core_ranking(p, s, w, ids, seed, n_resamples, pool) }
+        |pool| { core_ranking(p, s, w, ids, seed, n_resamples, average_precision, pool) }
     )?);
     named!(
         py,

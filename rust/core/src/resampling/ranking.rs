@@ -7,10 +7,11 @@
 //! half) and average precision (scikit-learn's step sum) of every replicate.
 
 use super::sums::RowIds;
+use super::sums::{draw16, Isa};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::Pool;
-use crate::random::row_weights;
+use crate::random::REPLICATES_PER_DRAW;
 use crate::ranking::{check_scores, sorted_rows, Score};
 use rayon::prelude::*;
 
@@ -27,52 +28,96 @@ pub struct RankingReplicates {
 /// Sorted rows a thread walks at a time for all its replicates.
 const TILE: usize = 4096;
 
-/// The running sums of the walks of the four replicates of one Philox block,
-/// lane by lane (so the compiler keeps each in one vector register).
-#[derive(Debug, Clone, Copy, Default)]
+/// Replicates walked side by side (one draw of [`crate::random::row_weights16`] per row).
+const R: usize = REPLICATES_PER_DRAW;
+
+/// The running sums of the walks of sixteen replicates, lane by lane (so the
+/// compiler keeps each in two vector registers).
+#[derive(Debug, Clone, Copy)]
 struct Walks {
-    tp: [f64; 4],
-    fp: [f64; 4],
-    gp: [f64; 4],
-    gn: [f64; 4],
-    auc: [f64; 4],
-    ap: [f64; 4],
+    tp: [f64; R],
+    fp: [f64; R],
+    gp: [f64; R],
+    gn: [f64; R],
+    auc: [f64; R],
+    ap: [f64; R],
+    /// Whether the tie group `gp`, `gn` holds rows.
+    open: bool,
+}
+
+impl Default for Walks {
+    fn default() -> Self {
+        Walks {
+            tp: [0.0; R],
+            fp: [0.0; R],
+            gp: [0.0; R],
+            gn: [0.0; R],
+            auc: [0.0; R],
+            ap: [0.0; R],
+            open: false,
+        }
+    }
 }
 
 impl Walks {
     /// Close the open tie group: its negatives rank below the positives above
-    /// it and tie with its own; its positives add a precision step.
+    /// it and tie with its own; with `AP`, its positives add a precision step.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // six arrays side by side, lane by lane
-    fn close(&mut self) {
-        for j in 0..4 {
+    fn close<const AP: bool>(&mut self) {
+        for j in 0..R {
             self.auc[j] += self.gn[j] * (self.tp[j] + 0.5 * self.gp[j]);
             self.tp[j] += self.gp[j];
             self.fp[j] += self.gn[j];
-            // A select, not a branch: the division runs on every lane.
-            let step = self.gp[j] * self.tp[j] / (self.tp[j] + self.fp[j]);
-            self.ap[j] += if self.gp[j] > 0.0 { step } else { 0.0 };
+            if AP {
+                // A select, not a branch: the division runs on every lane.
+                let step = self.gp[j] * self.tp[j] / (self.tp[j] + self.fp[j]);
+                self.ap[j] += if self.gp[j] > 0.0 { step } else { 0.0 };
+            }
             self.gp[j] = 0.0;
             self.gn[j] = 0.0;
         }
+        self.open = false;
     }
 
-    /// Add one row: `x` its draws in the four replicates, `p` and `q` its
-    /// weight on its side and 0 on the other.
+    /// A row alone in its tie group, added and closed at once (the usual case
+    /// of continuous scores): the same sums as `add` then `close`, since one of
+    /// `p`, `q` is 0 (its tie term vanishes).
     #[inline(always)]
-    fn add(&mut self, x: [f64; 4], p: f64, q: f64) {
-        for ((gp, gn), x) in self.gp.iter_mut().zip(&mut self.gn).zip(x) {
-            *gp += x * p;
-            *gn += x * q;
+    #[allow(clippy::needless_range_loop)]
+    fn single<const AP: bool>(&mut self, x: &[u8; R], p: f64, q: f64) {
+        for j in 0..R {
+            let x = f64::from(x[j]);
+            let (pos, neg) = (x * p, x * q);
+            self.auc[j] += neg * self.tp[j];
+            self.tp[j] += pos;
+            self.fp[j] += neg;
+            if AP {
+                let step = pos * self.tp[j] / (self.tp[j] + self.fp[j]);
+                self.ap[j] += if pos > 0.0 { step } else { 0.0 };
+            }
         }
     }
 
-    fn finish(mut self) -> [(f64, f64, f64, f64); 4] {
-        self.close();
+    /// Add one row: `x` its draws in the sixteen replicates, `p` and `q` its
+    /// weight on its side and 0 on the other.
+    #[inline(always)]
+    fn add(&mut self, x: &[u8; R], p: f64, q: f64) {
+        for j in 0..R {
+            let x = f64::from(x[j]);
+            self.gp[j] += x * p;
+            self.gn[j] += x * q;
+        }
+        self.open = true;
+    }
+
+    fn finish<const AP: bool>(mut self) -> [(f64, f64, f64, f64); R] {
+        self.close::<AP>();
         std::array::from_fn(|j| {
             let (p, n) = (self.tp[j], self.fp[j]);
+            let ap = if AP { self.ap[j] / p } else { f64::NAN };
             if p > 0.0 && n > 0.0 {
-                (self.auc[j] / (p * n), self.ap[j] / p, p, n)
+                (self.auc[j] / (p * n), ap, p, n)
             } else {
                 (f64::NAN, f64::NAN, p, n)
             }
@@ -87,28 +132,66 @@ struct RankJob<'a> {
     weight: Option<&'a [f64]>,
     rows: RowIds<'a>,
     seed: u64,
-    blocks: usize,
+    groups: usize,
     per: usize,
 }
 
 impl RankJob<'_> {
-    /// The walks of replicate blocks `first ..`. Built for the baseline
-    /// target on purpose: AVX2 and AVX-512 builds of this loop (dispatched at
-    /// run time, as the sums kernel is) measured 2.0x and 1.6x slower on the
-    /// reference machine, where the scalar build skips the precision step's
-    /// division in the replicates whose group has no positive.
-    fn run(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
-        let last = (first + self.per).min(self.blocks);
+    /// The walks of replicate groups `first ..`, with the widest vectors this
+    /// CPU has.
+    fn run<const AP: bool>(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+            {
+                // SAFETY: the CPU has the features `run_avx512` is compiled for.
+                return unsafe { self.run_avx512::<AP>(first, pool) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has the features `run_avx2` is compiled for.
+                return unsafe { self.run_avx2::<AP>(first, pool) };
+            }
+        }
+        self.run_portable::<AP>(first, pool, Isa::Portable)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    unsafe fn run_avx512<const AP: bool>(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
+        self.run_portable::<AP>(first, pool, Isa::Avx512)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2<const AP: bool>(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
+        self.run_portable::<AP>(first, pool, Isa::Avx2)
+    }
+
+    /// The walk itself, inlined into each of the above: no multiply-add is
+    /// fused, so every instruction set gives the same bits.
+    #[inline(always)]
+    fn run_portable<const AP: bool>(
+        &self,
+        first: usize,
+        pool: &Pool,
+        isa: Isa,
+    ) -> Result<Vec<Walks>> {
+        let last = (first + self.per).min(self.groups);
         let mut state = vec![Walks::default(); last.saturating_sub(first)];
         let mut ids: Vec<u64> = Vec::with_capacity(TILE);
         let mut opens: Vec<bool> = Vec::with_capacity(TILE);
+        let mut alone: Vec<bool> = Vec::with_capacity(TILE);
         let mut is_pos: Vec<f64> = Vec::with_capacity(TILE);
         let mut is_neg: Vec<f64> = Vec::with_capacity(TILE);
-        let mut w: [Vec<u8>; 4] = Default::default();
+        let mut drawn: Vec<[u8; R]> = Vec::with_capacity(TILE);
         for (t0, tile) in self.order.chunks(TILE).enumerate() {
             pool.check()?;
             ids.clear();
             opens.clear();
+            alone.clear();
             is_pos.clear();
             is_neg.clear();
             for (t, &(key, row)) in tile.iter().enumerate() {
@@ -117,7 +200,10 @@ impl RankJob<'_> {
                     RowIds::Listed(listed) => listed[row],
                 });
                 let at = t0 * TILE + t;
-                opens.push(at > 0 && self.order[at - 1].0 != key);
+                let starts = at == 0 || self.order[at - 1].0 != key;
+                let ends = self.order.get(at + 1).is_none_or(|next| next.0 != key);
+                opens.push(starts);
+                alone.push(starts && ends);
                 let p = f64::from(u8::from(self.positive[row]));
                 let sw = self.weight.map_or(1.0, |w| w[row]);
                 is_pos.push(sw * p);
@@ -125,14 +211,25 @@ impl RankJob<'_> {
             }
             for (b, walks) in state.iter_mut().enumerate() {
                 #[allow(clippy::cast_possible_truncation)]
-                row_weights(self.seed, (first + b) as u32, &ids, &mut w);
-                for (t, ((&opens, &p), &q)) in opens.iter().zip(&is_pos).zip(&is_neg).enumerate() {
-                    if opens {
-                        walks.close();
+                draw16(isa, self.seed, (first + b) as u32, &ids, &mut drawn);
+                let mut w = *walks;
+                for ((((x, &opens), &alone), &p), &q) in drawn
+                    .iter()
+                    .zip(&opens)
+                    .zip(&alone)
+                    .zip(&is_pos)
+                    .zip(&is_neg)
+                {
+                    if opens && w.open {
+                        w.close::<AP>();
                     }
-                    let x = [w[0][t], w[1][t], w[2][t], w[3][t]].map(f64::from);
-                    walks.add(x, p, q);
+                    if alone {
+                        w.single::<AP>(x, p, q);
+                    } else {
+                        w.add(x, p, q);
+                    }
                 }
+                *walks = w;
             }
         }
         Ok(state)
@@ -140,11 +237,14 @@ impl RankJob<'_> {
 }
 
 /// AUROC and average precision of `n_resamples` Poisson-bootstrap replicates
-/// of `(positive, score)`, each row's draw times its `weight` when given.
+/// of `(positive, score)`, each row's draw times its `weight` when given; the
+/// average precision only when `average_precision` (its precision steps divide
+/// on every tie group, the dearest part of the walk), NaN otherwise.
 ///
 /// # Errors
 /// Lengths that differ, no rows, a score that is not finite, or
 /// [`MetricError::Interrupted`].
+#[allow(clippy::too_many_arguments)]
 pub fn replicate_ranking<X: Score>(
     positive: &[bool],
     score: &[X],
@@ -152,6 +252,7 @@ pub fn replicate_ranking<X: Score>(
     rows: RowIds<'_>,
     seed: u64,
     n_resamples: usize,
+    average_precision: bool,
     pool: &Pool,
 ) -> Result<RankingReplicates> {
     check_scores(positive, score)?;
@@ -171,19 +272,25 @@ pub fn replicate_ranking<X: Score>(
     // Highest score first.
     let mut order = sorted_rows(score, pool)?;
     order.reverse();
-    let blocks = n_resamples.div_ceil(4);
-    let threads = pool.threads().clamp(1, blocks.max(1));
-    let per = blocks.div_ceil(threads).max(1);
+    let groups = n_resamples.div_ceil(R);
+    let threads = pool.threads().clamp(1, groups.max(1));
+    let per = groups.div_ceil(threads).max(1);
     let job = RankJob {
         order: &order,
         positive,
         weight,
         rows,
         seed,
-        blocks,
+        groups,
         per,
     };
-    let walk_blocks = |first: usize| job.run(first, pool);
+    let walk_blocks = |first: usize| {
+        if average_precision {
+            job.run::<true>(first, pool)
+        } else {
+            job.run::<false>(first, pool)
+        }
+    };
     let parts: Vec<Vec<Walks>> = if threads == 1 {
         vec![walk_blocks(0)?]
     } else {
@@ -196,7 +303,12 @@ pub fn replicate_ranking<X: Score>(
     };
     let mut out = RankingReplicates::default();
     for walks in parts.into_iter().flatten() {
-        for (auroc, ap, p, q) in walks.finish() {
+        let finished = if average_precision {
+            walks.finish::<true>()
+        } else {
+            walks.finish::<false>()
+        };
+        for (auroc, ap, p, q) in finished {
             if out.auroc.len() == n_resamples {
                 break;
             }
@@ -226,6 +338,7 @@ mod tests {
             RowIds::From(10),
             3,
             7,
+            true,
             &Pool::sequential(),
         )
         .unwrap();
@@ -265,6 +378,7 @@ mod tests {
                 RowIds::From(10),
                 3,
                 7,
+                true,
                 &Pool::new(threads),
             )
             .unwrap();

@@ -5,15 +5,19 @@
 //! Each row carries `F` values laid in segments; segment `s` of row `i` is added
 //! at column `columns_s(i)` of the replicate's output row (a cell of a confusion
 //! matrix, a row of the probabilistic confusion matrix, a fixed column for a
-//! scalar sum). Replicates are shared among the threads in blocks of four (one
-//! Philox block gives four draws) and every replicate adds its rows in row
-//! order, so the sums are the same bit for bit whatever the thread count.
+//! scalar sum). The rows are first put in groups that send every value to the
+//! same columns; within a group the sums of sixteen replicates are a small
+//! matrix product held in registers. Replicates are shared among the threads
+//! sixteen at a time (four Philox blocks per row) and every replicate adds its
+//! rows in the same order, so the sums are the same bit for bit whatever the
+//! thread count.
 
 use crate::error::{MetricError, Result};
 use crate::memory::try_filled;
 use crate::parallel::Pool;
-use crate::random::row_weights;
+use crate::random::{row_weights16, REPLICATES_PER_DRAW};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 /// Where one segment of every row's values goes.
 #[derive(Clone, Copy, Debug)]
@@ -53,9 +57,12 @@ pub struct Replicates {
     pub width: usize,
 }
 
-/// Rows a thread takes at a time (their values stay in cache while every
-/// replicate block of the thread reads them).
-const TILE: usize = 2048;
+/// Rows of one group a thread takes at a time: their values (`TILE x F`) and
+/// weights stay in cache while every replicate group of the thread reads them.
+const TILE: usize = 512;
+
+/// Replicates drawn and summed together (four Philox blocks per row).
+const R: usize = REPLICATES_PER_DRAW;
 
 fn check_segments(n: usize, n_values: usize, segments: &[Segment<'_>], width: usize) -> Result<()> {
     let total: usize = segments.iter().map(|s| s.len).sum();
@@ -86,131 +93,303 @@ fn check_segments(n: usize, n_values: usize, segments: &[Segment<'_>], width: us
     Ok(())
 }
 
-/// Add `w * values[i]` of the rows of one tile to the output rows of the (up
-/// to) four replicates of one Philox block, `quad` (`m x width`): each row's
-/// values are read once for the four. A segment at a column per row adds to
-/// memory row by row; each value of a fixed segment (one column for every
-/// row) is summed in registers over the tile and added once. No branch on the
-/// weight: a zero weight adds zeros (cheaper than the mispredicted branch it
-/// would take a third of the time). The order of the additions depends on the
-/// tile only, never on the thread count.
-#[inline(always)]
-fn add_tile(
-    quad: &mut [f64],
-    width: usize,
-    weights: &[Vec<u8>; 4],
-    values: &[f64],
-    n_values: usize,
-    start: usize,
-    segments: &[Segment<'_>],
-) {
-    let m = quad.len() / width;
-    let len = weights[0].len();
-    let rows = &values[start * n_values..(start + len) * n_values];
-    let mut at = 0;
-    for s in segments {
-        match s.columns {
-            Columns::PerRow(cols) => {
-                let cols = &cols[start..start + len];
-                let tile = PerRowTile {
-                    quad,
-                    width,
-                    m,
-                    weights,
-                    rows,
-                    n_values,
-                    at,
-                    cols,
-                };
-                // A fixed length unrolls the row's update into a few vector
-                // instructions (the usual K of a probability row, and 1 for a cell).
-                macro_rules! by_len {
-                    ($($l:literal)*) => {
-                        match s.len {
-                            $($l => tile.add::<$l>(),)*
-                            _ => tile.add_any(s.len),
-                        }
-                    };
-                }
-                by_len!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
-            }
-            Columns::Fixed(col) => {
-                for c in 0..s.len {
-                    let mut acc = [0.0f64; 4];
-                    for (t, row) in rows.chunks_exact(n_values).enumerate() {
-                        let v = row[at + c];
-                        for (a, w) in acc.iter_mut().zip(weights) {
-                            *a += f64::from(w[t]) * v;
-                        }
-                    }
-                    for (j, a) in acc.iter().enumerate().take(m) {
-                        quad[j * width + col + c] += a;
-                    }
-                }
-            }
-        }
-        at += s.len;
-    }
+/// The rows in groups that send every value to the same columns: rows with
+/// the same column in every segment at a column per row. Within a group a
+/// replicate's sums are a small matrix product (replicates x rows times rows
+/// x values), run in registers.
+struct Groups {
+    /// The rows, group by group (each group in row order).
+    order: Vec<usize>,
+    /// `(first, end, group)`: runs of `order` of at most `TILE` rows in one group.
+    tiles: Vec<(usize, usize, usize)>,
+    /// The output column of each value of each group (`groups x n_values`).
+    columns: Vec<usize>,
 }
 
-/// The rows of one tile and one segment at a column per row, added to the
-/// replicates of one Philox block.
-struct PerRowTile<'a, 'b> {
-    quad: &'a mut [f64],
+/// Above this many `(group, column)` pairs the groups are found by hashing
+/// rather than by a table.
+const TABLE_CELLS: usize = 1 << 22;
+
+fn group_rows(n: usize, n_values: usize, segments: &[Segment<'_>], width: usize) -> Result<Groups> {
+    // The group of each row, numbered in order of first appearance, refined
+    // one segment at a time.
+    let mut group = try_filled(n, 0u32, "the bootstrap's row groups")?;
+    let mut count = 1usize;
+    for s in segments {
+        let Columns::PerRow(cols) = s.columns else {
+            continue;
+        };
+        let side = width.max(1);
+        let mut next = 0u32;
+        if count.saturating_mul(side) <= TABLE_CELLS {
+            let mut table = vec![u32::MAX; count * side];
+            for (g, &c) in group.iter_mut().zip(cols) {
+                let slot = &mut table[*g as usize * side + c as usize];
+                if *slot == u32::MAX {
+                    *slot = next;
+                    next += 1;
+                }
+                *g = *slot;
+            }
+        } else {
+            let mut seen: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+            for (g, &c) in group.iter_mut().zip(cols) {
+                *g = *seen.entry((*g, c)).or_insert_with(|| {
+                    next += 1;
+                    next - 1
+                });
+            }
+        }
+        count = next.max(1) as usize;
+    }
+    // A stable counting sort of the rows by group.
+    let mut starts = vec![0usize; count + 1];
+    for &g in &group {
+        starts[g as usize + 1] += 1;
+    }
+    for g in 0..count {
+        starts[g + 1] += starts[g];
+    }
+    let mut order = try_filled(n, 0usize, "the bootstrap's row order")?;
+    let mut at = starts.clone();
+    for (i, &g) in group.iter().enumerate() {
+        order[at[g as usize]] = i;
+        at[g as usize] += 1;
+    }
+    let mut columns = Vec::with_capacity(count * n_values);
+    let mut tiles = Vec::new();
+    for g in 0..count {
+        let (lo, hi) = (starts[g], starts[g + 1]);
+        let first = order.get(lo).copied().unwrap_or(0);
+        for s in segments {
+            let base = match s.columns {
+                Columns::Fixed(c) => c,
+                Columns::PerRow(cols) => cols.get(first).map_or(0, |&c| c as usize),
+            };
+            columns.extend(base..base + s.len);
+        }
+        tiles.extend((lo..hi).step_by(TILE).map(|t| (t, (t + TILE).min(hi), g)));
+    }
+    Ok(Groups {
+        order,
+        tiles,
+        columns,
+    })
+}
+
+/// `out[r][columns[c]] += sum_t w[t][r] * values[t][c0 + c]` for the `C`
+/// values from `c0` and the `m` replicates of one group: the `C x 16` sums
+/// stay in registers over the tile's rows. The portable kernel: a multiply
+/// then an add; the x86 kernels below fuse them (one rounding instead of two),
+/// in the same order, so the instruction sets agree to rounding and each gives
+/// the same bits on every thread count.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn add_chunk<const C: usize>(
+    out: &mut [f64],
     width: usize,
     m: usize,
-    weights: &'b [Vec<u8>; 4],
-    rows: &'b [f64],
+    weights: &[[u8; R]],
+    values: &[f64],
     n_values: usize,
-    at: usize,
-    cols: &'b [u32],
-}
-
-impl PerRowTile<'_, '_> {
-    /// Segments of `L` values.
-    #[inline(always)]
-    fn add<const L: usize>(self) {
-        for (t, (row, &col)) in self
-            .rows
-            .chunks_exact(self.n_values)
-            .zip(self.cols)
-            .enumerate()
-        {
-            let Some(part) = row.get(self.at..self.at + L) else {
-                return;
-            };
-            let part: &[f64; L] = part.try_into().unwrap_or(&[0.0; L]);
-            for (j, w) in self.weights.iter().enumerate().take(self.m) {
-                let w = f64::from(w[t]);
-                let base = j * self.width + col as usize;
-                if let Some(out) = self.quad.get_mut(base..base + L) {
-                    let out: &mut [f64; L] = out.try_into().unwrap_or_else(|_| unreachable!());
-                    for (o, &v) in out.iter_mut().zip(part) {
-                        *o += w * v;
-                    }
-                }
+    c0: usize,
+    columns: &[usize],
+) {
+    let mut acc = [[0.0f64; R]; C];
+    for (w, row) in weights.iter().zip(values.chunks_exact(n_values)) {
+        let w = w.map(f64::from);
+        let v: [f64; C] = std::array::from_fn(|c| row[c0 + c]);
+        for c in 0..C {
+            for r in 0..R {
+                acc[c][r] += w[r] * v[c];
             }
         }
     }
+    flush(out, width, m, &acc, &columns[c0..c0 + C]);
+}
 
-    /// Segments of any length.
-    #[inline(always)]
-    fn add_any(self, len: usize) {
-        for (t, (row, &col)) in self
-            .rows
-            .chunks_exact(self.n_values)
-            .zip(self.cols)
-            .enumerate()
-        {
-            let part = &row[self.at..self.at + len];
-            for (j, w) in self.weights.iter().enumerate().take(self.m) {
-                let w = f64::from(w[t]);
-                let base = j * self.width + col as usize;
-                for (o, &v) in self.quad[base..base + len].iter_mut().zip(part) {
-                    *o += w * v;
+/// Add a chunk's sums to the replicates' output rows.
+#[inline(always)]
+fn flush<const C: usize>(
+    out: &mut [f64],
+    width: usize,
+    m: usize,
+    acc: &[[f64; R]; C],
+    columns: &[usize],
+) {
+    for (a, &col) in acc.iter().zip(columns) {
+        for (r, &a) in a.iter().enumerate().take(m) {
+            out[r * width + col] += a;
+        }
+    }
+}
+
+/// The chunk kernels written with the vector registers of each x86-64 level.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use crate::resampling::sums::{flush, R};
+    use std::arch::x86_64::{
+        __m256d, __m512d, _mm256_castsi256_si128, _mm256_cvtepi32_pd, _mm256_cvtepu8_epi32,
+        _mm256_extracti128_si256, _mm256_fmadd_pd, _mm256_set1_pd, _mm256_setzero_pd,
+        _mm256_storeu_pd, _mm512_castsi512_si256, _mm512_cvtepi32_pd, _mm512_cvtepu8_epi32,
+        _mm512_extracti64x4_epi64, _mm512_fmadd_pd, _mm512_set1_pd, _mm512_setzero_pd,
+        _mm512_storeu_pd, _mm_loadu_si128, _mm_srli_si128,
+    };
+
+    /// Sixteen replicates in two registers of eight.
+    #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn add_chunk_avx512<const C: usize>(
+        out: &mut [f64],
+        width: usize,
+        m: usize,
+        weights: &[[u8; R]],
+        values: &[f64],
+        n_values: usize,
+        c0: usize,
+        columns: &[usize],
+    ) {
+        let mut lo: [__m512d; C] = [_mm512_setzero_pd(); C];
+        let mut hi: [__m512d; C] = [_mm512_setzero_pd(); C];
+        for (w, row) in weights.iter().zip(values.chunks_exact(n_values)) {
+            // SAFETY: `w` holds sixteen bytes.
+            let w = _mm512_cvtepu8_epi32(unsafe { _mm_loadu_si128(w.as_ptr().cast()) });
+            let wl = _mm512_cvtepi32_pd(_mm512_castsi512_si256(w));
+            let wh = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(w));
+            let v = &row[c0..c0 + C];
+            for c in 0..C {
+                let x = _mm512_set1_pd(v[c]);
+                lo[c] = _mm512_fmadd_pd(wl, x, lo[c]);
+                hi[c] = _mm512_fmadd_pd(wh, x, hi[c]);
+            }
+        }
+        let mut acc = [[0.0f64; R]; C];
+        for c in 0..C {
+            // SAFETY: each row of `acc` holds sixteen values.
+            unsafe {
+                _mm512_storeu_pd(acc[c].as_mut_ptr(), lo[c]);
+                _mm512_storeu_pd(acc[c].as_mut_ptr().add(8), hi[c]);
+            }
+        }
+        flush(out, width, m, &acc, &columns[c0..c0 + C]);
+    }
+
+    /// Sixteen replicates in four registers of four.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn add_chunk_avx2<const C: usize>(
+        out: &mut [f64],
+        width: usize,
+        m: usize,
+        weights: &[[u8; R]],
+        values: &[f64],
+        n_values: usize,
+        c0: usize,
+        columns: &[usize],
+    ) {
+        let mut sums: [[__m256d; 4]; C] = [[_mm256_setzero_pd(); 4]; C];
+        for (w, row) in weights.iter().zip(values.chunks_exact(n_values)) {
+            // SAFETY: `w` holds sixteen bytes.
+            let raw = unsafe { _mm_loadu_si128(w.as_ptr().cast()) };
+            let w = _mm256_cvtepu8_epi32(raw);
+            let w2 = _mm256_cvtepu8_epi32(_mm_srli_si128::<8>(raw));
+            let wv: [__m256d; 4] = [
+                _mm256_cvtepi32_pd(_mm256_castsi256_si128(w)),
+                _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(w)),
+                _mm256_cvtepi32_pd(_mm256_castsi256_si128(w2)),
+                _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(w2)),
+            ];
+            let v = &row[c0..c0 + C];
+            for c in 0..C {
+                let x = _mm256_set1_pd(v[c]);
+                for q in 0..4 {
+                    sums[c][q] = _mm256_fmadd_pd(wv[q], x, sums[c][q]);
                 }
             }
         }
+        let mut acc = [[0.0f64; R]; C];
+        for (a, s) in acc.iter_mut().zip(&sums) {
+            for (q, &v) in s.iter().enumerate() {
+                // SAFETY: each row of `acc` holds sixteen values.
+                unsafe { _mm256_storeu_pd(a.as_mut_ptr().add(4 * q), v) };
+            }
+        }
+        flush(out, width, m, &acc, &columns[c0..c0 + C]);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+use x86::{add_chunk_avx2, add_chunk_avx512};
+
+/// Which chunk kernel a thread runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Isa {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Isa {
+    /// How many values' sums of sixteen replicates the registers hold.
+    fn values_at_once(self) -> usize {
+        match self {
+            Isa::Portable => 2,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => 3,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => 14,
+        }
+    }
+}
+
+/// All values of one tile into the replicates of one group, as many values at
+/// a time as the registers of the instruction set hold sums for.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn add_tile(
+    out: &mut [f64],
+    width: usize,
+    m: usize,
+    weights: &[[u8; R]],
+    values: &[f64],
+    n_values: usize,
+    columns: &[usize],
+    isa: Isa,
+) {
+    let mut c0 = 0;
+    while c0 < n_values {
+        let c = (n_values - c0).min(isa.values_at_once());
+        macro_rules! by_len {
+            ($kernel:ident, $($l:literal)*) => {
+                match c {
+                    $($l => $kernel::<$l>(out, width, m, weights, values, n_values, c0, columns),)*
+                    _ => unreachable!(),
+                }
+            };
+        }
+        match isa {
+            Isa::Portable => by_len!(add_chunk, 1 2),
+            // SAFETY (both): `Isa` is chosen from the features the CPU reports.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { by_len!(add_chunk_avx2, 1 2 3) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { by_len!(add_chunk_avx512, 1 2 3 4 5 6 7 8 9 10 11 12 13 14) },
+        }
+        c0 += c;
+    }
+}
+
+/// The weights of sixteen replicates of `rows`, with the instruction set's
+/// registers (the same draws on every one).
+#[inline(always)]
+pub(super) fn draw16(isa: Isa, seed: u64, group: u32, rows: &[u64], out: &mut Vec<[u8; R]>) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx512` is chosen only on CPUs with AVX-512.
+        Isa::Avx512 => unsafe { crate::random::x86::row_weights16(seed, group, rows, out) },
+        _ => row_weights16(seed, group, rows, out),
     }
 }
 
@@ -219,17 +398,17 @@ impl PerRowTile<'_, '_> {
 struct Job<'a> {
     values: &'a [f64],
     n_values: usize,
-    segments: &'a [Segment<'a>],
+    groups: &'a Groups,
     rows: RowIds<'a>,
     seed: u64,
     width: usize,
-    n: usize,
+    n_resamples: usize,
     per: usize,
 }
 
 impl Job<'_> {
-    /// The replicates of thread `part` (blocks `part * per ..`), with the
-    /// widest vectors this CPU has.
+    /// The replicates of thread `part` (replicate groups `part * per ..`),
+    /// with the widest vectors this CPU has.
     fn run(&self, part: usize, chunk: &mut [f64], pool: &Pool) -> Result<()> {
         #[cfg(target_arch = "x86_64")]
         {
@@ -248,51 +427,51 @@ impl Job<'_> {
                 return unsafe { self.run_avx2(part, chunk, pool) };
             }
         }
-        self.run_portable(part, chunk, pool)
+        self.run_portable(part, chunk, pool, Isa::Portable)
     }
 
+    /// 32 registers of eight sums: 14 values x 16 replicates in 28 of them.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
     unsafe fn run_avx512(&self, part: usize, chunk: &mut [f64], pool: &Pool) -> Result<()> {
-        self.run_portable(part, chunk, pool)
+        self.run_portable(part, chunk, pool, Isa::Avx512)
     }
 
+    /// 16 registers of four sums: 3 values x 16 replicates in 12 of them.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn run_avx2(&self, part: usize, chunk: &mut [f64], pool: &Pool) -> Result<()> {
-        self.run_portable(part, chunk, pool)
+        self.run_portable(part, chunk, pool, Isa::Avx2)
     }
 
-    /// The loop itself, inlined into each of the above (no multiply-add is
-    /// fused, so every path gives the same bits).
+    /// The loop itself, inlined into each of the above. The order of the
+    /// additions depends on the groups and tiles only, never on the thread
+    /// count or the instruction set.
     #[inline(always)]
-    fn run_portable(&self, part: usize, chunk: &mut [f64], pool: &Pool) -> Result<()> {
-        let first_block = part * self.per;
+    fn run_portable(&self, part: usize, chunk: &mut [f64], pool: &Pool, isa: Isa) -> Result<()> {
+        let f = self.n_values;
+        let first = part * self.per;
         let mut ids: Vec<u64> = Vec::with_capacity(TILE);
-        let mut w: [Vec<u8>; 4] = Default::default();
-        for start in (0..self.n).step_by(TILE) {
+        let mut values: Vec<f64> = Vec::with_capacity(TILE * f);
+        let mut drawn: Vec<[u8; R]> = Vec::with_capacity(TILE);
+        for &(lo, hi, g) in &self.groups.tiles {
             pool.check()?;
-            let end = (start + TILE).min(self.n);
             ids.clear();
-            match self.rows {
-                RowIds::From(first) => {
-                    ids.extend((start as u64..end as u64).map(|i| first.wrapping_add(i)))
-                }
-                RowIds::Listed(listed) => ids.extend_from_slice(&listed[start..end]),
+            values.clear();
+            for &i in &self.groups.order[lo..hi] {
+                ids.push(match self.rows {
+                    RowIds::From(first_row) => first_row.wrapping_add(i as u64),
+                    RowIds::Listed(listed) => listed[i],
+                });
+                values.extend_from_slice(&self.values[i * f..(i + 1) * f]);
             }
-            for (local, quad) in chunk.chunks_mut(4 * self.width).enumerate() {
+            let columns = &self.groups.columns[g * f..(g + 1) * f];
+            for (local, out) in chunk.chunks_mut(R * self.width).enumerate() {
+                let replicate_group = first + local;
+                let m = (self.n_resamples - R * replicate_group).min(R);
                 #[allow(clippy::cast_possible_truncation)]
-                let block = (first_block + local) as u32;
-                row_weights(self.seed, block, &ids, &mut w);
-                add_tile(
-                    quad,
-                    self.width,
-                    &w,
-                    self.values,
-                    self.n_values,
-                    start,
-                    self.segments,
-                );
+                draw16(isa, self.seed, replicate_group as u32, &ids, &mut drawn);
+                add_tile(out, self.width, m, &drawn, &values, f, columns, isa);
             }
         }
         Ok(())
@@ -333,22 +512,23 @@ pub fn replicate_sums(
             detail: "n_resamples x width overflows".into(),
         })?;
     let mut out = try_filled(cells, 0.0f64, "the bootstrap replicates")?;
-    let blocks = spec.n_resamples.div_ceil(4);
-    if blocks == 0 || spec.width == 0 {
+    let replicate_groups = spec.n_resamples.div_ceil(R);
+    if replicate_groups == 0 || spec.width == 0 || n == 0 {
         return Ok(out);
     }
-    let threads = pool.threads().clamp(1, blocks);
-    // Contiguous ranges of replicate blocks, one per thread.
-    let per = blocks.div_ceil(threads);
-    let stride = 4 * per * spec.width;
+    let groups = group_rows(n, n_values, segments, spec.width)?;
+    let threads = pool.threads().clamp(1, replicate_groups);
+    // Contiguous ranges of replicate groups, one per thread.
+    let per = replicate_groups.div_ceil(threads);
+    let stride = R * per * spec.width;
     let job = Job {
         values,
         n_values,
-        segments,
+        groups: &groups,
         rows,
         seed: spec.seed,
         width: spec.width,
-        n,
+        n_resamples: spec.n_resamples,
         per,
     };
     let work = |(part, chunk): (usize, &mut [f64])| -> Result<()> { job.run(part, chunk, pool) };
