@@ -2,7 +2,7 @@
 
 Data: the shared 10^7-row labels (K = 10, 70% right, int32) and K = 100 labels of the same kind;
 10^6 x 10 float64 softmax probabilities for the Poisson bootstrap of the probability family;
-10^7 float64 binary scores (y ~ Bernoulli(score)) for DeLong. The row count follows
+10^7 float64 binary scores (y ~ Bernoulli(score)) for DeLong and the AUROC replicates. The row count follows
 CMETRICS_BENCH_ROWS (the 10^6-row sets are a tenth of it).
 """
 
@@ -126,22 +126,27 @@ def test_numpy_poisson_loop(benchmark: Any, proba_1e6: Any) -> None:
         TIMINGS["numpy_poisson_loop_1000"] = float(benchmark.stats.stats.min) * B / 20
 
 
-@pytest.mark.benchmark(group="bootstrap: 1000 Poisson replicates of binary AUROC and AP, 10^6 rows")
-@pytest.mark.parametrize("rounded", [False, True])
-def test_ranking_replicates(benchmark: Any, rounded: bool) -> None:
+@pytest.fixture(scope="module")
+def binary_1e7() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(6)
-    n = max(N // 10, 1000)
-    s = rng.random(n)
-    y = rng.random(n) < s
+    s = rng.random(N)
+    return rng.random(N) < s, s
+
+
+@pytest.mark.benchmark(group="bootstrap: 1000 Poisson replicates of binary AUROC (and AP), 10^7 rows")
+@pytest.mark.parametrize("rounded", [False, True])
+@pytest.mark.parametrize("with_ap", [False, True])
+def test_ranking_replicates(benchmark: Any, binary_1e7: Any, rounded: bool, with_ap: bool) -> None:
+    """Scores uniform in [0, 1] (all distinct) or rounded to 3 decimals (1001 tie groups)."""
+    y, s = binary_1e7
     s = np.round(s, 3) if rounded else s
     p = np.stack([1 - s, s], axis=1)
+    metrics = ["roc_auc", "average_precision"] if with_ap else ["roc_auc"]
     r = benchmark.pedantic(
-        lambda: cmetrics.bootstrap(y, y_proba=p, metrics=["roc_auc", "average_precision"], n_resamples=B),
-        rounds=1,
-        iterations=1,
+        lambda: cmetrics.bootstrap(y, y_proba=p, metrics=metrics, n_resamples=B), rounds=1, iterations=1
     )
     assert r["roc_auc"].low < r["roc_auc"].estimate < r["roc_auc"].high
-    record(f"ranking_replicates{'_rounded' if rounded else ''}", benchmark)
+    record(f"ranking_replicates{'_rounded' if rounded else ''}{'_ap' if with_ap else ''}", benchmark)
 
 
 @pytest.mark.benchmark(group="DeLong at 10^7")

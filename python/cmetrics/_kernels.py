@@ -195,12 +195,18 @@ class GroupedHistograms(NamedTuple):
 
 class RankingReplicates(NamedTuple):
     """AUROC and average precision of each Poisson-bootstrap replicate, with its positive and
-    negative weights (the metrics are NaN in a replicate without both)."""
+    negative weights (the metrics are NaN in a replicate without both); and, of unweighted
+    rows (zeros with weights), the (positive, negative) pairs of the rows themselves ranked in
+    order and tied and the positive and negative rows: the AUROC of the data from the same sort."""
 
     auroc: F64
     average_precision: F64
     w_pos: F64
     w_neg: F64
+    ordered: int
+    tied: int
+    n_pos: int
+    n_neg: int
 
 
 class Groups(NamedTuple):

@@ -44,6 +44,7 @@ WITHOUT_EXAMPLES = {
     "cmetrics.streaming",
     "cmetrics.streaming.dense_ranking",
     "cmetrics.streaming.group_values",
+    "cmetrics.streaming.replicates",
     "cmetrics.streaming.grouping",
     "cmetrics.streaming.rows",
     "cmetrics.streaming.state_format",

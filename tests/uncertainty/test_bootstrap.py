@@ -152,7 +152,7 @@ def _jackknife_acceleration(values: np.ndarray) -> float:
 
 @pytest.mark.parametrize(("metric", "proba"), [("accuracy", False), ("f1_macro", False), ("cf1_macro", True)])
 def test_bca_acceleration_equals_a_row_jackknife(metric: str, proba: bool) -> None:
-    from cmetrics.uncertainty import intervals, resampling
+    from cmetrics.uncertainty import intervals, schemes
 
     y, p = _model(150, 3, 8, skill=0.8)
     pred = p.argmax(1)
@@ -169,12 +169,12 @@ def test_bca_acceleration_equals_a_row_jackknife(metric: str, proba: bool) -> No
         seen.append(real(*args))
         return seen[-1]
 
-    resampling.acceleration = spy  # type: ignore[assignment]
+    schemes.acceleration = spy  # type: ignore[assignment]
     try:
         kw = {"y_proba": p} if proba else {"y_pred": pred}
         r = cmetrics.bootstrap(y, metrics=[metric], method="bca", n_resamples=200, **kw)
     finally:
-        resampling.acceleration = real  # type: ignore[assignment]
+        schemes.acceleration = real  # type: ignore[assignment]
     assert seen[0] == pytest.approx(want, rel=1e-8, abs=1e-12)
     assert r[metric].low < r[metric].estimate < r[metric].high
 

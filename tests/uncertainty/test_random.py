@@ -126,3 +126,20 @@ def test_segments_outside_the_replicate_are_refused(backend: str) -> None:
         be.replicate_sums(values, [(1, np.array([0, 9], dtype=np.uint32))], 0, 0, 4, 4)
     with pytest.raises(cmetrics.exceptions.ShapeError, match="segments"):
         be.replicate_sums(values, [(2, 0)], 0, 0, 4, 4)
+
+
+def test_the_ranking_replicates_count_the_rows_pairs(backend: str) -> None:
+    """The AUROC of the data comes with the replicates: its pair counts equal a naive O(n^2) count."""
+    rng = np.random.default_rng(12)
+    score = np.round(rng.random(300), 1)  # ties within and across classes
+    positive = rng.random(300) < 0.4
+    be = resolve_backend(backend)  # type: ignore[arg-type]
+    reps = be.replicate_ranking(positive, score, None, 0, 3, 5, 2, False)
+    pos, neg = score[positive], score[~positive]
+    ordered = int((pos[:, None] > neg[None, :]).sum())
+    tied = int((pos[:, None] == neg[None, :]).sum())
+    assert (reps.ordered, reps.tied, reps.n_pos, reps.n_neg) == (ordered, tied, pos.size, neg.size)
+    assert np.isnan(reps.average_precision).all()  # not asked for
+    weighted = be.replicate_ranking(positive, score, np.ones(300), 0, 3, 5, 2, True)
+    assert (weighted.ordered, weighted.tied, weighted.n_pos, weighted.n_neg) == (0, 0, 0, 0)
+    np.testing.assert_allclose(weighted.auroc, reps.auroc, rtol=1e-12)

@@ -229,4 +229,10 @@ def replicate_ranking(
             ap = np.sum(gp * precision, axis=1) / p_total if average_precision else np.nan
             out[1][lo:hi] = np.where(ok, ap, np.nan)
         out[2][lo:hi], out[3][lo:hi] = p_total, n_total
-    return RankingReplicates(*out)
+    pairs = [0, 0, 0, 0]
+    if sample_weight is None:
+        gp1 = np.bincount(group, weights=pos, minlength=g).astype(np.int64)
+        gn1 = np.bincount(group, weights=~pos, minlength=g).astype(np.int64)
+        before = np.cumsum(gp1) - gp1
+        pairs = [int(np.dot(gn1, before)), int(np.dot(gn1, gp1)), int(gp1.sum()), int(gn1.sum())]
+    return RankingReplicates(out[0], out[1], out[2], out[3], *pairs)

@@ -54,9 +54,10 @@ from numpy.typing import ArrayLike
 from cmetrics._base import validation
 from cmetrics._base.aliases import Backend, LabelKind, RankingMode, ZeroDivision
 from cmetrics._base.config import check_classes
-from cmetrics.exceptions import StateError, ValidationError
+from cmetrics.exceptions import NotImplementedOptionError, StateError, ValidationError
 from cmetrics.streaming import state_format
 from cmetrics.streaming.grouping import GroupedRows
+from cmetrics.streaming.replicates import check_options
 from cmetrics.streaming.rows import RankingSummary
 from cmetrics.streaming.settings import DEFAULT_GROUP_RANKING_BINS, EvaluationSettings
 from cmetrics.streaming.state_format import FORMAT_VERSION, MAGIC
@@ -116,6 +117,18 @@ class Evaluator(GroupedRows):
         Bins of each group's approximate ranking states (default 1,024: a group's
         approximate class-ranking state holds at most ``K x 1,025`` entries); the state
         of all rows keeps ``ranking_bins``. No effect in the exact mode.
+    bootstrap : int, optional
+        Keep this many Poisson bootstrap replicates of every metric's sums (module
+        :mod:`cmetrics.streaming.replicates`): :meth:`report` then has percentile
+        :attr:`~cmetrics.Report.intervals` of the confusion-matrix metrics (and, with
+        probabilities, of cPrecision/cRecall/cF1, log loss and Brier), the same as
+        :func:`cmetrics.bootstrap` of all the rows with the same seed, however the rows were
+        batched, merged or serialised. Needs ``labels`` or ``n_classes``; rows are keyed by
+        their global index (``update(..., row_offset=)``).
+    seed : int
+        The bootstrap's seed.
+    confidence_level : float
+        The level of the bootstrap intervals.
     backend : "auto", "rust" or "numpy"
 
     Every batch must have the same shape of inputs: ``y_proba`` in all or none, a
@@ -140,6 +153,16 @@ class Evaluator(GroupedRows):
     >>> g = ev.grouped_report()
     >>> g.overall.accuracy, g["de"].accuracy, g["en"].accuracy
     (0.5, 0.0, 1.0)
+
+    With bootstrap intervals, from partitions merged:
+
+    >>> y = [0, 1, 1, 0, 1, 0, 1, 1] * 50
+    >>> p = [0, 1, 0, 0, 1, 1, 1, 1] * 50
+    >>> a = Evaluator(n_classes=2, bootstrap=500, seed=3).update(y[:200], y_pred=p[:200])
+    >>> b = Evaluator(n_classes=2, bootstrap=500, seed=3).update(y[200:], y_pred=p[200:], row_offset=200)
+    >>> iv = a.merge(b).report().intervals["accuracy"]
+    >>> iv.estimate, iv.low < 0.75 < iv.high
+    (0.75, True)
     """
 
     def __init__(
@@ -157,6 +180,9 @@ class Evaluator(GroupedRows):
         group_by: bool = False,
         max_groups: int | None = None,
         group_ranking_bins: int = DEFAULT_GROUP_RANKING_BINS,
+        bootstrap: int | None = None,
+        seed: int = 0,
+        confidence_level: float = 0.95,
         backend: Backend = "auto",
     ) -> None:
         settings = EvaluationSettings.make(
@@ -173,6 +199,20 @@ class Evaluator(GroupedRows):
         )
         labels_, kind = _checked_labels(labels, n_classes, settings.max_classes)
         super().__init__(settings, labels_, kind, group_by)
+        if bootstrap is not None:
+            if labels_ is None:
+                msg = "bootstrap= lays its replicate sums out by class; pass labels= or n_classes= as well"
+                raise ValidationError(msg)
+            if group_by:
+                msg = (
+                    "bootstrap= with group_by=True is not implemented; the groups' reports get intervals from their "
+                    "counts with cmetrics.report_intervals"
+                )
+                raise NotImplementedOptionError(msg)
+            self._bootstrap = check_options(bootstrap, seed, confidence_level)
+        elif seed != 0 or confidence_level != 0.95:
+            msg = "seed= and confidence_level= belong to the bootstrap; pass bootstrap= (the number of replicates)"
+            raise ValidationError(msg)
 
     @classmethod
     def from_settings(

@@ -13,17 +13,20 @@ from numpy.typing import ArrayLike
 
 from cmetrics._backend import resolve_backend
 from cmetrics._base import validation
-from cmetrics._base.aliases import LabelKind
+from cmetrics._base.aliases import F64, LabelKind
 from cmetrics._base.config import get_num_threads
 from cmetrics._derive import probability_pass
 from cmetrics._derive.multiclass_ranking import in_place
 from cmetrics._kernels import BinaryRanking, ProbAccumulators, RankingState
 from cmetrics._results.grouped import GroupedReport, GroupKey, sort_keys
+from cmetrics._results.report import Report
 from cmetrics.exceptions import LengthMismatchError, StateError, ValidationError
 from cmetrics.streaming import group_values
 from cmetrics.streaming.dense_ranking import DenseClassRanking
+from cmetrics.streaming.replicates import ReplicateState
 from cmetrics.streaming.rows import RowState
 from cmetrics.streaming.settings import EvaluationSettings
+from cmetrics.uncertainty.schemes import encode_model
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -54,6 +57,10 @@ class GroupedRows(RowState):
         # grouping column, set by the first batch.
         self._groups: dict[GroupKey, GroupedRows] = {}
         self._group_kinds: tuple[str, ...] | None = None
+        # With bootstrap=N (an Evaluator's option): (replicates, seed, confidence level), and
+        # the replicate sums once a batch has come.
+        self._bootstrap: tuple[int, int, float] | None = None
+        self._replicates: ReplicateState | None = None
 
     @classmethod
     def _empty(
@@ -75,11 +82,16 @@ class GroupedRows(RowState):
         confidence: ArrayLike | None = None,
         sample_weight: ArrayLike | None = None,
         groups: ArrayLike | tuple[ArrayLike, ...] | None = None,
+        row_offset: int | None = None,
     ) -> Self:
         """Add one batch of rows (arguments as in :func:`cmetrics.evaluate`). Returns self.
 
         With ``group_by=True`` every batch passes ``groups``: one group value per row (an
-        integer or a string), or a tuple of such arrays to group by several columns."""
+        integer or a string), or a tuple of such arrays to group by several columns.
+
+        ``row_offset`` (with ``bootstrap=``): the global index of the batch's first row, which
+        keys the rows' Poisson draws; by default the rows follow those already added. Give it
+        when batches or partitions are fed to several Evaluators that are merged later."""
         y_true, y_pred, y_proba, confidence, sample_weight, groups = validation.evaluation_inputs(
             "update", y_true, y_pred, y_proba, confidence, sample_weight, groups
         )
@@ -88,6 +100,9 @@ class GroupedRows(RowState):
             raise ValidationError(msg)
         if groups is None and self.group_by:
             msg = "this Evaluator was created with group_by=True; pass groups= (one group value per row) in every batch"
+            raise ValidationError(msg)
+        if row_offset is not None and self._bootstrap is None:
+            msg = "row_offset= keys the bootstrap's draws; it needs an Evaluator created with bootstrap="
             raise ValidationError(msg)
         if is_empty(y_true):  # an empty batch (a filtered record batch, say) adds nothing...
             group_columns = groups if isinstance(groups, tuple) else (groups,)
@@ -108,14 +123,47 @@ class GroupedRows(RowState):
         mode = "proba" if y_proba is not None else "hard"
         weighted = sample_weight is not None
         self._check_same_shape(mode, weighted, confidence is not None)
+        # The batch's replicate sums first (they check the batch); kept once the rest is.
+        boot = None if self._bootstrap is None else self._replicate_batch(t, y_pred, y_proba, sample_weight, row_offset)
         if groups is not None:
             self._update_grouped(t, groups, y_pred, y_proba, confidence, sample_weight)
         elif y_proba is not None:
             self._update_proba(t, y_proba, y_pred, sample_weight)
         else:
             self._update_hard(t, y_pred, confidence, sample_weight)
+        if boot is not None:
+            state, (sums, full, span) = boot
+            state.keep(sums, full, [span])
+            self._replicates = state
         self._added(mode, weighted, confidence is not None, int(t.shape[0]))
         return self
+
+    def _replicate_batch(
+        self,
+        t: np.ndarray,
+        y_pred: ArrayLike | None,
+        y_proba: ArrayLike | None,
+        sample_weight: ArrayLike | None,
+        row_offset: int | None,
+    ) -> tuple[ReplicateState, tuple[F64, F64, tuple[int, int]]]:
+        """The replicate state to keep and this batch's sums, full sums and row range."""
+        assert self._bootstrap is not None and self._labels is not None  # the constructor's checks
+        n_resamples, seed, level = self._bootstrap
+        truth, model, _ = encode_model(t, y_pred, y_proba, self._labels, self.backend)
+        state = self._replicates or ReplicateState.empty(
+            n_resamples, seed, level, int(self._labels.shape[0]), y_proba is not None
+        )
+        if row_offset is None:
+            row_offset = state.ranges[-1][1] if state.ranges else 0
+        return state, state.batch(truth, model, validation.weights(sample_weight, truth.size), row_offset, self.backend)
+
+    def report(self) -> Report:
+        """The :class:`cmetrics.Report` of every row added so far; with ``bootstrap=``, with
+        its :attr:`~cmetrics.Report.intervals` (percentile, from the replicate sums)."""
+        report = self._report()
+        if self._replicates is not None:
+            report.intervals = self._replicates.intervals([str(x) for x in np.asarray(report.labels).tolist()])
+        return report
 
     def _child(self) -> GroupedRows:
         """An empty state for one group: these settings with the group bins and, when fixed,
@@ -330,11 +378,24 @@ class GroupedRows(RowState):
                 f"{other._labels.tolist()[:10]}); create both with the same labels="
             )
             raise StateError(msg)
+        if self._bootstrap != other._bootstrap:
+            msg = (
+                f"cannot merge Evaluators with different bootstrap options {self._bootstrap} and {other._bootstrap} "
+                "(replicates, seed, confidence level); create both with the same bootstrap= and seed="
+            )
+            raise StateError(msg)
         if other._mode is None:
             return self
         if self.group_by:
             self._check_groups_merge(other)
+        if self._replicates is not None and other._replicates is not None:
+            self._replicates.check_mergeable(other._replicates)
         self._merge_rows(other)
+        if other._replicates is not None:
+            if self._replicates is None:
+                self._replicates = other._replicates.copy()
+            else:
+                self._replicates.merge(other._replicates)
         for key, theirs_child in list(other._groups.items()):
             mine_child = self._groups.get(key) or self._child()
             mine_child.merge(theirs_child)

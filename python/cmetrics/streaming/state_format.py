@@ -8,8 +8,9 @@ arrays (little-endian, C order, back to back: the confusion tables and accumulat
 ``ranking.values`` / ``ranking.n_pos`` / ``ranking.n_neg`` [/ ``w_pos`` / ``w_neg``], the
 tie groups, stored as float32 / uint32 when that loses nothing, so 12 bytes per group for
 float32 confidences, else float64 / uint64; with probabilities ``topk.hist`` and
-``class_ranking.<column>.values`` / ``n_pos`` / ... likewise), and a CRC-32 of everything
-before it. Readers
+``class_ranking.<column>.values`` / ``n_pos`` / ... likewise; with ``bootstrap=`` the
+replicate sums ``bootstrap.sums`` (replicates x width) and ``bootstrap.full``, their options
+and row ranges in the header's ``bootstrap``), and a CRC-32 of everything before it. Readers
 widen every array back to 64 bits. Nothing in it is pickled.
 """
 
@@ -29,10 +30,12 @@ from cmetrics._base.aliases import ZeroDivision
 from cmetrics._base.config import check_classes, check_max_classes, get_num_threads
 from cmetrics._kernels import Groups, ProbAccumulators
 from cmetrics._results.grouped import GroupKey, key_json
-from cmetrics.exceptions import LimitExceededError, StateError
+from cmetrics.exceptions import LimitExceededError, StateError, ValidationError
 from cmetrics.streaming.dense_ranking import DenseClassRanking
 from cmetrics.streaming.grouping import GroupedRows
+from cmetrics.streaming.replicates import ReplicateState, check_options
 from cmetrics.streaming.settings import MAX_GROUPS, EvaluationSettings
+from cmetrics.uncertainty.schemes import layout
 
 #: First bytes of every serialised state, and the format version this module writes.
 MAGIC = b"CMETRICS"
@@ -73,6 +76,9 @@ def encode(state: GroupedRows) -> bytes:
             a = getattr(g, name)
             if a is not None:
                 arrays.append((f"class_ranking.{col}.{name}", _narrow(a)))
+    boot = state._replicates
+    if boot is not None:
+        arrays += [("bootstrap.sums", boot.sums), ("bootstrap.full", boot.full)]
     labels = None
     if state._labels is not None:
         labels = {"dtype": state._labels.dtype.str, "values": state._labels.tolist()}
@@ -89,6 +95,15 @@ def encode(state: GroupedRows) -> bytes:
         "sums": sums,
         "arrays": [{"name": n, "dtype": _le(a).dtype.str, "shape": list(a.shape)} for n, a in arrays],
     }
+    if state._bootstrap is not None:
+        n_resamples, seed, level = state._bootstrap
+        header["bootstrap"] = {
+            "n_resamples": n_resamples,
+            "seed": seed,
+            "confidence_level": level,
+            "proba": None if boot is None else boot.proba,
+            "ranges": [] if boot is None else [list(r) for r in boot.ranges],
+        }
     children: list[bytes] = []
     if state.group_by:
         keys = state.group_keys
@@ -153,10 +168,53 @@ def decode(cls: type[State], data: bytes, nested: bool = False) -> State:
     state._fixed = bool(header["fixed_labels"])
     state._mode, state._weighted, state._has_confidence = mode, weighted, has_confidence
     state.n_rows = n_rows
+    state._bootstrap, state._replicates = _read_bootstrap(header.get("bootstrap"), arrays, inputs, k, grouping)
     _fill(state, arrays, sums, expect_ranking, k)
     if grouping is not None:
         _load_groups(state, grouping, children)
     return state
+
+
+def _read_bootstrap(
+    spec: Any, arrays: dict[str, np.ndarray], inputs: Inputs, k: int, grouping: Any
+) -> tuple[tuple[int, int, float] | None, ReplicateState | None]:
+    """The bootstrap options and replicate sums, checked: the options as the constructor checks
+    them, the sums finite, >= 0 and of the layout of the labels and inputs, the row ranges
+    disjoint, sorted and covering as many rows as the state counts."""
+    has_arrays = "bootstrap.sums" in arrays or "bootstrap.full" in arrays
+    if spec is None:
+        _want(not has_arrays, "bootstrap arrays without bootstrap options")
+        return None, None
+    _want(isinstance(spec, dict), "bootstrap must be a mapping")
+    _want(grouping is None, "a grouped state with bootstrap options")
+    try:
+        options = check_options(spec["n_resamples"], spec["seed"], spec["confidence_level"])
+    except ValidationError as e:
+        raise _bad(f"bootstrap options: {e}") from None
+    mode, _, _, n_rows = inputs
+    if mode is None:
+        _want(not has_arrays and not spec.get("ranges"), "bootstrap sums without rows")
+        return options, None
+    proba = spec.get("proba")
+    _want(proba is (mode == "proba"), "bootstrap.proba does not match the inputs")
+    width = layout(k, bool(proba)).width
+    sums, full = arrays.get("bootstrap.sums"), arrays.get("bootstrap.full")
+    _want(sums is not None and full is not None, "bootstrap sums missing")
+    assert sums is not None and full is not None
+    _want(sums.shape == (options[0], width) and full.shape == (width,), "bootstrap sums of the wrong shape")
+    _want(bool(np.isfinite(sums).all() and np.isfinite(full).all()), "bootstrap sums not finite")
+    _want(bool((sums >= 0).all() and (full >= 0).all()), "negative bootstrap sums")
+    ranges = spec.get("ranges")
+    _want(isinstance(ranges, list), "bootstrap.ranges must be a list")
+    spans: list[tuple[int, int]] = []
+    for r in ranges:
+        _want(isinstance(r, list) and len(r) == 2, "a bootstrap range is not a pair")
+        start, end = _int_in(r[0], 0, 1 << 63, "a range start"), _int_in(r[1], 0, 1 << 63, "a range end")
+        _want(start < end and (not spans or spans[-1][1] < start), "bootstrap ranges not sorted and disjoint")
+        spans.append((start, end))
+    _want(sum(e - s for s, e in spans) == n_rows, "bootstrap ranges do not cover n_rows rows")
+    state = ReplicateState(options[0], options[1], options[2], k, bool(proba), sums, full, spans)
+    return options, state
 
 
 def _read_header(buf: bytes) -> tuple[dict[str, Any], int]:
@@ -285,6 +343,8 @@ def _read_arrays(buf: bytes, specs: Any, at: int, k: int, n_bins: int) -> tuple[
         _want(count * dtype.itemsize <= len(buf) - 4 - at, f"array {name!r} runs past the end")
         if name.startswith(("ranking.", "class_ranking.")):
             _want(len(shape) == 1, f"array {name!r} must be 1-D")
+        elif name in ("bootstrap.sums", "bootstrap.full"):
+            _want(dtype.str == "<f8" and len(shape) == (2 if name == "bootstrap.sums" else 1), f"bad {name!r}")
         else:
             _want(name in shapes and tuple(shape) == shapes[name], f"unexpected array {name!r} of shape {shape}")
         a = np.frombuffer(buf, dtype=dtype, count=count, offset=at).reshape(shape)
@@ -338,7 +398,8 @@ def _check_inputs(arrays: dict[str, np.ndarray], sums: dict[str, Any], inputs: I
     """What each input mode must hold, and its counts agreeing with ``n_rows``."""
     mode, weighted, has_confidence, n_rows = inputs
     proba_names = {f"acc.{key}" for key in _ACC_SHAPES if key != "hard_weighted"} | {"topk.hist"}
-    grouped = {n for n in arrays if n.startswith(("ranking.", "class_ranking."))}
+    # The tie groups and the bootstrap sums are checked on their own.
+    grouped = {n for n in arrays if n.startswith(("ranking.", "class_ranking.", "bootstrap."))}
     if mode == "proba":
         want = proba_names | ({"acc.hard_weighted"} if weighted else set())
         _want(set(arrays) - grouped == want, "missing or extra arrays")

@@ -22,8 +22,7 @@ one per row (``sums - row``) in the Poisson scheme, never by refitting ``n`` tim
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -34,37 +33,36 @@ from cmetrics._base import validation
 from cmetrics._base.aliases import F64, Backend
 from cmetrics._base.config import get_num_threads
 from cmetrics._derive import replicate_metrics as rm
-from cmetrics._derive.counted_table import CountedTable, label_codes
-from cmetrics._derive.probability_pass import accumulate, prob_inputs
 from cmetrics._results.grouped import GroupedReport
 from cmetrics._results.intervals import (
     BootstrapResult,
     Comparison,
     Difference,
     IntervalMethod,
-    MetricInterval,
     Provenance,
 )
 from cmetrics._results.report import Report
 from cmetrics.exceptions import (
-    LabelError,
     LengthMismatchError,
     NotImplementedOptionError,
     ShapeError,
     ValidationError,
     WeightError,
 )
-from cmetrics.uncertainty.intervals import acceleration, check_level, check_method, replicate_interval
+from cmetrics.uncertainty.intervals import acceleration, check_level, check_method
 from cmetrics.uncertainty.schemes import (
     Derived,
-    Design,
     Encoded,
     Layout,
     Model,
     cell_design,
     cells_of_rows,
     derive,
+    design_intervals,
+    encode_model,
     layout,
+    metric_interval,
+    package_version,
     poisson_design,
 )
 
@@ -74,13 +72,6 @@ RANKING_METRICS = ("roc_auc", "average_precision")
 LOSSES = frozenset({"log_loss", "brier_score"})
 #: The most replicates a call may ask for.
 MAX_RESAMPLES = 1 << 20
-
-
-def _version() -> str:
-    try:
-        return version("cmetrics")
-    except PackageNotFoundError:  # pragma: no cover - a source tree never installed
-        return "0+unknown"
 
 
 # ---------------------------------------------------------------------------- the inputs
@@ -101,42 +92,6 @@ def _check_seed(seed: int) -> int:
         msg = f"seed={seed!r} is invalid; pass an integer in [0, 2^64)"
         raise ValidationError(msg)
     return int(seed)
-
-
-def _top_label(p: F64) -> npt.NDArray[np.int64]:
-    """The column of each row's largest probability, the first on ties (``argmax``); for two
-    columns one comparison, several times faster than ``argmax`` over a row-major pair."""
-    if p.ndim == 2 and p.shape[1] == 2:
-        return np.greater(p[:, 1], p[:, 0]).view(np.int8).astype(np.int64)
-    return np.asarray(p.argmax(axis=1), dtype=np.int64)
-
-
-def _model(
-    y_true: np.ndarray, pred: ArrayLike | None, proba: ArrayLike | None, labels: ArrayLike | None, backend: Backend
-) -> tuple[npt.NDArray[np.int64], Model, np.ndarray]:
-    """Truth codes, one model and the label set (the Report's rules)."""
-    if proba is not None:
-        inp = prob_inputs(y_true, proba, labels=labels, y_pred=pred, backend=backend)
-        # The kernels' row checks (entries in [0, 1], rows summing to 1), nothing accumulated.
-        accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
-        p = np.asarray(inp.y_proba, dtype=np.float64)
-        codes = np.asarray(inp.y_pred if inp.y_pred is not None else _top_label(p), dtype=np.int64)
-        return np.asarray(inp.y_true, dtype=np.int64), Model(codes, p), inp.labels
-    if pred is None:
-        msg = "pass y_pred= (hard predictions) or y_proba= (probabilities): the metrics need one of them"
-        raise ValidationError(msg)
-    pair = validation.label_pair(y_true, pred)
-    if labels is None:
-        lab = CountedTable._count(pair.y_true, pair.y_pred, None, None, None, backend).labels
-    else:
-        lab = validation.check_labels(labels, pair.kind)
-    lab_codes = lab.astype(np.str_) if pair.kind == "str" else lab.astype(np.int64)
-    t = np.asarray(label_codes(pair.y_true, lab_codes, "y_true", pair.kind), dtype=np.int64)
-    pred_codes = np.asarray(label_codes(pair.y_pred, lab_codes, "y_pred", pair.kind), dtype=np.int64)
-    if t.size and (t.max() >= lab.size or t.min() < 0 or pred_codes.max() >= lab.size or pred_codes.min() < 0):
-        msg = "y_true or y_pred holds values that are not among labels; pass labels= listing every class"
-        raise LabelError(msg)
-    return t, Model(pred_codes, None), np.asarray(lab)
 
 
 def _weights(
@@ -184,23 +139,6 @@ def _select(metrics: Sequence[str] | None, available: Sequence[str], per_class: 
         )
         raise ValidationError(msg)
     return list(dict.fromkeys(metrics))
-
-
-def _interval(
-    name: str,
-    estimate: float,
-    reps: rm.Values,
-    method: IntervalMethod,
-    level: float,
-    accel: Callable[[], float],
-) -> MetricInterval:
-    values = reps.value
-    defined = values[~np.isnan(values)]
-    se = float(np.std(defined, ddof=1)) if defined.size > 1 else math.nan
-    a = accel() if method == "bca" else 0.0
-    low, high = replicate_interval(estimate, values, method, level, a)
-    del name
-    return MetricInterval(estimate, se, low, high, int(reps.undefined.sum()), int(values.size))
 
 
 def _labels_text(labels: np.ndarray) -> list[str]:
@@ -252,7 +190,9 @@ def bootstrap(
         )
         raise NotImplementedOptionError(msg)
     t = validation.as_1d(y_true, "y_true")
-    truth, model, labs = _model(t, y_pred, y_proba, labels, backend)
+    # Ranking metrics alone, unweighted: no confusion matrix, so no top labels to make.
+    ranking_only = metrics is not None and sample_weight is None and set(metrics) <= set(RANKING_METRICS)
+    truth, model, labs = encode_model(t, y_pred, y_proba, labels, backend, top_labels=not ranking_only)
     n = truth.size
     w = _weights(sample_weight, truth, model.pred, int(labs.size), backend)
     s, s_count = _strata(strata, n)
@@ -273,7 +213,7 @@ def bootstrap(
     row_level = any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen) or w is not None or bool(ranked)
     lay = layout(enc.k, proba and row_level)
     if not chosen:  # the ranking metrics alone: no sums to resample
-        prov = Provenance(method, "poisson", n_resamples, seed, level, strata is not None, _version())
+        prov = Provenance(method, "poisson", n_resamples, seed, level, strata is not None, package_version())
         result = BootstrapResult({}, {}, prov, {} if return_distribution else None)
     else:
         if row_level:
@@ -281,8 +221,8 @@ def bootstrap(
         else:
             enc = Encoded(truth, [Model(model.pred, None)], labs, w, s, s_count)
             design = cells_of_rows(enc, n_resamples, seed, [lay], backend)
-        prov = Provenance(method, design.scheme, n_resamples, seed, level, strata is not None, _version())
-        result = _result(design, enc.k, lay, _labels_text(labs), chosen, prov, return_distribution)
+        prov = Provenance(method, design.scheme, n_resamples, seed, level, strata is not None, package_version())
+        result = design_intervals(design, enc.k, lay, _labels_text(labs), chosen, prov, return_distribution)
     if ranked:
         assert model.proba is not None  # ranked needs probabilities
         _ranking_intervals(result, ranked, truth == 1, model.proba[:, 1], w, prov, backend)
@@ -302,19 +242,27 @@ def _ranking_intervals(
     walk per replicate (the same Poisson row weights as the other row-level metrics)."""
     be, threads = resolve_backend(backend), get_num_threads()
     score = np.ascontiguousarray(score, dtype=np.float64)
-    full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads)
-    if weight is None:
-        auc = (2 * full.ordered + full.tied) / (2 * full.n_pos * full.n_neg) if full.n_pos * full.n_neg else math.nan
-    else:
-        auc = full.ordered_share + 0.5 * full.tied_share
     reps = be.replicate_ranking(
         positive, score, weight, 0, prov.seed, prov.n_resamples, threads, "average_precision" in names
     )
-    values = {"roc_auc": (auc, reps.auroc), "average_precision": (full.average_precision, reps.average_precision)}
+    # The AUROC of the rows comes with the replicates (the same sort); the average precision,
+    # the weighted AUROC and BCa's counts from the walk of the data.
+    walked = weight is not None or "average_precision" in names or prov.method == "bca"
+    full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads) if walked else None
+    if full is None:
+        p, q = reps.n_pos, reps.n_neg
+        auc = (2 * reps.ordered + reps.tied) / (2 * p * q) if p * q else math.nan
+    elif weight is None:
+        auc = (2 * full.ordered + full.tied) / (2 * full.n_pos * full.n_neg) if full.n_pos * full.n_neg else math.nan
+    else:
+        auc = full.ordered_share + 0.5 * full.tied_share
+    ap = full.average_precision if full is not None else math.nan
+    values = {"roc_auc": (auc, reps.auroc), "average_precision": (ap, reps.average_precision)}
 
     def accel() -> float:
         # The AUROC less one row, from its placement (DeLong 1988): exact leave-one-out values.
         v = be.row_placements(positive, score, n_threads=threads)
+        assert full is not None  # walked for bca
         m, n = float(full.n_pos), float(full.n_neg)
         loo = np.where(positive, (m * auc - v) / max(m - 1, 1.0), (n * auc - v) / max(n - 1, 1.0))
         return acceleration(loo)
@@ -322,48 +270,11 @@ def _ranking_intervals(
     for name in names:
         estimate, replicates = values[name]
         undefined = np.isnan(replicates)
-        result.metrics[name] = _interval(
+        result.metrics[name] = metric_interval(
             name, float(estimate), rm.Values(replicates, undefined), prov.method, prov.confidence_level, accel
         )
         if result.distribution is not None:
             result.distribution[name] = replicates
-
-
-def _result(
-    design: Design,
-    k: int,
-    lay: Layout,
-    names: list[str],
-    chosen: Sequence[str],
-    prov: Provenance,
-    return_distribution: bool,
-) -> BootstrapResult:
-    """The intervals of the chosen metrics from a design's full sums and replicates."""
-    full_m, full_pc = derive(design.full, k, lay)
-    reps_m, reps_pc = derive(design.replicates(), k, lay)
-    out: dict[str, MetricInterval] = {}
-    per_class: dict[str, dict[str, MetricInterval]] = {}
-    dist: dict[str, F64] = {}
-    method, level = prov.method, prov.confidence_level
-
-    def accel_of(name: str, col: int | None) -> Callable[[], float]:
-        def metric(sums: F64) -> F64:
-            m, pc = derive(sums, k, lay)
-            return m[name].value if col is None else pc[name].value[:, col]
-
-        return lambda: acceleration(*design.jackknife(metric))
-
-    for name in chosen:
-        if name in full_m:
-            out[name] = _interval(name, float(full_m[name].value[0]), reps_m[name], method, level, accel_of(name, None))
-            dist[name] = reps_m[name].value
-            continue
-        for j, label in enumerate(names):
-            reps = rm.Values(reps_pc[name].value[:, j], reps_pc[name].undefined[:, j])
-            estimate = float(full_pc[name].value[0, j])
-            per_class.setdefault(label, {})[name] = _interval(name, estimate, reps, method, level, accel_of(name, j))
-            dist[f"{name}[{label}]"] = reps.value
-    return BootstrapResult(out, per_class, prov, dist if return_distribution else None)
 
 
 def check_bootstrap(
@@ -415,8 +326,8 @@ def report_intervals(
     design = cell_design(occupied, flat[occupied], k, 1, 1, n_resamples, seed, [lay])
     chosen = _select(metrics, list(rm.TABLE_METRICS) + list(rm.TABLE_PER_CLASS), list(rm.TABLE_PER_CLASS))
     names = [str(x) for x in report.labels]
-    prov = Provenance(method, "multinomial", n_resamples, seed, level, False, _version())
-    return _result(design, k, lay, names, chosen, prov, return_distribution)
+    prov = Provenance(method, "multinomial", n_resamples, seed, level, False, package_version())
+    return design_intervals(design, k, lay, names, chosen, prov, return_distribution)
 
 
 def add_intervals(
@@ -478,12 +389,12 @@ def compare(
     t = validation.as_1d(y_true, "y_true")
     pred_a, proba_a = _as_model(a, "a")
     pred_b, proba_b = _as_model(b, "b")
-    truth, model_a, labs = _model(t, pred_a, proba_a, labels, backend)
+    truth, model_a, labs = encode_model(t, pred_a, proba_a, labels, backend)
     n = truth.size
     if np.shape(b)[0] != n:
         msg = f"y_true has {n} rows but b has {np.shape(b)[0]}; pass both models' outputs for the same rows"
         raise LengthMismatchError(msg)
-    _, model_b, labs_b = _model(t, pred_b, proba_b, labs if labels is None else labels, backend)
+    _, model_b, labs_b = encode_model(t, pred_b, proba_b, labs if labels is None else labels, backend)
     del labs_b
     w = _weights(sample_weight, truth, model_a.pred, int(labs.size), backend)
     proba = model_a.proba is not None and model_b.proba is not None
@@ -524,7 +435,7 @@ def compare(
 
             return acceleration(*design.jackknife(metric))
 
-        iv = _interval(name, va - vb, rm.Values(d, undefined), method, level, accel)
+        iv = metric_interval(name, va - vb, rm.Values(d, undefined), method, level, accel)
         defined = d[~np.isnan(d)]
         if defined.size:
             p_value = min(1.0, 2 * min(float(np.mean(defined <= 0)), float(np.mean(defined >= 0))))
@@ -533,7 +444,7 @@ def compare(
             p_value = better = math.nan
         out[name] = Difference(va, vb, va - vb, iv.standard_error, iv.low, iv.high, p_value, better, iv.n_undefined)
         dist[name] = d
-    prov = Provenance(method, design.scheme, n_resamples, seed, level, False, _version())
+    prov = Provenance(method, design.scheme, n_resamples, seed, level, False, package_version())
     return Comparison(out, prov, dist if return_distribution else None)
 
 

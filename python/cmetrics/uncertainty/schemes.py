@@ -2,23 +2,37 @@
 sums for each model (:class:`Layout`, :func:`row_values`), the metrics of a stack of sums
 (:func:`derive`), and the designs that draw the replicates: multinomial draws of the occupied
 cells of the confusion matrix (:func:`cell_design`) or Poisson row weights from the
-counter-based stream (:func:`poisson_design`), each with its exact leave-one-out values for BCa.
+counter-based stream (:func:`poisson_design`), each with its exact leave-one-out values for BCa;
+the rows of one model encoded (:func:`encode_model`) and the intervals of a design
+(:func:`design_intervals`).
+
+This module and :mod:`cmetrics.uncertainty.intervals` sit on a floor below
+:mod:`cmetrics.streaming`: an :class:`~cmetrics.Evaluator` with ``bootstrap=`` keeps its
+replicate sums with them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from numpy.typing import ArrayLike
 
 from cmetrics._backend import resolve_backend
+from cmetrics._base import validation
 from cmetrics._base.aliases import F64, Backend
 from cmetrics._base.config import get_num_threads
 from cmetrics._derive import replicate_metrics as rm
-from cmetrics._results.intervals import Scheme
+from cmetrics._derive.counted_table import CountedTable, label_codes
+from cmetrics._derive.probability_pass import accumulate, prob_inputs
+from cmetrics._results.intervals import BootstrapResult, IntervalMethod, MetricInterval, Provenance, Scheme
+from cmetrics.exceptions import LabelError, ValidationError
+from cmetrics.uncertainty.intervals import acceleration, replicate_interval
 
 _LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 #: Rows of leave-one-out sums built at a time.
@@ -295,3 +309,117 @@ def _dense_rows(
             out[r, start + j] += values[lo:hi, at + j]
         at += length
     return out
+
+
+# ---------------------------------------------------------------------------- the inputs and the intervals
+
+
+def package_version() -> str:
+    try:
+        return version("cmetrics")
+    except PackageNotFoundError:  # pragma: no cover - a source tree never installed
+        return "0+unknown"
+
+
+def top_label(p: F64) -> npt.NDArray[np.int64]:
+    """The column of each row's largest probability, the first on ties (``argmax``); for two
+    columns one comparison, several times faster than ``argmax`` over a row-major pair."""
+    if p.ndim == 2 and p.shape[1] == 2:
+        return np.greater(p[:, 1], p[:, 0]).view(np.int8).astype(np.int64)
+    return np.asarray(p.argmax(axis=1), dtype=np.int64)
+
+
+def encode_model(
+    y_true: np.ndarray,
+    pred: ArrayLike | None,
+    proba: ArrayLike | None,
+    labels: ArrayLike | None,
+    backend: Backend,
+    top_labels: bool = True,
+) -> tuple[npt.NDArray[np.int64], Model, np.ndarray]:
+    """Truth codes, one model and the label set (the Report's rules). Without ``top_labels``
+    the hard predictions of probabilities are not made (no confusion matrix will be asked
+    for): the model's ``pred`` is then empty."""
+    if proba is not None:
+        inp = prob_inputs(y_true, proba, labels=labels, y_pred=pred, backend=backend)
+        # The kernels' row checks (entries in [0, 1], rows summing to 1), nothing accumulated.
+        accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
+        p = np.asarray(inp.y_proba, dtype=np.float64)
+        if inp.y_pred is not None:
+            codes = np.asarray(inp.y_pred, dtype=np.int64)
+        else:
+            codes = top_label(p) if top_labels else np.zeros(0, dtype=np.int64)
+        return np.asarray(inp.y_true, dtype=np.int64), Model(codes, p), inp.labels
+    if pred is None:
+        msg = "pass y_pred= (hard predictions) or y_proba= (probabilities): the metrics need one of them"
+        raise ValidationError(msg)
+    pair = validation.label_pair(y_true, pred)
+    if labels is None:
+        lab = CountedTable._count(pair.y_true, pair.y_pred, None, None, None, backend).labels
+    else:
+        lab = validation.check_labels(labels, pair.kind)
+    lab_codes = lab.astype(np.str_) if pair.kind == "str" else lab.astype(np.int64)
+    t = np.asarray(label_codes(pair.y_true, lab_codes, "y_true", pair.kind), dtype=np.int64)
+    pred_codes = np.asarray(label_codes(pair.y_pred, lab_codes, "y_pred", pair.kind), dtype=np.int64)
+    if t.size and (t.max() >= lab.size or t.min() < 0 or pred_codes.max() >= lab.size or pred_codes.min() < 0):
+        msg = "y_true or y_pred holds values that are not among labels; pass labels= listing every class"
+        raise LabelError(msg)
+    return t, Model(pred_codes, None), np.asarray(lab)
+
+
+def metric_interval(
+    name: str,
+    estimate: float,
+    reps: rm.Values,
+    method: IntervalMethod,
+    level: float,
+    accel: Callable[[], float],
+) -> MetricInterval:
+    values = reps.value
+    defined = values[~np.isnan(values)]
+    se = float(np.std(defined, ddof=1)) if defined.size > 1 else math.nan
+    a = accel() if method == "bca" else 0.0
+    low, high = replicate_interval(estimate, values, method, level, a)
+    del name
+    return MetricInterval(estimate, se, low, high, int(reps.undefined.sum()), int(values.size))
+
+
+def design_intervals(
+    design: Design,
+    k: int,
+    lay: Layout,
+    names: list[str],
+    chosen: Sequence[str],
+    prov: Provenance,
+    return_distribution: bool,
+) -> BootstrapResult:
+    """The intervals of the chosen metrics from a design's full sums and replicates."""
+    full_m, full_pc = derive(design.full, k, lay)
+    reps_m, reps_pc = derive(design.replicates(), k, lay)
+    out: dict[str, MetricInterval] = {}
+    per_class: dict[str, dict[str, MetricInterval]] = {}
+    dist: dict[str, F64] = {}
+    method, level = prov.method, prov.confidence_level
+
+    def accel_of(name: str, col: int | None) -> Callable[[], float]:
+        def metric(sums: F64) -> F64:
+            m, pc = derive(sums, k, lay)
+            return m[name].value if col is None else pc[name].value[:, col]
+
+        return lambda: acceleration(*design.jackknife(metric))
+
+    for name in chosen:
+        if name in full_m:
+            out[name] = metric_interval(
+                name, float(full_m[name].value[0]), reps_m[name], method, level, accel_of(name, None)
+            )
+            dist[name] = reps_m[name].value
+            continue
+        for j, label in enumerate(names):
+            reps = rm.Values(reps_pc[name].value[:, j], reps_pc[name].undefined[:, j])
+            estimate = float(full_pc[name].value[0, j])
+            per_class.setdefault(label, {})[name] = metric_interval(
+                name, estimate, reps, method, level, accel_of(name, j)
+            )
+            dist[f"{name}[{label}]"] = reps.value
+    return BootstrapResult(out, per_class, prov, dist if return_distribution else None)

@@ -140,8 +140,9 @@ pub fn replicate_sums<'py>(
 
 /// AUROC and average precision of `n_resamples` Poisson-bootstrap replicates
 /// of `(positive, score)`, the rows keyed as for [`replicate_sums`]:
-/// `RankingReplicates(auroc, average_precision, w_pos, w_neg)`; the average
-/// precision is NaN unless `average_precision`.
+/// `RankingReplicates(auroc, average_precision, w_pos, w_neg, ordered, tied,
+/// n_pos, n_neg)`; the average precision is NaN unless `average_precision`; the
+/// last four count the rows themselves (0 with weights).
 #[pyfunction]
 #[pyo3(signature = (positive, score, sample_weight, rows, seed, n_resamples, n_threads=0, average_precision=true))]
 #[allow(clippy::too_many_arguments)]
@@ -176,6 +177,10 @@ pub fn replicate_ranking<'py>(
         PyArray1::from_vec(py, r.average_precision),
         PyArray1::from_vec(py, r.w_pos),
         PyArray1::from_vec(py, r.w_neg),
+        r.pairs[0],
+        r.pairs[1],
+        r.pairs[2],
+        r.pairs[3],
     )
 }
 

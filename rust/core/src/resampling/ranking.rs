@@ -10,6 +10,7 @@ use super::sums::RowIds;
 use super::sums::{draw16, Isa};
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::memory::try_filled;
 use crate::parallel::Pool;
 use crate::random::REPLICATES_PER_DRAW;
 use crate::ranking::{check_scores, sorted_rows, Score};
@@ -23,6 +24,10 @@ pub struct RankingReplicates {
     pub average_precision: Vec<f64>,
     pub w_pos: Vec<f64>,
     pub w_neg: Vec<f64>,
+    /// The rows themselves, unweighted (zeros with weights): (positive, negative) pairs
+    /// ranked in order and tied, and the positive and negative rows — the AUROC of the
+    /// data, from the same sort.
+    pub pairs: [u128; 4],
 }
 
 /// Sorted rows a thread walks at a time for all its replicates.
@@ -125,10 +130,17 @@ impl Walks {
     }
 }
 
-/// The sorted rows and what every thread needs to walk its replicates.
+/// A sorted row's flags: positive, first of its tie group, alone in it.
+const POSITIVE: u8 = 1;
+const OPENS: u8 = 2;
+const ALONE: u8 = 4;
+
+/// The sorted rows and what every thread needs to walk its replicates: the
+/// rows' flags and weights in sorted order, gathered once for all threads (a
+/// gather by row index misses the cache on every row).
 struct RankJob<'a> {
     order: &'a [(u64, usize)],
-    positive: &'a [bool],
+    flags: &'a [u8],
     weight: Option<&'a [f64]>,
     rows: RowIds<'a>,
     seed: u64,
@@ -194,18 +206,17 @@ impl RankJob<'_> {
             alone.clear();
             is_pos.clear();
             is_neg.clear();
-            for (t, &(key, row)) in tile.iter().enumerate() {
+            let at = t0 * TILE;
+            for (t, &(_, row)) in tile.iter().enumerate() {
                 ids.push(match self.rows {
                     RowIds::From(first_row) => first_row.wrapping_add(row as u64),
                     RowIds::Listed(listed) => listed[row],
                 });
-                let at = t0 * TILE + t;
-                let starts = at == 0 || self.order[at - 1].0 != key;
-                let ends = self.order.get(at + 1).is_none_or(|next| next.0 != key);
-                opens.push(starts);
-                alone.push(starts && ends);
-                let p = f64::from(u8::from(self.positive[row]));
-                let sw = self.weight.map_or(1.0, |w| w[row]);
+                let f = self.flags[at + t];
+                opens.push(f & OPENS != 0);
+                alone.push(f & ALONE != 0);
+                let p = f64::from(f & POSITIVE);
+                let sw = self.weight.map_or(1.0, |w| w[at + t]);
                 is_pos.push(sw * p);
                 is_neg.push(sw - sw * p);
             }
@@ -234,6 +245,73 @@ impl RankJob<'_> {
         }
         Ok(state)
     }
+}
+
+/// The pairs ranked in order and tied, positives and negatives of unweighted
+/// rows, from their sorted flags (u128: exact for any number of rows).
+fn pair_counts(flags: &[u8]) -> [u128; 4] {
+    let (mut tp, mut fp, mut gp, mut gn, mut ordered, mut tied) =
+        (0u128, 0u128, 0u128, 0u128, 0u128, 0u128);
+    for &f in flags {
+        if f & OPENS != 0 {
+            ordered += gn * tp;
+            tied += gn * gp;
+            tp += gp;
+            fp += gn;
+            (gp, gn) = (0, 0);
+        }
+        if f & POSITIVE != 0 {
+            gp += 1;
+        } else {
+            gn += 1;
+        }
+    }
+    ordered += gn * tp;
+    tied += gn * gp;
+    [ordered, tied, tp + gp, fp + gn]
+}
+
+/// Each sorted row's flags (and weight), gathered by the threads side by side.
+fn sorted_flags(
+    order: &[(u64, usize)],
+    positive: &[bool],
+    weight: Option<&[f64]>,
+    pool: &Pool,
+) -> Result<(Vec<u8>, Option<Vec<f64>>)> {
+    let n = order.len();
+    let mut flags = try_filled(n, 0u8, "the sorted rows' flags")?;
+    let chunk = n.div_ceil(pool.threads().max(1)).max(1 << 14);
+    pool.install(|| {
+        flags
+            .par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(c, out)| {
+                for (t, f) in out.iter_mut().enumerate() {
+                    let at = c * chunk + t;
+                    let (key, row) = order[at];
+                    let starts = at == 0 || order[at - 1].0 != key;
+                    let ends = order.get(at + 1).is_none_or(|next| next.0 != key);
+                    *f = (u8::from(positive[row]) * POSITIVE)
+                        | (u8::from(starts) * OPENS)
+                        | (u8::from(starts && ends) * ALONE);
+                }
+            });
+    });
+    let sorted_weight = match weight {
+        None => None,
+        Some(w) => {
+            let mut out = try_filled(n, 0.0f64, "the sorted rows' weights")?;
+            pool.install(|| {
+                out.par_chunks_mut(chunk).enumerate().for_each(|(c, dst)| {
+                    for (t, d) in dst.iter_mut().enumerate() {
+                        *d = w[order[c * chunk + t].1];
+                    }
+                });
+            });
+            Some(out)
+        }
+    };
+    Ok((flags, sorted_weight))
 }
 
 /// AUROC and average precision of `n_resamples` Poisson-bootstrap replicates
@@ -272,13 +350,14 @@ pub fn replicate_ranking<X: Score>(
     // Highest score first.
     let mut order = sorted_rows(score, pool)?;
     order.reverse();
+    let (flags, sorted_weight) = sorted_flags(&order, positive, weight, pool)?;
     let groups = n_resamples.div_ceil(R);
     let threads = pool.threads().clamp(1, groups.max(1));
     let per = groups.div_ceil(threads).max(1);
     let job = RankJob {
         order: &order,
-        positive,
-        weight,
+        flags: &flags,
+        weight: sorted_weight.as_deref(),
         rows,
         seed,
         groups,
@@ -302,6 +381,9 @@ pub fn replicate_ranking<X: Score>(
         })?
     };
     let mut out = RankingReplicates::default();
+    if weight.is_none() {
+        out.pairs = pair_counts(&flags);
+    }
     for walks in parts.into_iter().flatten() {
         let finished = if average_precision {
             walks.finish::<true>()

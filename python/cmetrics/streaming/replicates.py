@@ -1,0 +1,204 @@
+"""The Poisson bootstrap state of an :class:`~cmetrics.Evaluator` created with ``bootstrap=N``
+(docs/definitions.md §11.1): for each of the N replicates, the sums every metric of the
+report is derived from (confusion cells and, with probabilities, the probabilistic confusion
+matrix, log-loss and Brier sums), each row weighted by its Poisson(1) draw from the
+counter-based stream keyed by ``(seed, global row index, replicate)``.
+
+A batch's rows are numbered from ``row_offset`` (by default the number of rows the
+Evaluator holds), so the replicates do not depend on how the rows were cut into batches or
+partitions: states of disjoint row ranges merge by adding their sums, and a merge of states
+whose row ranges overlap (two partitions both numbered from 0) is refused, since their rows
+would share their draws. The state is ``N x width`` floats (``width = K^2``, or
+``2 K^2 + 3`` with probabilities) plus the list of row ranges it covers.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from cmetrics._backend import resolve_backend
+from cmetrics._base.aliases import F64, Backend
+from cmetrics._base.config import get_num_threads
+from cmetrics._derive import replicate_metrics as rm
+from cmetrics._results.intervals import BootstrapResult, Provenance
+from cmetrics.exceptions import LimitExceededError, StateError, ValidationError
+from cmetrics.uncertainty.intervals import check_level
+from cmetrics.uncertainty.schemes import (
+    Design,
+    Encoded,
+    Model,
+    design_intervals,
+    layout,
+    package_version,
+    row_values,
+)
+
+#: The most replicate sums (replicates x width) an Evaluator keeps: 2^27 floats, 1 GiB.
+MAX_REPLICATE_CELLS = 1 << 27
+#: The most replicates (as for :func:`cmetrics.bootstrap`).
+MAX_RESAMPLES = 1 << 20
+
+
+def check_options(n_resamples: object, seed: object, confidence_level: object) -> tuple[int, int, float]:
+    """``bootstrap=``, ``seed=`` and ``confidence_level=`` of an Evaluator, checked."""
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
+        msg = f"bootstrap={n_resamples!r} is invalid; pass the number of replicates (an integer >= 1) or None"
+        raise ValidationError(msg)
+    if not 1 <= int(n_resamples) <= MAX_RESAMPLES:
+        msg = f"bootstrap={n_resamples} is invalid; pass an integer between 1 and {MAX_RESAMPLES}"
+        raise ValidationError(msg)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 1 << 64:
+        msg = f"seed={seed!r} is invalid; pass an integer in [0, 2^64)"
+        raise ValidationError(msg)
+    return int(n_resamples), int(seed), check_level(confidence_level)  # type: ignore[arg-type]
+
+
+@dataclass
+class ReplicateState:
+    """The replicate sums of the rows added so far, and the global row ranges they cover."""
+
+    n_resamples: int
+    seed: int
+    confidence_level: float
+    k: int
+    proba: bool
+    sums: F64 = field(repr=False)
+    full: F64 = field(repr=False)
+    #: Disjoint ``[start, end)`` ranges of global row indices, sorted, adjacent ones joined.
+    ranges: list[tuple[int, int]] = field(default_factory=list)
+
+    @classmethod
+    def empty(cls, n_resamples: int, seed: int, confidence_level: float, k: int, proba: bool) -> ReplicateState:
+        width = layout(k, proba).width
+        if n_resamples * width > MAX_REPLICATE_CELLS:
+            msg = (
+                f"bootstrap={n_resamples} with {k} classes keeps {n_resamples} x {width} replicate sums, more than "
+                f"{MAX_REPLICATE_CELLS:,}; ask for fewer replicates"
+            )
+            raise LimitExceededError(msg)
+        return cls(n_resamples, seed, confidence_level, k, proba, np.zeros((n_resamples, width)), np.zeros(width))
+
+    @property
+    def n_rows(self) -> int:
+        return sum(end - start for start, end in self.ranges)
+
+    def batch(
+        self,
+        truth: npt.NDArray[np.int64],
+        model: Model,
+        weight: F64 | None,
+        first_row: int,
+        backend: Backend,
+    ) -> tuple[F64, F64, tuple[int, int]]:
+        """A batch's replicate sums, full sums and row range (nothing kept yet)."""
+        n = truth.size
+        if isinstance(first_row, bool) or not isinstance(first_row, (int, np.integer)) or first_row < 0:
+            msg = f"row_offset={first_row!r} is invalid; pass the global index of the batch's first row (>= 0)"
+            raise ValidationError(msg)
+        span = (int(first_row), int(first_row) + n)
+        if span[1] > 1 << 63:
+            msg = f"row_offset={first_row} puts rows past 2^63; pass a smaller row_offset"
+            raise ValidationError(msg)
+        self._check_disjoint([span], "row_offset")
+        lay = layout(self.k, self.proba)
+        enc = Encoded(truth, [model], np.arange(self.k), weight, np.zeros(n, dtype=np.int64), 1)
+        values, segments = row_values(enc, model, lay)
+        values = np.ascontiguousarray(values)
+        be = resolve_backend(backend)
+        sums = be.replicate_sums(
+            values, segments, int(first_row), self.seed, self.n_resamples, lay.width, get_num_threads()
+        )
+        full = np.zeros(lay.width)
+        at = 0
+        for length, cols in segments:
+            if isinstance(cols, int):
+                full[cols : cols + length] += values[:, at : at + length].sum(axis=0)
+            else:
+                for j in range(length):
+                    full += np.bincount(cols.astype(np.intp) + j, weights=values[:, at + j], minlength=lay.width)
+            at += length
+        return sums, full, span
+
+    def keep(self, sums: F64, full: F64, spans: list[tuple[int, int]]) -> None:
+        """Add a batch's (or another state's) sums and rows."""
+        self.sums += sums
+        self.full += full
+        self.ranges = _joined(self.ranges + spans)
+
+    def _check_disjoint(self, spans: list[tuple[int, int]], what: str) -> None:
+        mine = self.ranges
+        for start, end in spans:
+            if start == end:
+                continue
+            at = bisect.bisect_right(mine, (start, 1 << 64))
+            before = mine[at - 1] if at > 0 else None
+            after = mine[at] if at < len(mine) else None
+            if (before is not None and before[1] > start) or (after is not None and after[0] < end):
+                msg = (
+                    f"rows {start}..{end - 1} were already added to this bootstrap state (their Poisson draws would "
+                    f"repeat); pass {what}= with the global index of the batch's first row, distinct for every "
+                    "batch and partition"
+                )
+                raise StateError(msg)
+
+    def copy(self) -> ReplicateState:
+        return ReplicateState(
+            self.n_resamples,
+            self.seed,
+            self.confidence_level,
+            self.k,
+            self.proba,
+            self.sums.copy(),
+            self.full.copy(),
+            list(self.ranges),
+        )
+
+    def merge(self, other: ReplicateState) -> None:
+        """Add another state of disjoint rows (same replicates, seed and classes)."""
+        self.check_mergeable(other)
+        self.keep(other.sums, other.full, other.ranges)
+
+    def check_mergeable(self, other: ReplicateState) -> None:
+        """A :class:`StateError` unless ``other`` may be merged into this state."""
+        mine = (self.n_resamples, self.seed, self.k, self.proba)
+        theirs = (other.n_resamples, other.seed, other.k, other.proba)
+        if mine != theirs:
+            msg = (
+                f"cannot merge bootstrap states of different (replicates, seed, classes, probabilities): {mine} and "
+                f"{theirs}; create every Evaluator with the same bootstrap= and seed="
+            )
+            raise StateError(msg)
+        self._check_disjoint(other.ranges, "row_offset")
+
+    def intervals(self, labels: list[str]) -> BootstrapResult:
+        """Percentile intervals of every metric the sums give (and per class)."""
+        lay = layout(self.k, self.proba)
+        chosen = list(rm.TABLE_METRICS) + list(rm.TABLE_PER_CLASS)
+        if self.proba:
+            chosen += list(rm.PROB_METRICS) + list(rm.PROB_PER_CLASS)
+
+        def no_jackknife(metric: object) -> tuple[F64, F64 | None]:
+            msg = "method='bca' needs the rows; an Evaluator keeps sums only"  # pragma: no cover - never asked
+            raise ValidationError(msg)
+
+        sums = self.sums
+        design = Design(self.full[None, :], lambda: sums, no_jackknife, "poisson")
+        prov = Provenance(
+            "percentile", "poisson", self.n_resamples, self.seed, self.confidence_level, False, package_version()
+        )
+        return design_intervals(design, self.k, lay, labels, chosen, prov, False)
+
+
+def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted ranges with adjacent ones joined (empty ones dropped)."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(s for s in spans if s[0] < s[1]):
+        if out and out[-1][1] == start:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
