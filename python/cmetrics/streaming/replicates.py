@@ -31,6 +31,8 @@ from cmetrics.uncertainty.schemes import (
     Design,
     Encoded,
     Model,
+    check_resamples,
+    check_seed,
     design_intervals,
     layout,
     package_version,
@@ -39,22 +41,11 @@ from cmetrics.uncertainty.schemes import (
 
 #: The most replicate sums (replicates x width) an Evaluator keeps: 2^27 floats, 1 GiB.
 MAX_REPLICATE_CELLS = 1 << 27
-#: The most replicates (as for :func:`cmetrics.bootstrap`).
-MAX_RESAMPLES = 1 << 20
 
 
 def check_options(n_resamples: object, seed: object, confidence_level: object) -> tuple[int, int, float]:
     """``bootstrap=``, ``seed=`` and ``confidence_level=`` of an Evaluator, checked."""
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
-        msg = f"bootstrap={n_resamples!r} is invalid; pass the number of replicates (an integer >= 1) or None"
-        raise ValidationError(msg)
-    if not 1 <= int(n_resamples) <= MAX_RESAMPLES:
-        msg = f"bootstrap={n_resamples} is invalid; pass an integer between 1 and {MAX_RESAMPLES}"
-        raise ValidationError(msg)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 1 << 64:
-        msg = f"seed={seed!r} is invalid; pass an integer in [0, 2^64)"
-        raise ValidationError(msg)
-    return int(n_resamples), int(seed), check_level(confidence_level)  # type: ignore[arg-type]
+    return check_resamples(n_resamples, "bootstrap"), check_seed(seed), check_level(confidence_level)  # type: ignore[arg-type]
 
 
 @dataclass

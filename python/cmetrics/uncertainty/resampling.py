@@ -57,6 +57,8 @@ from cmetrics.uncertainty.schemes import (
     Model,
     cell_design,
     cells_of_rows,
+    check_resamples,
+    check_seed,
     derive,
     design_intervals,
     encode_model,
@@ -70,28 +72,9 @@ from cmetrics.uncertainty.schemes import (
 RANKING_METRICS = ("roc_auc", "average_precision")
 #: Metrics where lower is better.
 LOSSES = frozenset({"log_loss", "brier_score"})
-#: The most replicates a call may ask for.
-MAX_RESAMPLES = 1 << 20
 
 
 # ---------------------------------------------------------------------------- the inputs
-
-
-def _check_count(n_resamples: int) -> int:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
-        msg = f"n_resamples={n_resamples!r} is invalid; pass an integer >= 1"
-        raise ValidationError(msg)
-    if not 1 <= int(n_resamples) <= MAX_RESAMPLES:
-        msg = f"n_resamples={n_resamples} is invalid; pass an integer between 1 and {MAX_RESAMPLES}"
-        raise ValidationError(msg)
-    return int(n_resamples)
-
-
-def _check_seed(seed: int) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 1 << 64:
-        msg = f"seed={seed!r} is invalid; pass an integer in [0, 2^64)"
-        raise ValidationError(msg)
-    return int(seed)
 
 
 def _weights(
@@ -282,8 +265,8 @@ def check_bootstrap(
 ) -> tuple[int, float, IntervalMethod, int]:
     """The bootstrap's arguments, checked (each error names its argument)."""
     level = check_level(confidence_level)
-    count = _check_count(n_resamples)
-    return count, level, check_method(method, count, level), _check_seed(seed)
+    count = check_resamples(n_resamples)
+    return count, level, check_method(method, count, level), check_seed(seed)
 
 
 def report_intervals(

@@ -314,6 +314,29 @@ def _dense_rows(
 # ---------------------------------------------------------------------------- the inputs and the intervals
 
 
+#: The most replicates a call (or an Evaluator) may ask for.
+MAX_RESAMPLES = 1 << 20
+
+
+def check_resamples(n_resamples: object, arg: str = "n_resamples") -> int:
+    """A number of replicates, checked (the error names ``arg``)."""
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
+        msg = f"{arg}={n_resamples!r} is invalid; pass the number of replicates, an integer >= 1"
+        raise ValidationError(msg)
+    if not 1 <= int(n_resamples) <= MAX_RESAMPLES:
+        msg = f"{arg}={n_resamples} is invalid; pass an integer between 1 and {MAX_RESAMPLES}"
+        raise ValidationError(msg)
+    return int(n_resamples)
+
+
+def check_seed(seed: object) -> int:
+    """A seed of the counter-based stream, checked."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 1 << 64:
+        msg = f"seed={seed!r} is invalid; pass an integer in [0, 2^64)"
+        raise ValidationError(msg)
+    return int(seed)
+
+
 def package_version() -> str:
     try:
         return version("cmetrics")
