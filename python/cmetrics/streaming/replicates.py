@@ -33,6 +33,7 @@ from cmetrics.uncertainty.schemes import (
     Model,
     check_resamples,
     check_seed,
+    column_sums,
     design_intervals,
     layout,
     package_version,
@@ -103,15 +104,7 @@ class ReplicateState:
         sums = be.replicate_sums(
             values, segments, int(first_row), self.seed, self.n_resamples, lay.width, get_num_threads()
         )
-        full = np.zeros(lay.width)
-        at = 0
-        for length, cols in segments:
-            if isinstance(cols, int):
-                full[cols : cols + length] += values[:, at : at + length].sum(axis=0)
-            else:
-                for j in range(length):
-                    full += np.bincount(cols.astype(np.intp) + j, weights=values[:, at + j], minlength=lay.width)
-            at += length
+        full = column_sums(values, segments, lay.width)[0]
         return sums, full, span
 
     def keep(self, sums: F64, full: F64, spans: list[tuple[int, int]]) -> None:

@@ -250,7 +250,7 @@ def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Lay
     segments = [seg for _, segs in parts for seg in segs]
     width = sum(lay.width for lay in lays)
     n = enc.truth.size
-    full = _column_sums(values, segments, width)
+    full = column_sums(values, segments, width)
     be = resolve_backend(backend)
     s_count = enc.n_strata
 
@@ -281,7 +281,7 @@ def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Lay
     return Design(full, replicates, jackknife, "poisson")
 
 
-def _column_sums(values: F64, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int) -> F64:
+def column_sums(values: F64, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int) -> F64:
     """The sums of all rows laid out at their columns (``1 x width``): one bincount per value
     of a segment at a column per row."""
     out = np.zeros((1, width))
