@@ -164,11 +164,26 @@ def test_delong(benchmark: Any, scores_1e7: Any) -> None:
     record("delong_1e7", benchmark)
 
 
+def _other_model(s: np.ndarray) -> np.ndarray:
+    """A second model's scores on the same rows: the first's plus noise (continuous, distinct)."""
+    return s + np.random.default_rng(5).normal(0, 0.2, s.size)
+
+
+@pytest.mark.benchmark(group="DeLong at 10^7")
+def test_auroc_of_both_models(benchmark: Any, scores_1e7: Any) -> None:
+    """What the paired test's AUROCs cost on their own: roc_auc_score of each model."""
+    y, s = scores_1e7
+    other = _other_model(s)
+    benchmark.pedantic(lambda: (cmetrics.roc_auc_score(y, s), cmetrics.roc_auc_score(y, other)), rounds=3, iterations=1)
+    record("auroc_both_1e7", benchmark)
+
+
 @pytest.mark.benchmark(group="DeLong at 10^7")
 def test_delong_test(benchmark: Any, scores_1e7: Any) -> None:
     y, s = scores_1e7
-    other = s + np.random.default_rng(5).normal(0, 0.2, s.size)
-    benchmark.pedantic(lambda: cmetrics.delong_test(y, s, other), rounds=1, iterations=1)
+    other = _other_model(s)
+    t = benchmark.pedantic(lambda: cmetrics.delong_test(y, s, other), rounds=3, iterations=1)
+    assert t.auc_a == cmetrics.roc_auc_score(y, s)
     record("delong_test_1e7", benchmark)
 
 
@@ -191,5 +206,7 @@ def test_record_the_ratios() -> None:
             "numpy_poisson_loop_1000", "poisson_probability_family"
         ),
         "delong / roc_auc_score": ratio("delong_1e7", "auroc_1e7"),
+        "delong_test / roc_auc_score of both models": ratio("delong_test_1e7", "auroc_both_1e7"),
+        "delong_test / roc_auc_score of one model": ratio("delong_test_1e7", "auroc_1e7"),
         "confidenceinterval DeLong (float32) / cmetrics delong": ratio("confidenceinterval_delong_1e7", "delong_1e7"),
     }

@@ -24,6 +24,7 @@ from cmetrics._kernels import (
     Marginals,
     MultilabelCounts,
     OneVsOne,
+    PairedPlacements,
     Proba,
     ProbAccumulators,
     RankingReplicates,
@@ -67,6 +68,7 @@ __all__ = [
     "normalized_information_transfer",
     "one_vs_one",
     "one_vs_rest",
+    "paired_placements",
     "philox4x32_blocks",
     "poisson_weights",
     "precision_recall_fbeta",
@@ -172,6 +174,7 @@ def binary_ranking(
 ) -> BinaryRanking: ...
 def score_groups(positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0) -> Groups: ...
 def row_placements(positive: Bools, score: Scores, n_threads: int = 0) -> F64: ...
+def paired_placements(positive: Bools, score_a: Scores, score_b: Scores, n_threads: int = 0) -> PairedPlacements: ...
 def multilabel_counts(
     y_true: Bools, y_pred: Bools, sample_weight: F64 | None = None, n_threads: int = 0
 ) -> MultilabelCounts: ...

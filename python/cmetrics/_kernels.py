@@ -129,6 +129,22 @@ class BinaryRanking(NamedTuple):
     placement_neg_sq: float
 
 
+class PairedPlacements(NamedTuple):
+    """DeLong's paired summary of two models on the same rows (docs/definitions.md §11.5): the
+    class counts, each model's exact pair counts (positive above negative, tied), and the centred
+    products of the two models' placements summed over the positive rows and over the negative
+    rows, each as ``(aa, bb, ab)`` (a placement minus its model's AUROC)."""
+
+    n_pos: int
+    n_neg: int
+    ordered_a: int
+    tied_a: int
+    ordered_b: int
+    tied_b: int
+    positive: tuple[float, float, float]
+    negative: tuple[float, float, float]
+
+
 class OneVsOne(NamedTuple):
     """Hand and Till's pair AUROCs averaged over the pairs of classes with rows (NaN without a pair)."""
 
@@ -324,6 +340,9 @@ class Kernels(Protocol):
         self, positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0
     ) -> Groups: ...
     def row_placements(self, positive: Bools, score: Scores, n_threads: int = 0) -> F64: ...
+    def paired_placements(
+        self, positive: Bools, score_a: Scores, score_b: Scores, n_threads: int = 0
+    ) -> PairedPlacements: ...
     def threshold_counts(
         self,
         positive: Bools,

@@ -14,6 +14,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 import cmetrics
+from cmetrics import _core, _numpy
 from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
 
 METHODS = {"wilson": "wilson", "clopper-pearson": "beta", "jeffreys": "jeffreys", "agresti-coull": "agresti_coull"}
@@ -130,6 +131,56 @@ def test_delong_test_equals_the_naive_covariance(backend: str, ties: bool) -> No
     from scipy.stats import norm
 
     assert t.p_value == pytest.approx(2 * norm.sf(abs(t.difference) / np.sqrt(var)), rel=1e-9)
+
+
+def _unsampled(n: int) -> np.ndarray:
+    """Every 97th row but those the Rust kernel's sample of 1023 scores looks at."""
+    return np.setdiff1d(np.arange(5, n, 97), np.arange(1023) * n // 1023)
+
+
+def _shapes(n: int, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Score pairs of the shapes the placement kernel sorts differently: continuous float64 (packed
+    keys), rounded (long runs of true ties), float32, crowded near 1 (saturated: the full-key sort),
+    int64 at its extremes."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.random(n), rng.random(n)
+    i64 = np.iinfo(np.int64)
+    ints = rng.integers(i64.min, i64.max, n, endpoint=True)
+    ints[:4] = [i64.min, i64.max, i64.max - 1, i64.min + 1]
+    return {
+        "continuous": (a, b),
+        "rounded": (np.round(a, 3), np.round(b, 2)),
+        "float32": (a.astype(np.float32), b.astype(np.float32)),
+        "crowded": (1.0 - a * 1e-12, b),
+        # continuous, with a few hundred keys equal in their high bits (runs the packed sort leaves
+        # to the full keys, too few for the sample to see)
+        "mixed": (np.where(np.isin(np.arange(n), _unsampled(n)), 0.5 + a * 1e-13, a), b),
+        "int64": (ints, rng.integers(0, 50, n)),
+    }
+
+
+@pytest.mark.parametrize("shape", ["continuous", "rounded", "float32", "crowded", "mixed", "int64"])
+def test_paired_placements_agree_across_backends_threads_and_the_one_model_kernel(shape: str) -> None:
+    # Past 2^16 rows, where the Rust kernel packs each row's key, class and index in one word.
+    n = 150_001
+    y = np.random.default_rng(3).random(n) < 0.35
+    a, b = _shapes(n, 4)[shape]
+    want = _numpy.paired_placements(y, a, b)
+    one, two = (_core.paired_placements(y, a, b, n_threads=t) for t in (1, 2))
+    assert one == two
+    assert one[:6] == want[:6]  # the class and pair counts, exactly
+    np.testing.assert_allclose(one.positive, want.positive, rtol=1e-9)
+    np.testing.assert_allclose(one.negative, want.negative, rtol=1e-9)
+    for s in (a, b):
+        np.testing.assert_array_equal(_core.row_placements(y, s, n_threads=2), _numpy.row_placements(y, s))
+    pos, neg = a[y], a[~y]
+    ordered = np.searchsorted(np.sort(neg), pos, side="left").sum()
+    assert one.ordered_a == int(ordered)
+
+
+def test_paired_placements_refuse_non_finite_scores_by_name(backend: str) -> None:
+    with pytest.raises(ValidationError, match="score_b"):
+        cmetrics.delong_test([0, 1, 1], [0.1, 0.2, 0.3], [0.1, np.nan, 0.2], backend=backend)
 
 
 def test_delong_with_few_positives_and_all_ties(backend: str) -> None:

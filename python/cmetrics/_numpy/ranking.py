@@ -17,6 +17,7 @@ from cmetrics._kernels import (
     CurveDrop,
     Groups,
     KendallCounts,
+    PairedPlacements,
     RankingState,
     ThresholdCounts,
 )
@@ -185,25 +186,55 @@ def score_groups(
 def row_placements(positive: np.ndarray, score: np.ndarray, n_threads: int = 0) -> F64:
     """DeLong's placement of every row (as the Rust kernel): a positive's share of negatives
     scored below it, a negative's share of positives scored above it, ties counting half."""
-    n = score.shape[0]
     _check_pair("y_true", positive, "y_score", score, "y_score")
     check_finite("y_score", score)
+    return _placed(positive, score)[0]
+
+
+def paired_placements(
+    positive: np.ndarray, score_a: np.ndarray, score_b: np.ndarray, n_threads: int = 0
+) -> PairedPlacements:
+    """DeLong's paired summary of two models on the same rows (as the Rust kernel)."""
+    for name, s in (("score_a", score_a), ("score_b", score_b)):
+        _check_pair("y_true", positive, name, s, name)
+        check_finite(name, s)
+    (va, ordered_a, tied_a), (vb, ordered_b, tied_b) = _placed(positive, score_a), _placed(positive, score_b)
+    n_pos = int(np.count_nonzero(positive))
+    n_neg = positive.shape[0] - n_pos
+    pairs = 2 * n_pos * n_neg
+
+    def centred(ordered: int, tied: int, v: F64) -> F64:
+        return v - ((2 * ordered + tied) / pairs if pairs else 0.0)
+
+    da, db = centred(ordered_a, tied_a, va), centred(ordered_b, tied_b, vb)
+    sums = []
+    for rows in (positive, ~positive):
+        x, y = da[rows], db[rows]
+        sums.append((float(x @ x), float(y @ y), float(x @ y)))
+    return PairedPlacements(n_pos, n_neg, ordered_a, tied_a, ordered_b, tied_b, sums[0], sums[1])
+
+
+def _placed(positive: np.ndarray, score: np.ndarray) -> tuple[F64, int, int]:
+    """Every row's placement and the exact (ordered, tied) pair counts of checked rows."""
+    n = score.shape[0]
     key = order_keys(score)
     order = np.argsort(key, kind="stable")
     p = positive[order]
     starts = tie_runs(key[order])
-    size = np.diff(np.append(starts, n)).astype(np.float64)
-    gp = np.add.reduceat(p.astype(np.float64), starts)
+    size = np.diff(np.append(starts, n))
+    gp = np.add.reduceat(p.astype(np.int64), starts)
     gn = size - gp
-    n_pos = float(gp.sum())
+    neg_below = np.cumsum(gn) - gn
+    pos_below = np.cumsum(gp) - gp
+    n_pos = int(gp.sum())
     per_pos = 1.0 / n_pos if n_pos else 0.0
     per_neg = 1.0 / (n - n_pos) if n > n_pos else 0.0
-    v10 = (np.cumsum(gn) - gn + 0.5 * gn) * per_neg
-    v01 = (n_pos - (np.cumsum(gp) - gp) - 0.5 * gp) * per_pos
-    group = np.repeat(np.arange(starts.size), size.astype(np.int64))
+    v10 = (neg_below + 0.5 * gn) * per_neg
+    v01 = (n_pos - pos_below - 0.5 * gp) * per_pos
+    group = np.repeat(np.arange(starts.size), size)
     out = np.empty(n)
     out[order] = np.where(p, v10[group], v01[group])
-    return out
+    return out, int(gp @ neg_below), int(gp @ gn)
 
 
 def _groups(positive: np.ndarray, score: np.ndarray, sample_weight: np.ndarray | None) -> Groups:

@@ -5,7 +5,8 @@ characteristic curves: a nonparametric approach", Biometrics 1988; docs/definiti
 A positive row's placement is the share of negatives scored below it (ties count half); a
 negative's, the share of positives scored above it. One model's variance needs only the sums of
 the squared placements, which the AUROC's tie-grouped walk carries; the paired test needs every
-row's placement in both models (one sort of each model's scores in the kernel).
+row's placement in both models: one kernel sorts each model's scores once (the two side by side),
+places every row and sums the centred products of the two placements class by class.
 """
 
 from __future__ import annotations
@@ -113,17 +114,16 @@ def delong_test(
                 f"y_true has {positive.shape[0]} rows but {name} has {s.shape[0]}; pass arrays of the same length"
             )
     _one_class(positive)
-    be, threads = resolve_backend(backend), get_num_threads()
-    auc_a, auc_b = (_auc(be.binary_ranking(positive, s, None, curves=False, n_threads=threads)) for s in (a, b))
-    va = be.row_placements(positive, a, n_threads=threads)
-    vb = be.row_placements(positive, b, n_threads=threads)
-    m, n = float(positive.sum()), float(positive.size - positive.sum())
+    # Both models placed in one kernel call (each sorted once, side by side): pair counts and the
+    # centred products of the placements over each class.
+    d = resolve_backend(backend).paired_placements(positive, a, b, n_threads=get_num_threads())
+    m, n = d.n_pos, d.n_neg
+    auc_a = (2 * d.ordered_a + d.tied_a) / (2 * m * n)
+    auc_b = (2 * d.ordered_b + d.tied_b) / (2 * m * n)
     cov = np.zeros((2, 2))
-    for rows, count in ((positive, m), (~positive, n)):
+    for (aa, bb, ab), count in ((d.positive, m), (d.negative, n)):
         if count > 1:
-            da, db = va[rows] - auc_a, vb[rows] - auc_b
-            s = np.array([[da @ da, da @ db], [da @ db, db @ db]]) / (count - 1)
-            cov += s / count
+            cov += np.array([[aa, ab], [ab, bb]]) / ((count - 1) * count)
     diff = auc_a - auc_b
     var = float(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
     var = max(var, 0.0)

@@ -61,8 +61,8 @@ pub use kendall::{
 pub use keys::{from_order_key, order_key, packed_u32, Score};
 pub use one_vs_one::{one_vs_one_auc, ratio, OneVsOne};
 pub use one_vs_rest::one_vs_rest;
-pub use placements::row_placements;
 pub(crate) use placements::{check_scores, sorted_rows};
+pub use placements::{paired_placements, row_placements, PairCounts, PairedPlacements};
 pub use score_matrix::{Matrix, Truth};
 pub use state::{add_segments, walk_states, GroupState, MIN_BUFFER};
 pub use strategy::binary_ranking;

@@ -89,6 +89,42 @@ pub fn row_placements<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// DeLong's paired summary of two models on the same rows
+/// (`PairedPlacements(n_pos, n_neg, ordered_a, tied_a, ordered_b, tied_b, positive, negative)`).
+#[pyfunction]
+#[pyo3(signature = (positive, score_a, score_b, n_threads=0))]
+pub fn paired_placements<'py>(
+    py: Python<'py>,
+    positive: PyReadonlyArray1<'py, bool>,
+    score_a: ScoreArray<'py>,
+    score_b: ScoreArray<'py>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = slice(&positive, "y_true")?;
+    let pool = Pool::new(n_threads);
+    let r = with_scores!(score_a, "score_a", |a| with_scores!(
+        score_b,
+        "score_b",
+        |b| {
+            run_pool(py, a.len(), &pool, |pool| {
+                rk::paired_placements(p, a, b, pool)
+            })?
+        }
+    ));
+    named!(
+        py,
+        "PairedPlacements",
+        r.n_pos,
+        r.n_neg,
+        r.a.ordered,
+        r.a.tied,
+        r.b.ordered,
+        r.b.tied,
+        r.positive,
+        r.negative,
+    )
+}
+
 /// Merge two group tuples (a linear merge).
 #[pyfunction]
 pub fn merge_groups<'py>(
