@@ -132,8 +132,8 @@ class BinaryRanking(NamedTuple):
 class PairedPlacements(NamedTuple):
     """DeLong's paired summary of two models on the same rows (docs/definitions.md §11.5): the
     class counts, each model's exact pair counts (positive above negative, tied), and the centred
-    products of the two models' placements summed over the positive rows and over the negative
-    rows, each as ``(aa, bb, ab)`` (a placement minus its model's AUROC)."""
+    products of the two models' placements summed over the positive rows (``pos_*``) and over the
+    negative rows (``neg_*``): ``aa``, ``bb``, ``ab`` (a placement minus its model's AUROC)."""
 
     n_pos: int
     n_neg: int
@@ -141,8 +141,12 @@ class PairedPlacements(NamedTuple):
     tied_a: int
     ordered_b: int
     tied_b: int
-    positive: tuple[float, float, float]
-    negative: tuple[float, float, float]
+    pos_aa: float
+    pos_bb: float
+    pos_ab: float
+    neg_aa: float
+    neg_bb: float
+    neg_ab: float
 
 
 class OneVsOne(NamedTuple):
@@ -210,13 +214,17 @@ class GroupedHistograms(NamedTuple):
 
 
 class RankingReplicates(NamedTuple):
-    """AUROC and average precision of each Poisson-bootstrap replicate, with its positive and
-    negative weights (the metrics are NaN in a replicate without both); and, of unweighted
+    """AUROC, the tied share of the (positive, negative) pairs, average precision and the area
+    under the risk-coverage curve of each Poisson-bootstrap replicate (the last two NaN unless
+    asked for), with its positive and negative weights (the pair metrics are NaN in a replicate
+    without both, the AURC in one without rows); and, of unweighted
     rows (zeros with weights), the (positive, negative) pairs of the rows themselves ranked in
     order and tied and the positive and negative rows: the AUROC of the data from the same sort."""
 
     auroc: F64
     average_precision: F64
+    tied_share: F64
+    aurc: F64
     w_pos: F64
     w_neg: F64
     ordered: int
@@ -431,5 +439,5 @@ class Kernels(Protocol):
         seed: int,
         n_resamples: int,
         n_threads: int = 0,
-        average_precision: bool = True,
+        curves: bool = True,
     ) -> RankingReplicates: ...

@@ -246,6 +246,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
         Y % 2 == 1, np.round(PROBA[:, 0].astype(np.float64), 2), W, 5, 3, 9
     ),
     "row_placements": lambda k: k.row_placements(Y % 2 == 1, np.round(PROBA[:, 0].astype(np.float64), 2)),
+    "paired_placements": lambda k: k.paired_placements(
+        Y % 2 == 1, np.round(PROBA[:, 0].astype(np.float64), 2), PROBA[:, 1].astype(np.float32)
+    ),
     "poisson_weights": lambda k: k.poisson_weights(np.arange(300, dtype=np.uint64) * np.uint64(2**33 + 1), 9, 13),
     "replicate_sums": lambda k: k.replicate_sums(
         np.ascontiguousarray(PROBA[:, :3], dtype=np.float64),

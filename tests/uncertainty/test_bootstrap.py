@@ -15,7 +15,7 @@ from scipy.stats import ks_2samp
 import cmetrics
 from cmetrics._backend import resolve_backend
 from cmetrics._derive import replicate_metrics as rm
-from cmetrics.exceptions import LengthMismatchError, NotImplementedOptionError, ValidationError
+from cmetrics.exceptions import LengthMismatchError, ValidationError
 
 
 def _model(n: int, k: int, seed: int, skill: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
@@ -257,13 +257,88 @@ def test_compare_hard_predictions_through_joint_cells() -> None:
         ({"method": "studentized"}, ValidationError, "method"),
         ({"seed": -1}, ValidationError, "seed"),
         ({"strata": [0, 1]}, LengthMismatchError, "strata"),
-        ({"confidence": [0.5] * 6}, NotImplementedOptionError, "confidence"),
+        ({"confidence": [0.5] * 5}, LengthMismatchError, "confidence"),
+        ({"confidence": [0.5, 0.1, np.nan, 0.3, 0.2, 0.9]}, ValidationError, "confidence"),
+        ({"confidence": [0.5] * 6, "method": "bca", "metrics": ["aurc"]}, ValidationError, "aurc"),
     ],
 )
 def test_bad_arguments_name_themselves(backend: str, kwargs, error, match: str) -> None:
     y = [0, 1, 1, 0, 1, 0]
     with pytest.raises(error, match=match):
         cmetrics.bootstrap(y, y_pred=[0, 1, 0, 0, 1, 1], backend=backend, **kwargs)
+
+
+def test_confidence_scores_hard_predictions_only(backend: str) -> None:
+    y, p = _model(50, 3, 1)
+    with pytest.raises(ValidationError, match="confidence"):
+        cmetrics.bootstrap(y, y_proba=p, confidence=p.max(axis=1), backend=backend)
+    with pytest.raises(ValidationError, match="aurc"):
+        cmetrics.bootstrap(y, y_pred=p.argmax(axis=1), metrics=["aurc"], backend=backend)
+
+
+def _naive_selective(correct: np.ndarray, conf: np.ndarray, w: np.ndarray) -> dict[str, float]:
+    """AURC, AUROC of the confidence and RPP of weighted rows by plain loops: the risk-coverage
+    area threshold by threshold, the pairs one by one."""
+    total = float(w.sum())
+    aurc = 0.0
+    for v in np.unique(conf):
+        group = w[conf == v].sum()
+        accepted = conf >= v
+        aurc += group * w[accepted & ~correct].sum() / w[accepted].sum() / total if group > 0 else 0.0
+    ordered = tied = reversed_ = 0.0
+    for i in np.flatnonzero(correct):
+        for j in np.flatnonzero(~correct):
+            pair = w[i] * w[j]
+            if conf[i] > conf[j]:
+                ordered += pair
+            elif conf[i] == conf[j]:
+                tied += pair
+            else:
+                reversed_ += pair
+    pairs = ordered + tied + reversed_
+    return {
+        "aurc": aurc,
+        "auroc_confidence": (ordered + tied / 2) / pairs,
+        "refinement": (ordered + tied / 2) / pairs,
+        "reversed_pair_proportion": reversed_ / total**2,
+    }
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_selective_replicates_are_the_metrics_of_their_weights(backend: str, weighted: bool) -> None:
+    """With a confidence per hard prediction, each replicate of AURC, the confidence's AUROC
+    (refinement) and RPP is the plain-loop value under that replicate's row weights, and the
+    point estimates are the Report's."""
+    rng = np.random.default_rng(8)
+    n = 260
+    y = rng.integers(0, 3, n)
+    pred = np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n))
+    conf = np.round(np.where(pred == y, rng.uniform(0.4, 1.0, n), rng.uniform(0.2, 0.8, n)), 2)
+    sw = rng.uniform(0.5, 2.0, n) if weighted else None
+    names = ["aurc", "auroc_confidence", "refinement", "reversed_pair_proportion"]
+    r = cmetrics.bootstrap(
+        y,
+        y_pred=pred,
+        confidence=conf,
+        sample_weight=sw,
+        metrics=names,
+        n_resamples=5,
+        seed=3,
+        return_distribution=True,
+        backend=backend,
+    )
+    assert r.distribution is not None and r.provenance.scheme == "poisson"
+    report = cmetrics.evaluate(y, y_pred=pred, confidence=conf, sample_weight=sw, backend=backend)
+    base = np.ones(n) if sw is None else sw
+    want = _naive_selective(pred == y, conf, base)
+    for name in names:
+        assert r[name].estimate == pytest.approx(getattr(report, name), rel=1e-12), name
+        assert r[name].estimate == pytest.approx(want[name], rel=1e-12), name
+    w = resolve_backend(backend).poisson_weights(np.arange(n, dtype=np.uint64), 3, 5)
+    for b in range(5):
+        want = _naive_selective(pred == y, conf, base * w[b])
+        for name in names:
+            assert r.distribution[name][b] == pytest.approx(want[name], rel=1e-10), (b, name)
 
 
 def test_compare_refuses_a_model_of_another_length(backend: str) -> None:

@@ -182,12 +182,12 @@ def replicate_ranking(
     seed: int,
     n_resamples: int,
     n_threads: int = 0,
-    average_precision: bool = True,
+    curves: bool = True,
 ) -> RankingReplicates:
-    """AUROC and average precision of Poisson-bootstrap replicates of ``(positive, score)``
-    (each draw times the row's ``sample_weight``): one sort, then per replicate the weights of
-    each tie group from the highest score down. The average precision is NaN unless
-    ``average_precision``."""
+    """AUROC, tied share, average precision and AURC of Poisson-bootstrap replicates of
+    ``(positive, score)`` (each draw times the row's ``sample_weight``): one sort, then per
+    replicate the weights of each tie group from the highest score down. The average precision
+    and AURC are NaN unless ``curves``."""
     del n_threads
     n = score.shape[0]
     if positive.shape[0] != n:
@@ -208,7 +208,7 @@ def replicate_ranking(
     pos = positive[order]
     sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[order]
     g = starts.size
-    out = [np.empty(n_resamples) for _ in range(4)]
+    out = [np.empty(n_resamples) for _ in range(6)]
     for lo in range(0, n_resamples, _RANKING_REPLICATES):
         hi = min(lo + _RANKING_REPLICATES, n_resamples)
         w = _weights_between(ids[order], seed, lo, hi)
@@ -222,17 +222,24 @@ def replicate_ranking(
         tp_before = tp_after - gp
         p_total, n_total = tp_after[:, -1], fp_after[:, -1]
         auc = np.sum(gn * (tp_before + 0.5 * gp), axis=1)
+        drawn = gp + gn
         with np.errstate(divide="ignore", invalid="ignore"):
-            precision = np.where(gp > 0, tp_after / (tp_after + fp_after), 0.0)
+            precision = np.where(drawn > 0, tp_after / (tp_after + fp_after), 0.0)
             ok = (p_total > 0) & (n_total > 0)
-            out[0][lo:hi] = np.where(ok, auc / (p_total * n_total), np.nan)
-            ap = np.sum(gp * precision, axis=1) / p_total if average_precision else np.nan
+            pair_weight = p_total * n_total
+            out[0][lo:hi] = np.where(ok, auc / pair_weight, np.nan)
+            ap = np.sum(np.where(gp > 0, gp * precision, 0.0), axis=1) / p_total if curves else np.nan
             out[1][lo:hi] = np.where(ok, ap, np.nan)
-        out[2][lo:hi], out[3][lo:hi] = p_total, n_total
+            out[2][lo:hi] = np.where(ok, np.sum(gp * gn, axis=1) / pair_weight, np.nan)
+            total = p_total + n_total
+            risk = np.sum(np.where(drawn > 0, drawn * (1.0 - precision), 0.0), axis=1)
+            out[3][lo:hi] = np.where(total > 0, risk / total, np.nan) if curves else np.nan
+        out[4][lo:hi], out[5][lo:hi] = p_total, n_total
     pairs = [0, 0, 0, 0]
     if sample_weight is None:
         gp1 = np.bincount(group, weights=pos, minlength=g).astype(np.int64)
         gn1 = np.bincount(group, weights=~pos, minlength=g).astype(np.int64)
         before = np.cumsum(gp1) - gp1
         pairs = [int(np.dot(gn1, before)), int(np.dot(gn1, gp1)), int(gp1.sum()), int(gn1.sum())]
-    return RankingReplicates(out[0], out[1], out[2], out[3], *pairs)
+    auroc, ap_, tied, aurc, w_pos, w_neg = out
+    return RankingReplicates(auroc, ap_, tied, aurc, w_pos, w_neg, *pairs)

@@ -211,7 +211,7 @@ def paired_placements(
     for rows in (positive, ~positive):
         x, y = da[rows], db[rows]
         sums.append((float(x @ x), float(y @ y), float(x @ y)))
-    return PairedPlacements(n_pos, n_neg, ordered_a, tied_a, ordered_b, tied_b, sums[0], sums[1])
+    return PairedPlacements(n_pos, n_neg, ordered_a, tied_a, ordered_b, tied_b, *sums[0], *sums[1])
 
 
 def _placed(positive: np.ndarray, score: np.ndarray) -> tuple[F64, int, int]:

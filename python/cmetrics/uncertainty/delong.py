@@ -121,7 +121,7 @@ def delong_test(
     auc_a = (2 * d.ordered_a + d.tied_a) / (2 * m * n)
     auc_b = (2 * d.ordered_b + d.tied_b) / (2 * m * n)
     cov = np.zeros((2, 2))
-    for (aa, bb, ab), count in ((d.positive, m), (d.negative, n)):
+    for (aa, bb, ab), count in (((d.pos_aa, d.pos_bb, d.pos_ab), m), ((d.neg_aa, d.neg_bb, d.neg_ab), n)):
         if count > 1:
             cov += np.array([[aa, ab], [ab, bb]]) / ((count - 1) * count)
     diff = auc_a - auc_b

@@ -32,6 +32,8 @@ from cmetrics._backend import resolve_backend
 from cmetrics._base import validation
 from cmetrics._base.aliases import F64, Backend
 from cmetrics._base.config import get_num_threads
+from cmetrics._base.value_checks import check_finite
+from cmetrics._derive import ranking_walk
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics._results.grouped import GroupedReport
 from cmetrics._results.intervals import (
@@ -41,6 +43,7 @@ from cmetrics._results.intervals import (
     IntervalMethod,
     Provenance,
 )
+from cmetrics._results.report import RANKING as SELECTIVE_METRICS
 from cmetrics._results.report import Report
 from cmetrics.exceptions import (
     LengthMismatchError,
@@ -152,7 +155,10 @@ def bootstrap(
     :data:`PROB_METRICS`; the per-class ``precision``, ``recall``, ``f1`` (and ``cprecision``,
     ``crecall``, ``cf1``) give one interval per class; with the probabilities of two classes,
     ``roc_auc`` and ``average_precision`` of the second class's column too (one sort, then a
-    weighted walk per replicate). All of them by default. The scheme is
+    weighted walk per replicate); with ``y_proba`` (its top label's probability) or with
+    ``y_pred`` and ``confidence``, the selective-prediction metrics of the confidence against
+    correctness, :data:`SELECTIVE_METRICS` (``refinement``, ``auroc_confidence``,
+    ``reversed_pair_proportion``, ``aurc``: the same sort-once walk). All of them by default. The scheme is
     ``"multinomial"`` when only confusion-matrix metrics of unweighted rows are asked for, else
     ``"poisson"`` (module docs); the result says which. The same ``seed`` gives the same result
     bit for bit on any thread count.
@@ -164,14 +170,18 @@ def bootstrap(
     >>> r = bootstrap(y, y_pred=pred, metrics=["accuracy", "f1_macro"], n_resamples=500, seed=1)
     >>> r.provenance.scheme, r["accuracy"].estimate, r["accuracy"].low, r["accuracy"].high
     ('multinomial', 0.87, 0.8535, 0.8835)
+    >>> conf = np.where(pred == y, rng.uniform(0.5, 1.0, 2000), rng.uniform(0.3, 0.9, 2000))
+    >>> s = bootstrap(y, y_pred=pred, confidence=conf, metrics=["aurc", "auroc_confidence"], n_resamples=200)
+    >>> s.provenance.scheme, round(s["aurc"].estimate, 4), s["aurc"].low < s["aurc"].estimate < s["aurc"].high
+    ('poisson', 0.0505, True)
     """
     n_resamples, level, method, seed = check_bootstrap(n_resamples, confidence_level, method, seed)
-    if confidence is not None:
+    if confidence is not None and (y_proba is not None or y_pred is None):
         msg = (
-            "confidence= intervals (AUROC of the confidence, AURC) are not implemented yet; use "
-            "cmetrics.delong(correct, confidence) for the AUROC of a confidence score"
+            "confidence= scores hard predictions: pass y_pred with confidence "
+            "(y_proba has its own top-label confidence)"
         )
-        raise NotImplementedOptionError(msg)
+        raise ValidationError(msg)
     t = validation.as_1d(y_true, "y_true")
     # Ranking metrics alone, unweighted: no confusion matrix, so no top labels to make.
     ranking_only = metrics is not None and sample_weight is None and set(metrics) <= set(RANKING_METRICS)
@@ -182,18 +192,26 @@ def bootstrap(
     enc = Encoded(truth, [model], labs, w, s, s_count)
     proba = model.proba is not None
     ranking = list(RANKING_METRICS) if proba and enc.k == 2 else []
+    ranking += list(SELECTIVE_METRICS) if proba or confidence is not None else []
     available = list(rm.TABLE_METRICS) + (list(rm.PROB_METRICS) if proba else []) + ranking
     per_class_names = list(rm.TABLE_PER_CLASS) + (list(rm.PROB_PER_CLASS) if proba else [])
     chosen = _select(metrics, available + (per_class_names if metrics is None else []), per_class_names)
     ranked = [m for m in chosen if m in RANKING_METRICS]
-    if ranked and method == "bca" and ("average_precision" in ranked or w is not None):
+    selective = [m for m in chosen if m in SELECTIVE_METRICS]
+    no_loo = [m for m in ranked + selective if m in ("average_precision", "aurc", "reversed_pair_proportion")]
+    if (ranked or selective) and method == "bca" and (no_loo or w is not None):
+        named = ", ".join(no_loo or ranked + selective)
         msg = (
             "method='bca' needs leave-one-out values, which cmetrics has for the unweighted AUROC only "
-            "(DeLong's placements); use method='percentile', 'basic' or 'normal' for average_precision"
+            f"(DeLong's placements); use method='percentile', 'basic' or 'normal' for {named}"
         )
         raise ValidationError(msg)
-    chosen = [m for m in chosen if m not in RANKING_METRICS]
-    row_level = any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen) or w is not None or bool(ranked)
+    chosen = [m for m in chosen if m not in RANKING_METRICS and m not in SELECTIVE_METRICS]
+    row_level = (
+        any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen)
+        or w is not None
+        or bool(ranked or selective)
+    )
     lay = layout(enc.k, proba and row_level)
     if not chosen:  # the ranking metrics alone: no sums to resample
         prov = Provenance(method, "poisson", n_resamples, seed, level, strata is not None, package_version())
@@ -209,7 +227,27 @@ def bootstrap(
     if ranked:
         assert model.proba is not None  # ranked needs probabilities
         _ranking_intervals(result, ranked, truth == 1, model.proba[:, 1], w, prov, backend)
+    if selective:
+        correct, conf = _correctness(truth, model, confidence)
+        _ranking_intervals(result, selective, correct, conf, w, prov, backend)
     return result
+
+
+def _correctness(
+    truth: npt.NDArray[np.int64], model: Model, confidence: ArrayLike | None
+) -> tuple[npt.NDArray[np.bool_], F64]:
+    """Each row's correctness and confidence: the top label's probability with ``y_proba``, the
+    caller's confidence (checked: one finite value per row) with ``y_pred``."""
+    correct = np.ascontiguousarray(model.pred == truth)
+    if confidence is None:
+        assert model.proba is not None  # the selective metrics need y_proba or confidence
+        return correct, np.ascontiguousarray(model.proba.max(axis=1), dtype=np.float64)
+    conf = validation.scores(confidence, "confidence")
+    if conf.ndim != 1 or conf.shape[0] != truth.size:
+        msg = f"confidence has shape {conf.shape} but y_true has {truth.size} rows; pass one confidence per row"
+        raise LengthMismatchError(msg)
+    check_finite("confidence", conf)
+    return correct, np.ascontiguousarray(conf, dtype=np.float64)
 
 
 def _ranking_intervals(
@@ -225,12 +263,11 @@ def _ranking_intervals(
     walk per replicate (the same Poisson row weights as the other row-level metrics)."""
     be, threads = resolve_backend(backend), get_num_threads()
     score = np.ascontiguousarray(score, dtype=np.float64)
-    reps = be.replicate_ranking(
-        positive, score, weight, 0, prov.seed, prov.n_resamples, threads, "average_precision" in names
-    )
-    # The AUROC of the rows comes with the replicates (the same sort); the average precision,
-    # the weighted AUROC and BCa's counts from the walk of the data.
-    walked = weight is not None or "average_precision" in names or prov.method == "bca"
+    curves = "average_precision" in names or "aurc" in names
+    reps = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads, curves)
+    # The AUROC of the rows comes with the replicates (the same sort); the curves, the weighted
+    # pair shares and BCa's counts from the walk of the data.
+    walked = weight is not None or curves or "reversed_pair_proportion" in names or prov.method == "bca"
     full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads) if walked else None
     if full is None:
         p, q = reps.n_pos, reps.n_neg
@@ -238,9 +275,18 @@ def _ranking_intervals(
     elif weight is None:
         auc = (2 * full.ordered + full.tied) / (2 * full.n_pos * full.n_neg) if full.n_pos * full.n_neg else math.nan
     else:
-        auc = full.ordered_share + 0.5 * full.tied_share
-    ap = full.average_precision if full is not None else math.nan
-    values = {"roc_auc": (auc, reps.auroc), "average_precision": (ap, reps.average_precision)}
+        auc = full.ordered_share + 0.5 * full.tied_share if full.n_pos * full.n_neg else math.nan
+    # RPP: the reversed pairs' share of all pairs of rows, 0 without (correct, wrong) pairs.
+    total = reps.w_pos + reps.w_neg
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reversed_share = np.where(reps.w_pos * reps.w_neg > 0, 1.0 - reps.auroc - 0.5 * reps.tied_share, 0.0)
+        rpp = np.where(total > 0, np.clip(reversed_share, 0.0, 1.0) * reps.w_pos * reps.w_neg / total**2, np.nan)
+    values = {"roc_auc": (auc, reps.auroc), "auroc_confidence": (auc, reps.auroc), "refinement": (auc, reps.auroc)}
+    if full is not None:
+        scores = ranking_walk.selective_scores(full, "half", weight is not None)
+        values["average_precision"] = (full.average_precision, reps.average_precision)
+        values["aurc"] = (scores.aurc, reps.aurc)
+        values["reversed_pair_proportion"] = (scores.reversed_pair_proportion, rpp)
 
     def accel() -> float:
         # The AUROC less one row, from its placement (DeLong 1988): exact leave-one-out values.

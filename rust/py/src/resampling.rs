@@ -138,13 +138,13 @@ pub fn replicate_sums<'py>(
         .map_err(|e| ValidationError::new_err(e.to_string()))
 }
 
-/// AUROC and average precision of `n_resamples` Poisson-bootstrap replicates
-/// of `(positive, score)`, the rows keyed as for [`replicate_sums`]:
-/// `RankingReplicates(auroc, average_precision, w_pos, w_neg, ordered, tied,
-/// n_pos, n_neg)`; the average precision is NaN unless `average_precision`; the
-/// last four count the rows themselves (0 with weights).
+/// The ranking metrics of `n_resamples` Poisson-bootstrap replicates of
+/// `(positive, score)`, the rows keyed as for [`replicate_sums`]:
+/// `RankingReplicates(auroc, average_precision, tied_share, aurc, w_pos, w_neg,
+/// ordered, tied, n_pos, n_neg)`; the average precision and AURC are NaN
+/// unless `curves`; the last four count the rows themselves (0 with weights).
 #[pyfunction]
-#[pyo3(signature = (positive, score, sample_weight, rows, seed, n_resamples, n_threads=0, average_precision=true))]
+#[pyo3(signature = (positive, score, sample_weight, rows, seed, n_resamples, n_threads=0, curves=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn replicate_ranking<'py>(
     py: Python<'py>,
@@ -155,7 +155,7 @@ pub fn replicate_ranking<'py>(
     seed: u64,
     n_resamples: usize,
     n_threads: usize,
-    average_precision: bool,
+    curves: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let p = slice(&positive, "y_true")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
@@ -168,13 +168,15 @@ pub fn replicate_ranking<'py>(
         py,
         s.len().saturating_mul(n_resamples) / 64,
         &pool,
-        |pool| { core_ranking(p, s, w, ids, seed, n_resamples, average_precision, pool) }
+        |pool| { core_ranking(p, s, w, ids, seed, n_resamples, curves, pool) }
     )?);
     named!(
         py,
         "RankingReplicates",
         PyArray1::from_vec(py, r.auroc),
         PyArray1::from_vec(py, r.average_precision),
+        PyArray1::from_vec(py, r.tied_share),
+        PyArray1::from_vec(py, r.aurc),
         PyArray1::from_vec(py, r.w_pos),
         PyArray1::from_vec(py, r.w_neg),
         r.pairs[0],

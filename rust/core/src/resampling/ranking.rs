@@ -4,7 +4,9 @@
 //! [`crate::random`], keyed by the row's global index, so the draws are those
 //! of [`super::sums::replicate_sums`] for the same rows and seed). The walk goes
 //! from the highest score down, tie group by tie group: AUROC (ties count
-//! half) and average precision (scikit-learn's step sum) of every replicate.
+//! half), the tied share of the pairs, and with the curves the average
+//! precision (scikit-learn's step sum) and the area under the risk-coverage
+//! curve of every replicate.
 
 use super::sums::RowIds;
 use super::sums::{draw16, Isa};
@@ -22,6 +24,11 @@ use rayon::prelude::*;
 pub struct RankingReplicates {
     pub auroc: Vec<f64>,
     pub average_precision: Vec<f64>,
+    /// The share of the replicate's (positive, negative) pair weight that is tied.
+    pub tied_share: Vec<f64>,
+    /// The area under the replicate's risk-coverage curve (accepting from the
+    /// highest score down, the risk the share of negatives accepted).
+    pub aurc: Vec<f64>,
     pub w_pos: Vec<f64>,
     pub w_neg: Vec<f64>,
     /// The rows themselves, unweighted (zeros with weights): (positive, negative) pairs
@@ -46,6 +53,8 @@ struct Walks {
     gn: [f64; R],
     auc: [f64; R],
     ap: [f64; R],
+    tied: [f64; R],
+    risk: [f64; R],
     /// Whether the tie group `gp`, `gn` holds rows.
     open: bool,
 }
@@ -59,6 +68,8 @@ impl Default for Walks {
             gn: [0.0; R],
             auc: [0.0; R],
             ap: [0.0; R],
+            tied: [0.0; R],
+            risk: [0.0; R],
             open: false,
         }
     }
@@ -69,15 +80,26 @@ impl Walks {
     /// it and tie with its own; with `AP`, its positives add a precision step.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // six arrays side by side, lane by lane
-    fn close<const AP: bool>(&mut self) {
+    fn close<const CURVES: bool>(&mut self) {
         for j in 0..R {
             self.auc[j] += self.gn[j] * (self.tp[j] + 0.5 * self.gp[j]);
+            self.tied[j] += self.gn[j] * self.gp[j];
             self.tp[j] += self.gp[j];
             self.fp[j] += self.gn[j];
-            if AP {
-                // A select, not a branch: the division runs on every lane.
-                let step = self.gp[j] * self.tp[j] / (self.tp[j] + self.fp[j]);
-                self.ap[j] += if self.gp[j] > 0.0 { step } else { 0.0 };
+            if CURVES {
+                // Selects, not branches: the division runs on every lane.
+                let drawn = self.gp[j] + self.gn[j];
+                let precision = self.tp[j] / (self.tp[j] + self.fp[j]);
+                self.ap[j] += if self.gp[j] > 0.0 {
+                    self.gp[j] * precision
+                } else {
+                    0.0
+                };
+                self.risk[j] += if drawn > 0.0 {
+                    drawn * (1.0 - precision)
+                } else {
+                    0.0
+                };
             }
             self.gp[j] = 0.0;
             self.gn[j] = 0.0;
@@ -90,16 +112,21 @@ impl Walks {
     /// `p`, `q` is 0 (its tie term vanishes).
     #[inline(always)]
     #[allow(clippy::needless_range_loop)]
-    fn single<const AP: bool>(&mut self, x: &[u8; R], p: f64, q: f64) {
+    fn single<const CURVES: bool>(&mut self, x: &[u8; R], p: f64, q: f64) {
         for j in 0..R {
             let x = f64::from(x[j]);
             let (pos, neg) = (x * p, x * q);
             self.auc[j] += neg * self.tp[j];
             self.tp[j] += pos;
             self.fp[j] += neg;
-            if AP {
-                let step = pos * self.tp[j] / (self.tp[j] + self.fp[j]);
-                self.ap[j] += if pos > 0.0 { step } else { 0.0 };
+            if CURVES {
+                let precision = self.tp[j] / (self.tp[j] + self.fp[j]);
+                self.ap[j] += if pos > 0.0 { pos * precision } else { 0.0 };
+                self.risk[j] += if pos + neg > 0.0 {
+                    (pos + neg) * (1.0 - precision)
+                } else {
+                    0.0
+                };
             }
         }
     }
@@ -116,19 +143,29 @@ impl Walks {
         self.open = true;
     }
 
-    fn finish<const AP: bool>(mut self) -> [(f64, f64, f64, f64); R] {
-        self.close::<AP>();
+    /// Each replicate's `(auroc, average precision, tied share, aurc, w_pos, w_neg)`.
+    fn finish<const CURVES: bool>(mut self) -> [Finished; R] {
+        self.close::<CURVES>();
         std::array::from_fn(|j| {
             let (p, n) = (self.tp[j], self.fp[j]);
-            let ap = if AP { self.ap[j] / p } else { f64::NAN };
-            if p > 0.0 && n > 0.0 {
-                (self.auc[j] / (p * n), ap, p, n)
+            let ap = if CURVES { self.ap[j] / p } else { f64::NAN };
+            let aurc = if CURVES && p + n > 0.0 {
+                self.risk[j] / (p + n)
             } else {
-                (f64::NAN, f64::NAN, p, n)
+                f64::NAN
+            };
+            if p > 0.0 && n > 0.0 {
+                let pairs = p * n;
+                (self.auc[j] / pairs, ap, self.tied[j] / pairs, aurc, p, n)
+            } else {
+                (f64::NAN, f64::NAN, f64::NAN, aurc, p, n)
             }
         })
     }
 }
+
+/// One replicate's metrics and side weights ([`Walks::finish`]).
+type Finished = (f64, f64, f64, f64, f64, f64);
 
 /// A sorted row's flags: positive, first of its tie group, alone in it.
 const POSITIVE: u8 = 1;
@@ -151,7 +188,7 @@ struct RankJob<'a> {
 impl RankJob<'_> {
     /// The walks of replicate groups `first ..`, with the widest vectors this
     /// CPU has.
-    fn run<const AP: bool>(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
+    fn run<const CURVES: bool>(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512f")
@@ -160,32 +197,36 @@ impl RankJob<'_> {
                 && std::arch::is_x86_feature_detected!("avx512dq")
             {
                 // SAFETY: the CPU has the features `run_avx512` is compiled for.
-                return unsafe { self.run_avx512::<AP>(first, pool) };
+                return unsafe { self.run_avx512::<CURVES>(first, pool) };
             }
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has the features `run_avx2` is compiled for.
-                return unsafe { self.run_avx2::<AP>(first, pool) };
+                return unsafe { self.run_avx2::<CURVES>(first, pool) };
             }
         }
-        self.run_portable::<AP>(first, pool, Isa::Portable)
+        self.run_portable::<CURVES>(first, pool, Isa::Portable)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-    unsafe fn run_avx512<const AP: bool>(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
-        self.run_portable::<AP>(first, pool, Isa::Avx512)
+    unsafe fn run_avx512<const CURVES: bool>(
+        &self,
+        first: usize,
+        pool: &Pool,
+    ) -> Result<Vec<Walks>> {
+        self.run_portable::<CURVES>(first, pool, Isa::Avx512)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2<const AP: bool>(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
-        self.run_portable::<AP>(first, pool, Isa::Avx2)
+    unsafe fn run_avx2<const CURVES: bool>(&self, first: usize, pool: &Pool) -> Result<Vec<Walks>> {
+        self.run_portable::<CURVES>(first, pool, Isa::Avx2)
     }
 
     /// The walk itself, inlined into each of the above: no multiply-add is
     /// fused, so every instruction set gives the same bits.
     #[inline(always)]
-    fn run_portable<const AP: bool>(
+    fn run_portable<const CURVES: bool>(
         &self,
         first: usize,
         pool: &Pool,
@@ -232,10 +273,10 @@ impl RankJob<'_> {
                     .zip(&is_neg)
                 {
                     if opens && w.open {
-                        w.close::<AP>();
+                        w.close::<CURVES>();
                     }
                     if alone {
-                        w.single::<AP>(x, p, q);
+                        w.single::<CURVES>(x, p, q);
                     } else {
                         w.add(x, p, q);
                     }
@@ -314,10 +355,11 @@ fn sorted_flags(
     Ok((flags, sorted_weight))
 }
 
-/// AUROC and average precision of `n_resamples` Poisson-bootstrap replicates
-/// of `(positive, score)`, each row's draw times its `weight` when given; the
-/// average precision only when `average_precision` (its precision steps divide
-/// on every tie group, the dearest part of the walk), NaN otherwise.
+/// AUROC, tied share, average precision and AURC of `n_resamples`
+/// Poisson-bootstrap replicates of `(positive, score)`, each row's draw times
+/// its `weight` when given; the last two only with `curves` (their precision
+/// steps divide on every tie group, the dearest part of the walk), NaN
+/// otherwise.
 ///
 /// # Errors
 /// Lengths that differ, no rows, a score that is not finite, or
@@ -330,7 +372,7 @@ pub fn replicate_ranking<X: Score>(
     rows: RowIds<'_>,
     seed: u64,
     n_resamples: usize,
-    average_precision: bool,
+    curves: bool,
     pool: &Pool,
 ) -> Result<RankingReplicates> {
     check_scores(positive, score)?;
@@ -364,7 +406,7 @@ pub fn replicate_ranking<X: Score>(
         per,
     };
     let walk_blocks = |first: usize| {
-        if average_precision {
+        if curves {
             job.run::<true>(first, pool)
         } else {
             job.run::<false>(first, pool)
@@ -385,17 +427,19 @@ pub fn replicate_ranking<X: Score>(
         out.pairs = pair_counts(&flags);
     }
     for walks in parts.into_iter().flatten() {
-        let finished = if average_precision {
+        let finished = if curves {
             walks.finish::<true>()
         } else {
             walks.finish::<false>()
         };
-        for (auroc, ap, p, q) in finished {
+        for (auroc, ap, tied, aurc, p, q) in finished {
             if out.auroc.len() == n_resamples {
                 break;
             }
             out.auroc.push(auroc);
             out.average_precision.push(ap);
+            out.tied_share.push(tied);
+            out.aurc.push(aurc);
             out.w_pos.push(p);
             out.w_neg.push(q);
         }
@@ -451,6 +495,37 @@ mod tests {
                 "{b}: {} against {want}",
                 got.auroc[b]
             );
+            // The tied share and the risk-coverage area, threshold by threshold.
+            let (mut tied, mut area) = (0.0, 0.0);
+            let mut values: Vec<f64> = score.clone();
+            values.sort_by(|a, b| b.total_cmp(a));
+            values.dedup();
+            for &v in &values {
+                let (mut gp, mut gn, mut tp, mut fp) = (0.0, 0.0, 0.0, 0.0);
+                for i in 0..n {
+                    let wi = w[i];
+                    if score[i] >= v {
+                        if positive[i] {
+                            tp += wi;
+                        } else {
+                            fp += wi;
+                        }
+                    }
+                    if score[i] == v {
+                        if positive[i] {
+                            gp += wi;
+                        } else {
+                            gn += wi;
+                        }
+                    }
+                }
+                tied += gp * gn;
+                if gp + gn > 0.0 {
+                    area += (gp + gn) * fp / (tp + fp);
+                }
+            }
+            assert!((got.tied_share[b] - tied / (p * q)).abs() < 1e-12);
+            assert!((got.aurc[b] - area / (p + q)).abs() < 1e-12, "{b}: aurc");
         }
         for threads in [2, 3, 5, 8] {
             let other = replicate_ranking(

@@ -90,7 +90,8 @@ pub fn row_placements<'py>(
 }
 
 /// DeLong's paired summary of two models on the same rows
-/// (`PairedPlacements(n_pos, n_neg, ordered_a, tied_a, ordered_b, tied_b, positive, negative)`).
+/// (`PairedPlacements(n_pos, n_neg, ordered_a, tied_a, ordered_b, tied_b, pos_aa, pos_bb,
+/// pos_ab, neg_aa, neg_bb, neg_ab)`).
 #[pyfunction]
 #[pyo3(signature = (positive, score_a, score_b, n_threads=0))]
 pub fn paired_placements<'py>(
@@ -120,8 +121,12 @@ pub fn paired_placements<'py>(
         r.a.tied,
         r.b.ordered,
         r.b.tied,
-        r.positive,
-        r.negative,
+        r.positive[0],
+        r.positive[1],
+        r.positive[2],
+        r.negative[0],
+        r.negative[1],
+        r.negative[2],
     )
 }
 
