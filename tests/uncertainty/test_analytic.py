@@ -231,3 +231,17 @@ def test_the_walk_carries_weighted_placements(backend: str) -> None:
     assert d.placement_neg_sq == pytest.approx(float(wn @ v01**2), rel=1e-12)
     bare = resolve_backend(backend).binary_ranking(y, s, w, curves=False)
     assert np.isnan(bare.placement_pos_sq) and np.isnan(bare.placement_neg_sq)
+
+
+@pytest.mark.parametrize("shape", ["continuous", "rounded", "float32", "crowded", "mixed", "int64"])
+def test_replicate_walks_agree_across_backends_on_every_score_shape(shape: str) -> None:
+    """The replicate walk's sorted rows (packed keys, runs put in full-key order, or the full-key
+    sort of crowded scores) give the numpy twin's replicates."""
+    n = 70_001
+    y = np.random.default_rng(6).random(n) < 0.4
+    score = _shapes(n, 7)[shape][0]
+    got = _core.replicate_ranking(y, score, None, 0, 5, 20, 2, True)
+    want = _numpy.replicate_ranking(y, score, None, 0, 5, 20, 0, True)
+    assert got[-4:] == want[-4:]  # the rows' own pair counts, exactly
+    for g, w in zip(got[:-4], want[:-4], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10)

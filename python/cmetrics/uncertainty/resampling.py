@@ -5,8 +5,9 @@ Two schemes, both exact resamplings of the rows:
 - ``"multinomial"``: resampling ``n`` rows with replacement draws the cells of the confusion
   matrix from Multinomial(n, cells / n) (within each stratum when ``strata`` is given), so a
   replicate costs O(K^2) whatever ``n``; used when every metric asked for is one of the
-  confusion matrix and rows are unweighted. The cells are drawn by numpy's Philox generator
-  keyed by ``seed``.
+  confusion matrix and rows are unweighted. The cells are drawn by numpy's Philox generator,
+  keyed by ``seed``, one stream per block of 64 replicates (counter ``(0, 0, block, 0)``), the
+  blocks drawn side by side on the threads: the result is the same on any thread count.
 - ``"poisson"``: every row gets a Poisson(1) weight in every replicate, a pure function of
   (seed, row index, replicate) from Philox4x32-10 (:mod:`cmetrics._numpy.random` and its Rust
   twin), and each replicate is the weighted sum of the rows' contributions, computed in one
@@ -169,7 +170,7 @@ def bootstrap(
     >>> pred = np.where(rng.random(2000) < 0.8, y, rng.integers(0, 3, 2000))
     >>> r = bootstrap(y, y_pred=pred, metrics=["accuracy", "f1_macro"], n_resamples=500, seed=1)
     >>> r.provenance.scheme, r["accuracy"].estimate, r["accuracy"].low, r["accuracy"].high
-    ('multinomial', 0.87, 0.8535, 0.8835)
+    ('multinomial', 0.87, 0.8545, 0.8847625)
     >>> conf = np.where(pred == y, rng.uniform(0.5, 1.0, 2000), rng.uniform(0.3, 0.9, 2000))
     >>> s = bootstrap(y, y_pred=pred, confidence=conf, metrics=["aurc", "auroc_confidence"], n_resamples=200)
     >>> s.provenance.scheme, round(s["aurc"].estimate, 4), s["aurc"].low < s["aurc"].estimate < s["aurc"].high

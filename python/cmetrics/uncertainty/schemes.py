@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import NamedTuple
@@ -175,6 +176,12 @@ def occupied_cells(enc: Encoded, backend: Backend) -> tuple[npt.NDArray[np.int64
     return occupied.astype(np.int64), counts.astype(np.int64)
 
 
+#: Replicates drawn from one Philox stream of the multinomial scheme (keyed by seed and block).
+MULTINOMIAL_BLOCK = 64
+#: Cell draws (replicates x occupied cells) from which the blocks are drawn on several threads.
+PARALLEL_DRAWS = 1 << 18
+
+
 def cell_design(
     occupied: npt.NDArray[np.int64],
     counts: npt.NDArray[np.int64],
@@ -218,16 +225,34 @@ def cell_design(
 
     full = joint_to_sums(counts[None, :].astype(np.float64))
 
+    strata_cells = [np.flatnonzero(stratum == s) for s in range(n_strata)]
+
+    def draw_block(block: int, draws: F64) -> None:
+        """The replicates of one block, from the block's own Philox stream."""
+        lo, hi = block * MULTINOMIAL_BLOCK, min((block + 1) * MULTINOMIAL_BLOCK, n_resamples)
+        rng = np.random.Generator(np.random.Philox(key=seed, counter=[0, 0, block, 0]))
+        for here in strata_cells:
+            if here.size:
+                c = counts[here]
+                total = int(c.sum())
+                draws[lo:hi, here] = rng.multinomial(total, c / total, size=hi - lo)
+
     def replicates() -> F64:
-        rng = np.random.Generator(np.random.Philox(key=seed))
         draws = np.zeros((n_resamples, occupied.size))
-        for s in range(n_strata):
-            here = np.flatnonzero(stratum == s)
-            if here.size == 0:
-                continue
-            c = counts[here]
-            total = int(c.sum())
-            draws[:, here] = rng.multinomial(total, c / total, size=n_resamples)
+        blocks = range(math.ceil(n_resamples / MULTINOMIAL_BLOCK))
+        threads = min(get_num_threads(), len(blocks))
+        if threads > 1 and n_resamples * occupied.size >= PARALLEL_DRAWS:
+            # numpy draws without the GIL: the blocks side by side (each block's draws are its
+            # own, so the result is the same on any thread count).
+            pool = ThreadPoolExecutor(threads)
+            try:
+                for done in [pool.submit(draw_block, b, draws) for b in blocks]:
+                    done.result()
+            finally:
+                pool.shutdown(cancel_futures=True)
+        else:
+            for b in blocks:
+                draw_block(b, draws)
         return joint_to_sums(draws)
 
     def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
