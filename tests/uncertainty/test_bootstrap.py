@@ -11,11 +11,13 @@ import warnings
 import numpy as np
 import pytest
 from scipy.stats import ks_2samp
+from sklearn.metrics import average_precision_score, roc_auc_score
 
 import cmetrics
 from cmetrics._backend import resolve_backend
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics.exceptions import LengthMismatchError, ValidationError
+from cmetrics.uncertainty.schemes import multinomial_block
 
 
 def _model(n: int, k: int, seed: int, skill: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
@@ -339,6 +341,74 @@ def test_selective_replicates_are_the_metrics_of_their_weights(backend: str, wei
         want = _naive_selective(pred == y, conf, base * w[b])
         for name in names:
             assert r.distribution[name][b] == pytest.approx(want[name], rel=1e-10), (b, name)
+
+
+@pytest.mark.parametrize("family", ["score", "confidence"])
+def test_ranking_cells_are_drawn_when_the_scores_are_few(backend: str, family: str) -> None:
+    """A ranking family alone, of unweighted rows with few distinct scores, draws its (group,
+    side) cells: each replicate is scikit-learn's metric of the drawn cells (each cell one
+    weighted row), and the draws are those of the confusion-matrix cells' blocks."""
+    rng = np.random.default_rng(12)
+    n = 20_000
+    y = rng.integers(0, 2, n)
+    s = np.round(np.clip(0.5 + (y - 0.5) * 0.3 + rng.normal(0, 0.25, n), 0, 1), 2)
+    if family == "score":
+        kw, names, positive, score = (
+            {"y_proba": np.stack([1 - s, s], axis=1)},
+            ["roc_auc", "average_precision"],
+            y == 1,
+            s,
+        )
+    else:
+        pred = np.where(rng.random(n) < 0.8, y, 1 - y)
+        kw, names, positive, score = {"y_pred": pred, "confidence": s}, ["auroc_confidence", "aurc"], pred == y, s
+    r = cmetrics.bootstrap(y, **kw, metrics=names, n_resamples=70, seed=4, return_distribution=True, backend=backend)
+    assert r.provenance.scheme == "multinomial" and r.distribution is not None
+    values = np.unique(score)[::-1]
+    counts = np.concatenate(
+        [[np.sum(positive & (score == v)) for v in values], [np.sum(~positive & (score == v)) for v in values]]
+    ).astype(np.int64)
+    occupied = np.flatnonzero(counts)
+    drawn = np.vstack([multinomial_block(counts[occupied], [np.arange(occupied.size)], 70, 4, b) for b in (0, 1)])
+    cell_score = np.concatenate([values, values])[occupied]
+    cell_truth = np.concatenate([np.ones(values.size), np.zeros(values.size)])[occupied]
+    for b in (0, 9, 64, 69):
+        auc = roc_auc_score(cell_truth, cell_score, sample_weight=drawn[b])
+        assert r.distribution[names[0]][b] == pytest.approx(auc, rel=1e-12)
+        if names[1] == "average_precision":
+            ap = average_precision_score(cell_truth, cell_score, sample_weight=drawn[b])
+            assert r.distribution[names[1]][b] == pytest.approx(ap, rel=1e-12)
+        else:
+            risk = sum(
+                drawn[b][cell_score == v].sum()
+                * drawn[b][(cell_score >= v) & (cell_truth == 0)].sum()
+                / drawn[b][cell_score >= v].sum()
+                for v in values
+            )
+            assert r.distribution["aurc"][b] == pytest.approx(risk / n, rel=1e-12)
+    # With weights, or beside a row-level metric, the rows are walked (one resample for all).
+    assert (
+        cmetrics.bootstrap(y, **kw, metrics=names, n_resamples=5, sample_weight=np.ones(n)).provenance.scheme
+        == "poisson"
+    )
+    if family == "score":
+        both = cmetrics.bootstrap(y, **kw, metrics=[*names, "log_loss"], n_resamples=5)
+        assert both.provenance.scheme == "poisson"
+
+
+def test_ranking_cells_resample_like_rows() -> None:
+    """The cells of the AUROC and explicit row resampling give one distribution (a fixed-seed
+    two-sample Kolmogorov-Smirnov test at the 1e-3 level)."""
+    rng = np.random.default_rng(13)
+    n = 3000
+    y = rng.integers(0, 2, n)
+    s = np.round(np.clip(0.5 + (y - 0.5) * 0.3 + rng.normal(0, 0.25, n), 0, 1), 1)
+    p = np.stack([1 - s, s], axis=1)
+    r = cmetrics.bootstrap(y, y_proba=p, metrics=["roc_auc"], n_resamples=1500, seed=2, return_distribution=True)
+    assert r.provenance.scheme == "multinomial" and r.distribution is not None
+    draws = np.random.default_rng(3).integers(0, n, (1500, n))
+    explicit = np.array([roc_auc_score(y[d], s[d]) for d in draws])
+    assert ks_2samp(r.distribution["roc_auc"], explicit).pvalue > 1e-3
 
 
 def test_compare_refuses_a_model_of_another_length(backend: str) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cmetrics._base.value_checks import check_finite, check_weights
-from cmetrics._kernels import RankingReplicates
+from cmetrics._kernels import F64, RankingReplicates
 from cmetrics.exceptions import LengthMismatchError, ShapeError
 
 _M0 = np.uint64(0xD2511F53)
@@ -174,6 +174,32 @@ def replicate_sums(
 _RANKING_REPLICATES = 8
 
 
+def walk_group_weights(
+    gp: npt.NDArray[np.float64], gn: npt.NDArray[np.float64], curves: bool
+) -> tuple[F64, F64, F64, F64, F64, F64]:
+    """The ranking metrics of replicates from their tie groups' positive and negative weights
+    (``replicates x groups``, highest score first): ``(auroc, average precision, tied share,
+    aurc, w_pos, w_neg)``, the curves NaN unless ``curves``."""
+    tp_after = np.cumsum(gp, axis=1)
+    fp_after = np.cumsum(gn, axis=1)
+    tp_before = tp_after - gp
+    p_total, n_total = tp_after[:, -1], fp_after[:, -1]
+    auc = np.sum(gn * (tp_before + 0.5 * gp), axis=1)
+    drawn = gp + gn
+    nan = np.full(gp.shape[0], np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(drawn > 0, tp_after / (tp_after + fp_after), 0.0)
+        ok = (p_total > 0) & (n_total > 0)
+        pair_weight = p_total * n_total
+        auroc = np.where(ok, auc / pair_weight, np.nan)
+        ap = np.where(ok, np.sum(np.where(gp > 0, gp * precision, 0.0), axis=1) / p_total, np.nan) if curves else nan
+        tied = np.where(ok, np.sum(gp * gn, axis=1) / pair_weight, np.nan)
+        total = p_total + n_total
+        risk = np.sum(np.where(drawn > 0, drawn * (1.0 - precision), 0.0), axis=1)
+        aurc = np.where(total > 0, risk / total, np.nan) if curves else nan
+    return auroc, ap, tied, aurc, p_total, n_total
+
+
 def replicate_ranking(
     positive: npt.NDArray[np.bool_],
     score: npt.NDArray[np.generic],
@@ -217,24 +243,8 @@ def replicate_ranking(
         for b in range(hi - lo):
             gp[b] = np.bincount(group, weights=w[b] * sw * pos, minlength=g)
             gn[b] = np.bincount(group, weights=w[b] * sw * ~pos, minlength=g)
-        tp_after = np.cumsum(gp, axis=1)
-        fp_after = np.cumsum(gn, axis=1)
-        tp_before = tp_after - gp
-        p_total, n_total = tp_after[:, -1], fp_after[:, -1]
-        auc = np.sum(gn * (tp_before + 0.5 * gp), axis=1)
-        drawn = gp + gn
-        with np.errstate(divide="ignore", invalid="ignore"):
-            precision = np.where(drawn > 0, tp_after / (tp_after + fp_after), 0.0)
-            ok = (p_total > 0) & (n_total > 0)
-            pair_weight = p_total * n_total
-            out[0][lo:hi] = np.where(ok, auc / pair_weight, np.nan)
-            ap = np.sum(np.where(gp > 0, gp * precision, 0.0), axis=1) / p_total if curves else np.nan
-            out[1][lo:hi] = np.where(ok, ap, np.nan)
-            out[2][lo:hi] = np.where(ok, np.sum(gp * gn, axis=1) / pair_weight, np.nan)
-            total = p_total + n_total
-            risk = np.sum(np.where(drawn > 0, drawn * (1.0 - precision), 0.0), axis=1)
-            out[3][lo:hi] = np.where(total > 0, risk / total, np.nan) if curves else np.nan
-        out[4][lo:hi], out[5][lo:hi] = p_total, n_total
+        for column, values in zip(out, walk_group_weights(gp, gn, curves), strict=True):
+            column[lo:hi] = values
     pairs = [0, 0, 0, 0]
     if sample_weight is None:
         gp1 = np.bincount(group, weights=pos, minlength=g).astype(np.int64)

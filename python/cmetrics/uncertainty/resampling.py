@@ -7,7 +7,9 @@ Two schemes, both exact resamplings of the rows:
   replicate costs O(K^2) whatever ``n``; used when every metric asked for is one of the
   confusion matrix and rows are unweighted. The cells are drawn by numpy's Philox generator,
   keyed by ``seed``, one stream per block of 64 replicates (counter ``(0, 0, block, 0)``), the
-  blocks drawn side by side on the threads: the result is the same on any thread count.
+  blocks drawn side by side on the threads: the result is the same on any thread count. One
+  family of ranking metrics asked for alone, of unweighted rows with few distinct scores, draws
+  its (tie group, side) cells the same way (:func:`ranking_cells`).
 - ``"poisson"``: every row gets a Poisson(1) weight in every replicate, a pure function of
   (seed, row index, replicate) from Philox4x32-10 (:mod:`cmetrics._numpy.random` and its Rust
   twin), and each replicate is the weighted sum of the rows' contributions, computed in one
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +39,8 @@ from cmetrics._base.config import get_num_threads
 from cmetrics._base.value_checks import check_finite
 from cmetrics._derive import ranking_walk
 from cmetrics._derive import replicate_metrics as rm
+from cmetrics._kernels import BinaryRanking, Groups
+from cmetrics._numpy.random import walk_group_weights
 from cmetrics._results.grouped import GroupedReport
 from cmetrics._results.intervals import (
     BootstrapResult,
@@ -43,6 +48,7 @@ from cmetrics._results.intervals import (
     Difference,
     IntervalMethod,
     Provenance,
+    Scheme,
 )
 from cmetrics._results.report import RANKING as SELECTIVE_METRICS
 from cmetrics._results.report import Report
@@ -68,6 +74,8 @@ from cmetrics.uncertainty.schemes import (
     encode_model,
     layout,
     metric_interval,
+    multinomial_block,
+    over_blocks,
     package_version,
     poisson_design,
 )
@@ -214,8 +222,12 @@ def bootstrap(
         or bool(ranked or selective)
     )
     lay = layout(enc.k, proba and row_level)
+    ranking_input, selective_input, groups = _ranking_inputs(
+        truth, model, confidence, bool(ranked), bool(selective), not chosen and w is None and strata is None, backend
+    )
     if not chosen:  # the ranking metrics alone: no sums to resample
-        prov = Provenance(method, "poisson", n_resamples, seed, level, strata is not None, package_version())
+        scheme: Scheme = "multinomial" if groups is not None else "poisson"
+        prov = Provenance(method, scheme, n_resamples, seed, level, strata is not None, package_version())
         result = BootstrapResult({}, {}, prov, {} if return_distribution else None)
     else:
         if row_level:
@@ -225,13 +237,33 @@ def bootstrap(
             design = cells_of_rows(enc, n_resamples, seed, [lay], backend)
         prov = Provenance(method, design.scheme, n_resamples, seed, level, strata is not None, package_version())
         result = design_intervals(design, enc.k, lay, _labels_text(labs), chosen, prov, return_distribution)
+    if ranking_input is not None:
+        _ranking_intervals(result, ranked, *ranking_input, w, prov, backend, groups)
+    if selective_input is not None:
+        _ranking_intervals(result, selective, *selective_input, w, prov, backend, groups)
+    return result
+
+
+def _ranking_inputs(
+    truth: npt.NDArray[np.int64],
+    model: Model,
+    confidence: ArrayLike | None,
+    ranked: bool,
+    selective: bool,
+    cells_allowed: bool,
+    backend: Backend,
+) -> tuple[_Ranked | None, _Ranked | None, Groups | None]:
+    """The (positive, score) rows of the binary ranking metrics and of the selective ones, and,
+    when one family is asked for alone and ``cells_allowed`` (no other metric, unweighted, no
+    strata), its tie groups if drawing their cells is cheaper than walking the rows."""
+    ranking_input: _Ranked | None = None
     if ranked:
         assert model.proba is not None  # ranked needs probabilities
-        _ranking_intervals(result, ranked, truth == 1, model.proba[:, 1], w, prov, backend)
-    if selective:
-        correct, conf = _correctness(truth, model, confidence)
-        _ranking_intervals(result, selective, correct, conf, w, prov, backend)
-    return result
+        ranking_input = (truth == 1, np.ascontiguousarray(model.proba[:, 1], dtype=np.float64))
+    selective_input = _correctness(truth, model, confidence) if selective else None
+    alone = ranking_input if selective_input is None else selective_input if ranking_input is None else None
+    groups = ranking_cells(*alone, backend) if cells_allowed and alone is not None else None
+    return ranking_input, selective_input, groups
 
 
 def _correctness(
@@ -251,6 +283,21 @@ def _correctness(
     return correct, np.ascontiguousarray(conf, dtype=np.float64)
 
 
+#: The rows of one ranking family: (positive, score).
+_Ranked = tuple[npt.NDArray[np.bool_], F64]
+
+
+class _Replicates(NamedTuple):
+    """The ranking metrics of every replicate (as the kernels' ``RankingReplicates``)."""
+
+    auroc: F64
+    average_precision: F64
+    tied_share: F64
+    aurc: F64
+    w_pos: F64
+    w_neg: F64
+
+
 def _ranking_intervals(
     result: BootstrapResult,
     names: Sequence[str],
@@ -259,20 +306,29 @@ def _ranking_intervals(
     weight: F64 | None,
     prov: Provenance,
     backend: Backend,
+    groups: Groups | None = None,
 ) -> None:
-    """Add the binary AUROC and average precision to ``result``: one sort, then a weighted
-    walk per replicate (the same Poisson row weights as the other row-level metrics)."""
+    """Add ranking metrics of ``score`` against ``positive`` to ``result``. In the Poisson
+    scheme: one sort, then a weighted walk per replicate (the same row weights as the other
+    row-level metrics). In the multinomial scheme (``groups``, the tie groups of unweighted
+    rows): the (group, side) cells drawn as the confusion matrix's are, each replicate a walk
+    over its drawn cells."""
     be, threads = resolve_backend(backend), get_num_threads()
     score = np.ascontiguousarray(score, dtype=np.float64)
     curves = "average_precision" in names or "aurc" in names
-    reps = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads, curves)
-    # The AUROC of the rows comes with the replicates (the same sort); the curves, the weighted
-    # pair shares and BCa's counts from the walk of the data.
-    walked = weight is not None or curves or "reversed_pair_proportion" in names or prov.method == "bca"
-    full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads) if walked else None
+    if groups is not None:
+        full: BinaryRanking | None = be.walk_groups(groups, curves=True)
+        reps = _cell_replicates(groups, prov, curves)
+    else:
+        walk = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads, curves)
+        reps = _Replicates(*walk[:6])
+        # The AUROC of the rows comes with the replicates (the same sort); the curves, the
+        # weighted pair shares and BCa's counts from the walk of the data.
+        walked = weight is not None or curves or "reversed_pair_proportion" in names or prov.method == "bca"
+        full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads) if walked else None
     if full is None:
-        p, q = reps.n_pos, reps.n_neg
-        auc = (2 * reps.ordered + reps.tied) / (2 * p * q) if p * q else math.nan
+        p, q = walk.n_pos, walk.n_neg
+        auc = (2 * walk.ordered + walk.tied) / (2 * p * q) if p * q else math.nan
     elif weight is None:
         auc = (2 * full.ordered + full.tied) / (2 * full.n_pos * full.n_neg) if full.n_pos * full.n_neg else math.nan
     else:
@@ -305,6 +361,42 @@ def _ranking_intervals(
         )
         if result.distribution is not None:
             result.distribution[name] = replicates
+
+
+#: Binomial draws of the multinomial scheme that cost about as much as one row's Poisson draw
+#: and walk step in the ranking replicates (measured on the reference machine): the (group,
+#: side) cells are drawn instead of the rows when there are fewer than ``rows / 150``.
+CELL_DRAW_COST = 75
+#: The most (group, side) cells the multinomial scheme of the ranking metrics draws (a block of
+#: 64 replicates holds 64 x cells float64 values: 128 MiB at this bound).
+MAX_RANKING_CELLS = 1 << 18
+
+
+def ranking_cells(positive: npt.NDArray[np.bool_], score: F64, backend: Backend) -> Groups | None:
+    """The tie groups of unweighted rows when drawing their (group, side) cells is cheaper than
+    walking every row in every replicate, else None."""
+    groups = resolve_backend(backend).score_groups(positive, score, None, get_num_threads())
+    cells = 2 * groups.values.size
+    return groups if cells * CELL_DRAW_COST <= positive.size and cells <= MAX_RANKING_CELLS else None
+
+
+def _cell_replicates(groups: Groups, prov: Provenance, curves: bool) -> _Replicates:
+    """Each replicate's ranking metrics from the (group, side) cells drawn from one multinomial
+    of all the rows, in blocks of replicates (the blocks of the confusion-matrix cells)."""
+    g = groups.values.size
+    # Highest score first, positives then negatives; only occupied cells are drawn.
+    counts = np.concatenate([groups.n_pos[::-1], groups.n_neg[::-1]]).astype(np.int64)
+    occupied = np.flatnonzero(counts)
+    strata_cells = [np.arange(occupied.size)]
+
+    def block(b: int) -> tuple[F64, ...]:
+        drawn = multinomial_block(counts[occupied], strata_cells, prov.n_resamples, prov.seed, b)
+        cells = np.zeros((drawn.shape[0], 2 * g))
+        cells[:, occupied] = drawn
+        return walk_group_weights(cells[:, :g], cells[:, g:], curves)
+
+    parts = over_blocks(prov.n_resamples, occupied.size, block)
+    return _Replicates(*(np.concatenate(column) for column in zip(*parts, strict=True)))
 
 
 def check_bootstrap(

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -176,10 +176,48 @@ def occupied_cells(enc: Encoded, backend: Backend) -> tuple[npt.NDArray[np.int64
     return occupied.astype(np.int64), counts.astype(np.int64)
 
 
+_T = TypeVar("_T")
+
 #: Replicates drawn from one Philox stream of the multinomial scheme (keyed by seed and block).
 MULTINOMIAL_BLOCK = 64
 #: Cell draws (replicates x occupied cells) from which the blocks are drawn on several threads.
 PARALLEL_DRAWS = 1 << 18
+
+
+def multinomial_block(
+    counts: npt.NDArray[np.int64],
+    strata_cells: Sequence[npt.NDArray[np.intp]],
+    n_resamples: int,
+    seed: int,
+    block: int,
+) -> F64:
+    """Replicates ``64 block ..`` of the cell counts (``replicates x cells``): in each stratum
+    (its cells listed in ``strata_cells``) a multinomial of the stratum's size, from the block's
+    own Philox stream."""
+    lo, hi = block * MULTINOMIAL_BLOCK, min((block + 1) * MULTINOMIAL_BLOCK, n_resamples)
+    rng = np.random.Generator(np.random.Philox(key=seed, counter=[0, 0, block, 0]))
+    draws = np.zeros((hi - lo, counts.size))
+    for here in strata_cells:
+        if here.size:
+            c = counts[here]
+            total = int(c.sum())
+            draws[:, here] = rng.multinomial(total, c / total, size=hi - lo)
+    return draws
+
+
+def over_blocks(n_resamples: int, cells: int, work: Callable[[int], _T]) -> list[_T]:
+    """``work(block)`` for every block of :data:`MULTINOMIAL_BLOCK` replicates, in block order:
+    side by side on the threads when the draws are many (numpy draws without the GIL; each
+    block's draws are its own, so the result is the same on any thread count)."""
+    blocks = range(math.ceil(n_resamples / MULTINOMIAL_BLOCK))
+    threads = min(get_num_threads(), len(blocks))
+    if threads <= 1 or n_resamples * cells < PARALLEL_DRAWS:
+        return [work(b) for b in blocks]
+    pool = ThreadPoolExecutor(threads)
+    try:
+        return [done.result() for done in [pool.submit(work, b) for b in blocks]]
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def cell_design(
@@ -227,32 +265,14 @@ def cell_design(
 
     strata_cells = [np.flatnonzero(stratum == s) for s in range(n_strata)]
 
-    def draw_block(block: int, draws: F64) -> None:
-        """The replicates of one block, from the block's own Philox stream."""
-        lo, hi = block * MULTINOMIAL_BLOCK, min((block + 1) * MULTINOMIAL_BLOCK, n_resamples)
-        rng = np.random.Generator(np.random.Philox(key=seed, counter=[0, 0, block, 0]))
-        for here in strata_cells:
-            if here.size:
-                c = counts[here]
-                total = int(c.sum())
-                draws[lo:hi, here] = rng.multinomial(total, c / total, size=hi - lo)
-
     def replicates() -> F64:
         draws = np.zeros((n_resamples, occupied.size))
-        blocks = range(math.ceil(n_resamples / MULTINOMIAL_BLOCK))
-        threads = min(get_num_threads(), len(blocks))
-        if threads > 1 and n_resamples * occupied.size >= PARALLEL_DRAWS:
-            # numpy draws without the GIL: the blocks side by side (each block's draws are its
-            # own, so the result is the same on any thread count).
-            pool = ThreadPoolExecutor(threads)
-            try:
-                for done in [pool.submit(draw_block, b, draws) for b in blocks]:
-                    done.result()
-            finally:
-                pool.shutdown(cancel_futures=True)
-        else:
-            for b in blocks:
-                draw_block(b, draws)
+
+        def fill(block: int) -> None:
+            lo = block * MULTINOMIAL_BLOCK
+            draws[lo : lo + MULTINOMIAL_BLOCK] = multinomial_block(counts, strata_cells, n_resamples, seed, block)
+
+        over_blocks(n_resamples, occupied.size, fill)
         return joint_to_sums(draws)
 
     def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
