@@ -411,6 +411,33 @@ def test_ranking_cells_resample_like_rows() -> None:
     assert ks_2samp(r.distribution["roc_auc"], explicit).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_vs_rest_replicates_are_the_macro_of_their_weights(backend: str, weighted: bool) -> None:
+    """Each replicate of the macro one-vs-rest AUROC and AP is the mean over the classes of
+    scikit-learn's binary metric of the class's column under that replicate's row weights (the
+    same draws as every other metric of the call); the estimates are scikit-learn's macro."""
+    y, p = _model(600, 4, 21, skill=0.8)
+    p[300:400] = p[200:300]  # tied scores in every column
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, y.size) if weighted else None
+    names = ["roc_auc_ovr", "average_precision_ovr", "accuracy"]
+    r = cmetrics.bootstrap(
+        y, y_proba=p, sample_weight=sw, metrics=names, n_resamples=6, seed=8, return_distribution=True, backend=backend
+    )
+    assert r.distribution is not None and r.provenance.scheme == "poisson"
+    auc = roc_auc_score(y, p, multi_class="ovr", average="macro", sample_weight=sw)
+    assert r["roc_auc_ovr"].estimate == pytest.approx(auc, rel=1e-12)
+    base = np.ones(y.size) if sw is None else sw
+    w = resolve_backend(backend).poisson_weights(np.arange(y.size, dtype=np.uint64), 8, 6)
+    for b in range(6):
+        weights = base * w[b]
+        want_auc = np.mean([roc_auc_score(y == c, p[:, c], sample_weight=weights) for c in range(4)])
+        want_ap = np.mean([average_precision_score(y == c, p[:, c], sample_weight=weights) for c in range(4)])
+        assert r.distribution["roc_auc_ovr"][b] == pytest.approx(want_auc, rel=1e-10)
+        assert r.distribution["average_precision_ovr"][b] == pytest.approx(want_ap, rel=1e-10)
+    with pytest.raises(ValidationError, match="roc_auc_ovr"):
+        cmetrics.bootstrap(y, y_proba=p, metrics=["roc_auc_ovr"], method="bca", n_resamples=50, backend=backend)
+
+
 def test_compare_refuses_a_model_of_another_length(backend: str) -> None:
     with pytest.raises(LengthMismatchError, match="b has 3"):
         cmetrics.compare([0, 1, 1, 0], a=[0, 1, 1, 1], b=[0, 1, 1], backend=backend)

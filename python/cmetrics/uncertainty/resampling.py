@@ -25,7 +25,8 @@ one per row (``sums - row``) in the Poisson scheme, never by refitting ``n`` tim
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -82,6 +83,8 @@ from cmetrics.uncertainty.schemes import (
 
 #: The ranking metrics of a binary problem with probabilities (the score of the second class).
 RANKING_METRICS = ("roc_auc", "average_precision")
+#: The macro one-vs-rest ranking metrics of three or more classes with probabilities.
+OVR_METRICS = ("roc_auc_ovr", "average_precision_ovr")
 #: Metrics where lower is better.
 LOSSES = frozenset({"log_loss", "brier_score"})
 
@@ -167,7 +170,9 @@ def bootstrap(
     weighted walk per replicate); with ``y_proba`` (its top label's probability) or with
     ``y_pred`` and ``confidence``, the selective-prediction metrics of the confidence against
     correctness, :data:`SELECTIVE_METRICS` (``refinement``, ``auroc_confidence``,
-    ``reversed_pair_proportion``, ``aurc``: the same sort-once walk). All of them by default. The scheme is
+    ``reversed_pair_proportion``, ``aurc``: the same sort-once walk); with the probabilities of
+    three or more classes, the macro one-vs-rest ``roc_auc_ovr`` and ``average_precision_ovr``
+    (each class's column walked so). All of them by default. The scheme is
     ``"multinomial"`` when only confusion-matrix metrics of unweighted rows are asked for, else
     ``"poisson"`` (module docs); the result says which. The same ``seed`` gives the same result
     bit for bit on any thread count.
@@ -202,28 +207,25 @@ def bootstrap(
     proba = model.proba is not None
     ranking = list(RANKING_METRICS) if proba and enc.k == 2 else []
     ranking += list(SELECTIVE_METRICS) if proba or confidence is not None else []
+    ranking += list(OVR_METRICS) if proba and enc.k > 2 else []
     available = list(rm.TABLE_METRICS) + (list(rm.PROB_METRICS) if proba else []) + ranking
     per_class_names = list(rm.TABLE_PER_CLASS) + (list(rm.PROB_PER_CLASS) if proba else [])
     chosen = _select(metrics, available + (per_class_names if metrics is None else []), per_class_names)
-    ranked = [m for m in chosen if m in RANKING_METRICS]
-    selective = [m for m in chosen if m in SELECTIVE_METRICS]
-    no_loo = [m for m in ranked + selective if m in ("average_precision", "aurc", "reversed_pair_proportion")]
-    if (ranked or selective) and method == "bca" and (no_loo or w is not None):
-        named = ", ".join(no_loo or ranked + selective)
-        msg = (
-            "method='bca' needs leave-one-out values, which cmetrics has for the unweighted AUROC only "
-            f"(DeLong's placements); use method='percentile', 'basic' or 'normal' for {named}"
-        )
-        raise ValidationError(msg)
-    chosen = [m for m in chosen if m not in RANKING_METRICS and m not in SELECTIVE_METRICS]
+    chosen, ranked, selective, ovr = _split_ranking(chosen, method, w is not None)
     row_level = (
         any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen)
         or w is not None
-        or bool(ranked or selective)
+        or bool(ranked or selective or ovr)
     )
     lay = layout(enc.k, proba and row_level)
     ranking_input, selective_input, groups = _ranking_inputs(
-        truth, model, confidence, bool(ranked), bool(selective), not chosen and w is None and strata is None, backend
+        truth,
+        model,
+        confidence,
+        bool(ranked),
+        bool(selective),
+        not (chosen or ovr or w is not None or strata is not None),
+        backend,
     )
     if not chosen:  # the ranking metrics alone: no sums to resample
         scheme: Scheme = "multinomial" if groups is not None else "poisson"
@@ -241,7 +243,27 @@ def bootstrap(
         _ranking_intervals(result, ranked, *ranking_input, w, prov, backend, groups)
     if selective_input is not None:
         _ranking_intervals(result, selective, *selective_input, w, prov, backend, groups)
+    if ovr:
+        assert model.proba is not None  # one-vs-rest needs probabilities
+        _ovr_intervals(result, ovr, truth, model.proba, w, prov, backend)
     return result
+
+
+def _split_ranking(chosen: list[str], method: str, weighted: bool) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The metrics resampled as sums, then the binary ranking, selective and one-vs-rest ones;
+    BCa refused where cmetrics has no leave-one-out values (the unweighted AUROCs have them)."""
+    ranked = [m for m in chosen if m in RANKING_METRICS]
+    selective = [m for m in chosen if m in SELECTIVE_METRICS]
+    ovr = [m for m in chosen if m in OVR_METRICS]
+    walked = ranked + selective + ovr
+    no_loo = [m for m in walked if m not in ("roc_auc", "auroc_confidence", "refinement")]
+    if walked and method == "bca" and (no_loo or weighted):
+        msg = (
+            "method='bca' needs leave-one-out values, which cmetrics has for the unweighted AUROC only "
+            f"(DeLong's placements); use method='percentile', 'basic' or 'normal' for {', '.join(no_loo or walked)}"
+        )
+        raise ValidationError(msg)
+    return [m for m in chosen if m not in walked], ranked, selective, ovr
 
 
 def _ranking_inputs(
@@ -353,6 +375,18 @@ def _ranking_intervals(
         loo = np.where(positive, (m * auc - v) / max(m - 1, 1.0), (n * auc - v) / max(n - 1, 1.0))
         return acceleration(loo)
 
+    _add_intervals(result, names, values, prov, accel)
+
+
+def _add_intervals(
+    result: BootstrapResult,
+    names: Sequence[str],
+    values: dict[str, tuple[float, F64]],
+    prov: Provenance,
+    accel: Callable[[], float],
+) -> None:
+    """The interval of each of ``names`` from its ``(estimate, replicates)`` (NaN replicates
+    counted as undefined), and the replicates when ``result`` keeps the distribution."""
     for name in names:
         estimate, replicates = values[name]
         undefined = np.isnan(replicates)
@@ -361,6 +395,46 @@ def _ranking_intervals(
         )
         if result.distribution is not None:
             result.distribution[name] = replicates
+
+
+def _ovr_intervals(
+    result: BootstrapResult,
+    names: Sequence[str],
+    truth: npt.NDArray[np.int64],
+    proba: F64,
+    weight: F64 | None,
+    prov: Provenance,
+    backend: Backend,
+) -> None:
+    """The macro one-vs-rest AUROC and AP (the Report's ``roc_auc_ovr``,
+    ``average_precision_ovr``): each class's column walked as the binary ranking metrics are,
+    with the same row weights, then in every replicate the mean over the classes with both
+    positive and negative rows (in the data for the estimate, in the replicate for it)."""
+    be, threads = resolve_backend(backend), get_num_threads()
+    curves = "average_precision_ovr" in names
+    estimates: list[tuple[float, float]] = []
+    aucs, aps = [], []
+    for c in range(proba.shape[1]):
+        positive = np.ascontiguousarray(truth == c)
+        score = np.ascontiguousarray(proba[:, c], dtype=np.float64)
+        full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads)
+        if ranking_walk.no_pairs(full):
+            continue
+        estimates.append((ranking_walk.refinement(full, "half", weight is not None), full.average_precision))
+        reps = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads, curves)
+        aucs.append(reps.auroc)
+        aps.append(reps.average_precision)
+    nan = np.full(prov.n_resamples, math.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a replicate without any ranked class
+        auc_reps = np.nanmean(np.vstack(aucs), axis=0) if aucs else nan
+        ap_reps = np.nanmean(np.vstack(aps), axis=0) if aps else nan
+    est = np.array(estimates).reshape(-1, 2)
+    values = {
+        "roc_auc_ovr": (float(est[:, 0].mean()) if estimates else math.nan, auc_reps),
+        "average_precision_ovr": (float(est[:, 1].mean()) if estimates else math.nan, ap_reps),
+    }
+    _add_intervals(result, names, values, prov, lambda: math.nan)
 
 
 #: Binomial draws of the multinomial scheme that cost about as much as one row's Poisson draw
