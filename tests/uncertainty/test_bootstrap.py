@@ -386,7 +386,12 @@ def test_ranking_cells_are_drawn_when_the_scores_are_few(backend: str, family: s
                 for v in values
             )
             assert r.distribution["aurc"][b] == pytest.approx(risk / n, rel=1e-12)
-    # With weights, or beside a row-level metric, the rows are walked (one resample for all).
+    # Distinct scores, weights, or a row-level metric beside: the rows are walked (one resample).
+    distinct = rng.random(n)
+    kw_distinct = (
+        {"y_proba": np.stack([1 - distinct, distinct], axis=1)} if family == "score" else {**kw, "confidence": distinct}
+    )
+    assert cmetrics.bootstrap(y, **kw_distinct, metrics=names, n_resamples=5).provenance.scheme == "poisson"
     assert (
         cmetrics.bootstrap(y, **kw, metrics=names, n_resamples=5, sample_weight=np.ones(n)).provenance.scheme
         == "poisson"

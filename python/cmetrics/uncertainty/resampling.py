@@ -441,6 +441,8 @@ def _ovr_intervals(
 #: and walk step in the ranking replicates (measured on the reference machine): the (group,
 #: side) cells are drawn instead of the rows when there are fewer than ``rows / 150``.
 CELL_DRAW_COST = 75
+#: Scores sampled to estimate how many distinct scores there are before grouping the rows.
+SAMPLED_SCORES = 4096
 #: The most (group, side) cells the multinomial scheme of the ranking metrics draws (a block of
 #: 64 replicates holds 64 x cells float64 values: 128 MiB at this bound).
 MAX_RANKING_CELLS = 1 << 18
@@ -448,7 +450,17 @@ MAX_RANKING_CELLS = 1 << 18
 
 def ranking_cells(positive: npt.NDArray[np.bool_], score: F64, backend: Backend) -> Groups | None:
     """The tie groups of unweighted rows when drawing their (group, side) cells is cheaper than
-    walking every row in every replicate, else None."""
+    walking every row in every replicate, else None. The rows are grouped only when a sample of
+    :data:`SAMPLED_SCORES` evenly spaced scores repeats enough values: half of them repeats, or
+    with ``r`` repeats among ``m`` about ``m^2 / 2r`` distinct scores (the birthday count) few
+    enough; grouping continuous scores would cost a sort for nothing."""
+    n = positive.size
+    sample = score[:: max(1, n // SAMPLED_SCORES)][:SAMPLED_SCORES]
+    m = sample.size
+    repeats = m - np.unique(sample).size
+    # Two cells (positive, negative) per distinct score, as below.
+    if 2 * repeats < m and (repeats == 0 or 2 * (m * m / (2 * repeats)) * CELL_DRAW_COST > n):
+        return None
     groups = resolve_backend(backend).score_groups(positive, score, None, get_num_threads())
     cells = 2 * groups.values.size
     return groups if cells * CELL_DRAW_COST <= positive.size and cells <= MAX_RANKING_CELLS else None
