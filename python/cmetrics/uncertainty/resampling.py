@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -40,7 +39,7 @@ from cmetrics._base.config import get_num_threads
 from cmetrics._base.value_checks import check_finite
 from cmetrics._derive import ranking_walk
 from cmetrics._derive import replicate_metrics as rm
-from cmetrics._kernels import BinaryRanking, Groups
+from cmetrics._kernels import BinaryRanking, Groups, RankingReplicates
 from cmetrics._numpy.random import walk_group_weights
 from cmetrics._results.grouped import GroupedReport
 from cmetrics._results.intervals import (
@@ -309,17 +308,6 @@ def _correctness(
 _Ranked = tuple[npt.NDArray[np.bool_], F64]
 
 
-class _Replicates(NamedTuple):
-    """The ranking metrics of every replicate (as the kernels' ``RankingReplicates``)."""
-
-    auroc: F64
-    average_precision: F64
-    tied_share: F64
-    aurc: F64
-    w_pos: F64
-    w_neg: F64
-
-
 def _ranking_intervals(
     result: BootstrapResult,
     names: Sequence[str],
@@ -342,15 +330,14 @@ def _ranking_intervals(
         full: BinaryRanking | None = be.walk_groups(groups, curves=True)
         reps = _cell_replicates(groups, prov, curves)
     else:
-        walk = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads, curves)
-        reps = _Replicates(*walk[:6])
+        reps = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads, curves)
         # The AUROC of the rows comes with the replicates (the same sort); the curves, the
         # weighted pair shares and BCa's counts from the walk of the data.
         walked = weight is not None or curves or "reversed_pair_proportion" in names or prov.method == "bca"
         full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads) if walked else None
     if full is None:
-        p, q = walk.n_pos, walk.n_neg
-        auc = (2 * walk.ordered + walk.tied) / (2 * p * q) if p * q else math.nan
+        p, q = reps.n_pos, reps.n_neg
+        auc = (2 * reps.ordered + reps.tied) / (2 * p * q) if p * q else math.nan
     elif weight is None:
         auc = (2 * full.ordered + full.tied) / (2 * full.n_pos * full.n_neg) if full.n_pos * full.n_neg else math.nan
     else:
@@ -466,9 +453,10 @@ def ranking_cells(positive: npt.NDArray[np.bool_], score: F64, backend: Backend)
     return groups if cells * CELL_DRAW_COST <= positive.size and cells <= MAX_RANKING_CELLS else None
 
 
-def _cell_replicates(groups: Groups, prov: Provenance, curves: bool) -> _Replicates:
+def _cell_replicates(groups: Groups, prov: Provenance, curves: bool) -> RankingReplicates:
     """Each replicate's ranking metrics from the (group, side) cells drawn from one multinomial
-    of all the rows, in blocks of replicates (the blocks of the confusion-matrix cells)."""
+    of all the rows, in blocks of replicates (the blocks of the confusion-matrix cells); the
+    rows' own pair counts are left 0 (the walk of the groups gives them)."""
     g = groups.values.size
     # Highest score first, positives then negatives; only occupied cells are drawn.
     counts = np.concatenate([groups.n_pos[::-1], groups.n_neg[::-1]]).astype(np.int64)
@@ -482,7 +470,8 @@ def _cell_replicates(groups: Groups, prov: Provenance, curves: bool) -> _Replica
         return walk_group_weights(cells[:, :g], cells[:, g:], curves)
 
     parts = over_blocks(prov.n_resamples, occupied.size, block)
-    return _Replicates(*(np.concatenate(column) for column in zip(*parts, strict=True)))
+    auroc, ap, tied, aurc, w_pos, w_neg = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return RankingReplicates(auroc, ap, tied, aurc, w_pos, w_neg, 0, 0, 0, 0)
 
 
 def check_bootstrap(
