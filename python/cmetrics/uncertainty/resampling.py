@@ -36,7 +36,6 @@ from cmetrics._backend import resolve_backend
 from cmetrics._base import validation
 from cmetrics._base.aliases import F64, Backend
 from cmetrics._base.config import get_num_threads
-from cmetrics._base.value_checks import check_finite
 from cmetrics._derive import ranking_walk
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics._kernels import BinaryRanking, Groups, RankingReplicates
@@ -292,15 +291,11 @@ def _correctness(
 ) -> tuple[npt.NDArray[np.bool_], F64]:
     """Each row's correctness and confidence: the top label's probability with ``y_proba``, the
     caller's confidence (checked: one finite value per row) with ``y_pred``."""
-    correct = np.ascontiguousarray(model.pred == truth)
     if confidence is None:
         assert model.proba is not None  # the selective metrics need y_proba or confidence
-        return correct, np.ascontiguousarray(model.proba.max(axis=1), dtype=np.float64)
-    conf = validation.scores(confidence, "confidence")
-    if conf.ndim != 1 or conf.shape[0] != truth.size:
-        msg = f"confidence has shape {conf.shape} but y_true has {truth.size} rows; pass one confidence per row"
-        raise LengthMismatchError(msg)
-    check_finite("confidence", conf)
+        return np.ascontiguousarray(model.pred == truth), np.ascontiguousarray(model.proba.max(axis=1))
+    # The checks evaluate() makes of a caller's confidence, on the encoded labels.
+    correct, conf = ranking_walk.user_confidence(truth, model.pred, confidence)
     return correct, np.ascontiguousarray(conf, dtype=np.float64)
 
 
