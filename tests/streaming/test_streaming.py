@@ -290,6 +290,41 @@ def test_group_kernels_against_numpy_and_errors(be: str) -> None:
         k.merge_groups(short, short)
 
 
+@pytest.mark.parametrize("kind", ["rounded", "float32", "int64", "mixed", "continuous"])
+def test_hashed_tie_groups_equal_the_sorted_ones(kind: str) -> None:
+    """Past 2^16 unweighted rows with few distinct scores the Rust kernel counts the groups in
+    hash tables: the groups equal numpy's (np.unique and counts), on 1 and 2 threads; scores
+    that are few only in the sample (``mixed``: half the rows continuous) fall back to the sort."""
+    if "rust" not in BACKENDS:
+        pytest.skip("the Rust backend is not built")
+    from cmetrics import _core
+    from cmetrics import _numpy as npb
+
+    rng = np.random.default_rng(17)
+    n = 200_003
+    u = rng.random(n)
+    score: np.ndarray = {
+        "rounded": np.where(u < 0.05, -0.0, np.round(u, 3)),
+        "float32": np.round(u, 2).astype(np.float32),
+        "int64": np.array([-(2**63), 2**63 - 1, 0, 7, 2**53 + 1, 2**53])[rng.integers(0, 6, n)],
+        "mixed": np.where(u < 0.5, np.round(u, 1), rng.random(n)),
+        "continuous": u,
+    }[kind]
+    ok = rng.random(n) < 0.4
+    want = npb.score_groups(ok, score, None)
+    values = np.unique(score)
+    assert np.array_equal(np.asarray(want[0]), values.astype(np.float64)) or kind == "int64"
+    assert np.array_equal(want[1], [ok[score == v].sum() for v in values[:50]] + list(want[1][50:]))
+    for threads in (1, 2):
+        got = _core.score_groups(ok, score, None, threads)
+        for a, b in zip(got[:3], want[:3], strict=True):
+            assert np.array_equal(a, b)
+    bad = score.astype(np.float64)
+    bad[123_456] = np.nan
+    with pytest.raises(ValidationError, match="123456"):
+        _core.score_groups(ok, bad, None, 2)
+
+
 @given(
     rows=st.integers(1, 3000),
     n_cuts=st.integers(0, 6),

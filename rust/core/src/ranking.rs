@@ -33,6 +33,7 @@ mod binary;
 mod binned;
 mod curves;
 mod groups;
+mod hashed;
 mod kendall;
 mod keys;
 mod one_vs_one;

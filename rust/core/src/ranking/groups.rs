@@ -2,7 +2,8 @@
 //! weights), in increasing order. They merge exactly, so they are the exact
 //! streaming summary; the walk over them gives what the walk over the rows gives.
 
-use super::binary::{BinaryRanking, Totals};
+use super::binary::{check_pair, BinaryRanking, Totals};
+use super::hashed::hashed_groups;
 use super::keys::{Item, Score};
 use super::strategy::{prepare, Sink};
 use super::stream::{Merge, Packed, Stream};
@@ -119,6 +120,8 @@ impl Sink for GroupSink {
 }
 
 /// The tie groups of `(positive, score, weight)` (checks as [`super::binary_ranking`]).
+/// Unweighted rows with few distinct scores are counted in hash tables
+/// ([`hashed_groups`]: the same groups, without sorting the rows).
 ///
 /// # Errors
 /// Length mismatch, empty input, a non-finite score, an invalid weight.
@@ -128,6 +131,18 @@ pub fn score_groups<X: Score>(
     weight: Option<&[f64]>,
     pool: &Pool,
 ) -> Result<ScoreGroups> {
+    if weight.is_none() {
+        check_pair(positive, score.len())?;
+        if let Some(found) = hashed_groups(positive, score, pool)? {
+            return Ok(ScoreGroups {
+                values: found.iter().map(|g| X::key_value(g.0)).collect(),
+                n_pos: found.iter().map(|g| g.1).collect(),
+                n_neg: found.iter().map(|g| g.2).collect(),
+                w_pos: Vec::new(),
+                w_neg: Vec::new(),
+            });
+        }
+    }
     prepare(positive, score, weight, pool, GroupSink)
 }
 
