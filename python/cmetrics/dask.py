@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from cmetrics._readers import Columns
 from cmetrics.exceptions import InputError, NotImplementedOptionError
 from cmetrics.streaming import EvaluationSettings, Evaluator
+from cmetrics.streaming.replicates import check_options
 from cmetrics.uncertainty.resampling import add_intervals, check_bootstrap
 
 if TYPE_CHECKING:
@@ -54,10 +55,11 @@ def _require_dask() -> Any:
     return dd
 
 
-def _state(parts: list[Any], task: _Task) -> bytes:
-    """Partitions (pandas DataFrames) scored by one fresh Evaluator, as its bytes."""
+def _state(parts: list[Any], task: _Task, offsets: list[int] | None = None) -> bytes:
+    """Partitions (pandas DataFrames) scored by one fresh Evaluator, as its bytes; with a
+    bootstrap, ``offsets`` are the global indices of their first rows."""
     ev = task.evaluator()
-    for part in parts:
+    for i, part in enumerate(parts):
         _check_columns({str(c) for c in part.columns}, task.wanted, "a partition")
 
         def column(name: str | None, part: Any = part) -> np.ndarray | None:
@@ -65,15 +67,15 @@ def _state(parts: list[Any], task: _Task) -> bytes:
             return None if name is None else np.ascontiguousarray(part[name].to_numpy())
 
         y_proba = np.asarray(part[task.proba].to_numpy()) if task.proba and len(part) else None
-        task.add(ev, column, y_proba, len(part))
+        task.add(ev, column, y_proba, len(part), None if offsets is None else offsets[i])
     return ev.to_bytes()
 
 
-def _file_state(units: list[tuple[str, int]], task: _Task) -> bytes:
-    """Row groups of Parquet files (``(path, row group)`` pairs), read by the worker itself,
-    scored by one fresh Evaluator, as its bytes."""
+def _file_state(units: list[tuple[str, int, int]], task: _Task) -> bytes:
+    """Row groups of Parquet files (``(path, row group, global index of its first row)``),
+    read by the worker itself, scored by one fresh Evaluator, as its bytes."""
     ev = task.evaluator()
-    for path, row_group in units:
+    for path, row_group, offset in units:
         f = _parquet(path)
         _check_columns(set(f.schema_arrow.names), task.wanted, path)
         if row_group >= f.num_row_groups:  # a file written without any row group
@@ -91,7 +93,7 @@ def _file_state(units: list[tuple[str, int]], task: _Task) -> bytes:
             y_proba = np.empty((table.num_rows, len(task.proba)), dtype=first.dtype, order="F")
             for j, name in enumerate(task.proba):
                 y_proba[:, j] = column(name)
-        task.add(ev, column, y_proba, table.num_rows)
+        task.add(ev, column, y_proba, table.num_rows, offset)
     return ev.to_bytes()
 
 
@@ -105,14 +107,30 @@ class _Task:
     wanted: list[str]
     labels: list[Any] | None
     settings: EvaluationSettings
+    #: ``(replicates, seed, confidence level)`` of Evaluators that keep bootstrap replicates.
+    bootstrap: tuple[int, int, float] | None = None
 
     def evaluator(self) -> Evaluator:
-        return Evaluator.from_settings(self.settings, self.labels, group_by=bool(self.columns.group_by))
+        n, seed, level = self.bootstrap or (None, 0, 0.95)
+        return Evaluator.from_settings(
+            self.settings,
+            self.labels,
+            group_by=bool(self.columns.group_by),
+            bootstrap=n,
+            seed=seed,
+            confidence_level=level,
+        )
 
     def add(
-        self, ev: Evaluator, column: Callable[[str | None], np.ndarray | None], y_proba: np.ndarray | None, rows: int
+        self,
+        ev: Evaluator,
+        column: Callable[[str | None], np.ndarray | None],
+        y_proba: np.ndarray | None,
+        rows: int,
+        offset: int | None,
     ) -> None:
-        """One block's rows (its columns read by ``column``) added to ``ev``."""
+        """One block's rows (its columns read by ``column``) added to ``ev``; ``offset``, the
+        global index of its first row, keys the bootstrap's draws."""
         c = self.columns
         y = column(c.label)
         if not rows or y is None:
@@ -129,6 +147,7 @@ class _Task:
             confidence=column(c.confidence),
             sample_weight=column(c.weight),
             groups=by,
+            row_offset=offset if self.bootstrap is not None else None,
         )
 
 
@@ -426,17 +445,37 @@ def evaluator(
     split_every: int = 8,
     tasks: int | None = None,
     client: Any = None,
+    bootstrap: int | None = None,
+    seed: int = 0,
+    confidence_level: float = 0.95,
     backend: Backend = "auto",
 ) -> Evaluator:
     """The merged :class:`cmetrics.Evaluator` of every row of ``data``, computed on Dask:
     :func:`evaluate` without the final report (to merge further, keep as bytes, or read
-    ``n_rows``). Arguments as for :func:`evaluate`.
+    ``n_rows``). Arguments as for :func:`evaluate`, but for the bootstrap.
+
+    ``bootstrap=N`` (with ``seed``, ``confidence_level``) is the Evaluator's option: every
+    task keeps the Poisson replicate sums of its rows, each row's draws keyed by its global
+    index (the row groups' sizes are read from the footers; a DataFrame's partitions are
+    counted first, one read of the label column), and the merged Evaluator's report has the
+    row-level intervals (cPrecision/cRecall/cF1, log loss and Brier with probabilities, the
+    confusion-matrix metrics from the same draws), weights included: the intervals of an
+    ``Evaluator(bootstrap=N, seed=seed)`` fed every row in one process, or of
+    :func:`cmetrics.bootstrap`, on any partitioning (the same draws; the replicate sums
+    associate in the merge tree's order, so they agree to rounding, and bit for bit between
+    runs on the same data). Needs ``labels`` or probability columns
+    (the replicate sums are laid out by class), and no ``group_by``.
 
     >>> import pandas as pd, dask.dataframe as dd
     >>> df = pd.DataFrame({"y": [0, 1, 1], "pred": [0, 1, 0], "w": [1.0, 2.0, 3.0]})
     >>> ev = evaluator(dd.from_pandas(df, npartitions=2), label="y", pred="pred", weight="w")
     >>> ev.n_rows, ev.report().accuracy
     (3, 0.5)
+    >>> df = pd.DataFrame({"y": [0, 1, 1, 0] * 50, "p_0": [0.9, 0.2, 0.6, 0.3] * 50, "p_1": [0.1, 0.8, 0.4, 0.7] * 50})
+    >>> ev = evaluator(dd.from_pandas(df, npartitions=3), label="y", proba_prefix="p_", bootstrap=200, seed=1)
+    >>> iv = ev.report().intervals["log_loss"]
+    >>> round(iv.estimate, 4), iv.low < iv.estimate < iv.high
+    (0.6122, True)
     """
     columns = Columns(
         label=label,
@@ -467,6 +506,7 @@ def evaluator(
         split_every=split_every,
         tasks=tasks,
         client=client,
+        bootstrap=None if bootstrap is None else check_options(bootstrap, seed, confidence_level),
     )
 
 
@@ -479,10 +519,12 @@ def evaluator_of(
     split_every: int = 8,
     tasks: int | None = None,
     client: Any = None,
+    bootstrap: tuple[int, int, float] | None = None,
 ) -> Evaluator:
     """:func:`evaluator` of columns and settings built beforehand (what ``cmetrics score
     --workers`` passes on): the columns are found in ``data`` by :meth:`Columns.resolve`, the
-    rule the command line's reader follows, and every task gets ``settings`` as they are."""
+    rule the command line's reader follows, and every task gets ``settings`` as they are
+    (and ``bootstrap``: replicates, seed and level, checked)."""
     dd = _require_dask()
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         msg = f"split_every must be an integer of at least 2, got {split_every!r}"
@@ -501,9 +543,9 @@ def evaluator_of(
         raise InputError(msg)
     found = columns.resolve(names, labels)
     classes = found.labels if found.labels is not None or not found.proba else list(range(len(found.proba)))
-    task = _Task(columns, found.proba, found.needed, classes, settings)
-    task.evaluator()  # the classes are checked here, before any task runs
-    states = _file_tasks(files, task, tasks) if files is not None else _frame_tasks(data, task, tasks)
+    task = _Task(columns, found.proba, found.needed, classes, settings, bootstrap)
+    task.evaluator()  # the classes (and the bootstrap's options) are checked here, before any task runs
+    states = _file_tasks(files, task, tasks) if files is not None else _frame_tasks(data, task, tasks, client)
     return _merged([Evaluator.from_bytes(b) for b in _computed(states, split_every, client)])
 
 
@@ -513,23 +555,30 @@ def _file_tasks(files: list[str], task: _Task, tasks: int | None) -> list[Any]:
     itself, into one Evaluator (fewer, larger states to merge)."""
     from dask.delayed import delayed  # an optional dependency: imported where it is used
 
-    units, sizes = [], []
+    units, sizes, first_row = [], [], 0
     for path in files:
         meta = _parquet(path).metadata
         for g in range(max(meta.num_row_groups, 1)):
-            units.append((path, g))
+            units.append((path, g, first_row))
             sizes.append(meta.row_group(g).num_rows if g < meta.num_row_groups else 0)
+            first_row += sizes[-1]
     runs = _runs(sizes, ROWS_PER_TASK) if tasks is None else _packed(sizes, tasks)
     return [delayed(_file_state)([units[i] for i in run], task) for run in runs]
 
 
-def _frame_tasks(frame: Any, task: _Task, tasks: int | None) -> list[Any]:
-    """The partitions of ``frame``, one delayed task each (or ``tasks`` runs of them)."""
+def _frame_tasks(frame: Any, task: _Task, tasks: int | None, client: Any) -> list[Any]:
+    """The partitions of ``frame``, one delayed task each (or ``tasks`` runs of them); with a
+    bootstrap, the partitions counted first (the global index of each one's first row)."""
     from dask.delayed import delayed  # an optional dependency: imported where it is used
 
     parts = frame[task.wanted].to_delayed()
     runs = _runs([1] * len(parts), 1) if tasks is None else _packed([1] * len(parts), tasks)
-    return [delayed(_state)([parts[i] for i in run], task) for run in runs]
+    if task.bootstrap is None:
+        return [delayed(_state)([parts[i] for i in run], task) for run in runs]
+    counted = frame[task.columns.label].map_partitions(len)
+    sizes = [int(x) for x in (counted.compute() if client is None else client.compute(counted).result())]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    return [delayed(_state)([parts[i] for i in run], task, [offsets[i] for i in run]) for run in runs]
 
 
 def _computed(states: list[Any], split_every: int, client: Any) -> list[bytes]:

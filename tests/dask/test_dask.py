@@ -445,3 +445,55 @@ def test_intervals_on_the_cluster_equal_the_bootstrap_in_memory(client: Any, tmp
         assert rep.intervals is not None and rep.intervals["accuracy"] == alone["accuracy"]
     with pytest.raises(cmetrics.exceptions.NotImplementedOptionError, match="weight"):
         cd.evaluate(str(tmp_path), label="y", pred="pred", weight="w", bootstrap=10, client=client)
+
+
+@pytest.mark.parametrize("source", ["files", "frame"])
+def test_row_level_intervals_on_the_cluster_equal_one_evaluator(client: Any, tmp_path: Path, source: str) -> None:
+    """``evaluator(bootstrap=N)`` keeps the Poisson replicate sums on the workers, each row keyed
+    by its global index: the merged report's intervals (log loss, cF1, the confusion-matrix
+    metrics from the same draws, weighted) are those of one Evaluator fed every row in one
+    process, and of :func:`cmetrics.bootstrap`, on any partitioning."""
+    k = 3
+    frame = dump(9_000, k, 29)
+    labels = list(range(k))
+    one = cmetrics.Evaluator(labels, bootstrap=150, seed=8, ranking="off")
+    one.update(col(frame, "y"), y_proba=proba_of(frame, k), sample_weight=col(frame, "w"))
+    want = one.report().intervals
+    assert want is not None
+    direct = cmetrics.bootstrap(
+        col(frame, "y"),
+        y_proba=proba_of(frame, k),
+        sample_weight=col(frame, "w"),
+        labels=labels,
+        n_resamples=150,
+        seed=8,
+        metrics=["log_loss", "cf1_macro", "accuracy"],
+    )
+    for name in ("log_loss", "cf1_macro", "accuracy"):
+        assert want[name].low == pytest.approx(direct[name].low, rel=1e-12)
+    if source == "files":
+        write_parts(frame, tmp_path, [0, 2_000, 2_000, 6_100])
+        data: Any = str(tmp_path)
+    else:
+        data = dd.from_pandas(frame, npartitions=5)
+    for tasks in (None, 2):
+        ev = cd.evaluator(
+            data,
+            label="y",
+            proba_prefix="p_",
+            weight="w",
+            ranking="off",
+            bootstrap=150,
+            seed=8,
+            tasks=tasks,
+            client=client,
+        )
+        got = ev.report().intervals
+        assert got is not None and got.provenance.scheme == "poisson"
+        for name in ("log_loss", "brier_score", "cf1_macro", "accuracy", "f1_macro"):
+            for field in ("estimate", "low", "high", "standard_error"):
+                assert getattr(got[name], field) == pytest.approx(getattr(want[name], field), rel=1e-12, abs=1e-15)
+    with pytest.raises(ValidationError, match="labels"):
+        cd.evaluator(data, label="y", pred="pred", bootstrap=10, client=client)
+    with pytest.raises(ValidationError, match="bootstrap"):
+        cd.evaluator(data, label="y", proba_prefix="p_", bootstrap=0, client=client)

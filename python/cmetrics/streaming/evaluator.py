@@ -199,11 +199,15 @@ class Evaluator(GroupedRows):
         )
         labels_, kind = _checked_labels(labels, n_classes, settings.max_classes)
         super().__init__(settings, labels_, kind, group_by)
+        self._keep_replicates(bootstrap, seed, confidence_level)
+
+    def _keep_replicates(self, bootstrap: int | None, seed: int, confidence_level: float) -> None:
+        """The ``bootstrap=``, ``seed=`` and ``confidence_level=`` options, checked and kept."""
         if bootstrap is not None:
-            if labels_ is None:
+            if self._labels is None:
                 msg = "bootstrap= lays its replicate sums out by class; pass labels= or n_classes= as well"
                 raise ValidationError(msg)
-            if group_by:
+            if self.group_by:
                 msg = (
                     "bootstrap= with group_by=True is not implemented; the groups' reports get intervals from their "
                     "counts with cmetrics.report_intervals"
@@ -222,9 +226,13 @@ class Evaluator(GroupedRows):
         *,
         n_classes: int | None = None,
         group_by: bool = False,
+        bootstrap: int | None = None,
+        seed: int = 0,
+        confidence_level: float = 0.95,
     ) -> Self:
         """An Evaluator of settings made beforehand (:meth:`EvaluationSettings.make`): what
-        the command line and :mod:`cmetrics.dask` build once and hand to every Evaluator.
+        the command line and :mod:`cmetrics.dask` build once and hand to every Evaluator
+        (``bootstrap``, ``seed``, ``confidence_level`` as for the constructor).
 
         >>> s = EvaluationSettings.make(ranking="off")
         >>> Evaluator.from_settings(s, n_classes=2).update([0, 1], y_pred=[0, 0]).report().accuracy
@@ -234,7 +242,9 @@ class Evaluator(GroupedRows):
             msg = f"settings must be an EvaluationSettings, got {type(settings).__name__}"
             raise ValidationError(msg)
         labels_, kind = _checked_labels(labels, n_classes, settings.max_classes)
-        return cls._empty(settings, labels_, kind, group_by)
+        ev = cls._empty(settings, labels_, kind, group_by)
+        ev._keep_replicates(bootstrap, seed, confidence_level)
+        return ev
 
     # -- serialisation ----------------------------------------------------------------------
 
