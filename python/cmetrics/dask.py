@@ -403,7 +403,10 @@ def evaluate(
     if bootstrap is not None:
         check_bootstrap(bootstrap, confidence_level, "percentile", seed)
         if weight is not None:
-            msg = "bootstrap= resamples the counts of unweighted rows; drop weight= or bootstrap the rows in memory"
+            msg = (
+                "bootstrap= resamples the counts of unweighted rows; with weight=, keep Poisson replicates of the "
+                "rows: cmetrics.dask.evaluator(..., bootstrap=N).report().intervals"
+            )
             raise NotImplementedOptionError(msg)
     ev = evaluator(**args)
     report = ev.grouped_report(names=_group_columns(group_by)) if group_by is not None else ev.report()
