@@ -27,6 +27,8 @@ WITH_EXAMPLES = {
     "cmetrics.curves",
     "cmetrics.dask",
     "cmetrics.label_ranking",
+    "cmetrics.plot.curve_displays",
+    "cmetrics.plot.matrix_displays",
     "cmetrics.probabilistic",
     "cmetrics.ranking",
     "cmetrics.reference",
@@ -41,6 +43,8 @@ WITH_EXAMPLES = {
 #: Public modules without examples of their own: a package that re-exports, and the parts of
 #: the streaming state whose examples are those of :class:`cmetrics.Evaluator`.
 WITHOUT_EXAMPLES = {
+    "cmetrics.plot",
+    "cmetrics.plot.responses",
     "cmetrics.streaming",
     "cmetrics.streaming.dense_ranking",
     "cmetrics.streaming.group_values",

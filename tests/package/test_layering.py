@@ -64,6 +64,10 @@ DEFERRED: dict[str, frozenset[str]] = {
     # scipy's special functions where a beta or binomial tail is computed (0.1 s at import).
     "cmetrics/uncertainty/intervals.py": frozenset({"scipy"}),
     "cmetrics/uncertainty/mcnemar.py": frozenset({"scipy"}),
+    # matplotlib (the plot extra) only where a figure is drawn: ``import cmetrics`` never loads it.
+    "cmetrics/_results/figures.py": frozenset({"matplotlib"}),
+    # scipy's normal quantile for the DET axes, when one is drawn.
+    "cmetrics/plot/curve_displays.py": frozenset({"scipy"}),
 }
 
 #: Compiled modules of the package (no source to parse).
@@ -423,7 +427,7 @@ def test_no_one_letter_module_alias_and_no_underscore_twins() -> None:
 
 def test_the_top_level_shows_the_floors_at_a_glance() -> None:
     entries = [p for p in PACKAGE.iterdir() if (p.suffix == ".py" or p.is_dir()) and p.name != "__pycache__"]
-    assert len(entries) <= 22, sorted(p.name for p in entries)
+    assert len(entries) <= 23, sorted(p.name for p in entries)
 
 
 @pytest.mark.parametrize("crate", ["rust/core/src", "rust/py/src"])

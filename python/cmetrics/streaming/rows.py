@@ -96,6 +96,12 @@ class RowState:
         # Evaluator, whose batches are binned for all groups at once.
         self._dense: DenseClassRanking | None = None
 
+    @property
+    def labels(self) -> list[Any] | None:
+        """The classes counted so far, in the order of the tables' rows and the probability
+        columns (None before the first batch when none were given)."""
+        return None if self._labels is None else np.asarray(self._labels).tolist()
+
     # -- the settings, read through -------------------------------------------------------
 
     @property
@@ -324,6 +330,14 @@ class RowState:
         if self._dense is not None:
             return self._dense.groups(self.ranking_bins)
         return [state.groups(get_num_threads()) for state in self._class_rank or []]
+
+    def class_ranking_summaries(self) -> list[RankingSummary] | None:
+        """One summary per probability column, in the order of the labels: the column's
+        distinct values with the rows of its class (``n_pos``) and of the other classes
+        (``n_neg``); binned values in the approximate class-ranking mode. None without
+        probabilities or with ``class_ranking="off"``."""
+        groups = self._class_groups()
+        return [RankingSummary(*g) for g in groups] if groups else None
 
     def ranking_summary(self) -> RankingSummary | None:
         """The ranking summary: the distinct confidence values with their correct and wrong
