@@ -51,6 +51,7 @@ WITHOUT_EXAMPLES = {
     "cmetrics.streaming.replicates",
     "cmetrics.streaming.grouping",
     "cmetrics.streaming.rows",
+    "cmetrics.streaming.state_curves",
     "cmetrics.streaming.state_format",
     "cmetrics.uncertainty",
     "cmetrics.uncertainty.schemes",

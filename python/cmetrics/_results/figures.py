@@ -14,17 +14,37 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from cmetrics._results.text import printable
+
 F64 = npt.NDArray[np.float64]
 
+
+@dataclass(frozen=True)
+class Curve:
+    """One curve of a report, decimated for drawing (``report.curves``): its kind
+    (``"roc"``, ``"precision_recall"`` or ``"risk_coverage"``), what it is of (a class, an
+    average, the top-label confidence), its points and its area (AUC, AP or AURC)."""
+
+    kind: str
+    label: str
+    x: F64
+    y: F64
+    value: float
+    value_name: str
+
+
 #: The most vertices a decimated curve keeps.
-MAX_VERTICES = 2000
+MAX_VERTICES = 600
 #: Past this many classes a matrix's cells are coloured but not annotated.
 MAX_ANNOTATED_CLASSES = 30
+#: Figures written as SVG so far (their element ids are salted with it).
+_FIGURES_WRITTEN = 0
 #: Figures drawn for HTML pages: their size in inches.
 PAGE_FIGSIZE = (5.0, 4.0)
 
@@ -53,7 +73,9 @@ def page_figure(caller: str, *, ncols: int = 1, figsize: tuple[float, float] = P
     require_matplotlib(caller)
     from matplotlib.figure import Figure  # an optional dependency (the plot extra), imported where it is used
 
-    fig = Figure(figsize=(figsize[0] * ncols, figsize[1]), layout="constrained")
+    # Fixed margins: a layout engine measures every text of the figure (most of a page's time).
+    fig = Figure(figsize=(figsize[0] * ncols, figsize[1]))
+    fig.subplots_adjust(left=0.14, right=0.96, bottom=0.13, top=0.95, wspace=0.3)
     axes = fig.subplots(1, ncols)
     return fig, axes
 
@@ -61,30 +83,37 @@ def page_figure(caller: str, *, ncols: int = 1, figsize: tuple[float, float] = P
 def svg_text(fig: Any) -> str:
     """The figure as SVG text to inline in a page (no XML header, no fixed id clash: every
     figure gets its own id prefix from matplotlib's hash salt)."""
+    import matplotlib as mpl  # an optional dependency (the plot extra), imported where it is used
+
+    global _FIGURES_WRITTEN
+    _FIGURES_WRITTEN += 1
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
+    with mpl.rc_context({"svg.hashsalt": f"cmetrics-{_FIGURES_WRITTEN}", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     return text[text.index("<svg") :]
 
 
-def decimate(x: F64, y: F64, max_vertices: int = MAX_VERTICES) -> npt.NDArray[np.intp]:
+def decimate(x: F64, y: F64, max_vertices: int = MAX_VERTICES, *, hull: bool = True) -> npt.NDArray[np.intp]:
     """Indices of at most about ``max_vertices`` points of the curve ``(x, y)`` to draw, in curve
     order: the first and last, the first point of each of ``max_vertices / 2`` equal steps of the
-    path length (L1, both axes scaled to [0, 1]), and every vertex of the upper convex hull (the
-    envelope a ROC curve is judged by; found among the first points of 2^20 steps past 2^21
-    points, a thinning no screen shows)."""
+    path length (L1, both axes scaled to [0, 1]), and with ``hull`` every vertex of the upper
+    convex hull (the envelope a ROC curve is judged by; found among the first points of 2^16
+    steps past 2^17 points, a thinning no figure shows)."""
     n = x.shape[0]
     if n <= max_vertices:
         return np.arange(n)
     finite = np.isfinite(x) & np.isfinite(y)
     xs, ys = np.where(finite, x, 0.0), np.where(finite, y, 0.0)
     path = _path(xs, ys)
-    coarse = _step_starts(path, max_vertices // 2)
-    candidates = np.arange(n) if n <= 1 << 21 else _step_starts(path, 1 << 20)
-    hull = candidates[_upper_hull(xs[candidates], ys[candidates])]
-    if hull.size > max_vertices // 2:  # a hull of many vertices, thinned by the same steps
-        hull = hull[_step_starts(path[hull], max_vertices // 2)]
-    return np.union1d(np.union1d(coarse, hull), [0, n - 1]).astype(np.intp)
+    keep = np.union1d(_step_starts(path, max_vertices // 2), [0, n - 1])
+    if hull:
+        candidates = np.arange(n) if n <= 1 << 17 else _step_starts(path, 1 << 16)
+        vertices = candidates[_upper_hull(xs[candidates], ys[candidates])]
+        if vertices.size > max_vertices // 2:  # a hull of many vertices, thinned by the same steps
+            vertices = vertices[_step_starts(path[vertices], max_vertices // 2)]
+        keep = np.union1d(keep, vertices)
+    return keep.astype(np.intp)
 
 
 def _path(x: F64, y: F64) -> F64:
@@ -121,10 +150,13 @@ def _upper_hull(x: F64, y: F64) -> npt.NDArray[np.intp]:
     return np.sort(idx)
 
 
-def draw_curve(ax: Any, x: F64, y: F64, label: str | None, **kwargs: Any) -> Any:
-    """One decimated line on ``ax``; the Line2D."""
-    keep = decimate(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
-    (line,) = ax.plot(np.asarray(x)[keep], np.asarray(y)[keep], label=label, **kwargs)
+def draw_curve(
+    ax: Any, x: F64, y: F64, label: str | None, *, hull: bool = True, max_vertices: int = MAX_VERTICES, **kwargs: Any
+) -> Any:
+    """One decimated line on ``ax`` (see :func:`decimate`); the Line2D."""
+    keep = decimate(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), max_vertices, hull=hull)
+    shown = None if label is None else printable(label)
+    (line,) = ax.plot(np.asarray(x)[keep], np.asarray(y)[keep], label=shown, **kwargs)
     return line
 
 
@@ -156,16 +188,18 @@ def draw_matrix(
         for i in range(k):
             for j in range(k):
                 v = values[i, j]
-                body = format(v, values_format) if values_format else _short(v)
-                if counts is not None:
-                    body = f"{_short(counts[i, j])}\n({body})"
+                if counts is not None:  # the count, and the value as a share
+                    body = f"{_short(counts[i, j])}\n{_percent(v)}"
+                else:
+                    body = format(v, values_format) if values_format else _short(v)
                 colour = light if v < mid else dark
                 text[i, j] = ax.text(j, i, body, ha="center", va="center", color=colour, fontsize=_font(k))
     ticks = np.arange(k)
+    names = [printable(lab) for lab in labels]
     shown = (
-        list(labels)
+        names
         if k <= MAX_ANNOTATED_CLASSES
-        else [lab if i % max(1, k // 20) == 0 else "" for i, lab in enumerate(labels)]
+        else [lab if i % max(1, k // 20) == 0 else "" for i, lab in enumerate(names)]
     )
     ax.set(xticks=ticks, yticks=ticks, xticklabels=shown, yticklabels=shown, xlabel=xlabel, ylabel=ylabel)
     ax.set_ylim(k - 0.5, -0.5)
@@ -173,17 +207,32 @@ def draw_matrix(
 
 
 def _short(v: Any) -> str:
-    """A cell's value: integers whole, other values to 2 significant digits (3 below 1)."""
+    """A cell's number in a few characters: 950, 9.5k, 95k, 1.2M; fractions to 2 significant
+    digits."""
     f = float(v)
     if not np.isfinite(f):
         return "nan"
+    a = abs(f)
+    if a >= 1e9:
+        return f"{f / 1e9:.2g}G"
+    if a >= 1e6:
+        return f"{f / 1e6:.2g}M"
+    if a >= 1e4:
+        return f"{f / 1e3:.0f}k"
+    if a >= 1e3:
+        return f"{f / 1e3:.1f}k"
     if f.is_integer():
-        return f"{int(f):,}"
-    return f"{f:.2g}" if abs(f) >= 1 else f"{f:.3g}"
+        return f"{int(f)}"
+    return f"{f:.2g}"
+
+
+def _percent(v: Any) -> str:
+    f = float(v)
+    return "nan" if not np.isfinite(f) else f"{100 * f:.0f}%" if f >= 0.01 or f == 0 else "<1%"
 
 
 def _font(k: int) -> float:
-    return 10.0 if k <= 10 else max(4.0, 10.0 - (k - 10) * 0.3)
+    return 9.0 if k <= 5 else max(4.0, 9.0 - 0.22 * k)
 
 
 def draw_chance(ax: Any, x: Sequence[float], y: Sequence[float], label: str, **kwargs: Any) -> Any:
@@ -195,4 +244,5 @@ def draw_chance(ax: Any, x: Sequence[float], y: Sequence[float], label: str, **k
 
 def square_unit_axes(ax: Any, xlabel: str, ylabel: str) -> None:
     """Axes from 0 to 1 on both sides (a little margin), equal aspect, labelled."""
-    ax.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.01, 1.01), ylim=(-0.01, 1.01), aspect="equal")
+    ax.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.01, 1.01), ylim=(-0.01, 1.01))
+    ax.set_box_aspect(1)

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, TypeAlias
 
-from cmetrics._results.report import Report, _md, number, printable
+from cmetrics._results import html
+from cmetrics._results.report import Report
+from cmetrics._results.text import md, number, printable
 from cmetrics.exceptions import ValidationError
 
 #: A group value: an integer or a string, or a tuple of them (grouping by several columns).
@@ -31,6 +35,18 @@ def sort_keys(keys: Sequence[GroupKey]) -> list[GroupKey]:
     """Group values in report order: integers as integers, strings by code point."""
     return sorted(keys)  # one kind per position, checked on entry
 
+
+#: Metrics where a lower value is better (the worst group has the highest).
+LOWER_IS_BETTER = frozenset(
+    {
+        "log_loss",
+        "brier_score",
+        "expected_calibration_error",
+        "max_calibration_error",
+        "aurc",
+        "reversed_pair_proportion",
+    }
+)
 
 #: The summary columns when none are chosen: what the report holds of these.
 DEFAULT_SUMMARY = (
@@ -130,18 +146,55 @@ class GroupedReport:
         rows = self.summary(metrics)
         cols = list(next(iter(rows.values()))) if rows else ["n_samples"]
         head = " / ".join(self.group_by)
-        lines = [f"| {_md(head)} | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        lines += [f"| {_md(k)} | " + " | ".join(number(v[c]) for c in cols) + " |" for k, v in rows.items()]
+        lines = [f"| {md(head)} | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        lines += [f"| {md(k)} | " + " | ".join(number(v[c]) for c in cols) + " |" for k, v in rows.items()]
         return "\n".join(lines) + "\n"
 
     def to_markdown(self, metrics: Sequence[str] | None = None) -> str:
         """The overall report, the per-group summary table, then every group's full report."""
         by = " / ".join(self.group_by)
-        parts = ["## All rows", "", self.overall.to_markdown(), f"## Per group ({_md(by)})", ""]
+        parts = ["## All rows", "", self.overall.to_markdown(), f"## Per group ({md(by)})", ""]
         parts.append(self.summary_markdown(metrics))
         for key, rep in self.groups.items():
-            parts += [f"## {_md(by)} = {_md(key_text(key))}", "", rep.to_markdown()]
+            parts += [f"## {md(by)} = {md(key_text(key))}", "", rep.to_markdown()]
         return "\n".join(parts)
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        plots: bool = True,
+        title: str | None = None,
+        worst_by: str = "accuracy",
+        metrics: Sequence[str] | None = None,
+    ) -> str:
+        """The overall report's page (:meth:`Report.to_html`) with the per-group table sorted
+        worst group first for ``worst_by`` (lower first, or higher first for the metrics where
+        lower is better: log loss, Brier, calibration errors, AURC, RPP), the weak segments
+        highlighted; ``metrics`` chooses the columns (as :meth:`summary`).
+
+        >>> import cmetrics
+        >>> g = cmetrics.evaluate([0, 1, 1, 0], y_pred=[0, 1, 0, 0], groups=["en", "en", "fr", "fr"])
+        >>> page = g.to_html(plots=False)
+        >>> page.index("<td>fr</td>") < page.index("<td>en</td>")
+        True
+        """
+        if worst_by not in self.overall.metrics:
+            msg = f"worst_by={worst_by!r} is not a metric of these reports; choose from {sorted(self.overall.metrics)}"
+            raise ValidationError(msg)
+        chosen = None if metrics is None else list(dict.fromkeys([*metrics, worst_by]))
+        rows = self.summary(chosen)
+        extra = html.group_table(rows, " / ".join(self.group_by), worst_by, worst_by in LOWER_IS_BETTER)
+        page = html.report_page(self.overall, plots=plots, title=title, extra=extra)
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the overall report and the per-group summary (worst accuracy first)."""
+        metric = "accuracy" if "accuracy" in self.overall.metrics else next(iter(self.overall.metrics), "n_samples")
+        groups = html.group_table(self.summary(), " / ".join(self.group_by), metric, metric in LOWER_IS_BETTER)
+        return html.notebook_html(self.overall) + groups
 
     def __repr__(self) -> str:
         return f"GroupedReport({len(self.groups):,} groups by {', '.join(self.group_by)}; overall {self.overall!r})"

@@ -12,9 +12,11 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import warnings
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,10 @@ from cmetrics._derive import ranking_walk, table_metrics
 from cmetrics._derive.counted_table import CountedTable
 from cmetrics._derive.probability_pass import CalibrationBins, ProbResult
 from cmetrics._kernels import BinaryRanking
+from cmetrics._results import html
+from cmetrics._results.figures import Curve
 from cmetrics._results.intervals import BootstrapResult
+from cmetrics._results.text import md, number
 from cmetrics.exceptions import UndefinedMetricWarning
 
 _AVERAGES: tuple[Average, ...] = ("macro", "weighted", "micro")
@@ -89,31 +94,6 @@ FAMILIES = (
 )
 
 
-def printable(label: object) -> str:
-    """A label as text safe to show in a terminal or a table: newlines, tabs, escape sequences
-    and other control characters appear as their backslash escapes."""
-    text = str(label)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def number(x: object) -> str:
-    """A value for people: integers as integers (with thousands separators), other floats to
-    six significant digits, NaN as "nan"."""
-    if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))
-    if isinstance(x, (int, np.integer)):
-        return f"{int(x):,}"
-    if isinstance(x, (float, np.floating)):
-        if math.isnan(x):
-            return "nan"
-        if float(x).is_integer() and abs(x) < 2**53:
-            return f"{int(x):,}"
-        return f"{float(x):.6g}"
-    return str(x)
-
-
 class Report:
     """Every metric of one evaluation, computed from the accumulators of one pass.
 
@@ -166,6 +146,8 @@ class Report:
         #: Bootstrap intervals of the confusion-matrix metrics (``evaluate(..., bootstrap=N)`` or
         #: :func:`cmetrics.report_intervals`), else None.
         self.intervals: BootstrapResult | None = None
+        #: The curves of the ranking states, decimated (``Evaluator.report(curves=True)``), else None.
+        self.curves: list[Curve] | None = None
 
     def undefined_like(self, reason: str) -> Report:
         """A report of the same metrics, classes and modes with nothing to score (rows whose
@@ -253,23 +235,48 @@ class Report:
             cols = list(next(iter(self.per_class.values())))
             lines += ["", "### Per class", "", "| class | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
             for lab, row in self.per_class.items():
-                lines.append(f"| {_md(lab)} | " + " | ".join(number(row[c]) for c in cols) + " |")
+                lines.append(f"| {md(lab)} | " + " | ".join(number(row[c]) for c in cols) + " |")
         if self.undefined:
-            lines += ["", "Undefined: " + "; ".join(f"{k}: {_md(v)}" for k, v in self.undefined.items())]
+            lines += ["", "Undefined: " + "; ".join(f"{k}: {md(v)}" for k, v in self.undefined.items())]
         if self.intervals is not None:
             lines += ["", "### Intervals", "", self.intervals.to_markdown().rstrip("\n")]
         return "\n".join(lines) + "\n"
+
+    def to_html(
+        self, path: str | os.PathLike[str] | None = None, *, plots: bool = True, title: str | None = None
+    ) -> str:
+        """One self-contained HTML page: the metric tables of :meth:`to_markdown` by family, the
+        intervals, the figures as inline SVG (the confusion matrix with counts and rates, the
+        probabilistic one, the reliability diagram, and with :attr:`curves` the ROC,
+        precision-recall and risk-coverage curves) and the per-class table. No script and no
+        external resource; every label escaped. Written to ``path`` too when given (UTF-8).
+        Without matplotlib (``plots=False``, or the plot extra missing) the page has the
+        tables and says how to get the figures.
+
+        >>> import cmetrics
+        >>> page = cmetrics.evaluate([0, 1, 1, 0], y_pred=[0, 1, 0, 0], labels=[0, 1]).to_html(plots=False)
+        >>> page.startswith("<!DOCTYPE html>"), "<table" in page, "<script" in page
+        (True, True, False)
+        """
+        page = html.report_page(self, plots=plots, title=title)
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+    def _repr_html_(self) -> str:
+        """The notebook view: headline metrics by family, intervals, per-class table (collapsed
+        when long)."""
+        return html.notebook_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """Text, Markdown and HTML views for notebooks and other front ends."""
+        return {"text/plain": repr(self), "text/markdown": self.to_markdown(), "text/html": self._repr_html_()}
 
     def __repr__(self) -> str:
         head = f"Report(n_samples={number(self.n_samples)}, n_classes={self.n_classes}, proba={self.has_proba})"
         width = max((len(k) for k in self._values), default=0)
         body = "\n".join(f"  {k:<{width}}  {number(v)}" for k, v in self._values.items())
         return f"{head}\n{body}"
-
-
-def _md(label: object) -> str:
-    """A label inside a Markdown table cell."""
-    return printable(label).replace("|", "\\|")
 
 
 def _collect(values: dict[str, float], undefined: dict[str, str], name: str, fn: Callable[[], float]) -> None:

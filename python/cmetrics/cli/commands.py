@@ -24,9 +24,11 @@ from cmetrics.cli.render import (
     check_output,
     labels_option,
     render,
+    require_figures,
     set_threads,
     steps_bar,
     write_output,
+    write_plots,
 )
 from cmetrics.cli.scoring import score_files, score_on_dask
 from cmetrics.streaming import EvaluationSettings
@@ -39,6 +41,28 @@ def cli() -> None:
     """Classification metrics for large evaluation dumps."""
 
 
+def _score_options(
+    group_metrics: tuple[str, ...],
+    group_by: tuple[str, ...],
+    n_resamples: int | None,
+    weight: str | None,
+    plots_dir: str | None,
+) -> list[str] | None:
+    """The options of ``score`` that go together checked before any row is read; the metrics of
+    the per-group table."""
+    metrics = [m for part in group_metrics for m in part.split(",") if m] or None
+    if metrics and not group_by:
+        raise UserError("--group-metrics chooses the columns of the per-group table; pass --group-by too")
+    if n_resamples is not None and weight is not None:
+        raise UserError(
+            "--bootstrap resamples the counts of unweighted rows; with --weight, bootstrap the rows in Python "
+            "(cmetrics.bootstrap(..., sample_weight=...))"
+        )
+    if plots_dir is not None:
+        require_figures("--plots")
+    return metrics
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--label", required=True, help="column of true labels")
@@ -49,9 +73,25 @@ def cli() -> None:
 @click.option("--confidence", help="column of confidences (with --pred and no probabilities)")
 @click.option("--weight", help="column of sample weights")
 @click.option("--labels", multiple=True, help="class labels of the probability columns (repeat or comma-separate)")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown", "html"]),
+    default="table",
+    show_default=True,
+    help="html: one self-contained page with the figures (they need cmetrics[plot]); use with --output",
+)
 @click.option(
     "--output", "-o", help="write the report to FILE instead of standard output (atomically; never an input file)"
+)
+@click.option(
+    "--plots",
+    "plots_dir",
+    type=click.Path(file_okay=False),
+    help="also write one file per figure into DIR (confusion matrix, reliability, curves); needs cmetrics[plot]",
+)
+@click.option(
+    "--plot-format", type=click.Choice(["svg", "png"]), default="svg", show_default=True, help="of the --plots files"
 )
 @click.option("--force", is_flag=True, help="overwrite --output if it exists")
 @click.option(
@@ -152,6 +192,8 @@ def score(
     labels: tuple[str, ...],
     fmt: str,
     output: str | None,
+    plots_dir: str | None,
+    plot_format: str,
     force: bool,
     batch_rows: int,
     ranking: str,
@@ -174,14 +216,7 @@ def score(
     """Score evaluation dumps: Parquet files or directories, CSV/TSV, JSON Lines, .npz or
     structured .npy."""
     check_output(output, force=force, inputs=paths)
-    metrics = [m for part in group_metrics for m in part.split(",") if m] or None
-    if metrics and not group_by:
-        raise UserError("--group-metrics chooses the columns of the per-group table; pass --group-by too")
-    if n_resamples is not None and weight is not None:
-        raise UserError(
-            "--bootstrap resamples the counts of unweighted rows; with --weight, bootstrap the rows in Python "
-            "(cmetrics.bootstrap(..., sample_weight=...))"
-        )
+    metrics = _score_options(group_metrics, group_by, n_resamples, weight, plots_dir)
     set_threads(threads)
     try:
         columns = Columns(
@@ -204,14 +239,21 @@ def score(
             group_ranking_bins=group_ranking_bins,
         )
         classes = labels_option(labels)
+        curves = fmt == "html" or plots_dir is not None
         if scheduler is not None or workers is not None:
-            scored = score_on_dask(list(paths), columns, settings, labels=classes, scheduler=scheduler, workers=workers)
+            scored = score_on_dask(
+                list(paths), columns, settings, labels=classes, scheduler=scheduler, workers=workers, curves=curves
+            )
         else:
             show = not quiet and sys.stderr.isatty()
-            scored = score_files(list(paths), columns, settings, labels=classes, batch_rows=batch_rows, progress=show)
+            scored = score_files(
+                list(paths), columns, settings, labels=classes, batch_rows=batch_rows, progress=show, curves=curves
+            )
         if n_resamples is not None:
             add_intervals(scored[0], n_resamples, confidence_level, seed)
         text = render(*scored, fmt, metrics)
+        if plots_dir is not None:
+            write_plots(scored[0], Path(plots_dir), plot_format)
     except (cmetrics.exceptions.ValidationError, TypeError) as e:
         raise UserError(str(e) or type(e).__name__) from e
     write_output(text, output, force=force, inputs=paths)

@@ -1,4 +1,4 @@
-"""What the command line shows and writes: the report as a table, JSON or Markdown, the
+"""What the command line shows and writes: the report as a table, JSON, Markdown or HTML, its figures, the
 progress bar, the one-line errors (exit status 2), and ``--output`` written atomically."""
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from rich.table import Table
 from rich.text import Text
 
 import cmetrics
-from cmetrics._results.report import number, printable
+from cmetrics._results.figures import require_matplotlib
+from cmetrics._results.html import figures_of
+from cmetrics._results.text import number, printable
 
 
 def report_table(report: cmetrics.Report, summary: str) -> str:
@@ -151,6 +153,11 @@ def render(
 ) -> str:
     if fmt == "json":
         return json.dumps({"run": run, **report.to_dict()}, indent=2, allow_nan=False) + "\n"
+    if fmt == "html":
+        title = f"cmetrics report of {', '.join(run['files'])}"
+        if isinstance(report, cmetrics.GroupedReport):
+            return report.to_html(title=title, metrics=group_metrics)
+        return report.to_html(title=title)
     if fmt == "markdown":
         head = f"Scored {run['rows']:,} rows of {', '.join(run['files'])} in {run['seconds']:.2f} s\n\n"
         if isinstance(report, cmetrics.GroupedReport):
@@ -168,6 +175,27 @@ def render(
         text += "\n" + group_table(grouped, group_metrics)
     rate = run["rows"] / run["seconds"] / 1e6 if run["seconds"] else float("nan")
     return text + f"\nscored {', '.join(run['files'])} in {run['seconds']:.2f} s ({rate:,.1f} M rows/s)\n"
+
+
+def require_figures(option: str) -> None:
+    """matplotlib importable, else a one-line error naming ``option`` and the extra to install."""
+    try:
+        require_matplotlib(option)
+    except ImportError as e:
+        raise UserError(f'{option} draws with matplotlib: pip install "cmetrics[plot]" ({e})') from None
+
+
+def write_plots(report: cmetrics.Report | cmetrics.GroupedReport, directory: Path, fmt: str) -> list[Path]:
+    """One file per figure of the (overall) report in ``directory`` (made if missing):
+    ``confusion_matrix.svg``, ``reliability.svg``, ``roc.svg``, ... Returns the paths."""
+    overall = report.overall if isinstance(report, cmetrics.GroupedReport) else report
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, _, draw in figures_of(overall):
+        path = directory / f"{name}.{fmt}"
+        draw().savefig(path, format=fmt, metadata={"Date": None} if fmt == "svg" else None, dpi=150)
+        written.append(path)
+    return written
 
 
 def check_output(output: str | None, *, force: bool, inputs: tuple[str, ...]) -> None:

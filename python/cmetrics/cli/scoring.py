@@ -17,9 +17,21 @@ from cmetrics.cli.render import progress_bar
 from cmetrics.dask import evaluator_of
 from cmetrics.exceptions import InputError
 from cmetrics.streaming import EvaluationSettings, Evaluator
+from cmetrics.streaming.state_curves import state_curves
 
 #: What a run returns: the report (grouped with ``group_by``) and a record of the run.
 Scored = tuple[cmetrics.Report | cmetrics.GroupedReport, dict[str, Any]]
+
+
+def _report(ev: Evaluator, columns: Columns, curves: bool) -> cmetrics.Report | cmetrics.GroupedReport:
+    """The Evaluator's report (grouped with ``columns.group_by``); with ``curves``, the overall
+    report's curves read off the merged state (what the HTML page and ``--plots`` draw)."""
+    if not columns.group_by:
+        return ev.report(curves=curves)
+    grouped = ev.grouped_report(names=list(columns.group_by))
+    if curves:
+        grouped.overall.curves = state_curves(ev)
+    return grouped
 
 
 def score_files(
@@ -30,6 +42,7 @@ def score_files(
     labels: list[Any] | None = None,
     batch_rows: int = 1 << 20,
     progress: bool = False,
+    curves: bool = False,
 ) -> Scored:
     """Stream files into an Evaluator; the report (a :class:`cmetrics.GroupedReport` with
     ``columns.group_by``) and a record of the run. Raises :class:`InputError` and the
@@ -42,7 +55,7 @@ def score_files(
     rows = _stream(src, ev, progress)
     if rows == 0:
         raise InputError(f"{', '.join(paths)}: no rows to score")
-    report = ev.grouped_report(names=list(columns.group_by)) if columns.group_by else ev.report()
+    report = _report(ev, columns, curves)
     seconds = time.perf_counter() - t0
     run = _record(paths, src.format, rows, seconds, batch_rows=batch_rows)
     return report, _with_groups(run, columns, ev)
@@ -109,6 +122,7 @@ def score_on_dask(
     labels: list[Any] | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
+    curves: bool = False,
 ) -> Scored:
     """Parquet inputs scored by :mod:`cmetrics.dask` on a running scheduler (``scheduler``) or
     a local cluster of ``workers`` processes started for the run; the report and a record of
@@ -141,7 +155,7 @@ def score_on_dask(
     try:
         t1 = time.perf_counter()
         ev = evaluator_of(files, columns, settings, labels=labels, client=client)
-        report = ev.grouped_report(names=list(columns.group_by)) if columns.group_by else ev.report()
+        report = _report(ev, columns, curves)
         seconds = time.perf_counter() - t1
         n_workers = len(client.scheduler_info().get("workers", {}))
     finally:

@@ -19,17 +19,11 @@ from cmetrics._base.aliases import F64, Label
 from cmetrics._results.figures import draw_chance, draw_curve, new_axes, square_unit_axes
 from cmetrics.curves import auc, det_curve, precision_recall_curve, roc_curve
 from cmetrics.exceptions import ValidationError
-from cmetrics.plot.responses import (
-    ResponseMethod,
-    collinear_kept,
-    estimator_scores,
-    group_counts,
-    merged_summaries,
-    score_classes,
-)
+from cmetrics.plot.responses import ResponseMethod, estimator_scores, score_classes
 from cmetrics.ranking import aurc, risk_coverage_curve
 from cmetrics.streaming.evaluator import Evaluator
 from cmetrics.streaming.rows import RankingSummary
+from cmetrics.streaming.state_curves import group_counts, merged_summaries, risk_coverage_of, roc_of
 
 __all__ = ["DetCurveDisplay", "PrecisionRecallDisplay", "RiskCoverageDisplay", "RocCurveDisplay"]
 
@@ -50,6 +44,8 @@ class _CurveDisplay:
     _ylabel = ""
     _score_name = ""
     _drawstyle = "default"
+    #: Whether decimation keeps the curve's upper hull (the ROC envelope).
+    _hull = False
     name: Names
 
     def _curves(self) -> list[tuple[F64, F64, float | None]]:  # pragma: no cover - each Display's own
@@ -79,7 +75,8 @@ class _CurveDisplay:
         lines = []
         for i, (x, y, score) in enumerate(curves):
             kw = {"drawstyle": self._drawstyle, **kws[i if len(kws) > 1 else 0]}
-            lines.append(draw_curve(ax, x, y, _legend(names[i], self._score_name, score), **kw))
+            label = _legend(names[i], self._score_name, score)
+            lines.append(draw_curve(ax, x, y, label, hull=self._hull, **kw))
         self.lines_ = lines
         self.line_: Any = lines[0] if len(lines) == 1 else lines
         self.chance_level_ = self._chance(ax, chance_level_kw or {}) if plot_chance_level else None
@@ -146,6 +143,7 @@ class RocCurveDisplay(_CurveDisplay):
     _xlabel = "False Positive Rate"
     _ylabel = "True Positive Rate"
     _score_name = "AUC"
+    _hull = True
 
     def __init__(
         self, *, fpr: Curves, tpr: Curves, roc_auc: float | list[float] | None = None, name: Names = None,
@@ -245,10 +243,7 @@ class RocCurveDisplay(_CurveDisplay):
         note = _binned(evaluator, "class")
 
         def curve(summary: RankingSummary) -> tuple[F64, F64]:
-            fps, tps, _ = group_counts(summary)
-            fps, tps = np.concatenate(([0.0], fps)), np.concatenate(([0.0], tps))
-            keep = collinear_kept(fps, tps) if drop_intermediate else np.arange(fps.size)
-            return fps[keep] / fps[-1], tps[keep] / tps[-1]
+            return roc_of(summary, drop_intermediate)
 
         if len(summaries) == 2:
             fpr, tpr = curve(summaries[_pos_index(labels, pos_label)])
@@ -560,12 +555,7 @@ class RiskCoverageDisplay(_CurveDisplay):
         if summary is None:
             msg = "RiskCoverageDisplay.from_evaluator needs an Evaluator with ranking on and a confidence per row"
             raise ValidationError(msg)
-        wrong, right, _ = group_counts(summary)  # positives are the correct rows
-        accepted = wrong + right
-        coverage = accepted / accepted[-1]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            risk = np.where(accepted > 0, wrong / accepted, np.nan)
-        area = float(np.nansum(np.diff(coverage, prepend=0.0) * risk))
+        coverage, risk, area = risk_coverage_of(summary)
         note = _binned(evaluator, "confidence").lstrip(", ")
         label = f"{name} ({note})" if name and note else name or note or None
         d = cls(coverage=coverage, risk=risk, aurc=area, name=label)

@@ -51,7 +51,7 @@ class ConfusionMatrixDisplay:
     >>> d.confusion_matrix.tolist()
     [[1, 0, 0], [0, 1, 1], [0, 0, 1]]
     >>> d.text_[1, 2].get_text()
-    '1\\n(0.5)'
+    '1\\n50%'
     """
 
     def __init__(

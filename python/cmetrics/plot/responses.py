@@ -1,17 +1,15 @@
-"""What the Displays read: an estimator's scores, the classes of a multiclass ``y_score``, and
-the curve counts of a state's tie groups."""
+"""What the Displays read from rows: an estimator's scores and the classes of a multiclass
+``y_score``."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 from numpy.typing import ArrayLike
 
-from cmetrics._base.aliases import F64, Label
+from cmetrics._base.aliases import Label
 from cmetrics.exceptions import LabelError, ShapeError, ValidationError
-from cmetrics.streaming.rows import RankingSummary
 
 #: scikit-learn's ``response_method`` choices.
 ResponseMethod = Literal["auto", "predict_proba", "decision_function"]
@@ -56,36 +54,3 @@ def score_classes(y_true: np.ndarray, y_score: np.ndarray, labels: ArrayLike | N
         )
         raise ShapeError(msg)
     return classes
-
-
-def group_counts(summary: RankingSummary) -> tuple[F64, F64, F64]:
-    """``(fps, tps, thresholds)`` of a state's tie groups, from the highest score down (what
-    :func:`cmetrics.confusion_matrix_at_thresholds` gives on the rows)."""
-    pos = summary.w_pos if summary.w_pos is not None else summary.n_pos
-    neg = summary.w_neg if summary.w_neg is not None else summary.n_neg
-    tps = np.cumsum(np.asarray(pos, dtype=np.float64)[::-1])
-    fps = np.cumsum(np.asarray(neg, dtype=np.float64)[::-1])
-    return fps, tps, np.asarray(summary.values, dtype=np.float64)[::-1]
-
-
-def collinear_kept(fps: F64, tps: F64) -> npt.NDArray[np.intp]:
-    """scikit-learn's ``drop_intermediate`` rule for ROC curves: the points where the curve
-    turns (and the two ends)."""
-    if fps.size <= 2:
-        return np.arange(fps.size)
-    turn = np.logical_or(np.diff(fps, 2), np.diff(tps, 2))
-    return np.flatnonzero(np.concatenate(([True], turn, [True])))
-
-
-def merged_summaries(summaries: list[RankingSummary]) -> RankingSummary:
-    """The tie groups of several columns pooled (the micro average): equal values add up."""
-    values = np.concatenate([s.values for s in summaries])
-    uniq, inverse = np.unique(values, return_inverse=True)
-
-    def pooled(name: str) -> np.ndarray | None:
-        parts = [getattr(s, name) for s in summaries]
-        if any(p is None for p in parts):
-            return None
-        return np.bincount(inverse, weights=np.concatenate(parts).astype(np.float64), minlength=uniq.size)
-
-    return RankingSummary(uniq, pooled("n_pos"), pooled("n_neg"), pooled("w_pos"), pooled("w_neg"))  # type: ignore[arg-type]

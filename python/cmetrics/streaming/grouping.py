@@ -26,6 +26,7 @@ from cmetrics.streaming.dense_ranking import DenseClassRanking
 from cmetrics.streaming.replicates import ReplicateState
 from cmetrics.streaming.rows import RowState
 from cmetrics.streaming.settings import EvaluationSettings
+from cmetrics.streaming.state_curves import state_curves
 from cmetrics.uncertainty.schemes import encode_model
 
 if TYPE_CHECKING:
@@ -157,12 +158,17 @@ class GroupedRows(RowState):
             row_offset = state.ranges[-1][1] if state.ranges else 0
         return state, state.batch(truth, model, validation.weights(sample_weight, truth.size), row_offset, self.backend)
 
-    def report(self) -> Report:
+    def report(self, *, curves: bool = False) -> Report:
         """The :class:`cmetrics.Report` of every row added so far; with ``bootstrap=``, with
-        its :attr:`~cmetrics.Report.intervals` (percentile, from the replicate sums)."""
+        its :attr:`~cmetrics.Report.intervals` (percentile, from the replicate sums); with
+        ``curves``, with its :attr:`~cmetrics.Report.curves` (ROC, precision-recall and
+        risk-coverage read off the ranking states, decimated: what :meth:`Report.to_html`
+        draws)."""
         report = self._report()
         if self._replicates is not None:
             report.intervals = self._replicates.intervals([str(x) for x in np.asarray(report.labels).tolist()])
+        if curves:
+            report.curves = state_curves(self)
         return report
 
     def _child(self) -> GroupedRows:
