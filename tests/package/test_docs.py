@@ -29,6 +29,7 @@ WITH_EXAMPLES = {
     "cmetrics.label_ranking",
     "cmetrics.plot.curve_displays",
     "cmetrics.plot.matrix_displays",
+    "cmetrics.plot.model_comparison",
     "cmetrics.probabilistic",
     "cmetrics.ranking",
     "cmetrics.reference",

@@ -281,3 +281,31 @@ def test_bad_arguments() -> None:
         cp.calibration_curve([0, 1], [0.2, 0.4], n_bins=0)
     with pytest.raises(ValidationError, match="response_method"):
         cp.RocCurveDisplay.from_estimator(object(), [[0]], [0], response_method="predict")  # type: ignore[arg-type]
+
+
+def test_compare_models_and_per_class_bars() -> None:
+    y, p = multiclass(seed=12)
+    sharp = p**3 / (p**3).sum(axis=1, keepdims=True)
+    reports = {
+        "base": [cmetrics.evaluate(y[:n], y_proba=p[:n]) for n in (500, 1000, 4000)],
+        "sharp": cmetrics.evaluate(y, y_proba=sharp),
+    }
+    d = cp.compare_models(reports)
+    assert d.accuracy["base"].tolist() == [r.accuracy for r in reports["base"]]  # type: ignore[union-attr]
+    assert d.purity["sharp"].tolist() == [reports["sharp"].purity]  # type: ignore[union-attr]
+    a, b = d.lines_["base"]
+    np.testing.assert_array_equal(a.get_ydata(), d.entropy_score["base"])
+    np.testing.assert_array_equal(b.get_xdata(), d.accuracy["base"])
+    assert [ax.get_ylabel() for ax in d.axes_] == ["entropy score", "purity"]
+    guides = [line for line in d.axes_[0].get_lines() if line.get_linestyle() == ":"]
+    assert len(guides) == 2  # accuracy and entropy score split at 0.5
+    with pytest.raises(ValidationError, match="probabilities"):
+        cp.compare_models({"hard": cmetrics.evaluate(y, y_pred=p.argmax(axis=1))})
+    r = cmetrics.evaluate(y, y_proba=p, bootstrap=300, seed=4)
+    bars = cp.per_class_bars({"m": r, "n": cmetrics.evaluate(y, y_proba=sharp)}, "f1")
+    assert r.intervals is not None
+    want = [r.intervals.per_class[lab]["f1"].low for lab in r.per_class]
+    np.testing.assert_array_equal(bars.low["m"], want)
+    assert np.isnan(bars.low["n"]).all() and len(bars.bars_["m"]) == 4
+    with pytest.raises(ValidationError, match="per-class"):
+        cp.per_class_bars({"m": r}, "nope")

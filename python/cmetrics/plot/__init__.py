@@ -17,14 +17,19 @@ from cmetrics.plot.matrix_displays import (
     ProbConfusionMatrixDisplay,
     calibration_curve,
 )
+from cmetrics.plot.model_comparison import ModelComparisonDisplay, PerClassDisplay, compare_models, per_class_bars
 
 __all__ = [
     "CalibrationDisplay",
     "ConfusionMatrixDisplay",
     "DetCurveDisplay",
+    "ModelComparisonDisplay",
+    "PerClassDisplay",
     "PrecisionRecallDisplay",
     "ProbConfusionMatrixDisplay",
     "RiskCoverageDisplay",
     "RocCurveDisplay",
     "calibration_curve",
+    "compare_models",
+    "per_class_bars",
 ]
