@@ -16,6 +16,7 @@ from cmetrics._kernels import (
     Codes,
     Counted,
     CurveDrop,
+    CurvePoints,
     Encoded,
     GroupedHistograms,
     Groups,
@@ -227,6 +228,7 @@ class GroupState:
     def absorb(self, groups: Groups, n_threads: int = 0) -> None: ...
     def groups(self, n_threads: int = 0) -> Groups: ...
     def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking: ...
+    def curve_points(self, steps: int, n_threads: int = 0) -> CurvePoints: ...
 
 def add_segments(
     states: Sequence[RankingState],

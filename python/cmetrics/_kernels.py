@@ -129,6 +129,16 @@ class BinaryRanking(NamedTuple):
     placement_neg_sq: float
 
 
+class CurvePoints(NamedTuple):
+    """Points of a ranking state's curve from the highest score down: accepting every row
+    scored at least ``thresholds[i]`` accepts ``fps[i]`` negative and ``tps[i]`` positive rows
+    (weights when weighted); the last point accepts every row."""
+
+    fps: F64
+    tps: F64
+    thresholds: F64
+
+
 class PairedPlacements(NamedTuple):
     """DeLong's paired summary of two models on the same rows (docs/definitions.md §11.5): the
     class counts, each model's exact pair counts (positive above negative, tied), and the centred
@@ -259,6 +269,7 @@ class RankingState(Protocol):
     def absorb(self, groups: Groups, n_threads: int = 0) -> None: ...
     def groups(self, n_threads: int = 0) -> Groups: ...
     def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking: ...
+    def curve_points(self, steps: int, n_threads: int = 0) -> CurvePoints: ...
 
 
 class Kernels(Protocol):

@@ -221,6 +221,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "walk_groups": lambda k: k.walk_groups(k.score_groups(OK, SCORE)),
     "kendall_counts": lambda k: k.kendall_counts(SCORE, W),
     "GroupState": lambda k: _walked_state(k).walk(),
+    "GroupState curve points": lambda k: _walked_state(k).curve_points(1 << 16),
+    "GroupState thinned curve points": lambda k: _walked_state(k).curve_points(7),
     "multilabel_counts": lambda k: k.multilabel_counts(
         np.ascontiguousarray(PROBA > 0.25), np.ascontiguousarray(PROBA > 0.2), W
     ),

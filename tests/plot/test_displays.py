@@ -309,3 +309,41 @@ def test_compare_models_and_per_class_bars() -> None:
     assert np.isnan(bars.low["n"]).all() and len(bars.bars_["m"]) == 4
     with pytest.raises(ValidationError, match="per-class"):
         cp.per_class_bars({"m": r}, "nope")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_curve_points_of_a_state(weighted: bool) -> None:
+    """A ranking state's curve points: every point of the curve up to ``steps`` groups (those of
+    :func:`cmetrics.confusion_matrix_at_thresholds`), else a subset of them with both ends, one per
+    step of ``(fpr + tpr) / 2``; the Rust state and the numpy one give the same bits."""
+    from cmetrics import _numpy as npb
+    from tests.conftest import BACKENDS
+
+    rng = np.random.default_rng(13)
+    n = 50_000
+    ok = rng.random(n) < 0.4
+    score = np.round(rng.random(n) + 0.3 * ok, 4)
+    w = rng.random(n) + 0.1 if weighted else None
+    _, fps, _, tps, thr = cmetrics.confusion_matrix_at_thresholds(ok, score, sample_weight=w)
+    states = [npb.GroupState(weighted)]
+    if "rust" in BACKENDS:
+        from cmetrics import _core
+
+        states.append(_core.GroupState(weighted))
+    got = []
+    for st in states:
+        st.add(ok[: n // 2], score[: n // 2], None if w is None else w[: n // 2])
+        st.add(ok[n // 2 :], score[n // 2 :], None if w is None else w[n // 2 :])
+        got.append((st.curve_points(1 << 20), st.curve_points(100)))
+    full, thin = got[0]
+    np.testing.assert_array_equal(full.thresholds, thr)
+    np.testing.assert_allclose(full.tps, tps, rtol=1e-12)
+    np.testing.assert_allclose(full.fps, fps, rtol=1e-12)
+    assert thin.thresholds[0] == thr[0] and thin.thresholds[-1] == thr[-1]
+    assert 50 <= thin.thresholds.size <= 102 and set(thin.thresholds) <= set(thr)
+    position = (thin.fps / thin.fps[-1] + thin.tps / thin.tps[-1]) / 2
+    assert np.all(np.diff(np.floor(position[1:-1] * 100)) > 0)  # one point per step
+    for other in got[1:]:
+        for a, b in zip(other, got[0], strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)

@@ -15,6 +15,7 @@ from cmetrics._kernels import (
     F64,
     BinaryRanking,
     CurveDrop,
+    CurvePoints,
     Groups,
     KendallCounts,
     PairedPlacements,
@@ -518,6 +519,32 @@ class GroupState:
 
     def walk(self, curves: bool = True, n_threads: int = 0) -> BinaryRanking:
         return _walk_ascending(self.groups(), curves)
+
+    def curve_points(self, steps: int, n_threads: int = 0) -> CurvePoints:
+        """Points of the curve from the highest score down (the Rust state's rule and
+        arithmetic): every group up to ``steps`` of them, else the first point of each of
+        ``steps`` equal steps of ``(fpr + tpr) / 2`` and the two ends."""
+        g = self.groups()
+        if self.weighted and g.w_pos is not None and g.w_neg is not None:
+            cp, cn = np.cumsum(g.w_pos), np.cumsum(g.w_neg)  # sequential sums, as the Rust loop adds
+            tot_p, tot_n = (float(cp[-1]), float(cn[-1])) if cp.size else (0.0, 0.0)
+            tp = tot_p - np.concatenate(([0.0], cp[:-1]))
+            fp = tot_n - np.concatenate(([0.0], cn[:-1]))
+        else:
+            cpi, cni = np.cumsum(g.n_pos, dtype=np.uint64), np.cumsum(g.n_neg, dtype=np.uint64)
+            tpi = (cpi[-1] if cpi.size else 0) - np.concatenate(([0], cpi[:-1])).astype(np.uint64)
+            fpi = (cni[-1] if cni.size else 0) - np.concatenate(([0], cni[:-1])).astype(np.uint64)
+            tp, fp = tpi.astype(np.float64), fpi.astype(np.float64)
+            tot_p, tot_n = (float(tp[0]), float(fp[0])) if tp.size else (0.0, 0.0)
+        n = g.values.shape[0]
+        if n <= steps or not (tot_p > 0 and tot_n > 0):
+            keep = np.arange(n)
+        else:
+            bucket = np.floor((fp / tot_n + tp / tot_p) * 0.5 * float(steps)).astype(np.int64)
+            change = np.flatnonzero(bucket[:-1] != bucket[1:])
+            keep = np.union1d(np.union1d(change, [0]), [n - 1])
+        keep = keep[::-1]
+        return CurvePoints(fp[keep], tp[keep], np.asarray(g.values, dtype=np.float64)[keep])
 
 
 def add_segments(

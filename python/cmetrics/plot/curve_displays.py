@@ -15,15 +15,24 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from cmetrics._backend import resolve_backend
 from cmetrics._base.aliases import F64, Label
+from cmetrics._kernels import BinaryRanking, CurvePoints
 from cmetrics._results.figures import draw_chance, draw_curve, new_axes, square_unit_axes
 from cmetrics.curves import auc, det_curve, precision_recall_curve, roc_curve
 from cmetrics.exceptions import ValidationError
 from cmetrics.plot.responses import ResponseMethod, estimator_scores, score_classes
 from cmetrics.ranking import aurc, risk_coverage_curve
 from cmetrics.streaming.evaluator import Evaluator
-from cmetrics.streaming.rows import RankingSummary
-from cmetrics.streaming.state_curves import group_counts, merged_summaries, risk_coverage_of, roc_of
+from cmetrics.streaming.state_curves import (
+    CURVE_STEPS,
+    auroc_of,
+    merged_summaries,
+    pr_points,
+    risk_coverage_points,
+    roc_points,
+    summary_points,
+)
 
 __all__ = ["DetCurveDisplay", "PrecisionRecallDisplay", "RiskCoverageDisplay", "RocCurveDisplay"]
 
@@ -106,15 +115,21 @@ def _binned(ev: Evaluator, which: str) -> str:
     return f", binned: {ev.settings.ranking_bins} bins" if mode == "approximate" else ""
 
 
-def _class_summaries(ev: Evaluator, caller: str) -> tuple[list[RankingSummary], list[str]]:
-    summaries = ev.class_ranking_summaries()
-    if summaries is None or ev.labels is None:
+def _class_curves(
+    ev: Evaluator, caller: str, pos_label: Label | None = None
+) -> tuple[list[str], list[tuple[CurvePoints, BinaryRanking]]]:
+    """The labels, and each probability column's curve points and exact walk (with two
+    classes, the column of ``pos_label`` alone)."""
+    labels = [str(x) for x in ev.labels or []]
+    wanted = [_pos_index(labels, pos_label)] if len(labels) == 2 else range(len(labels))
+    read = [ev.ranking_curve(CURVE_STEPS, k) for k in wanted]
+    if not labels or any(r is None for r in read):
         msg = (
             f"{caller}.from_evaluator needs an Evaluator fed probabilities with class ranking on "
             "(class_ranking='exact', or 'approximate' for a binned curve)"
         )
         raise ValidationError(msg)
-    return summaries, [str(x) for x in np.asarray(ev.labels).tolist()]
+    return labels, [r for r in read if r is not None]
 
 
 def _pos_index(labels: list[str], pos_label: Label | None) -> int:
@@ -196,20 +211,21 @@ class RocCurveDisplay(_CurveDisplay):
 
     @classmethod
     def _one_vs_rest(
-        cls, curves: list[tuple[F64, F64]], micro: tuple[F64, F64], classes: list[str], name: Names
-    ) -> RocCurveDisplay:
+        cls, curves: list[tuple[F64, F64]], micro: tuple[F64, F64], classes: list[str], name: Names,
+        aucs: list[float] | None = None, micro_auc: float | None = None,
+    ) -> RocCurveDisplay:  # fmt: skip
         """One curve per class, the micro average (the pooled columns) and the macro average
         (the mean true positive rate on the union of the false positive rates; its AUC the mean
         of the classes')."""
         grid = np.unique(np.concatenate([f for f, _ in curves]))
         macro_tpr = np.mean([np.interp(grid, f, r) for f, r in curves], axis=0)
-        aucs = [auc(f, r) for f, r in curves]
+        aucs = [auc(f, r) for f, r in curves] if aucs is None else aucs
         prefix = f"{name}: " if isinstance(name, str) else ""
         names = [f"{prefix}{c}" for c in classes] + [f"{prefix}micro-average", f"{prefix}macro-average"]
         return cls(
             fpr=[f for f, _ in curves] + [micro[0], grid],
             tpr=[r for _, r in curves] + [micro[1], macro_tpr],
-            roc_auc=[*aucs, auc(*micro), float(np.mean(aucs))],
+            roc_auc=[*aucs, auc(*micro) if micro_auc is None else micro_auc, float(np.mean(aucs))],
             name=names,
         )
 
@@ -239,20 +255,23 @@ class RocCurveDisplay(_CurveDisplay):
         """The ROC curve(s) held by a merged Evaluator's class-ranking state, without the rows:
         with two classes the curve of ``pos_label`` (default the second label), else one per
         class and the averages."""
-        summaries, labels = _class_summaries(evaluator, "RocCurveDisplay")
+        labels, columns = _class_curves(evaluator, "RocCurveDisplay", pos_label)
         note = _binned(evaluator, "class")
-
-        def curve(summary: RankingSummary) -> tuple[F64, F64]:
-            return roc_of(summary, drop_intermediate)
-
-        if len(summaries) == 2:
-            fpr, tpr = curve(summaries[_pos_index(labels, pos_label)])
+        if len(labels) == 2:
+            pts, walk = columns[0]
+            fpr, tpr = roc_points(pts, drop_intermediate)
             base = name if isinstance(name, str) else None
             label = f"{base or ''}{note.lstrip(', ') if not base else note}" or None
-            d = cls(fpr=fpr, tpr=tpr, roc_auc=auc(fpr, tpr), name=label, pos_label=pos_label)
+            d = cls(fpr=fpr, tpr=tpr, roc_auc=auroc_of(walk), name=label, pos_label=pos_label)
         else:
-            curves = [curve(s) for s in summaries]
-            d = cls._one_vs_rest(curves, curve(merged_summaries(summaries)), [f"{c}{note}" for c in labels], name)
+            summaries = evaluator.class_ranking_summaries() or []
+            micro = merged_summaries(summaries, evaluator.settings.backend)
+            micro_walk = resolve_backend(evaluator.settings.backend).walk_groups(micro.groups())
+            curves = [roc_points(pts, drop_intermediate) for pts, _ in columns]
+            d = cls._one_vs_rest(
+                curves, roc_points(summary_points(micro), drop_intermediate), [f"{c}{note}" for c in labels], name,
+                [auroc_of(w) for _, w in columns], auroc_of(micro_walk),
+            )  # fmt: skip
         return d.plot(ax, curve_kwargs=curve_kwargs, plot_chance_level=plot_chance_level,
                       chance_level_kw=chance_level_kw, despine=despine)  # fmt: skip
 
@@ -378,22 +397,27 @@ class PrecisionRecallDisplay(_CurveDisplay):
     ) -> PrecisionRecallDisplay:  # fmt: skip
         """The precision-recall curve(s) of a merged Evaluator's class-ranking state (the class
         ``pos_label`` with two classes, else one per class and the micro average)."""
-        summaries, labels = _class_summaries(evaluator, "PrecisionRecallDisplay")
+        labels, columns = _class_curves(evaluator, "PrecisionRecallDisplay", pos_label)
         note = _binned(evaluator, "class")
-        if len(summaries) == 2:
-            fps, tps, _ = group_counts(summaries[_pos_index(labels, pos_label)])
+        if len(labels) == 2:
+            pts, walk = columns[0]
+            p, r, prevalence = pr_points(pts)
             base = name if isinstance(name, str) else ""
-            d = cls._of_counts(fps, tps, (base + note if base else note.lstrip(", ")) or None, pos_label)
+            label = (base + note if base else note.lstrip(", ")) or None
+            d = cls(p, r, average_precision=walk.average_precision, name=label, pos_label=pos_label,
+                    prevalence_pos_label=prevalence)  # fmt: skip
         else:
-            parts = [
-                cls._of_counts(*group_counts(s)[:2], None, None) for s in [*summaries, merged_summaries(summaries)]
-            ]
+            summaries = evaluator.class_ranking_summaries() or []
+            micro = merged_summaries(summaries, evaluator.settings.backend)
+            micro_walk = resolve_backend(evaluator.settings.backend).walk_groups(micro.groups())
+            parts = [(pr_points(pts), w.average_precision) for pts, w in columns]
+            parts.append((pr_points(summary_points(micro)), micro_walk.average_precision))
             prefix = f"{name}: " if isinstance(name, str) else ""
             d = cls(
-                [p.precision for p in parts], [p.recall for p in parts],  # type: ignore[misc]
-                average_precision=[p.average_precision for p in parts],  # type: ignore[misc]
+                [p for (p, _, _), _ in parts], [r for (_, r, _), _ in parts],
+                average_precision=[ap for _, ap in parts],
                 name=[f"{prefix}{c}{note}" for c in labels] + [f"{prefix}micro-average{note}"],
-                prevalence_pos_label=[p.prevalence_pos_label for p in parts],  # type: ignore[misc]
+                prevalence_pos_label=[prev for (_, _, prev), _ in parts],
             )  # fmt: skip
         return d.plot(ax, curve_kwargs=curve_kwargs, plot_chance_level=plot_chance_level,
                       chance_level_kw=chance_level_kw, despine=despine)  # fmt: skip
@@ -551,11 +575,12 @@ class RiskCoverageDisplay(_CurveDisplay):
     ) -> RiskCoverageDisplay:  # fmt: skip
         """The curve of a merged Evaluator's confidence ranking state (top-label confidence
         against correctness), without the rows."""
-        summary = evaluator.ranking_summary()
-        if summary is None:
+        read = evaluator.ranking_curve(CURVE_STEPS)
+        if read is None:
             msg = "RiskCoverageDisplay.from_evaluator needs an Evaluator with ranking on and a confidence per row"
             raise ValidationError(msg)
-        coverage, risk, area = risk_coverage_of(summary)
+        coverage, risk = risk_coverage_points(read[0])
+        area = read[1].aurc
         note = _binned(evaluator, "confidence").lstrip(", ")
         label = f"{name} ({note})" if name and note else name or note or None
         d = cls(coverage=coverage, risk=risk, aurc=area, name=label)

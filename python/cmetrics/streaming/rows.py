@@ -17,7 +17,7 @@ from cmetrics._base.config import check_classes, get_num_threads
 from cmetrics._derive import probability_pass, ranking_walk
 from cmetrics._derive.counted_table import CountedTable
 from cmetrics._derive.multiclass_ranking import class_ranking_values, in_place
-from cmetrics._kernels import BinaryRanking, Groups, ProbAccumulators, RankingState
+from cmetrics._kernels import BinaryRanking, CurvePoints, Groups, ProbAccumulators, RankingState
 from cmetrics._results.report import Report, build_report
 from cmetrics.exceptions import LabelError, StateError, ValidationError, WeightError
 from cmetrics.streaming import group_values
@@ -330,6 +330,22 @@ class RowState:
         if self._dense is not None:
             return self._dense.groups(self.ranking_bins)
         return [state.groups(get_num_threads()) for state in self._class_rank or []]
+
+    def ranking_curve(self, steps: int, column: int | None = None) -> tuple[CurvePoints, BinaryRanking] | None:
+        """Points of a ranking state's curve (at most about ``steps``, read off the groups in
+        one pass: :meth:`RankingState.curve_points`) and the state's exact walk (its areas):
+        of the top-label confidence against correctness (``column=None``), or of probability
+        column ``column`` against "the row is of that class". None without that state."""
+        if column is None:
+            state = self._overall_rank()
+        elif self._class_rank is not None and 0 <= column < len(self._class_rank):
+            state = self._class_rank[column]
+        else:
+            return None
+        if state is None or len(state) == 0:
+            return None
+        threads = get_num_threads()
+        return state.curve_points(steps, threads), state.walk(True, threads)
 
     def class_ranking_summaries(self) -> list[RankingSummary] | None:
         """One summary per probability column, in the order of the labels: the column's

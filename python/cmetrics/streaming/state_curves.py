@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from cmetrics._backend import resolve_backend
 from cmetrics._base.aliases import F64, Backend
-from cmetrics._kernels import Groups
+from cmetrics._kernels import BinaryRanking, CurvePoints, Groups
 from cmetrics._results.figures import Curve, decimate
 from cmetrics.streaming.rows import RankingSummary, RowState
 
@@ -51,35 +51,43 @@ def merged_summaries(summaries: list[RankingSummary], backend: Backend = "auto")
     return RankingSummary(*groups[0])
 
 
-def roc_of(summary: RankingSummary, drop_intermediate: bool = True) -> tuple[F64, F64]:
-    """``(fpr, tpr)`` of a column's tie groups, from ``(0, 0)``."""
-    fps, tps, _ = group_counts(summary)
-    fps, tps = np.concatenate(([0.0], fps)), np.concatenate(([0.0], tps))
+#: Points read off a ranking state for one curve (steps of the curve; a figure needs fewer).
+CURVE_STEPS = 1 << 16
+
+
+def auroc_of(walk: BinaryRanking) -> float:
+    """The AUROC of a walk: ordered pairs plus half the tied ones."""
+    return float(walk.ordered_share + walk.tied_share / 2)
+
+
+def roc_points(points: CurvePoints, drop_intermediate: bool = True) -> tuple[F64, F64]:
+    """``(fpr, tpr)`` from ``(0, 0)`` of a state's curve points."""
+    fps, tps = np.concatenate(([0.0], points.fps)), np.concatenate(([0.0], points.tps))
     keep = collinear_kept(fps, tps) if drop_intermediate else np.arange(fps.size)
     return fps[keep] / fps[-1], tps[keep] / tps[-1]
 
 
-def precision_recall_of(summary: RankingSummary) -> tuple[F64, F64, float, float]:
-    """``(precision, recall, average precision, prevalence)``, recall decreasing to 0."""
-    fps, tps, _ = group_counts(summary)
+def pr_points(points: CurvePoints) -> tuple[F64, F64, float]:
+    """``(precision, recall, prevalence)``, recall decreasing to 0 (scikit-learn's layout)."""
+    fps, tps = points.fps, points.tps
     with np.errstate(invalid="ignore", divide="ignore"):
         precision = np.where(tps + fps > 0, tps / (tps + fps), 0.0)
     p, r = np.concatenate((precision[::-1], [1.0])), np.concatenate(((tps / tps[-1])[::-1], [0.0]))
-    return p, r, float(-np.sum(np.diff(r) * p[:-1])), float(tps[-1] / (tps[-1] + fps[-1]))
+    return p, r, float(tps[-1] / (tps[-1] + fps[-1]))
 
 
-def risk_coverage_of(summary: RankingSummary) -> tuple[F64, F64, float]:
-    """``(coverage, risk, AURC)`` of the confidence groups (positives: the correct rows)."""
-    wrong, right, _ = group_counts(summary)
-    accepted = wrong + right
-    coverage = accepted / accepted[-1]
+def risk_coverage_points(points: CurvePoints) -> tuple[F64, F64]:
+    """``(coverage, risk)`` of the confidence state's points (positives: the correct rows)."""
+    accepted = points.fps + points.tps
     with np.errstate(invalid="ignore", divide="ignore"):
-        risk = np.where(accepted > 0, wrong / accepted, np.nan)
-    return coverage, risk, float(np.nansum(np.diff(coverage, prepend=0.0) * risk))
+        risk = np.where(accepted > 0, points.fps / accepted, np.nan)
+    return accepted / accepted[-1], risk
 
 
-def _trapezoid(x: F64, y: F64) -> float:
-    return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2))
+def summary_points(summary: RankingSummary) -> CurvePoints:
+    """Every point of tie groups held as arrays (the pooled columns of a micro average)."""
+    fps, tps, thresholds = group_counts(summary)
+    return CurvePoints(fps, tps, thresholds)
 
 
 def _decimated(kind: str, label: str, x: F64, y: F64, value: float, name: str) -> Curve:
@@ -88,54 +96,52 @@ def _decimated(kind: str, label: str, x: F64, y: F64, value: float, name: str) -
 
 
 def state_curves(state: RowState) -> list[Curve]:
-    """The decimated curves of ``state``: risk-coverage of the confidence ranking; ROC and
-    precision-recall of the positive class (two classes) or of each class (up to
-    :data:`MAX_CLASS_CURVES`) and the micro average (up to :data:`MAX_MICRO_GROUPS` groups in
-    all); the macro-average ROC (drawn as the mean
-    of the decimated class curves; its AUC the mean of the classes' exact AUCs). Each area is
-    computed on the full curve before it is decimated."""
+    """The decimated curves of ``state``, read off its ranking states (at most
+    :data:`CURVE_STEPS` points each, areas from the exact walks): risk-coverage of the
+    confidence ranking; ROC and precision-recall of the positive class (two classes) or of each
+    class (up to :data:`MAX_CLASS_CURVES`) and the micro average (up to
+    :data:`MAX_MICRO_GROUPS` groups in all); the macro-average ROC (drawn as the mean of the
+    class curves, its AUC the mean of the classes' AUCs)."""
     out: list[Curve] = []
     binned = " (binned)" if state.ranking == "approximate" else ""
-    confidence = state.ranking_summary()
-    if confidence is not None and len(confidence):
-        cov, risk, area = risk_coverage_of(confidence)
-        out.append(_decimated("risk_coverage", f"top-label confidence{binned}", cov, risk, area, "AURC"))
-    columns = state.class_ranking_summaries()
-    if not columns or state.labels is None:
+    confidence = state.ranking_curve(CURVE_STEPS)
+    if confidence is not None:
+        cov, risk = risk_coverage_points(confidence[0])
+        out.append(_decimated("risk_coverage", f"top-label confidence{binned}", cov, risk, confidence[1].aurc, "AURC"))
+    labels = [str(x) for x in state.labels or []]
+    wanted = [1] if len(labels) == 2 else list(range(len(labels)))  # two classes: the second's curve
+    read = [(labels[k], state.ranking_curve(CURVE_STEPS, k)) for k in wanted]
+    columns = [(lab, r) for lab, r in read if r is not None and _two_sided(r[0])]
+    if not columns:
         return out
-    labels = [str(x) for x in state.labels]
     binned = " (binned)" if state.class_ranking == "approximate" else ""
-    usable = [(lab, col) for lab, col in zip(labels, columns, strict=True) if _both_sides(col)]
-    if len(columns) == 2:
-        chosen = usable[1:] if len(usable) == 2 else []
-    else:
-        chosen = usable if len(columns) <= MAX_CLASS_CURVES else []
-        if usable and sum(len(c) for c in columns) <= MAX_MICRO_GROUPS:
-            chosen.append(("micro-average", merged_summaries(columns, state.backend)))
-    rocs, prs = [], []
-    for lab, col in chosen:
-        fpr, tpr = roc_of(col)
-        rocs.append(_decimated("roc", lab + binned, fpr, tpr, _trapezoid(fpr, tpr), "AUC"))
-        p, r, ap, _ = precision_recall_of(col)
-        prs.append(_decimated("precision_recall", lab + binned, r, p, ap, "AP"))
-    if len(columns) > 2 and usable:
-        per_class = (
-            rocs[: len(usable)]
-            if len(columns) <= MAX_CLASS_CURVES
-            else [_decimated("roc", lab, *roc_of(col), 0.0, "AUC") for lab, col in usable]
-        )
-        aucs = (
-            [c.value for c in per_class]
-            if len(columns) <= MAX_CLASS_CURVES
-            else [_trapezoid(*roc_of(col)) for _, col in usable]
-        )
-        grid = np.unique(np.concatenate([c.x for c in per_class]))
-        tpr = np.mean([np.interp(grid, c.x, c.y) for c in per_class], axis=0)
-        rocs.append(_decimated("roc", "macro-average" + binned, grid, tpr, float(np.mean(aucs)), "AUC"))
+    chosen = [(lab, pts, auroc_of(w), w.average_precision) for lab, (pts, w) in columns]
+    if len(labels) > MAX_CLASS_CURVES:
+        chosen = []
+    rocs = [_decimated("roc", lab + binned, *roc_points(pts), auc, "AUC") for lab, pts, auc, _ in chosen]
+    prs = [_decimated("precision_recall", lab + binned, *_pr(pts), ap, "AP") for lab, pts, _, ap in chosen]
+    if len(labels) > 2:
+        summaries = state.class_ranking_summaries() or []
+        if sum(len(c) for c in summaries) <= MAX_MICRO_GROUPS:
+            micro = merged_summaries(summaries, state.backend)
+            pts, walk = summary_points(micro), resolve_backend(state.backend).walk_groups(micro.groups())
+            rocs.append(_decimated("roc", "micro-average" + binned, *roc_points(pts), auroc_of(walk), "AUC"))
+            prs.append(
+                _decimated("precision_recall", "micro-average" + binned, *_pr(pts), walk.average_precision, "AP")
+            )
+        per_class = [roc_points(pts) for _, (pts, _) in columns]
+        grid = np.unique(np.concatenate([f for f, _ in per_class]))
+        tpr = np.mean([np.interp(grid, f, r) for f, r in per_class], axis=0)
+        macro = float(np.mean([auroc_of(w) for _, (_, w) in columns]))
+        rocs.append(_decimated("roc", "macro-average" + binned, grid, tpr, macro, "AUC"))
     return out + rocs + prs
 
 
-def _both_sides(summary: RankingSummary) -> bool:
-    pos = summary.w_pos if summary.w_pos is not None else summary.n_pos
-    neg = summary.w_neg if summary.w_neg is not None else summary.n_neg
-    return bool(np.sum(pos) > 0 and np.sum(neg) > 0)
+def _pr(points: CurvePoints) -> tuple[F64, F64]:
+    """``(recall, precision)``: the precision-recall curve as drawn (x, y)."""
+    p, r, _ = pr_points(points)
+    return r, p
+
+
+def _two_sided(points: CurvePoints) -> bool:
+    return bool(points.fps.size and points.fps[-1] > 0 and points.tps[-1] > 0)

@@ -65,7 +65,7 @@ pub use one_vs_rest::one_vs_rest;
 pub(crate) use placements::{check_scores, sorted_rows};
 pub use placements::{paired_placements, row_placements, PairCounts, PairedPlacements};
 pub use score_matrix::{Matrix, Truth};
-pub use state::{add_segments, walk_states, GroupState, MIN_BUFFER};
+pub use state::{add_segments, walk_states, CurvePoints, GroupState, MIN_BUFFER};
 pub use strategy::binary_ranking;
 pub(crate) use strategy::walk_packed_keys;
 pub use top_k::{rank_histogram, rank_histogram_groups};

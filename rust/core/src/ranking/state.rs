@@ -35,6 +35,26 @@ use rayon::prelude::*;
 /// Buffered rows that trigger a compaction at the least.
 pub const MIN_BUFFER: usize = 1 << 23;
 
+/// Points of a state's curve from the highest score down: when every row
+/// scored at least `thresholds[i]` is accepted, `fps[i]` negative and
+/// `tps[i]` positive rows (weights, when weighted) are; the last point
+/// accepts every row. ROC, precision-recall and risk-coverage curves are
+/// read off them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CurvePoints {
+    pub fps: Vec<f64>,
+    pub tps: Vec<f64>,
+    pub thresholds: Vec<f64>,
+}
+
+impl CurvePoints {
+    fn push(&mut self, (fp, tp, threshold): (f64, f64, f64)) {
+        self.fps.push(fp);
+        self.tps.push(tp);
+        self.thresholds.push(threshold);
+    }
+}
+
 /// The exact, mergeable ranking state (module docs).
 #[derive(Debug, Clone, Default)]
 pub struct GroupState {
@@ -443,6 +463,75 @@ impl GroupState {
         for (key, p, n, wp, wn) in self.groups.distinct() {
             out.push(from_order_key(key), (p, n, wp, wn), self.weighted);
         }
+        Ok(out)
+    }
+
+    /// Points of the state's curve, from the highest score down (see
+    /// [`CurvePoints`]): every group when there are at most `steps`, else the
+    /// first point of each of `steps` equal steps of `(fpr + tpr) / 2` along
+    /// the curve, and its two ends. One read of the groups, nothing per row
+    /// kept: a curve of 10^8 rows is read in milliseconds.
+    ///
+    /// # Errors
+    /// [`MetricError::OutOfMemory`].
+    pub fn curve_points(&mut self, steps: usize, pool: &Pool) -> Result<CurvePoints> {
+        self.compact(pool)?;
+        let (mut n_groups, mut np, mut nn, mut wp, mut wn) =
+            (0_usize, 0_u64, 0_u64, 0.0_f64, 0.0_f64);
+        for (_, p, n, a, b) in self.groups.distinct() {
+            n_groups += 1;
+            np += p;
+            nn += n;
+            wp += a;
+            wn += b;
+        }
+        let weighted = self.weighted;
+        #[allow(clippy::cast_precision_loss)]
+        let (tot_p, tot_n) = if weighted {
+            (wp, wn)
+        } else {
+            (np as f64, nn as f64)
+        };
+        let every = n_groups <= steps || !(tot_p > 0.0 && tot_n > 0.0);
+        #[allow(clippy::cast_precision_loss)]
+        let steps_f = steps as f64;
+        let (mut bp, mut bn, mut bwp, mut bwn) = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
+        let mut out = CurvePoints::default();
+        // The previous group's point and bucket: kept when the bucket changes
+        // after it (the first point of its step from the top), or when first.
+        let mut prev: Option<((f64, f64, f64), i64, bool)> = None;
+        for (key, p, n, a, b) in self.groups.distinct() {
+            // Accepting every group from this one up (rows below it rejected).
+            #[allow(clippy::cast_precision_loss)]
+            let (tp, fp) = if weighted {
+                (wp - bwp, wn - bwn)
+            } else {
+                ((np - bp) as f64, (nn - bn) as f64)
+            };
+            let point = (fp, tp, from_order_key(key));
+            #[allow(clippy::cast_possible_truncation)]
+            let bucket = if every {
+                0
+            } else {
+                ((fp / tot_n + tp / tot_p) * 0.5 * steps_f).floor() as i64
+            };
+            if let Some((q, qb, first)) = prev {
+                if every || first || qb != bucket {
+                    out.push(q);
+                }
+            }
+            prev = Some((point, bucket, prev.is_none()));
+            bp += p;
+            bn += n;
+            bwp += a;
+            bwn += b;
+        }
+        if let Some((q, _, _)) = prev {
+            out.push(q);
+        }
+        out.fps.reverse();
+        out.tps.reverse();
+        out.thresholds.reverse();
         Ok(out)
     }
 

@@ -3,9 +3,10 @@
 
 use super::binary::ranking_py;
 use super::groups::{group_arrays, group_ref, GroupArgs};
+use crate::results::named;
 use cmetrics_core::ranking as rk;
 use cmetrics_core::Pool;
-use numpy::PyReadonlyArray1;
+use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use crate::arrays::opt_slice;
@@ -100,6 +101,28 @@ impl GroupState {
         let inner = &mut self.inner;
         let g = run(py, || inner.groups(&pool))?;
         group_arrays(py, g)
+    }
+
+    /// Points of the curve from the highest score down, `(fps, tps, thresholds)`:
+    /// every group up to `steps` of them, else the first of each of `steps`
+    /// equal steps of `(fpr + tpr) / 2` and the two ends.
+    #[pyo3(signature = (steps, n_threads=0))]
+    fn curve_points<'py>(
+        &mut self,
+        py: Python<'py>,
+        steps: usize,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = Pool::new(n_threads);
+        let inner = &mut self.inner;
+        let c = run(py, || inner.curve_points(steps, &pool))?;
+        named!(
+            py,
+            "CurvePoints",
+            c.fps.into_pyarray(py),
+            c.tps.into_pyarray(py),
+            c.thresholds.into_pyarray(py),
+        )
     }
 
     /// The ranking walk over every row added (the dict of `binary_ranking`).
