@@ -56,3 +56,15 @@ def test_the_scripts_run() -> None:
         )
         assert done.returncode == 0, done.stderr
         assert "benefit" in done.stdout or "likelihood of beating" in done.stdout
+
+
+def test_report_page_example(tmp_path: Path) -> None:
+    """The example page writes a self-contained report; the committed one (the README's) stays
+    small and has its six figures."""
+    rp = load("report_page")
+    page = rp.page(rows=3000, seed=2, out=tmp_path / "page.html")
+    assert (tmp_path / "page.html").read_text() == page
+    assert page.count("<svg") == 6 and "&lt;bird&gt;" in page and "<bird>" not in page
+    committed = (EXAMPLES.parent / "docs" / "example_report.html").read_text()
+    assert committed.count("<svg") == 6 and len(committed) < 120_000
+    assert "Example: a simulated 3-class model" in committed

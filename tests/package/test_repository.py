@@ -35,6 +35,8 @@ BINARY_SUFFIXES = (
     ".feather",
     ".arrow",
 )
+#: Largest picture of the documentation accepted (docs/*.png, docs/*.jpg).
+MAX_IMAGE_BYTES = 160 * 1024
 #: Largest text file accepted (the lock file is the largest text file we keep).
 MAX_BYTES = 256 * 1024
 _SKIP_DIRS = {
@@ -87,11 +89,23 @@ def test_guard_detects_binaries(tmp_path: Path) -> None:
     assert not is_binary(text)
 
 
+def is_doc_image(path: Path) -> bool:
+    """A picture the README shows (``docs/*.png`` or ``*.jpg``): documentation, not a build output."""
+    rel = path.relative_to(ROOT)
+    return rel.parts[:1] == ("docs",) and path.suffix.lower() in (".png", ".jpg")
+
+
 def test_no_binary_artifacts_committed() -> None:
     files = tracked_files()
     assert len(files) > 20
-    binary = [str(p.relative_to(ROOT)) for p in files if p.exists() and is_binary(p)]
+    binary = [str(p.relative_to(ROOT)) for p in files if p.exists() and is_binary(p) and not is_doc_image(p)]
     assert binary == [], f"binary artifacts are committed: {binary}; remove them (build outputs stay untracked)"
+    # The README's pictures: each shown by the README, each small.
+    readme = (ROOT / "README.md").read_text()
+    for image in (p for p in files if p.exists() and is_doc_image(p)):
+        rel = str(image.relative_to(ROOT))
+        assert f"({rel})" in readme, f"{rel} is committed but the README does not show it; remove it"
+        assert image.stat().st_size <= MAX_IMAGE_BYTES, f"{rel} is above {MAX_IMAGE_BYTES} bytes; shrink it"
     large = [str(p.relative_to(ROOT)) for p in files if p.exists() and p.stat().st_size > MAX_BYTES]
     assert large == [], f"files above {MAX_BYTES} bytes are committed: {large}"
 

@@ -13,6 +13,7 @@ writes a small SVG.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,13 @@ class Curve:
 MAX_VERTICES = 600
 #: Past this many classes a matrix's cells are coloured but not annotated.
 MAX_ANNOTATED_CLASSES = 30
+#: The coordinates of matplotlib's SVG (path data, text positions), and a number in them.
+_PATH_DATA = re.compile(r' (?:d|x|y)="[^"]*"')
+_COORD = re.compile(r"-?\d+\.\d+")
+#: matplotlib's RDF metadata block (the creator's name and format: nothing a reader sees).
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
+#: Indentation between elements.
+_INDENT = re.compile(r"\n[ \t]+(?=<)")
 #: Figures written as SVG so far (their element ids are salted with it).
 _FIGURES_WRITTEN = 0
 #: Figures drawn for HTML pages: their size in inches.
@@ -88,9 +96,20 @@ def svg_text(fig: Any) -> str:
     global _FIGURES_WRITTEN
     _FIGURES_WRITTEN += 1
     buf = io.StringIO()
-    with mpl.rc_context({"svg.hashsalt": f"cmetrics-{_FIGURES_WRITTEN}", "svg.fonttype": "none"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
+    rc: Any = {
+        "svg.hashsalt": f"cmetrics-{_FIGURES_WRITTEN}",
+        "svg.fonttype": "none",
+        "font.sans-serif": ["DejaVu Sans"],
+    }
+    with mpl.rc_context(rc):
+        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.05)
     text = buf.getvalue()
+    # Coordinates to a tenth of a point (a few times finer than a screen pixel): a third of the
+    # bytes of a curve. Text and scale factors are left as they are.
+    text = _PATH_DATA.sub(
+        lambda m: _COORD.sub(lambda c: f"{float(c.group()):.1f}".rstrip("0").rstrip("."), m.group()), text
+    )
+    text = _INDENT.sub("\n", _METADATA.sub("", text))
     return text[text.index("<svg") :]
 
 
@@ -223,7 +242,7 @@ def _short(v: Any) -> str:
         return f"{f / 1e3:.1f}k"
     if f.is_integer():
         return f"{int(f)}"
-    return f"{f:.2g}"
+    return f"{f:.0f}" if a >= 10 else f"{f:.2g}"
 
 
 def _percent(v: Any) -> str:

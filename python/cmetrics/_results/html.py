@@ -34,7 +34,7 @@ MAX_TABLE_ROWS = 100
 #: Per-class tables longer than this are collapsed (``<details>``) in notebooks.
 COLLAPSE_ROWS = 20
 #: Vertices of all the lines of one curve figure of a page together (a small SVG).
-CURVE_VERTICES = 2400
+CURVE_VERTICES = 800
 #: Past this many classes the confusion matrices are not drawn (a table of K^2 cells).
 MAX_DRAWN_CLASSES = 100
 
@@ -47,9 +47,9 @@ table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.9rem}
 th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:right}th{background:#f4f4f4}
 td:first-child,th:first-child{text-align:left}caption{font-weight:600;text-align:left;padding:.2rem 0}
 .families{display:flex;flex-wrap:wrap;gap:1.5rem;align-items:flex-start}
-.figures{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0;break-inside:avoid}
-figure svg{max-width:100%;height:auto}figcaption{font-size:.85rem;color:#444;text-align:center}
-.worst td{background:#fff4f0}
+.figures{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0;break-inside:avoid;flex:0 1 31rem;min-width:18rem}
+figure svg{width:100%;height:auto}figcaption{font-size:.85rem;color:#444;text-align:center}
+.worst td{background:#fff4f0}.wide{overflow-x:auto}
 @media print{body{margin:0;max-width:none}details{display:block}details>summary{display:none}
 section{break-inside:avoid-page}}
 """
@@ -122,7 +122,11 @@ def per_class_table(report: ReportView, collapse: bool) -> str:
             "are shown; Report.to_dict() has them all.</p>"
         )
     cols = list(items[0][1])
-    table = _table(["class", *cols], ([lab, *(row[c] for c in cols)] for lab, row in items))
+    table = (
+        '<div class="wide">'
+        + _table(["class", *cols], ([lab, *(row[c] for c in cols)] for lab, row in items))
+        + "</div>"
+    )
     if collapse and len(items) > COLLAPSE_ROWS:
         table = f"<details><summary>Per class ({len(report.per_class):,} classes)</summary>{table}</details>"
     return note + table
@@ -179,7 +183,7 @@ def _curve_figure(curves: list[Curve], kind: str) -> Any:
         "risk_coverage": ("coverage", "selective risk"),
     }[kind]
     fig, ax = page_figure("Report.to_html")
-    budget = max(150, CURVE_VERTICES // len(curves))  # the figure's vertices, shared by its lines
+    budget = max(100, CURVE_VERTICES // len(curves))  # the figure's vertices, shared by its lines
     for c in curves:
         style = {"drawstyle": "steps-post"} if kind == "precision_recall" else {}
         label = f"{c.label} ({c.value_name} = {c.value:0.3f})"
