@@ -347,3 +347,21 @@ def test_curve_points_of_a_state(weighted: bool) -> None:
         for a, b in zip(other, got[0], strict=True):
             for x, y in zip(a, b, strict=True):
                 np.testing.assert_array_equal(x, y)
+
+
+def test_curves_from_a_report_with_curves() -> None:
+    y, p = multiclass(k=3, seed=14)
+    ev = cmetrics.Evaluator(n_classes=3).update(y, y_proba=p)
+    report = ev.report(curves=True)
+    roc = cp.RocCurveDisplay.from_report(report)
+    live = cp.RocCurveDisplay.from_evaluator(ev)
+    assert isinstance(roc.roc_auc, list) and isinstance(live.roc_auc, list)
+    np.testing.assert_allclose(roc.roc_auc, live.roc_auc, rtol=1e-12)  # classes, micro, macro
+    assert len(roc.lines_) == 5
+    pr = cp.PrecisionRecallDisplay.from_report(report)
+    assert isinstance(pr.average_precision, list)
+    assert pr.average_precision[0] == pytest.approx(skm.average_precision_score(y == 0, p[:, 0]), rel=1e-12)
+    rc = cp.RiskCoverageDisplay.from_report(report)
+    assert rc.aurc == pytest.approx(report.aurc, rel=1e-12)
+    with pytest.raises(ValidationError, match="curves=True"):
+        cp.RocCurveDisplay.from_report(ev.report())

@@ -18,7 +18,8 @@ from numpy.typing import ArrayLike
 from cmetrics._backend import resolve_backend
 from cmetrics._base.aliases import F64, Label
 from cmetrics._kernels import BinaryRanking, CurvePoints
-from cmetrics._results.figures import draw_chance, draw_curve, new_axes, square_unit_axes
+from cmetrics._results.figures import Curve, draw_chance, draw_curve, new_axes, square_unit_axes
+from cmetrics._results.report import Report
 from cmetrics.curves import auc, det_curve, precision_recall_curve, roc_curve
 from cmetrics.exceptions import ValidationError
 from cmetrics.plot.responses import ResponseMethod, estimator_scores, score_classes
@@ -130,6 +131,18 @@ def _class_curves(
         )
         raise ValidationError(msg)
     return labels, [r for r in read if r is not None]
+
+
+def _report_curves(report: Report, kind: str, caller: str) -> list[Curve]:
+    """The curves of ``kind`` a report holds (``Evaluator.report(curves=True)``)."""
+    chosen = [c for c in report.curves or [] if c.kind == kind]
+    if not chosen:
+        msg = (
+            f"{caller}.from_report needs a report with curves: Evaluator.report(curves=True) (or cmetrics score "
+            "--format html); from rows, use from_predictions"
+        )
+        raise ValidationError(msg)
+    return chosen
 
 
 def _pos_index(labels: list[str], pos_label: Label | None) -> int:
@@ -245,6 +258,18 @@ class RocCurveDisplay(_CurveDisplay):
             plot_chance_level=plot_chance_level, chance_level_kw=chance_level_kw, despine=despine,
             labels=classes if classes.size > 2 else None,
         )  # fmt: skip
+
+    @classmethod
+    def from_report(
+        cls, report: Report, *, ax: Any = None, curve_kwargs: CurveKwargs = None, plot_chance_level: bool = False,
+        chance_level_kw: dict[str, Any] | None = None, despine: bool = False,
+    ) -> RocCurveDisplay:  # fmt: skip
+        """The ROC curves a report holds (decimated, with their exact AUCs)."""
+        curves = _report_curves(report, "roc", "RocCurveDisplay")
+        d = cls(fpr=[c.x for c in curves], tpr=[c.y for c in curves], roc_auc=[c.value for c in curves],
+                name=[c.label for c in curves])  # fmt: skip
+        return d.plot(ax, curve_kwargs=curve_kwargs, plot_chance_level=plot_chance_level,
+                      chance_level_kw=chance_level_kw, despine=despine)  # fmt: skip
 
     @classmethod
     def from_evaluator(
@@ -388,6 +413,16 @@ class PrecisionRecallDisplay(_CurveDisplay):
             plot_chance_level=plot_chance_level, chance_level_kw=chance_level_kw, despine=despine,
             labels=classes if classes.size > 2 else None,
         )  # fmt: skip
+
+    @classmethod
+    def from_report(
+        cls, report: Report, *, ax: Any = None, curve_kwargs: CurveKwargs = None, despine: bool = False,
+    ) -> PrecisionRecallDisplay:  # fmt: skip
+        """The precision-recall curves a report holds (decimated, with their exact APs)."""
+        curves = _report_curves(report, "precision_recall", "PrecisionRecallDisplay")
+        d = cls([c.y for c in curves], [c.x for c in curves], average_precision=[c.value for c in curves],
+                name=[c.label for c in curves])  # fmt: skip
+        return d.plot(ax, curve_kwargs=curve_kwargs, despine=despine)
 
     @classmethod
     def from_evaluator(
@@ -566,6 +601,17 @@ class RiskCoverageDisplay(_CurveDisplay):
             y, proba, sample_weight=sample_weight, labels=estimator.classes_,
             name=type(estimator).__name__ if name is None else name, ax=ax, **kwargs,
         )  # fmt: skip
+
+    @classmethod
+    def from_report(
+        cls, report: Report, *, ax: Any = None, curve_kwargs: dict[str, Any] | None = None,
+        plot_chance_level: bool = False, chance_level_kw: dict[str, Any] | None = None, despine: bool = False,
+    ) -> RiskCoverageDisplay:  # fmt: skip
+        """The risk-coverage curve a report holds (decimated, with its exact AURC)."""
+        (c,) = _report_curves(report, "risk_coverage", "RiskCoverageDisplay")[:1]
+        d = cls(coverage=c.x, risk=c.y, aurc=c.value, name=c.label)
+        return d.plot(ax, curve_kwargs=curve_kwargs, plot_chance_level=plot_chance_level,
+                      chance_level_kw=chance_level_kw, despine=despine)  # fmt: skip
 
     @classmethod
     def from_evaluator(
