@@ -175,6 +175,11 @@ def test_curves_from_an_evaluator_equal_the_rows(k: int) -> None:
     pr_rows = cp.PrecisionRecallDisplay.from_predictions(y, p if k > 2 else p[:, 1])
     for a, b in zip(np.atleast_1d(pr.average_precision), np.atleast_1d(pr_rows.average_precision), strict=True):
         assert a == pytest.approx(b, rel=1e-12)
+    if k == 2:
+        det = cp.DetCurveDisplay.from_evaluator(ev)
+        det_rows = cp.DetCurveDisplay.from_predictions(y, p[:, 1], drop_intermediate=False)
+        np.testing.assert_allclose(det.fpr, det_rows.fpr, rtol=1e-12)
+        np.testing.assert_allclose(det.fnr, det_rows.fnr, rtol=1e-12)
     rc = cp.RiskCoverageDisplay.from_evaluator(ev)
     rows = cp.RiskCoverageDisplay.from_predictions(y, p)
     np.testing.assert_allclose(rc.coverage, rows.coverage, rtol=1e-12)

@@ -525,6 +525,28 @@ class DetCurveDisplay(_CurveDisplay):
             name=type(estimator).__name__ if name is None else name, ax=ax, **kwargs,
         )  # fmt: skip
 
+    @classmethod
+    def from_evaluator(
+        cls, evaluator: Evaluator, *, pos_label: Label | None = None, name: str | None = None, ax: Any = None,
+        **kwargs: Any,
+    ) -> DetCurveDisplay:  # fmt: skip
+        """The DET curve of a merged two-class Evaluator's class-ranking state (the column of
+        ``pos_label``, default the second label), without the rows."""
+        labels, columns = _class_curves(evaluator, "DetCurveDisplay", pos_label)
+        if len(labels) != 2:
+            msg = f"DetCurveDisplay.from_evaluator draws a binary curve; this Evaluator has {len(labels)} classes"
+            raise ValidationError(msg)
+        pts = columns[0][0]
+        fps, tps = np.concatenate(([0.0], pts.fps)), np.concatenate(([0.0], pts.tps))
+        # det_curve's ends: from the last threshold without false positives to the first
+        # without false negatives.
+        right = int(np.searchsorted(fps, fps[0], side="right"))
+        keep = slice(right - 1 if right > 0 else None, int(np.searchsorted(tps, tps[-1])) + 1)
+        fpr, fnr = fps[keep][::-1] / fps[-1], (tps[-1] - tps)[keep][::-1] / tps[-1]
+        note = _binned(evaluator, "class").lstrip(", ")
+        label = f"{name} ({note})" if name and note else name or note or None
+        return cls(fpr=fpr, fnr=fnr, name=label, pos_label=pos_label).plot(ax, **kwargs)
+
 
 # -- risk-coverage -------------------------------------------------------------------------------
 
