@@ -159,11 +159,11 @@ class ProbConfusionMatrixDisplay:
 
     @classmethod
     def from_predictions(
-        cls, y_true: ArrayLike, y_proba: ArrayLike, *, labels: ArrayLike | None = None,
+        cls, y_true: ArrayLike, y_score: ArrayLike, *, labels: ArrayLike | None = None,
         sample_weight: ArrayLike | None = None, ax: Any = None, cmap: str = "viridis", colorbar: bool = True,
     ) -> ProbConfusionMatrixDisplay:  # fmt: skip
-        """The probabilistic confusion matrix of ``y_proba`` (one column per class)."""
-        m = prob_confusion_matrix(y_true, y_proba, labels=labels, sample_weight=sample_weight)
+        """The probabilistic confusion matrix of ``y_score``, probabilities (one column per class)."""
+        m = prob_confusion_matrix(y_true, y_score, labels=labels, sample_weight=sample_weight)
         shown = labels if labels is not None else np.unique(np.asarray(y_true))
         if len(np.asarray(shown)) != m.shape[0]:
             shown = np.arange(m.shape[0])
