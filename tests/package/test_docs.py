@@ -34,6 +34,7 @@ WITH_EXAMPLES = {
     "cmetrics.ranking",
     "cmetrics.reference",
     "cmetrics.report",
+    "cmetrics.sklearn",
     "cmetrics.streaming.evaluator",
     "cmetrics.streaming.settings",
     "cmetrics.uncertainty.delong",
