@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 
 from cmetrics._readers import Columns
 from cmetrics.exceptions import InputError, NotImplementedOptionError
-from cmetrics.streaming import EvaluationSettings, Evaluator
+from cmetrics.streaming import EvaluationSettings, Evaluator, merge_all
 from cmetrics.streaming.replicates import check_options
 from cmetrics.uncertainty.resampling import add_intervals, check_bootstrap
 
@@ -233,16 +233,9 @@ def _parquet_files(paths: Sequence[str | Path]) -> list[str]:
 
 
 def _merge(states: Sequence[bytes]) -> bytes:
-    """Several Evaluators' bytes merged into one's (see :func:`_merged`)."""
-    return _merged([Evaluator.from_bytes(s) for s in states]).to_bytes()
-
-
-def _merged(evs: list[Evaluator]) -> Evaluator:
-    """Evaluators merged in pairs (a balanced tree: merging the exact ranking states costs
-    their sizes, so each row is merged log2(k) times, not up to k - 1 times as in a chain)."""
-    while len(evs) > 1:
-        evs = [a.merge(b) for a, b in zip(evs[::2], evs[1::2], strict=False)] + evs[len(evs) - len(evs) % 2 :]
-    return evs[0]
+    """Several Evaluators' bytes merged into one's (:func:`cmetrics.merge_all`: a balanced tree,
+    so each row of an exact ranking state is merged log2(k) times, not up to k - 1 times)."""
+    return merge_all(states).to_bytes()
 
 
 @overload
@@ -549,7 +542,7 @@ def evaluator_of(
     task = _Task(columns, found.proba, found.needed, classes, settings, bootstrap)
     task.evaluator()  # the classes (and the bootstrap's options) are checked here, before any task runs
     states = _file_tasks(files, task, tasks) if files is not None else _frame_tasks(data, task, tasks, client)
-    return _merged([Evaluator.from_bytes(b) for b in _computed(states, split_every, client)])
+    return merge_all(_computed(states, split_every, client))
 
 
 def _file_tasks(files: list[str], task: _Task, tasks: int | None) -> list[Any]:

@@ -421,6 +421,25 @@ def evaluator(data: st.DataObject, backend: str) -> Any:
     return cmetrics.Evaluator.from_bytes(blob).report().to_dict()
 
 
+def merge_all(data: st.DataObject, backend: str) -> Any:
+    """States from hostile batches, some as objects and some as bytes (forged ones too), and
+    things that are not states at all."""
+    states: list[Any] = []
+    for _ in range(data.draw(st.integers(0, 3))):
+        ev = cmetrics.Evaluator(n_classes=data.draw(st.sampled_from([None, 2])), backend=backend)
+        n = data.draw(st.integers(0, 4))
+        ev.update(data.draw(vectors(n)), y_pred=data.draw(vectors(n)))
+        kind = data.draw(st.sampled_from(["object", "bytes", "forged", "junk"]))
+        blob = ev.to_bytes()
+        if kind == "forged":
+            i = data.draw(st.integers(0, len(blob) - 1))
+            blob = blob[:i] + bytes([blob[i] ^ 0xFF]) + blob[i + 1 :]
+        states.append(
+            ev if kind == "object" else blob if kind != "junk" else data.draw(st.sampled_from([None, 3, "x"]))
+        )
+    return cmetrics.merge_all(states).report().to_dict()
+
+
 REGISTRY: dict[str, Call] = {
     "accuracy_score": hard(cmetrics.accuracy_score),
     "balanced_accuracy_score": hard(cmetrics.balanced_accuracy_score, adjusted=True),
@@ -498,6 +517,7 @@ REGISTRY: dict[str, Call] = {
     "selective_prediction_scores": selective,
     "evaluate": evaluate,
     "Evaluator": evaluator,
+    "merge_all": merge_all,
     "bootstrap": bootstrap,
     "compare": compare,
     "delong": lambda data, backend: cmetrics.delong(

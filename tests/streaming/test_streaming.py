@@ -515,3 +515,24 @@ def test_forged_class_ranking_arrays_raise_state_error() -> None:
     for change in (drop_class, rename, bad_top_k):
         with pytest.raises(StateError):
             Evaluator.from_bytes(forged(change))
+
+
+def test_merge_all_of_partitions_equals_one_evaluator() -> None:
+    """cmetrics.merge_all merges Evaluators and their bytes in a fixed balanced tree: the report
+    of one Evaluator fed every row, and the same bits for the same states in the same order."""
+    y, p, w = make(5, 7000, 4)
+    cuts = [0, 900, 2000, 2000, 3500, 5100, 6000, 7000]
+    parts = [
+        Evaluator(n_classes=4).update(y[lo:hi], y_proba=p[lo:hi], sample_weight=w[lo:hi])
+        for lo, hi in itertools.pairwise(cuts)
+    ]
+    blobs = [ev.to_bytes() for ev in parts]
+    states = [blob if i % 2 else ev for i, (ev, blob) in enumerate(zip(parts, blobs, strict=True))]
+    merged = cmetrics.merge_all(states)  # merges into the Evaluators it is given
+    whole = Evaluator(n_classes=4).update(y, y_proba=p, sample_weight=w)
+    assert_same_report(merged.report(), whole.report())
+    assert cmetrics.merge_all(blobs).to_bytes() == cmetrics.merge_all(list(blobs)).to_bytes()
+    with pytest.raises(StateError, match="empty"):
+        cmetrics.merge_all([])
+    with pytest.raises(StateError, match=r"states\[1\]"):
+        cmetrics.merge_all([parts[0], "nope"])  # type: ignore[list-item]

@@ -8,10 +8,10 @@ one validated settings object), ``group_values`` (group values and the per-group
 ``evaluator`` (:class:`Evaluator`, the public face)."""
 
 from cmetrics.exceptions import StateError
-from cmetrics.streaming.evaluator import Evaluator
+from cmetrics.streaming.evaluator import Evaluator, merge_all
 from cmetrics.streaming.rows import RankingSummary
 from cmetrics.streaming.settings import EvaluationSettings
 from cmetrics.streaming.state_format import FORMAT_VERSION as FORMAT_VERSION
 from cmetrics.streaming.state_format import MAGIC as MAGIC
 
-__all__ = ["EvaluationSettings", "Evaluator", "RankingSummary", "StateError"]
+__all__ = ["EvaluationSettings", "Evaluator", "RankingSummary", "StateError", "merge_all"]

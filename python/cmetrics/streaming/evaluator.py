@@ -46,6 +46,7 @@ bit-identical counts; floating-point sums agree to rounding (about 1e-15 relativ
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -309,3 +310,34 @@ def _checked_labels(
     lab = validation.to_numpy(labels, "labels")
     kind: LabelKind = "str" if lab.dtype.kind in "UOS" else "int"
     return validation.check_labels(lab, kind, max_classes), kind
+
+
+def merge_all(states: Iterable[Evaluator | bytes | bytearray | memoryview]) -> Evaluator:
+    """One Evaluator of many (Evaluators or their :meth:`Evaluator.to_bytes`), merged in pairs
+    in a fixed balanced tree over the order given: the same sums, associated the same way,
+    whatever engine produced the states (Dask, Spark, Ray, ``torch.distributed``), so the same
+    states in the same order give the same bits; pass them in the order of the rows (partition
+    order) for results independent of how an engine scheduled them. Evaluators given as objects
+    are merged into (as :meth:`Evaluator.merge` merges into itself); pass their bytes to keep
+    them as they are.
+
+    >>> a = Evaluator(n_classes=2).update([0, 1], y_pred=[0, 1])
+    >>> b = Evaluator(n_classes=2).update([1, 1], y_pred=[0, 1])
+    >>> merge_all([a.to_bytes(), b]).report().accuracy
+    0.75
+    """
+    evs: list[Evaluator] = []
+    for i, s in enumerate(states):
+        if isinstance(s, Evaluator):
+            evs.append(s)
+        elif isinstance(s, (bytes, bytearray, memoryview)):
+            evs.append(Evaluator.from_bytes(s))
+        else:
+            msg = f"states[{i}] is a {type(s).__name__}; pass Evaluators or their to_bytes() output"
+            raise StateError(msg)
+    if not evs:
+        msg = "states is empty; pass at least one Evaluator (or its bytes)"
+        raise StateError(msg)
+    while len(evs) > 1:
+        evs = [a.merge(b) for a, b in zip(evs[::2], evs[1::2], strict=False)] + evs[len(evs) - len(evs) % 2 :]
+    return evs[0]
