@@ -235,3 +235,33 @@ def test_the_page_opens_in_a_headless_browser(tmp_path: Path) -> None:
     pixels = mpl.image.imread(shot)
     assert pixels.shape[:2] == (2400, 1200)
     assert float(pixels[..., :3].std()) > 0.05  # tables and figures, not a blank page
+
+
+def test_the_command_line_page_of_groups_and_png_figures(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    n = 4000
+    y = rng.integers(0, 3, n)
+    p = rng.dirichlet(np.ones(3), n) * 0.4 + 0.6 * np.eye(3)[y]
+    lang = rng.choice(["de", "en", "<fr>"], n)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(
+        pa.table({"label": y, "lang": lang, **{f"p_{j}": p[:, j] for j in range(3)}}), tmp_path / "d.parquet"
+    )
+    out, plots = tmp_path / "g.html", tmp_path / "png"
+    res = CliRunner().invoke(
+        cli,
+        [
+            "score", str(tmp_path / "d.parquet"), "--label", "label", "--proba-prefix", "p_", "--group-by", "lang",
+            "--format", "html", "-o", str(out), "--plots", str(plots), "--plot-format", "png", "-q",
+        ],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    page = out.read_text()
+    doc = parse(page)
+    assert 'id="groups"' in page and "&lt;fr&gt;" in page and "<fr>" not in page
+    assert doc.tags.count("svg") >= 4
+    pngs = sorted(f.name for f in plots.iterdir())
+    assert "confusion_matrix.png" in pngs and all(n.endswith(".png") for n in pngs)
+    assert (plots / "confusion_matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
