@@ -15,6 +15,7 @@ from cmetrics.confusion import ConfusionMatrix
 from cmetrics.exceptions import NotImplementedOptionError, ValidationError
 from cmetrics.streaming.evaluator import Evaluator
 from cmetrics.streaming.settings import DEFAULT_GROUP_RANKING_BINS, EvaluationSettings
+from cmetrics.streaming.state_curves import state_curves
 from cmetrics.uncertainty.resampling import add_intervals, check_bootstrap
 
 __all__ = ["GroupedReport", "Report", "evaluate"]
@@ -43,6 +44,7 @@ def evaluate(
     bootstrap: int | None = None,
     confidence_level: float = 0.95,
     seed: int = 0,
+    curves: bool = False,
     backend: Backend = "auto",
 ) -> Report: ...
 
@@ -70,6 +72,7 @@ def evaluate(
     bootstrap: int | None = None,
     confidence_level: float = 0.95,
     seed: int = 0,
+    curves: bool = False,
     backend: Backend = "auto",
 ) -> GroupedReport: ...
 
@@ -96,6 +99,7 @@ def evaluate(
     bootstrap: int | None = None,
     confidence_level: float = 0.95,
     seed: int = 0,
+    curves: bool = False,
     backend: Backend = "auto",
 ) -> Report | GroupedReport:
     """Score an evaluation dump in one pass and return a :class:`Report`.
@@ -145,6 +149,11 @@ def evaluate(
     ``groups``, one per group. The probabilistic metrics' intervals need the rows:
     :func:`cmetrics.bootstrap`.
 
+    With ``curves=True`` the rows go through a :class:`cmetrics.Evaluator` (the same report;
+    rows always validated) and the report keeps its curves (:attr:`Report.curves`: ROC,
+    precision-recall and risk-coverage, decimated), which :meth:`Report.to_html` and the
+    Displays' ``from_report`` draw; with ``groups``, the curves of all rows.
+
     Examples
     --------
     >>> r = evaluate([0, 1, 1], y_proba=[[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]])
@@ -162,28 +171,25 @@ def evaluate(
                 "cmetrics.bootstrap(y_true, ..., sample_weight=...), which resamples the rows"
             )
             raise NotImplementedOptionError(msg)
-    result = _evaluate(
-        y_true,
-        y_pred,
-        y_proba,
-        confidence,
-        labels,
-        sample_weight,
-        validate,
-        keep_confidence,
-        groups,
-        EvaluationSettings.make(
-            n_bins=n_bins,
-            zero_division=zero_division,
-            ranking=ranking,
-            ranking_bins=ranking_bins,
-            top_k=top_k,
-            class_ranking=class_ranking,
-            max_groups=max_groups,
-            group_ranking_bins=group_ranking_bins,
-            backend=backend,
-        ),
+    settings = EvaluationSettings.make(
+        n_bins=n_bins,
+        zero_division=zero_division,
+        ranking=ranking,
+        ranking_bins=ranking_bins,
+        top_k=top_k,
+        class_ranking=class_ranking,
+        max_groups=max_groups,
+        group_ranking_bins=group_ranking_bins,
+        backend=backend,
     )
+    if curves:
+        if keep_confidence:
+            msg = "curves=True reads the curves off ranking states that keep no rows; drop keep_confidence=True"
+            raise ValidationError(msg)
+        result = _with_curves(y_true, y_pred, y_proba, confidence, labels, sample_weight, groups, settings)
+    else:
+        inputs = (y_true, y_pred, y_proba, confidence, labels, sample_weight)
+        result = _evaluate(*inputs, validate, keep_confidence, groups, settings)
     if bootstrap is not None:
         add_intervals(result, bootstrap, confidence_level, seed)
     return result
@@ -227,6 +233,26 @@ def _evaluate(
         bins = settings.ranking_bins if settings.ranking == "approximate" else None
         walk = ranking_walk.binned_walk(ok, conf, validation.weights(sample_weight, t.shape[0]), backend, bins)
     return build_report(cm, walk=walk, zero_division=zero_division, ranking=_made(settings))
+
+
+def _with_curves(
+    y_true: ArrayLike,
+    y_pred: ArrayLike | None,
+    y_proba: ArrayLike | None,
+    confidence: ArrayLike | None,
+    labels: ArrayLike | None,
+    sample_weight: ArrayLike | None,
+    groups: ArrayLike | tuple[ArrayLike, ...] | None,
+    settings: EvaluationSettings,
+) -> Report | GroupedReport:
+    """:func:`evaluate` through an Evaluator, its report keeping the curves of its states."""
+    ev = Evaluator.from_settings(settings, labels, group_by=groups is not None)
+    ev.update(y_true, y_pred=y_pred, y_proba=y_proba, confidence=confidence, sample_weight=sample_weight, groups=groups)
+    if groups is None:
+        return ev.report(curves=True)
+    grouped = ev.grouped_report()
+    grouped.overall.curves = state_curves(ev)
+    return grouped
 
 
 def _made(settings: EvaluationSettings) -> dict[str, int | str]:

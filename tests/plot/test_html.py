@@ -265,3 +265,25 @@ def test_the_command_line_page_of_groups_and_png_figures(tmp_path: Path) -> None
     pngs = sorted(f.name for f in plots.iterdir())
     assert "confusion_matrix.png" in pngs and all(n.endswith(".png") for n in pngs)
     assert (plots / "confusion_matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_evaluate_keeps_curves_when_asked() -> None:
+    """``evaluate(..., curves=True)`` is the same report, with the curves of an Evaluator's
+    states: the page then draws every figure."""
+    rng = np.random.default_rng(5)
+    n, k = 5000, 3
+    y = rng.integers(0, k, n)
+    p = rng.dirichlet(np.ones(k), n) * 0.5 + 0.5 * np.eye(k)[y]
+    plain = cmetrics.evaluate(y, y_proba=p)
+    with_curves = cmetrics.evaluate(y, y_proba=p, curves=True)
+    assert plain.curves is None and with_curves.curves is not None
+    for name, value in plain.metrics.items():
+        assert with_curves.metrics[name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
+    want = cmetrics.Evaluator(n_classes=k).update(y, y_proba=p).report(curves=True).curves
+    assert want is not None
+    assert [(c.kind, c.label, c.value) for c in with_curves.curves] == [(c.kind, c.label, c.value) for c in want]
+    assert with_curves.to_html().count("<svg") == 6 and plain.to_html().count("<svg") == 3
+    grouped = cmetrics.evaluate(y, y_proba=p, groups=y % 2, curves=True, bootstrap=50)
+    assert grouped.overall.curves is not None and grouped.overall.intervals is not None
+    with pytest.raises(ValidationError, match="keep_confidence"):
+        cmetrics.evaluate(y, y_proba=p, curves=True, keep_confidence=True)

@@ -256,8 +256,8 @@ def _figure_section(report: ReportView, plots: bool) -> str:
     note = ""
     if report.curves is None and (report.ranking is not None or report.prob_confusion_matrix is not None):
         note = (
-            '<p class="note">Curves (ROC, precision-recall, risk-coverage) are drawn from a merged state: '
-            "Evaluator.report(curves=True), or cmetrics score --format html.</p>"
+            '<p class="note">Curves (ROC, precision-recall, risk-coverage) are drawn from ranking states: '
+            "evaluate(..., curves=True), Evaluator.report(curves=True), or cmetrics score --format html.</p>"
         )
     if report.n_classes > MAX_DRAWN_CLASSES:
         note += f'<p class="note">{report.n_classes:,} classes: the confusion matrices are not drawn.</p>'
