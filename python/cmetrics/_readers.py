@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,28 +239,7 @@ class Source:
 
     def _from_arrow(self, rb: Any) -> Batch:
         """A record batch or table as a :class:`Batch`."""
-        c = self.columns
-
-        def col(name: str | None) -> np.ndarray | None:
-            return None if name is None else arrow_numpy(rb.column(name), name)
-
-        def label_col(name: str | None) -> np.ndarray | None:
-            return None if name is None else arrow_numpy(_text_column(rb.column(name), name), name)
-
-        proba = None
-        if c.proba_list is not None:
-            proba = _list_matrix(rb.column(c.proba_list), c.proba_list)
-        elif self.proba_names:
-            cols = [col(name) for name in self.proba_names]
-            proba = self._matrix(cols)  # type: ignore[arg-type]
-        return Batch(
-            _labels(label_col(c.label), c.label),
-            _labels(label_col(c.pred), c.pred) if c.pred else None,
-            proba,
-            _numbers(col(c.confidence), c.confidence),
-            _numbers(col(c.weight), c.weight),
-            tuple(_labels(label_col(g), g) for g in c.group_by) if c.group_by else None,
-        )
+        return arrow_batch(rb, self.columns, self.proba_names, self._matrix)
 
     def _matrix(self, cols: list[np.ndarray]) -> np.ndarray:
         """The batch's probability matrix, in the reused buffer when ``batches(reuse=True)``."""
@@ -297,6 +276,42 @@ class Source:
                     _numbers(get(c.weight), c.weight),
                     tuple(_labels(get(g), g) for g in c.group_by) if c.group_by else None,
                 )
+
+
+def arrow_batch(
+    rb: Any, c: Columns, proba_names: list[str], matrix: Callable[[list[np.ndarray]], np.ndarray] | None = None
+) -> Batch:
+    """An Arrow record batch or table as a :class:`Batch`: the columns of ``c`` (probability
+    columns ``proba_names``, laid out by ``matrix``, default a fresh Fortran-ordered matrix),
+    each checked and converted as every reader of the package converts them."""
+
+    def col(name: str | None) -> np.ndarray | None:
+        return None if name is None else arrow_numpy(rb.column(name), name)
+
+    def label_col(name: str | None) -> np.ndarray | None:
+        return None if name is None else arrow_numpy(_text_column(rb.column(name), name), name)
+
+    proba = None
+    if c.proba_list is not None:
+        proba = _list_matrix(rb.column(c.proba_list), c.proba_list)
+    elif proba_names:
+        cols = [col(name) for name in proba_names]
+        proba = (matrix or _column_matrix)(cols)  # type: ignore[arg-type]
+    return Batch(
+        _labels(label_col(c.label), c.label),
+        _labels(label_col(c.pred), c.pred) if c.pred else None,
+        proba,
+        _numbers(col(c.confidence), c.confidence),
+        _numbers(col(c.weight), c.weight),
+        tuple(_labels(label_col(g), g) for g in c.group_by) if c.group_by else None,
+    )
+
+
+def check_arrow_schema(schema: Any, c: Columns, proba_names: list[str]) -> None:
+    """The column types of an Arrow schema: numbers where numbers are read, labels where labels
+    are (what every reader checks before it reads a row)."""
+    _check_number_columns(schema, [*proba_names, c.confidence, c.weight])
+    _check_label_columns(schema, [c.label, c.pred, *c.group_by])
 
 
 def _column_matrix(cols: list[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:

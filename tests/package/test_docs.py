@@ -46,6 +46,7 @@ WITH_EXAMPLES = {
 #: the streaming state whose examples are those of :class:`cmetrics.Evaluator`.
 WITHOUT_EXAMPLES = {
     "cmetrics.plot",
+    "cmetrics.spark",
     "cmetrics.plot.responses",
     "cmetrics.streaming",
     "cmetrics.streaming.dense_ranking",
