@@ -1,7 +1,9 @@
 """Exact evaluation of a Spark DataFrame, with the keywords, defaults, errors and results of
 :mod:`cmetrics.dask`.
 
-Each partition's Arrow batches go through ``DataFrame.mapInArrow`` into one
+Unweighted, ungrouped hard labels are counted by Spark itself (``groupBy(label, pred).count()``:
+the rows never leave the JVM) and the cells go to :meth:`cmetrics.Evaluator.update_counts`.
+Otherwise each partition's Arrow batches go through ``DataFrame.mapInArrow`` into one
 :class:`cmetrics.Evaluator`, which yields its state bytes; the states are merged in a tree of
 ``split_every`` children a node on the executors (``coalesce`` then ``mapInArrow`` again: no
 RDD, so it runs on Spark Connect too), the last merge on the driver with
@@ -25,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from cmetrics import exceptions
@@ -172,9 +175,40 @@ def evaluator(
     classes = found.labels if found.labels is not None or not found.proba else list(range(len(found.proba)))
     task = _Task(columns, found.proba, classes, settings)
     task.evaluator()  # the classes are checked here, before any task runs
+    if _cells_will_do(columns, found.proba, _arrow_schema(frame.schema)):
+        return _counted(frame, task)
     with _own_errors():
         blobs = _tree(frame.mapInArrow(functools.partial(_partition_state, task), _STATE), split_every, max_state_bytes)
     return merge_all(blobs)
+
+
+def _cells_will_do(columns: Columns, proba: list[str], schema: Any) -> bool:
+    """Whether Spark's own aggregate is all it takes: unweighted, ungrouped hard labels of
+    integer or text columns (nothing read per row but the two labels)."""
+    plain = not proba and columns.proba_list is None and columns.confidence is None and columns.weight is None
+    if not plain or columns.group_by or columns.pred is None:
+        return False
+    kinds = [schema.field(c).type for c in (columns.label, columns.pred)]
+    return all(pa.types.is_integer(k) or pa.types.is_string(k) or pa.types.is_large_string(k) for k in kinds)
+
+
+def _counted(frame: Any, task: _Task) -> Evaluator:
+    """The Evaluator of unweighted hard labels from Spark's ``groupBy(label, pred).count()``
+    (the rows never leave the JVM): the cells and their counts, added by
+    :meth:`Evaluator.update_counts`."""
+    c = task.columns
+    assert c.pred is not None  # _cells_will_do
+    with _own_errors():
+        cells = frame.groupBy(c.label, c.pred).count().collect()
+    for i, name in ((0, c.label), (1, c.pred)):
+        missing = sum(int(r[2]) for r in cells if r[i] is None)
+        if missing:
+            msg = f"column {name!r} has {missing} missing values; drop or fill them first"
+            raise InputError(msg)
+    ev = task.evaluator()
+    if cells:
+        ev.update_counts([r[0] for r in cells], [r[1] for r in cells], np.array([int(r[2]) for r in cells]))
+    return ev
 
 
 def _tree(states: Any, split_every: int, max_state_bytes: int) -> list[bytes]:

@@ -73,8 +73,17 @@ def test_hard_labels_with_empty_and_one_class_partitions(spark: Any) -> None:
     by_class = spark.createDataFrame(frame).repartitionByRange(4, "y")  # each partition one class
     sparse = spark.createDataFrame(frame.iloc[:7]).repartition(12)  # most partitions empty
     for df, rows in ((by_class, frame), (sparse, frame.iloc[:7])):
+        y, pred, w = rows["y"].to_numpy(), rows["pred"].to_numpy(), rows["w"].to_numpy()
+        # Unweighted: Spark's own groupBy count; weighted: every partition's Evaluator, a tree of 2.
         got = cspark.evaluate(df, label="y", pred="pred", split_every=2)
-        assert_same_report(got, cmetrics.evaluate(rows["y"].to_numpy(), y_pred=rows["pred"].to_numpy()))
+        assert_same_report(got, cmetrics.evaluate(y, y_pred=pred))
+        weighted = cspark.evaluate(df, label="y", pred="pred", weight="w", split_every=2)
+        assert_same_report(weighted, cmetrics.evaluate(y, y_pred=pred, sample_weight=w))
+    holes = spark.createDataFrame(
+        frame.iloc[:50].assign(y=frame["y"].iloc[:50].astype("Int64").mask(frame.index[:50] == 3))
+    )
+    with pytest.raises(InputError, match="'y' has 1 missing values"):
+        cspark.evaluate(holes, label="y", pred="pred")
 
 
 def test_probabilities_weights_and_string_labels(spark: Any) -> None:

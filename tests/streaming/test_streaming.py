@@ -536,3 +536,33 @@ def test_merge_all_of_partitions_equals_one_evaluator() -> None:
         cmetrics.merge_all([])
     with pytest.raises(StateError, match=r"states\[1\]"):
         cmetrics.merge_all([parts[0], "nope"])  # type: ignore[list-item]
+
+
+def test_update_counts_equals_the_rows() -> None:
+    """Cells with their row counts (what a SQL GROUP BY gives) make the state the rows make:
+    the same report, merged with row-fed states too; bad counts are refused."""
+    rng = np.random.default_rng(8)
+    y = rng.choice(["ant", "bee", "cat"], 5000)
+    p = np.where(rng.random(5000) < 0.6, y, rng.choice(["ant", "bee", "cat"], 5000))
+    cells, counts = np.unique(np.stack([y, p], axis=1), axis=0, return_counts=True)
+    half = counts.size // 2
+    ev = Evaluator().update_counts(cells[:half, 0], cells[:half, 1], counts[:half])
+    ev.update_counts(cells[half:, 0], cells[half:, 1], counts[half:])
+    ev.update_counts(cells[:1, 0], cells[:1, 1], np.array([0]))  # an empty cell adds nothing
+    want = cmetrics.evaluate(y, y_pred=p)
+    assert ev.n_rows == 5000
+    assert_same_report(ev.report(), want)
+    rows = Evaluator().update(y[:100], y_pred=p[:100])
+    rest, rest_counts = np.unique(np.stack([y[100:], p[100:]], axis=1), axis=0, return_counts=True)
+    mixed = Evaluator().update_counts(rest[:, 0], rest[:, 1], rest_counts)
+    assert_same_report(rows.merge(mixed).report(), want)
+    with pytest.raises(ValidationError, match="counts must be integers"):
+        Evaluator().update_counts(["a"], ["a"], [-1])
+    with pytest.raises(ValidationError, match="counts must be integers"):
+        Evaluator().update_counts(["a"], ["a"], [1.5])
+    with pytest.raises(ValidationError, match="one per cell"):
+        Evaluator().update_counts(["a", "b"], ["a"], [1, 2])
+    with pytest.raises(cmetrics.exceptions.NotImplementedOptionError):
+        Evaluator(group_by=True).update_counts(["a"], ["a"], [1])
+    with pytest.raises(ValidationError, match="earlier batches"):
+        Evaluator(n_classes=2).update([0], y_proba=[[0.6, 0.4]]).update_counts([0], [1], [3])

@@ -55,9 +55,10 @@ from numpy.typing import ArrayLike
 from cmetrics._base import validation
 from cmetrics._base.aliases import Backend, LabelKind, RankingMode, ZeroDivision
 from cmetrics._base.config import check_classes
-from cmetrics.exceptions import NotImplementedOptionError, StateError, ValidationError
+from cmetrics._derive.counted_table import CountedTable
+from cmetrics.exceptions import LengthMismatchError, NotImplementedOptionError, StateError, ValidationError
 from cmetrics.streaming import state_format
-from cmetrics.streaming.grouping import GroupedRows
+from cmetrics.streaming.grouping import GroupedRows, is_empty
 from cmetrics.streaming.replicates import check_options
 from cmetrics.streaming.rows import RankingSummary
 from cmetrics.streaming.settings import DEFAULT_GROUP_RANKING_BINS, EvaluationSettings
@@ -218,6 +219,44 @@ class Evaluator(GroupedRows):
         elif seed != 0 or confidence_level != 0.95:
             msg = "seed= and confidence_level= belong to the bootstrap; pass bootstrap= (the number of replicates)"
             raise ValidationError(msg)
+
+    def update_counts(self, y_true: ArrayLike, y_pred: ArrayLike, counts: ArrayLike) -> Self:
+        """Add rows given as cells of the confusion matrix: ``counts[i]`` rows whose true label
+        is ``y_true[i]`` and prediction ``y_pred[i]`` (a pair may repeat; its counts add up).
+        What an engine that counts in its own language hands over: a SQL
+        ``GROUP BY y_true, y_pred`` with ``COUNT(*)`` gives every hard-label metric exactly,
+        without the rows. Unweighted hard labels only (no ``groups``, ``y_proba``, confidence
+        or bootstrap replicates, which need the rows). Returns self.
+
+        >>> ev = Evaluator().update_counts(["cat", "cat", "dog"], ["cat", "dog", "dog"], [90, 10, 50])
+        >>> ev.n_rows, round(ev.report().accuracy, 4)
+        (150, 0.9333)
+        """
+        if self.group_by or self._bootstrap is not None:
+            msg = (
+                "update_counts adds ungrouped, unweighted cells; groups and bootstrap replicates need the rows (update)"
+            )
+            raise NotImplementedOptionError(msg)
+        t, p = validation.as_1d(y_true, "y_true"), validation.as_1d(y_pred, "y_pred")
+        n = validation.as_1d(counts, "counts")
+        if not (t.shape[0] == p.shape[0] == n.shape[0]):
+            msg = (
+                f"y_true, y_pred and counts have {t.shape[0]}, {p.shape[0]} and {n.shape[0]} entries; pass one per cell"
+            )
+            raise LengthMismatchError(msg)
+        if n.dtype.kind not in "iu" or (n.size and (int(n.min()) < 0 or int(n.max()) >= 2**53)):
+            msg = "counts must be integers in [0, 2^53): the number of rows of each cell"
+            raise ValidationError(msg)
+        if is_empty(t):
+            return self
+        self._check_same_shape("hard", False, False)
+        cm = CountedTable._count(
+            t, p, self._labels if self._fixed else None, n.astype(np.float64), self.max_classes, self.backend
+        )
+        table = np.asarray(cm.matrix).astype(np.uint64)  # integer sums of integer counts: exact
+        self._add_table(cm.labels, table, None)
+        self._added("hard", False, False, int(n.sum()))
+        return self
 
     @classmethod
     def from_settings(
