@@ -22,7 +22,8 @@ def test_per_group_metrics_in_a_polars_pipeline() -> None:
     by_lang = cmetrics.evaluate(
         frame["label"].to_numpy(), y_pred=frame["pred"].to_numpy(), groups=frame["lang"].to_numpy()
     )
-    table = pl.DataFrame([{"lang": k, **row} for k, row in by_lang.summary(["accuracy", "f1_macro"]).items()])
+    table = pl.from_arrow(by_lang.to_arrow(["accuracy", "f1_macro"])).rename({"groups": "lang"})
+    assert isinstance(table, pl.DataFrame)
     custom = frame.group_by("lang").agg(
         pl.map_groups(
             exprs=["label", "pred"],
@@ -41,3 +42,28 @@ def test_per_group_metrics_in_a_polars_pipeline() -> None:
     for row in custom.iter_rows(named=True):
         rows = lang == row["lang"]
         assert row["mcc"] == pytest.approx(cmetrics.matthews_corrcoef(label[rows], pred[rows]), rel=1e-12)
+
+
+def test_the_columnar_summary_of_a_grouped_report() -> None:
+    """``GroupedReport.to_arrow`` / ``to_pandas``: the summary's values, one key column per
+    grouping column (tuples split, each of its own type), read by polars as it is."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    lang, device = rng.choice(["de", "en"], n), rng.integers(0, 3, n)
+    y = rng.integers(0, 3, n)
+    p = np.where(rng.random(n) < 0.6, y, rng.integers(0, 3, n))
+    one = cmetrics.evaluate(y, y_pred=p, groups=lang)
+    table = one.to_arrow(["accuracy", "f1_macro"])
+    assert table.column_names == ["groups", "n_samples", "accuracy", "f1_macro"]
+    summary = one.summary(["accuracy", "f1_macro"])
+    assert table.column("groups").to_pylist() == list(summary)
+    assert table.column("accuracy").to_pylist() == [row["accuracy"] for row in summary.values()]
+    two = cmetrics.evaluate(y, y_pred=p, groups=(lang, device))
+    frame = pl.from_arrow(two.to_arrow(["accuracy"]))
+    assert isinstance(frame, pl.DataFrame)
+    assert frame.columns == ["groups[0]", "groups[1]", "n_samples", "accuracy"]
+    assert frame.schema["groups[1]"] == pl.Int64 and frame.height == 6
+    for row in frame.iter_rows(named=True):
+        assert row["accuracy"] == two[(row["groups[0]"], row["groups[1]"])].accuracy
+    pandas = one.to_pandas()
+    assert list(pandas["groups"]) == ["de", "en"] and pandas["n_samples"].sum() == n

@@ -59,6 +59,8 @@ DEFERRED: dict[str, frozenset[str]] = {
     # pyspark (the spark extra) where a Spark function or type is needed: import cmetrics never loads it.
     "cmetrics/spark.py": frozenset({"pyspark"}),
     "cmetrics/cli/benchmark.py": frozenset({"polars", "polars_ds", "scipy", "sklearn"}),
+    # pyarrow for a grouped report's columnar summary (GroupedReport.to_arrow).
+    "cmetrics/_results/grouped.py": frozenset({"pyarrow"}),
     # pyarrow on the first grouped batch: ``import cmetrics`` does not load Arrow.
     "cmetrics/streaming/group_values.py": frozenset({"pyarrow"}),
     # pyarrow's dataset layer (it loads pandas) only where CSV or JSON Lines files are read.

@@ -128,6 +128,35 @@ class GroupedReport:
             rows[text] = row
         return rows
 
+    def to_arrow(self, metrics: Sequence[str] | None = None) -> Any:
+        """:meth:`summary` as a ``pyarrow.Table``: one column per grouping column (named as
+        ``group_by``; the parts of tuple values apart, each of its own type), ``n_samples``, then
+        one float column per metric (NaN where undefined). Hand it to polars
+        (``pl.from_arrow``), DuckDB or a Parquet writer.
+
+        >>> import cmetrics
+        >>> g = cmetrics.evaluate([0, 1, 1, 0], y_pred=[0, 1, 0, 0], groups=["en", "en", "fr", "fr"])
+        >>> g.to_arrow(["accuracy"]).to_pydict()
+        {'groups': ['en', 'fr'], 'n_samples': [2.0, 2.0], 'accuracy': [1.0, 0.5]}
+        """
+        import pyarrow as pa  # the columnar summary only: import cmetrics does not load Arrow
+
+        rows = self.summary(metrics)
+        keys = list(self.groups)
+        parts = [list(k) if isinstance(k, tuple) else [k] for k in keys]
+        names = list(self.group_by)
+        if any(len(p) != len(names) for p in parts):  # values of another width than the names
+            names = [f"group_{i}" for i in range(max((len(p) for p in parts), default=1))]
+        columns: dict[str, Any] = {name: [p[i] for p in parts] for i, name in enumerate(names)}
+        values = list(rows.values())
+        for col in values[0] if values else ["n_samples"]:
+            columns[col] = pa.array([row[col] for row in values], pa.float64())
+        return pa.table(columns)
+
+    def to_pandas(self, metrics: Sequence[str] | None = None) -> Any:
+        """:meth:`to_arrow` as a pandas DataFrame (pandas must be installed)."""
+        return self.to_arrow(metrics).to_pandas()
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict: the overall report's fields, ``group_by`` (the column names)
         and ``groups``, a list of ``{"group": value, "report": {...}}`` in sorted order."""
