@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +86,17 @@ class Columns:
         if missing:
             raise InputError(f"column {missing[0]!r} is not in the input; available columns: {names[:30]}")
         return Resolved(proba, list(dict.fromkeys(needed)), labels)
+
+
+def group_columns(group_by: str | Sequence[str] | None) -> list[str]:
+    """The grouping columns of an engine's ``group_by=`` (a name or a list of names)."""
+    if group_by is None:
+        return []
+    names = [group_by] if isinstance(group_by, str) else list(group_by)
+    if not names or not all(isinstance(n, str) for n in names):
+        msg = f"group_by must be a column name or a list of them, got {group_by!r}"
+        raise InputError(msg)
+    return names
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cmetrics._readers import Columns
-from cmetrics.exceptions import InputError, NotImplementedOptionError
+from cmetrics._readers import Columns, group_columns
+from cmetrics.exceptions import InputError
 from cmetrics.streaming import EvaluationSettings, Evaluator, merge_all
 from cmetrics.streaming.replicates import check_options
-from cmetrics.uncertainty.resampling import add_intervals, check_bootstrap
+from cmetrics.uncertainty.resampling import check_count_bootstrap, engine_report
 
 if TYPE_CHECKING:
     from cmetrics._base.aliases import Backend, RankingMode, ZeroDivision
@@ -393,29 +393,9 @@ def evaluate(
     args = dict(locals())
     for name in ("bootstrap", "confidence_level", "seed"):
         del args[name]
-    if bootstrap is not None:
-        check_bootstrap(bootstrap, confidence_level, "percentile", seed)
-        if weight is not None:
-            msg = (
-                "bootstrap= resamples the counts of unweighted rows; with weight=, keep Poisson replicates of the "
-                "rows: cmetrics.dask.evaluator(..., bootstrap=N).report().intervals"
-            )
-            raise NotImplementedOptionError(msg)
-    ev = evaluator(**args)
-    report = ev.grouped_report(names=_group_columns(group_by)) if group_by is not None else ev.report()
-    if bootstrap is not None:
-        add_intervals(report, bootstrap, confidence_level, seed)
-    return report
-
-
-def _group_columns(group_by: str | Sequence[str] | None) -> list[str]:
-    if group_by is None:
-        return []
-    names = [group_by] if isinstance(group_by, str) else list(group_by)
-    if not names or not all(isinstance(n, str) for n in names):
-        msg = f"group_by must be a column name or a list of them, got {group_by!r}"
-        raise InputError(msg)
-    return names
+    instead = "keep Poisson replicates of the rows: cmetrics.dask.evaluator(..., bootstrap=N).report().intervals"
+    check_count_bootstrap(bootstrap, confidence_level, seed, weight is not None, instead)
+    return engine_report(evaluator(**args), group_columns(group_by), bootstrap, confidence_level, seed)
 
 
 def evaluator(
@@ -480,7 +460,7 @@ def evaluator(
         proba_prefix=proba_prefix,
         confidence=confidence,
         weight=weight,
-        group_by=tuple(_group_columns(group_by)),
+        group_by=tuple(group_columns(group_by)),
     )
     settings = EvaluationSettings.make(
         n_bins=n_bins,

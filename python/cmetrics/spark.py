@@ -31,10 +31,10 @@ import numpy as np
 import pyarrow as pa
 
 from cmetrics import exceptions
-from cmetrics._readers import Columns, arrow_batch, check_arrow_schema
-from cmetrics.exceptions import InputError, LimitExceededError, NotImplementedOptionError
+from cmetrics._readers import Columns, arrow_batch, check_arrow_schema, group_columns
+from cmetrics.exceptions import InputError, LimitExceededError
 from cmetrics.streaming import EvaluationSettings, Evaluator, merge_all
-from cmetrics.uncertainty.resampling import add_intervals, check_bootstrap
+from cmetrics.uncertainty.resampling import check_count_bootstrap, engine_report
 
 if TYPE_CHECKING:
     from cmetrics._base.aliases import Backend, RankingMode, ZeroDivision
@@ -155,7 +155,7 @@ def evaluator(
         proba_prefix=proba_prefix,
         confidence=confidence,
         weight=weight,
-        group_by=tuple(_group_columns(group_by)),
+        group_by=tuple(group_columns(group_by)),
     )
     settings = EvaluationSettings.make(
         n_bins=n_bins,
@@ -171,11 +171,12 @@ def evaluator(
     )
     found = columns.resolve([str(c) for c in df.columns], None if labels is None else list(labels))
     frame = df.select(*found.needed)
-    check_arrow_schema(_arrow_schema(frame.schema), columns, found.proba)
+    schema = _arrow_schema(frame.schema)
+    check_arrow_schema(schema, columns, found.proba)
     classes = found.labels if found.labels is not None or not found.proba else list(range(len(found.proba)))
     task = _Task(columns, found.proba, classes, settings)
     task.evaluator()  # the classes are checked here, before any task runs
-    if _cells_will_do(columns, found.proba, _arrow_schema(frame.schema)):
+    if _cells_will_do(columns, found.proba, schema):
         return _counted(frame, task)
     with _own_errors():
         blobs = _tree(frame.mapInArrow(functools.partial(_partition_state, task), _STATE), split_every, max_state_bytes)
@@ -258,16 +259,6 @@ def _check_sizes(split_every: object, max_state_bytes: object) -> None:
         raise InputError(msg)
 
 
-def _group_columns(group_by: str | Sequence[str] | None) -> list[str]:
-    if group_by is None:
-        return []
-    names = [group_by] if isinstance(group_by, str) else list(group_by)
-    if not names or not all(isinstance(n, str) for n in names):
-        msg = f"group_by must be a column name or a list of them, got {group_by!r}"
-        raise InputError(msg)
-    return names
-
-
 def evaluate(
     df: Any,
     *,
@@ -301,13 +292,5 @@ def evaluate(
     args = dict(locals())
     for name in ("bootstrap", "confidence_level", "seed"):
         del args[name]
-    if bootstrap is not None:
-        check_bootstrap(bootstrap, confidence_level, "percentile", seed)
-        if weight is not None:
-            msg = "bootstrap= resamples the counts of unweighted rows; drop weight= or bootstrap the rows in memory"
-            raise NotImplementedOptionError(msg)
-    ev = evaluator(**args)
-    report = ev.grouped_report(names=_group_columns(group_by)) if group_by is not None else ev.report()
-    if bootstrap is not None:
-        add_intervals(report, bootstrap, confidence_level, seed)
-    return report
+    check_count_bootstrap(bootstrap, confidence_level, seed, weight is not None, "bootstrap the rows in memory")
+    return engine_report(evaluator(**args), group_columns(group_by), bootstrap, confidence_level, seed)

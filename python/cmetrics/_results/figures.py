@@ -225,6 +225,13 @@ def draw_matrix(
     return im, text
 
 
+def row_shares(m: npt.NDArray[Any]) -> F64:
+    """Each row of a table divided by its sum (a row without weight: zeros)."""
+    rows = m.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.nan_to_num(np.where(rows > 0, m / rows, 0.0)), dtype=np.float64)
+
+
 def _short(v: Any) -> str:
     """A cell's number in a few characters: 950, 9.5k, 95k, 1.2M; fractions to 2 significant
     digits."""

@@ -23,6 +23,7 @@ from cmetrics._results.figures import (
     draw_matrix,
     page_figure,
     require_matplotlib,
+    row_shares,
     square_unit_axes,
     svg_text,
 )
@@ -156,12 +157,6 @@ def _matrix_figure(values: np.ndarray, labels: list[str], counts: np.ndarray | N
     return fig
 
 
-def _rates(m: np.ndarray) -> np.ndarray:
-    rows = m.sum(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.nan_to_num(np.where(rows > 0, m / rows, 0.0))
-
-
 def _reliability_figure(bins: CalibrationBins) -> Any:
     fig, ax = page_figure("Report.to_html", figsize=(5.0, 4.5))
     keep = bins.weight > 0
@@ -210,7 +205,7 @@ def figures_of(report: ReportView) -> list[tuple[str, str, Callable[[], Any]]]:
             (
                 "confusion_matrix",
                 "Confusion matrix: each cell's count and, in colour, its share of the true class",
-                lambda: _matrix_figure(_rates(cm), labels, counts, "predicted label"),
+                lambda: _matrix_figure(row_shares(cm), labels, counts, "predicted label"),
             )
         )
         pcm = report.prob_confusion_matrix
@@ -219,7 +214,7 @@ def figures_of(report: ReportView) -> list[tuple[str, str, Callable[[], Any]]]:
                 (
                     "prob_confusion_matrix",
                     "Probabilistic confusion matrix: probability mass and, in colour, its share of the true class",
-                    lambda: _matrix_figure(_rates(pcm), labels, pcm, "hypothesised label (probability mass)"),
+                    lambda: _matrix_figure(row_shares(pcm), labels, pcm, "hypothesised label (probability mass)"),
                 )
             )
     if report.calibration is not None:

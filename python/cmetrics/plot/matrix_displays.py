@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 
 from cmetrics._base.aliases import F64, Label
 from cmetrics._derive.probability_pass import CalibrationBins
-from cmetrics._results.figures import draw_chance, draw_matrix, new_axes, require_matplotlib
+from cmetrics._results.figures import draw_chance, draw_matrix, new_axes, require_matplotlib, row_shares
 from cmetrics._results.report import Report
 from cmetrics.confusion import confusion_matrix
 from cmetrics.exceptions import ValidationError
@@ -30,10 +30,10 @@ def _normalised(cm: F64, normalize: Normalize) -> F64:
     if normalize not in (None, "true", "pred", "all"):
         msg = f"normalize must be 'true', 'pred', 'all' or None, got {normalize!r}"
         raise ValidationError(msg)
+    if normalize == "true":
+        return row_shares(cm)
     with np.errstate(invalid="ignore", divide="ignore"):
-        if normalize == "true":
-            out = cm / cm.sum(axis=1, keepdims=True)
-        elif normalize == "pred":
+        if normalize == "pred":
             out = cm / cm.sum(axis=0, keepdims=True)
         elif normalize == "all":
             out = cm / cm.sum()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -78,6 +79,9 @@ from cmetrics.uncertainty.schemes import (
     package_version,
     poisson_design,
 )
+
+if TYPE_CHECKING:  # the type of an engine's Evaluator (the streaming package imports this one's schemes)
+    from cmetrics.streaming.evaluator import Evaluator
 
 #: The ranking metrics of a binary problem with probabilities (the score of the second class).
 RANKING_METRICS = ("roc_auc", "average_precision")
@@ -520,6 +524,30 @@ def report_intervals(
     names = [str(x) for x in report.labels]
     prov = Provenance(method, "multinomial", n_resamples, seed, level, False, package_version())
     return design_intervals(design, k, lay, names, chosen, prov, return_distribution)
+
+
+def check_count_bootstrap(
+    bootstrap: int | None, confidence_level: float, seed: int, weighted: bool, instead: str
+) -> None:
+    """An engine's ``bootstrap=`` (intervals of its merged counts) checked; weighted rows refused
+    (a multinomial of the cells resamples unit rows), ``instead`` saying what to do."""
+    if bootstrap is None:
+        return
+    check_bootstrap(bootstrap, confidence_level, "percentile", seed)
+    if weighted:
+        msg = f"bootstrap= resamples the counts of unweighted rows; with weight=, {instead}"
+        raise NotImplementedOptionError(msg)
+
+
+def engine_report(
+    ev: Evaluator, group_names: list[str], bootstrap: int | None, confidence_level: float, seed: int
+) -> Report | GroupedReport:
+    """The report of an engine's merged Evaluator (grouped when ``group_names``), with the
+    intervals of its counts when ``bootstrap`` is given."""
+    report = ev.grouped_report(names=group_names) if group_names else ev.report()
+    if bootstrap is not None:
+        add_intervals(report, bootstrap, confidence_level, seed)
+    return report
 
 
 def add_intervals(
