@@ -196,6 +196,9 @@ def multinomial_block(
     own Philox stream."""
     lo, hi = block * MULTINOMIAL_BLOCK, min((block + 1) * MULTINOMIAL_BLOCK, n_resamples)
     rng = np.random.Generator(np.random.Philox(key=seed, counter=[0, 0, block, 0]))
+    if len(strata_cells) == 1 and strata_cells[0].size == counts.size:
+        total = int(counts.sum())
+        return rng.multinomial(total, counts / total, size=hi - lo).astype(np.float64)
     draws = np.zeros((hi - lo, counts.size))
     for here in strata_cells:
         if here.size:
@@ -266,14 +269,23 @@ def cell_design(
     strata_cells = [np.flatnonzero(stratum == s) for s in range(n_strata)]
 
     def replicates() -> F64:
-        draws = np.zeros((n_resamples, occupied.size))
+        # One model, no strata: each block's draws go straight to their columns (a slice when
+        # every cell is occupied), on the block's own thread.
+        direct = n_models == 1 and n_strata == 1
+        draws = np.zeros((n_resamples, width if direct else occupied.size))
+        columns: slice | npt.NDArray[np.int64] = np.arange(occupied.size)
+        if direct:
+            start = lays[0].cells
+            dense = occupied.size == k * k
+            columns = slice(start, start + k * k) if dense else lays[0].cells + occupied
 
         def fill(block: int) -> None:
             lo = block * MULTINOMIAL_BLOCK
-            draws[lo : lo + MULTINOMIAL_BLOCK] = multinomial_block(counts, strata_cells, n_resamples, seed, block)
+            drawn = multinomial_block(counts, strata_cells, n_resamples, seed, block)
+            draws[lo : lo + drawn.shape[0], columns] = drawn
 
         over_blocks(n_resamples, occupied.size, fill)
-        return joint_to_sums(draws)
+        return draws if direct else joint_to_sums(draws)
 
     def jackknife(metric: Callable[[F64], F64]) -> tuple[F64, F64 | None]:
         # Leaving out one row of joint cell j leaves the counts less one in that cell.
