@@ -9,6 +9,7 @@ the README lists every intentional difference from scikit-learn.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Literal, cast, overload
 
@@ -1051,7 +1052,12 @@ def hinge_loss(
         sign = np.where(values == present[-1], 1.0, -1.0) if present.size == 2 else np.full(t.shape[0], -1.0)
         margin = sign * dec
     losses = np.clip(1 - margin, 0, None)
-    return float(np.average(losses, weights=w))
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = float(np.average(losses, weights=w))
+    if not math.isfinite(value):  # losses times weights beyond float64: the same mean, scaled
+        top = float(losses.max())
+        value = top * float(np.average(losses / top, weights=None if w is None else w / np.sum(w)))
+    return value
 
 
 def class_likelihood_ratios(
