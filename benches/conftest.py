@@ -149,6 +149,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "score_grouped_exact", "score_ungrouped_exact"
         ),
         "score --group-by 100 groups / ungrouped (ranking off)": _ratio("score_grouped_off", "score_ungrouped_off"),
+        "evaluate 10^7 hard labels, 10^4 groups / ungrouped": _ratio("evaluate_slices_10000", "evaluate_slices_0"),
+        "evaluate 10^7 hard labels, 10^5 groups / ungrouped": _ratio("evaluate_slices_100000", "evaluate_slices_0"),
     }
     result = {"rows": N, "classes": K, "machine": machine(), "best_seconds": TIMINGS, "extra": EXTRA, "ratios": ratios}
     path = Path(__file__).with_name("results.json")

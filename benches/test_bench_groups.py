@@ -8,6 +8,7 @@ each run, measured in a fresh process (its VmHWM, Linux), is recorded in ``extra
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,46 @@ def test_score(benchmark: Any, files: Path, ranking: str, grouped: bool) -> None
     if getattr(benchmark, "stats", None) is not None:
         EXTRA[f"{name}_peak_rss_mib"] = peak_rss_mib(files, options)
         EXTRA[f"{name}_report_json_bytes"] = len(json.dumps(report.to_dict()))
+
+
+# ---------------------------------------------------------------------------- slices at scale
+
+#: Rows of the in-memory grouped benchmark (as the issue states it: 10^7 rows, K = 10).
+SLICE_ROWS = 10_000_000
+
+
+@pytest.fixture(scope="module")
+def hard_rows() -> tuple[np.ndarray, np.ndarray]:
+    """10^7 int64 labels of 10 classes, predictions right 70% of the time."""
+    rng = np.random.default_rng(29)
+    y = rng.integers(0, K, SLICE_ROWS)
+    p = np.where(rng.random(SLICE_ROWS) < 0.7, y, rng.integers(0, K, SLICE_ROWS))
+    return y, p
+
+
+@pytest.mark.benchmark(group="Slices: evaluate(groups=) of 10^7 hard labels, K = 10")
+@pytest.mark.parametrize("n_groups", [0, 10_000, 100_000], ids=["ungrouped", "groups_1e4", "groups_1e5"])
+def test_evaluate_slices(benchmark: Any, hard_rows: tuple[np.ndarray, np.ndarray], n_groups: int) -> None:
+    """``evaluate`` of hard labels with an int64 group column of ``n_groups`` values drawn
+    uniformly (every group holds rows of every class), against the same call without groups;
+    then the columnar summary of every group (``to_arrow``) timed apart."""
+    import cmetrics
+
+    y, p = hard_rows
+    groups = np.random.default_rng(n_groups).integers(0, max(n_groups, 1), SLICE_ROWS) if n_groups else None
+    kwargs: dict[str, Any] = {"groups": groups, "max_groups": max(n_groups, 1)} if n_groups else {}
+    result = benchmark.pedantic(lambda: cmetrics.evaluate(y, y_pred=p, **kwargs), rounds=7, iterations=1)
+    name = f"evaluate_slices_{n_groups}"
+    record(name, benchmark)
+    if n_groups:
+        assert isinstance(result, cmetrics.GroupedReport) and len(result) == n_groups
+        import time
+
+        best = math.inf
+        for _ in range(3):
+            start = time.perf_counter()
+            table = result.to_arrow(["accuracy", "f1_macro", "matthews_corrcoef"])
+            best = min(best, time.perf_counter() - start)
+        assert table.num_rows == n_groups
+        EXTRA[f"{name}_to_arrow_seconds"] = best
+        EXTRA[f"{name}_table_bytes"] = int(n_groups * K * K * 8)

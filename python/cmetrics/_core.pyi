@@ -18,6 +18,7 @@ from cmetrics._kernels import (
     CurveDrop,
     CurvePoints,
     Encoded,
+    GroupedCounts,
     GroupedHistograms,
     Groups,
     GroupSplit,
@@ -56,6 +57,7 @@ __all__ = [
     "evaluate_proba_groups",
     "group_positions",
     "grouped_binned_histograms",
+    "grouped_confusion",
     "informedness",
     "kendall_counts",
     "marginals",
@@ -243,6 +245,15 @@ def walk_states(states: Sequence[RankingState], curves: bool = True, n_threads: 
 def union_states(states: Sequence[RankingState], n_threads: int = 0) -> GroupState: ...
 def walk_union(states: Sequence[RankingState], curves: bool = True, n_threads: int = 0) -> BinaryRanking: ...
 def group_positions(codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int = 0) -> GroupSplit: ...
+def grouped_confusion(
+    groups: Codes,
+    y_true: Codes,
+    y_pred: Codes,
+    sample_weight: F64 | None = None,
+    *,
+    max_cells: int,
+    n_threads: int = 0,
+) -> GroupedCounts | None: ...
 def scatter_rows(
     matrix: npt.NDArray[np.float32] | npt.NDArray[np.float64], positions: npt.NDArray[np.int64], n_threads: int = 0
 ) -> npt.NDArray[np.float32] | npt.NDArray[np.float64]: ...

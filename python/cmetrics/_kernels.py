@@ -212,6 +212,16 @@ class GroupSplit(NamedTuple):
     offsets: npt.NDArray[np.int64]
 
 
+class GroupedCounts(NamedTuple):
+    """The confusion table of every group that occurs: group values (or codes) and labels (or
+    codes) ascending, ``G x K x K`` counts (rows = true) and weighted sums with weights."""
+
+    groups: npt.NDArray[np.int64]
+    labels: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.uint64]
+    weighted: F64 | None
+
+
 class GroupedHistograms(NamedTuple):
     """Dense binned one-vs-rest histograms of each group, shape (groups, K, bins + 1): all
     rows of a bin, the rows of the column's class among them, and their weights (None
@@ -421,6 +431,16 @@ class Kernels(Protocol):
     def union_states(self, states: Sequence[RankingState], n_threads: int = 0) -> RankingState: ...
     def walk_union(self, states: Sequence[RankingState], curves: bool = True, n_threads: int = 0) -> BinaryRanking: ...
     def group_positions(self, codes: npt.NDArray[np.uint32], n_groups: int, n_threads: int = 0) -> GroupSplit: ...
+    def grouped_confusion(
+        self,
+        groups: Codes,
+        y_true: Codes,
+        y_pred: Codes,
+        sample_weight: F64 | None = None,
+        *,
+        max_cells: int,
+        n_threads: int = 0,
+    ) -> GroupedCounts | None: ...
     def scatter_rows(
         self,
         matrix: npt.NDArray[np.float32] | npt.NDArray[np.float64],

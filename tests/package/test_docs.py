@@ -50,6 +50,7 @@ WITHOUT_EXAMPLES = {
     "cmetrics.plot.responses",
     "cmetrics.streaming",
     "cmetrics.streaming.dense_ranking",
+    "cmetrics.streaming.group_tables",
     "cmetrics.streaming.group_values",
     "cmetrics.streaming.replicates",
     "cmetrics.streaming.grouping",

@@ -240,6 +240,7 @@ CALLS: dict[str, Callable[[Any], Any]] = {
         np.round(PROBA, 1), Y.astype(np.uint32), np.array([0, 40, 40, 300]), W
     ),
     "group_positions": lambda k: k.group_positions((Y * 7 % 5).astype(np.uint32), 6),
+    "grouped_confusion": lambda k: k.grouped_confusion(Y * 5 % 7 - 3, Y, P, W, max_cells=1000),
     "scatter_rows": lambda k: k.scatter_rows(PROBA, np.random.default_rng(3).permutation(PROBA.shape[0])),
     "philox4x32_blocks": lambda k: k.philox4x32_blocks(
         np.random.default_rng(4).integers(0, 2**32, (50, 4), dtype=np.uint32), (7, 2**32 - 1)
@@ -392,6 +393,8 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
         ShapeError,
     ),
     ("group code", lambda k: k.group_positions(np.array([0, 3, 1], np.uint32), 3), ValidationError),
+    ("grouped weight", lambda k: k.grouped_confusion(Y, Y, P, -W, max_cells=1000), WeightError),
+    ("grouped length", lambda k: k.grouped_confusion(Y[:5], Y, P, max_cells=1000), LengthMismatchError),
     ("group count", lambda k: k.group_positions(np.zeros(2, np.uint32), 1 << 40), ValidationError),
     ("scatter position", lambda k: k.scatter_rows(PROBA[:3], np.array([0, 1, 3])), ValidationError),
     ("scatter length", lambda k: k.scatter_rows(PROBA[:3], np.array([0, 1])), ValidationError),

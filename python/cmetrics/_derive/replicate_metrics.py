@@ -77,10 +77,21 @@ def _ratio(num: F64, den: F64) -> tuple[F64, Bools]:
 
 
 def _averages(
-    prefix: str, per_class: tuple[F64, Bools], support: F64, micro: tuple[F64, Bools], out: dict[str, Values]
+    prefix: str,
+    per_class: tuple[F64, Bools],
+    support: F64,
+    micro: tuple[F64, Bools],
+    out: dict[str, Values],
+    present: Bools | None,
 ) -> None:
     value, bad = per_class
-    out[f"{prefix}_macro"] = Values(value.mean(axis=1), np.asarray(bad.any(axis=1), dtype=np.bool_))
+    if present is None:
+        macro = Values(value.mean(axis=1), np.asarray(bad.any(axis=1), dtype=np.bool_))
+    else:  # each table's own label set: the mean over the labels it holds
+        held = present.sum(axis=1)
+        mean, _ = _ratio(np.where(present, value, 0.0).sum(axis=1), held.astype(np.float64))
+        macro = Values(mean, np.asarray((bad & present).any(axis=1), dtype=np.bool_))
+    out[f"{prefix}_macro"] = macro
     total = support.sum(axis=1)
     weighted, zero = _ratio((value * support).sum(axis=1), total)
     out[f"{prefix}_weighted"] = Values(weighted, zero | (bad & (support > 0)).any(axis=1))
@@ -88,7 +99,13 @@ def _averages(
 
 
 def _prf(
-    names: tuple[str, str, str], tp: F64, n: F64, m: F64, out: dict[str, Values], per_class: dict[str, Values]
+    names: tuple[str, str, str],
+    tp: F64,
+    n: F64,
+    m: F64,
+    out: dict[str, Values],
+    per_class: dict[str, Values],
+    present: Bools | None = None,
 ) -> None:
     """Precision, recall and F1 from true positives, true and predicted sums (per class)."""
     p, r, f = names
@@ -96,9 +113,9 @@ def _prf(
     recall = _ratio(tp, n)
     f1 = _ratio(2 * tp, n + m)
     micro_tp, micro_n, micro_m = tp.sum(axis=1), n.sum(axis=1), m.sum(axis=1)
-    _averages(p, precision, n, _ratio(micro_tp, micro_m), out)
-    _averages(r, recall, n, _ratio(micro_tp, micro_n), out)
-    _averages(f, f1, n, _ratio(2 * micro_tp, micro_n + micro_m), out)
+    _averages(p, precision, n, _ratio(micro_tp, micro_m), out, present)
+    _averages(r, recall, n, _ratio(micro_tp, micro_n), out, present)
+    _averages(f, f1, n, _ratio(2 * micro_tp, micro_n + micro_m), out, present)
     per_class[p], per_class[r], per_class[f] = Values(*precision), Values(*recall), Values(*f1)
 
 
@@ -112,14 +129,20 @@ def _bookmaker(tp: F64, r: F64, q: F64, total: F64) -> Values:
     return Values(np.where(undefined, np.nan, value), undefined)
 
 
-def table_metrics(c: F64) -> tuple[dict[str, Values], dict[str, Values]]:
+def table_metrics(c: F64, present: Bools | None = None) -> tuple[dict[str, Values], dict[str, Values]]:
     """Every metric of :data:`TABLE_METRICS` over a ``B x K x K`` stack, and the per-class
-    ones (``B x K`` each)."""
+    ones (``B x K`` each). ``present`` (``B x K``): the labels of each table's own label set
+    (the macro averages run over those; default all ``K``)."""
     c = np.asarray(c, dtype=np.float64)
-    k = c.shape[1]
     tp = np.einsum("bii->bi", c)
-    n = c.sum(axis=2)  # true sums
-    m = c.sum(axis=1)  # predicted sums
+    return marginal_metrics(tp, c.sum(axis=2), c.sum(axis=1), present)
+
+
+def marginal_metrics(
+    tp: F64, n: F64, m: F64, present: Bools | None = None
+) -> tuple[dict[str, Values], dict[str, Values]]:
+    """:func:`table_metrics` from each table's diagonal ``tp``, true sums ``n`` and predicted
+    sums ``m`` (``B x K`` each): all that the metrics of a confusion matrix read."""
     total = n.sum(axis=1)
     out: dict[str, Values] = {}
     per_class: dict[str, Values] = {}
@@ -129,7 +152,7 @@ def table_metrics(c: F64) -> tuple[dict[str, Values], dict[str, Values]]:
     kept = (~absent).sum(axis=1).astype(np.float64)
     balanced, none = _ratio(np.where(absent, 0.0, recall).sum(axis=1), kept)
     out["balanced_accuracy"] = Values(np.where(none, np.nan, balanced), none)
-    _prf(("precision", "recall", "f1"), tp, n, m, out, per_class)
+    _prf(("precision", "recall", "f1"), tp, n, m, out, per_class, present)
     # Matthews: Gorodkin's R_K, 0 when a marginal is concentrated on one class.
     cov_tp = tp.sum(axis=1) * total - np.einsum("bi,bi->b", n, m)
     cov_pp = np.einsum("bi,bi->b", m, total[:, None] - m)
@@ -140,8 +163,9 @@ def table_metrics(c: F64) -> tuple[dict[str, Values], dict[str, Values]]:
     out["matthews_corrcoef"] = Values(mcc, flat)
     # Cohen's kappa (unweighted): 1 - observed disagreement / expected disagreement.
     safe = np.where(total > 0, total, 1.0)
-    expected_agree = np.einsum("bi,bi->b", n, m) / safe
-    den = total - expected_agree
+    # The expected disagreement as scikit-learn sums it (the off-diagonal cells of the outer
+    # product of the marginals): exactly 0 when one label holds all the weight.
+    den = np.einsum("bi,bi->b", m, total[:, None] - n) / safe
     observed = total - tp.sum(axis=1)
     no_kappa = (den == 0) | (total == 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -149,7 +173,6 @@ def table_metrics(c: F64) -> tuple[dict[str, Values], dict[str, Values]]:
     out["cohen_kappa"] = Values(kappa, no_kappa)
     out["informedness"] = _bookmaker(tp, n, m, total)
     out["markedness"] = _bookmaker(tp, m, n, total)
-    del k
     return out, per_class
 
 

@@ -30,7 +30,7 @@ from cmetrics._numpy.confusion import (
     encode_objects,
     encode_strings,
 )
-from cmetrics._numpy.grouping import group_positions, scatter_rows
+from cmetrics._numpy.grouping import group_positions, grouped_confusion, scatter_rows
 from cmetrics._numpy.multiclass_ranking import (
     binned_one_vs_rest,
     grouped_binned_histograms,
@@ -77,6 +77,7 @@ __all__ = [
     "evaluate_proba_groups",
     "group_positions",
     "grouped_binned_histograms",
+    "grouped_confusion",
     "informedness",
     "kendall_counts",
     "marginals",

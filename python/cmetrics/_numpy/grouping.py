@@ -6,8 +6,9 @@ import numpy as np
 import numpy.typing as npt
 
 from cmetrics._base.value_checks import check_2d
-from cmetrics._kernels import GroupSplit
-from cmetrics.exceptions import ShapeError, ValidationError
+from cmetrics._kernels import GroupedCounts, GroupSplit
+from cmetrics._numpy.confusion import _check, _chunked_sums
+from cmetrics.exceptions import LengthMismatchError, ShapeError, ValidationError, WeightError
 
 #: The most groups a split takes, as in the compiled kernel.
 MAX_GROUPS = 1 << 20
@@ -71,3 +72,53 @@ def scatter_rows(
     out = np.empty(m.shape, dtype=m.dtype)  # row-major whatever the input's order, as the Rust kernel
     out[p] = m
     return out
+
+
+def grouped_confusion(
+    groups: np.ndarray,
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    max_cells: int,
+    n_threads: int = 0,
+) -> GroupedCounts | None:
+    """The confusion table of every group over the ranges of the group values and labels, cut
+    down to those that occur (None when that table would pass ``max_cells`` cells or the labels
+    span more than 4095 values); weighted sums in the compiled kernel's chunks."""
+    del n_threads
+    for name, a in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
+        if a is not None and len(a) != len(groups):
+            msg = f"{name} has {len(a)} rows but groups has {len(groups)}; pass arrays of the same length"
+            raise LengthMismatchError(msg)
+    _check(y_true, y_pred, sample_weight)
+    g_lo, g_hi = int(groups.min()), int(groups.max())
+    l_lo, l_hi = min(int(y_true.min()), int(y_pred.min())), max(int(y_true.max()), int(y_pred.max()))
+    g_span, l_span = g_hi - g_lo + 1, l_hi - l_lo + 1
+    cells = g_span * l_span * l_span
+    if l_span > 4095 or cells > max_cells:
+        return None
+    at = (groups.astype(np.int64) - g_lo) * l_span
+    at += y_true.astype(np.int64) - l_lo
+    at *= l_span
+    at += y_pred.astype(np.int64) - l_lo
+    counts = np.bincount(at, minlength=cells).astype(np.uint64).reshape(g_span, l_span, l_span)
+    sums = None
+    if sample_weight is not None:
+        sums = _chunked_sums(at, sample_weight, cells).reshape(g_span, l_span, l_span)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not np.isfinite(sums.sum()):
+                msg = (
+                    "the sum of sample_weight is beyond the float64 range; divide every sample_weight by the same "
+                    "constant (the metrics do not change)"
+                )
+                raise WeightError(msg)
+    kept_groups = np.flatnonzero(counts.any(axis=(1, 2)))
+    kept_labels = np.flatnonzero(counts.any(axis=(0, 2)) | counts.any(axis=(0, 1)))
+    pick = np.ix_(kept_groups, kept_labels, kept_labels)
+    return GroupedCounts(
+        kept_groups.astype(np.int64) + g_lo,
+        kept_labels.astype(np.int64) + l_lo,
+        np.ascontiguousarray(counts[pick]),
+        None if sums is None else np.ascontiguousarray(sums[pick]),
+    )

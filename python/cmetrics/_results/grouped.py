@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
 
 from cmetrics._results import html
 from cmetrics._results.report import Report
@@ -34,6 +37,46 @@ def key_text(key: GroupKey) -> str:
 def sort_keys(keys: Sequence[GroupKey]) -> list[GroupKey]:
     """Group values in report order: integers as integers, strings by code point."""
     return sorted(keys)  # one kind per position, checked on entry
+
+
+#: Summary columns computed for every group at once: metric names in, one value per group
+#: (in the groups' order) out, for the names it can compute.
+Columns: TypeAlias = Callable[[Sequence[str]], dict[str, npt.NDArray[np.float64]]]
+
+
+class LazyReports(Mapping[GroupKey, Report]):
+    """The groups' reports by group value, in the given (sorted) order, each made by
+    ``make(i)`` the first time it is read and kept."""
+
+    def __init__(self, keys: Sequence[GroupKey], make: Callable[[int], Report]) -> None:
+        self._keys = list(keys)
+        self._make = make
+        self._at: dict[GroupKey, int] | None = None
+        self._made: dict[int, Report] = {}
+
+    def position(self, key: GroupKey) -> int:
+        if self._at is None:
+            self._at = {k: i for i, k in enumerate(self._keys)}
+        return self._at[key]
+
+    def __getitem__(self, key: GroupKey) -> Report:
+        i = self.position(key)
+        if i not in self._made:
+            self._made[i] = self._make(i)
+        return self._made[i]
+
+    def __iter__(self) -> Iterator[GroupKey]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self.position(key)  # type: ignore[arg-type]  # any hashable may be asked for
+        except (KeyError, TypeError):
+            return False
+        return True
 
 
 #: Metrics where a lower value is better (the worst group has the highest).
@@ -79,11 +122,22 @@ class GroupedReport:
     {'en': {'n_samples': 2.0, 'accuracy': 1.0}, 'fr': {'n_samples': 2.0, 'accuracy': 0.5}}
     """
 
-    def __init__(self, overall: Report, groups: dict[GroupKey, Report], group_by: Sequence[str] = ("groups",)) -> None:
+    def __init__(
+        self,
+        overall: Report,
+        groups: Mapping[GroupKey, Report],
+        group_by: Sequence[str] = ("groups",),
+        *,
+        columns: Columns | None = None,
+    ) -> None:
         #: The report of all rows.
         self.overall = overall
-        #: The report of each group, by group value, in sorted order.
-        self.groups: dict[GroupKey, Report] = {k: groups[k] for k in sort_keys(list(groups))}
+        #: The report of each group, by group value, in sorted order (made when first read
+        #: for groups of hard labels, whose summary comes from their tables at once).
+        self.groups: Mapping[GroupKey, Report] = (
+            groups if isinstance(groups, LazyReports) else {k: groups[k] for k in sort_keys(list(groups))}
+        )
+        self._columns = columns
         #: The names of the grouping columns.
         self.group_by: tuple[str, ...] = tuple(group_by)
 
@@ -108,6 +162,18 @@ class GroupedReport:
         """One row per group (by its value as text): ``n_samples`` and the chosen metrics
         (default: those of :data:`DEFAULT_SUMMARY` the reports hold). Unknown metric names
         raise :class:`~cmetrics.exceptions.ValidationError` listing the available ones."""
+        columns = self.summary_columns(metrics)
+        texts = [key_text(k) for k in self.groups]
+        if len(set(texts)) < len(texts):  # tuples whose parts hold " / ": their reprs differ
+            texts = [printable(repr(k)) for k in self.groups]
+        lists = {name: values.tolist() for name, values in columns.items()}
+        return {text: {name: lists[name][i] for name in lists} for i, text in enumerate(texts)}
+
+    def summary_columns(self, metrics: Sequence[str] | None = None) -> dict[str, npt.NDArray[np.float64]]:
+        """:meth:`summary` as columns: ``n_samples`` and each chosen metric, one float64 value
+        per group in the groups' order (NaN where undefined). The metrics of a confusion matrix
+        of hard-label groups are computed for all groups at once from their tables (equal to
+        each group's report to rounding); the others are read from the groups' reports."""
         available = self.overall.metrics
         if metrics is None:
             chosen = [m for m in DEFAULT_SUMMARY if m in available]
@@ -117,16 +183,18 @@ class GroupedReport:
             if unknown:
                 msg = f"no metric {unknown[0]!r} in these reports; choose from {sorted(available)}"
                 raise ValidationError(msg)
-        texts = [key_text(k) for k in self.groups]
-        if len(set(texts)) < len(texts):  # tuples whose parts hold " / ": their reprs differ
-            texts = [printable(repr(k)) for k in self.groups]
-        rows: dict[str, dict[str, float]] = {}
-        for text, rep in zip(texts, self.groups.values(), strict=True):
-            values = rep.metrics
-            row = {"n_samples": float(rep.n_samples)}
-            row.update({m: values.get(m, math.nan) for m in chosen if m != "n_samples"})
-            rows[text] = row
-        return rows
+        names = list(dict.fromkeys(["n_samples", *chosen]))
+        out = {} if self._columns is None else self._columns(names)
+        rest = [name for name in names if name not in out]
+        if rest:
+            reports = list(self.groups.values())
+            for name in rest:
+                if name == "n_samples":
+                    values = [float(rep.n_samples) for rep in reports]
+                else:
+                    values = [rep.metrics.get(name, math.nan) for rep in reports]
+                out[name] = np.array(values, dtype=np.float64)
+        return {name: out[name] for name in names}
 
     def to_arrow(self, metrics: Sequence[str] | None = None) -> Any:
         """:meth:`summary` as a ``pyarrow.Table``: one column per grouping column (named as
@@ -141,17 +209,16 @@ class GroupedReport:
         """
         import pyarrow as pa  # the columnar summary only: import cmetrics does not load Arrow
 
-        rows = self.summary(metrics)
+        columns = self.summary_columns(metrics)
         keys = list(self.groups)
         parts = [list(k) if isinstance(k, tuple) else [k] for k in keys]
         names = list(self.group_by)
         if any(len(p) != len(names) for p in parts):  # values of another width than the names
             names = [f"group_{i}" for i in range(max((len(p) for p in parts), default=1))]
-        columns: dict[str, Any] = {name: [p[i] for p in parts] for i, name in enumerate(names)}
-        values = list(rows.values())
-        for col in values[0] if values else ["n_samples"]:
-            columns[col] = pa.array([row[col] for row in values], pa.float64())
-        return pa.table(columns)
+        table: dict[str, Any] = {name: [p[i] for p in parts] for i, name in enumerate(names)}
+        for col, values in columns.items():
+            table[col] = pa.array(values, pa.float64())
+        return pa.table(table)
 
     def to_pandas(self, metrics: Sequence[str] | None = None) -> Any:
         """:meth:`to_arrow` as a pandas DataFrame (pandas must be installed)."""

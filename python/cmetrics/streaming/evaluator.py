@@ -111,10 +111,12 @@ class Evaluator(GroupedRows):
         :meth:`grouped_report` gives every group's report (each what an Evaluator fed
         only that group's rows would give). States merge group by group.
     max_groups : int, optional
-        The most distinct group values (default 10,000, at most 65,536); a batch or merge
+        The most distinct group values (default 10,000, at most 2^20); a batch or merge
         that would exceed it raises :class:`~cmetrics.exceptions.LimitExceededError`
-        and changes nothing. A group's state is about ``24 K^2 + 32 n_bins`` bytes plus
-        its ranking summaries (as above, bounded by the group's rows).
+        and changes nothing. Hard labels without a confidence keep every group's table in
+        one ``G x K x K`` table (8 bytes a cell, 16 with weights; at most 2^27 cells); other
+        inputs keep a state per group of about ``24 K^2 + 32 n_bins`` bytes plus its ranking
+        summaries (as above, bounded by the group's rows).
     group_ranking_bins : int
         Bins of each group's approximate ranking states (default 1,024: a group's
         approximate class-ranking state holds at most ``K x 1,025`` entries); the state

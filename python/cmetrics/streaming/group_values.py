@@ -25,7 +25,7 @@ from cmetrics._results.grouped import GroupKey
 from cmetrics.exceptions import LengthMismatchError, LimitExceededError, ValidationError
 
 #: The most cells (groups x K x K) the grouped tables may hold: 2^27 cells are 2 GiB of
-#: u64 counts and f64 sums together.
+#: u64 counts and f64 sums together (1 GiB of counts without weights).
 MAX_GROUP_CELLS = 1 << 27
 
 
@@ -38,15 +38,17 @@ def check_group_count(
     if n_groups > max_groups:
         msg = (
             f"{what} {n_groups:,} distinct values, above max_groups={max_groups:,} (each group keeps its own "
-            f"state: about 24 K^2 + 32 n_bins bytes, plus its ranking summary); raise max_groups= if that is "
-            "intended, or group by a coarser column"
+            "tables: 8 K^2 bytes of counts, more with weights, probabilities or rankings); raise max_groups= if "
+            "that is intended, or group by a coarser column"
         )
         raise LimitExceededError(msg)
     cells = n_groups * n_classes * n_classes
     if cells > MAX_GROUP_CELLS:
+        limit = MAX_GROUP_CELLS * 16 / 2**30
         msg = (
-            f"{n_groups:,} groups of {n_classes:,} classes need {cells:,} table cells (24 bytes each), above the "
-            f"limit of {MAX_GROUP_CELLS:,}; group by a coarser column or score fewer classes"
+            f"{n_groups:,} groups of {n_classes:,} classes need {cells:,} table cells ({cells * 16 / 2**30:,.1f} GiB "
+            f"of counts and weighted sums), above the limit of {MAX_GROUP_CELLS:,} cells ({limit:g} GiB); group by "
+            "a coarser column or score fewer classes"
         )
         raise LimitExceededError(msg)
     dense = 0 if ranking_bins is None else n_groups * n_classes * (ranking_bins + 1)

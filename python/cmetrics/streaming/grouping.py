@@ -18,10 +18,10 @@ from cmetrics._base.config import get_num_threads
 from cmetrics._derive import probability_pass
 from cmetrics._derive.multiclass_ranking import in_place
 from cmetrics._kernels import BinaryRanking, ProbAccumulators, RankingState
-from cmetrics._results.grouped import GroupedReport, GroupKey, sort_keys
+from cmetrics._results.grouped import GroupedReport, GroupKey, LazyReports, sort_keys
 from cmetrics._results.report import Report
 from cmetrics.exceptions import LengthMismatchError, StateError, ValidationError
-from cmetrics.streaming import group_values
+from cmetrics.streaming import group_tables, group_values
 from cmetrics.streaming.dense_ranking import DenseClassRanking
 from cmetrics.streaming.replicates import ReplicateState
 from cmetrics.streaming.rows import RowState
@@ -41,6 +41,18 @@ def is_empty(x: object) -> bool:
         return False
 
 
+def check_empty_batch(*args: object) -> None:
+    """An empty batch adds nothing when every argument (``y_pred``, ``y_proba``, ``confidence``,
+    ``sample_weight``, ``groups``) is empty too."""
+    names = ("y_pred", "y_proba", "confidence", "sample_weight")
+    groups = args[4]
+    columns = groups if isinstance(groups, tuple) else (groups,)
+    for name, other in (*zip(names, args[:4], strict=True), *(("groups", g) for g in columns)):
+        if other is not None and not is_empty(other):
+            msg = f"y_true is empty but {name} has rows; pass one {name} row per y_true row"
+            raise LengthMismatchError(msg)
+
+
 class GroupedRows(RowState):
     """A :class:`RowState` that adds, merges and reports batches, with one state of its own
     kind per group value when rows come with groups (``group_by``)."""
@@ -58,6 +70,8 @@ class GroupedRows(RowState):
         # grouping column, set by the first batch.
         self._groups: dict[GroupKey, GroupedRows] = {}
         self._group_kinds: tuple[str, ...] | None = None
+        # Hard labels without a confidence: one G x K x K table in place of a state per group.
+        self._table: group_tables.GroupTables | None = None
         # With bootstrap=N (an Evaluator's option): (replicates, seed, confidence level), and
         # the replicate sums once a batch has come.
         self._bootstrap: tuple[int, int, float] | None = None
@@ -106,17 +120,7 @@ class GroupedRows(RowState):
             msg = "row_offset= keys the bootstrap's draws; it needs an Evaluator created with bootstrap="
             raise ValidationError(msg)
         if is_empty(y_true):  # an empty batch (a filtered record batch, say) adds nothing...
-            group_columns = groups if isinstance(groups, tuple) else (groups,)
-            for name, other in (
-                ("y_pred", y_pred),
-                ("y_proba", y_proba),
-                ("confidence", confidence),
-                ("sample_weight", sample_weight),
-                *(("groups", g) for g in group_columns),
-            ):
-                if other is not None and not is_empty(other):  # ...when every argument is empty
-                    msg = f"y_true is empty but {name} has rows; pass one {name} row per y_true row"
-                    raise LengthMismatchError(msg)
+            check_empty_batch(y_pred, y_proba, confidence, sample_weight, groups)
             return self
         t = validation.as_1d(y_true, "y_true")
         if y_proba is not None:  # checked and laid out once: the passes below borrow it
@@ -199,6 +203,9 @@ class GroupedRows(RowState):
         k = len(self._labels) if self._fixed and self._labels is not None else 0
         if y_proba is not None:
             k = validation.proba_array(y_proba, n, self.max_classes).shape[1]
+        if y_proba is None and confidence is None:
+            self._update_group_table(t, groups, y_pred, sample_weight)
+            return
         enc = group_values.encode(groups, n, self.max_groups, n_classes=k)
         if self._group_kinds is not None and enc.kinds != self._group_kinds:
             msg = (
@@ -235,6 +242,55 @@ class GroupedRows(RowState):
                 )
                 self._groups[key] = child
         self._group_kinds = enc.kinds
+
+    def _update_group_table(
+        self,
+        t: np.ndarray,
+        groups: ArrayLike | tuple[ArrayLike, ...],
+        y_pred: ArrayLike | None,
+        sample_weight: ArrayLike | None,
+    ) -> None:
+        """One batch of hard labels with group values: every group's table counted by one
+        kernel pass into the G x K x K table (every check before anything is kept)."""
+        assert y_pred is not None  # check_inputs
+        w = validation.weights(sample_weight, int(t.shape[0]))
+        batch = group_tables.count_batch(
+            t, validation.as_1d(y_pred, "y_pred"), groups, w, self.max_groups, self.max_classes, self.backend
+        )
+        after, union, counts = group_tables.add_batch(
+            self._table, self._labels, self._kind, self._fixed, self._group_kinds, batch, self.max_groups
+        )
+        if w is None:  # all rows: the groups' counts added up (exact)
+            self._keep_table(*self._table_after(union, counts.sum(axis=0), None))
+        else:  # the weighted sums of all rows in row order, as without groups
+            self._update_hard(t, y_pred, None, sample_weight)
+        self._table, self._group_kinds = after, batch.group_kinds
+
+    def _table_child(self, i: int) -> GroupedRows:
+        """The state of the ``i``-th group of the table, as a state of its own."""
+        assert self._table is not None and self._labels is not None and self._kind is not None
+        pos, counts, weighted = self._table.group_table(i, self._fixed)
+        child = self._child()
+        child._keep_table(counts, weighted, self._labels[pos], self._kind)
+        child._added("hard", weighted is not None, False, int(counts.sum()))
+        return child
+
+    def _group_states(self) -> dict[GroupKey, GroupedRows]:
+        """Every group's state by group value (made from the table when there is one)."""
+        if self._table is None:
+            return self._groups
+        return {key: self._table_child(i) for i, key in enumerate(self._table.keys)}
+
+    def _key_list(self) -> list[GroupKey]:  # the group values, in no particular order
+        return list(self._groups) if self._table is None else self._table.keys
+
+    def _tabulate(self) -> None:
+        """Groups of hard labels without a confidence held as states (a loaded state): into the
+        table."""
+        if not self._groups or self._mode != "hard" or self._has_confidence or self._labels is None:
+            return
+        parts = {key: (c._labels, c._hard_counts, c._hard_weighted) for key, c in self._groups.items()}
+        self._table, self._groups = group_tables.from_parts(parts, self._labels, bool(self._weighted)), {}
 
     def _update_grouped_proba(
         self,
@@ -367,41 +423,27 @@ class GroupedRows(RowState):
                 "same group_by="
             )
             raise StateError(msg)
-        mine, theirs = self.settings.header(), other.settings.header()
-        if mine != theirs:
-            diff = {k: (mine[k], theirs[k]) for k in mine if mine[k] != theirs[k]}
-            msg = f"cannot merge Evaluators with different settings {diff} (this one, the other)"
-            raise StateError(msg)
-        if (
-            self._fixed
-            and other._fixed
-            and self._labels is not None
-            and other._labels is not None
-            and (self._labels.shape != other._labels.shape or not np.array_equal(self._labels, other._labels))
-        ):
-            msg = (
-                f"cannot merge Evaluators with different labels ({self._labels.tolist()[:10]} and "
-                f"{other._labels.tolist()[:10]}); create both with the same labels="
-            )
-            raise StateError(msg)
-        if self._bootstrap != other._bootstrap:
-            msg = (
-                f"cannot merge Evaluators with different bootstrap options {self._bootstrap} and {other._bootstrap} "
-                "(replicates, seed, confidence level); create both with the same bootstrap= and seed="
-            )
-            raise StateError(msg)
+        check_mergeable(self, other)
         if other._mode is None:
             return self
         if self.group_by:
-            self._check_groups_merge(other)
+            check_groups_merge(self, other)
         if self._replicates is not None and other._replicates is not None:
             self._replicates.check_mergeable(other._replicates)
+        labels_before = self._labels
         self._merge_rows(other)
         if other._replicates is not None:
             if self._replicates is None:
                 self._replicates = other._replicates.copy()
             else:
                 self._replicates.merge(other._replicates)
+        if other._table is not None:
+            assert other._labels is not None and self._labels is not None
+            mine = self._table or group_tables.GroupTables.empty(int(self._labels.shape[0]), bool(other._weighted))
+            if labels_before is not None and len(mine):
+                mine = mine.relabel(labels_before, self._labels)
+            theirs = other._table.relabel(other._labels, self._labels)
+            self._table = mine.plus(theirs.keys, theirs.counts, theirs.weighted)
         for key, theirs_child in list(other._groups.items()):
             mine_child = self._groups.get(key) or self._child()
             mine_child.merge(theirs_child)
@@ -409,28 +451,6 @@ class GroupedRows(RowState):
         if other._group_kinds is not None:
             self._group_kinds = other._group_kinds
         return self
-
-    def _check_groups_merge(self, other: GroupedRows) -> None:
-        """Refuse, before anything changes, a merge of grouped states whose group values are of
-        other kinds, or whose groups together exceed ``max_groups``."""
-        if self._group_kinds is not None and other._group_kinds is not None and self._group_kinds != other._group_kinds:
-            msg = (
-                f"cannot merge Evaluators grouped by values of different kinds ({self._group_kinds} and "
-                f"{other._group_kinds})"
-            )
-            raise StateError(msg)
-        if self.settings.for_groups().header() != other.settings.for_groups().header():
-            msg = (
-                f"cannot merge grouped Evaluators with different group_ranking_bins ({self.group_ranking_bins} and "
-                f"{other.group_ranking_bins})"
-            )
-            raise StateError(msg)
-        fresh = sum(key not in self._groups for key in other._groups)
-        labels = self._labels if self._labels is not None else other._labels
-        k = 0 if labels is None else int(labels.shape[0])
-        if self._labels is not None and other._labels is not None and not self._fixed:
-            k = int(np.union1d(self._labels, other._labels).shape[0])
-        self._check_group_cells(len(self._groups) + fresh, k, "the merged states have", proba=other._mode == "proba")
 
     def _check_group_cells(self, n_groups: int, k: int, what: str, *, proba: bool) -> None:
         """The limits on this Evaluator's groups (``max_groups``, the K x K tables and, with
@@ -454,6 +474,8 @@ class GroupedRows(RowState):
         elif len(names) != arity:
             msg = f"names lists {len(names)} names but the rows are grouped by {arity} column(s)"
             raise ValidationError(msg)
+        if self._table is not None:
+            return table_report(self, names)
         children = list(self._groups.values())
         weighed = {id(child) for child in children if child.total_weight() > 0}
         # The groups' ranking walks first, side by side in one call; then each report.
@@ -476,8 +498,80 @@ class GroupedRows(RowState):
     @property
     def group_keys(self) -> list[GroupKey]:
         """The group values seen so far, sorted (empty without ``group_by``)."""
-        return sort_keys(list(self._groups))
+        return sort_keys(self._key_list())
 
     def _group_ranks(self) -> list[RankingState]:
         """The ranking states of the groups that have one."""
         return [child._rank for child in self._groups.values() if child._rank is not None]
+
+
+def check_mergeable(state: GroupedRows, other: GroupedRows) -> None:
+    """Refuse, before anything changes, a merge of states of other settings, labels or
+    bootstrap options."""
+    mine, theirs = state.settings.header(), other.settings.header()
+    if mine != theirs:
+        diff = {k: (mine[k], theirs[k]) for k in mine if mine[k] != theirs[k]}
+        msg = f"cannot merge Evaluators with different settings {diff} (this one, the other)"
+        raise StateError(msg)
+    if (
+        state._fixed
+        and other._fixed
+        and state._labels is not None
+        and other._labels is not None
+        and (state._labels.shape != other._labels.shape or not np.array_equal(state._labels, other._labels))
+    ):
+        msg = (
+            f"cannot merge Evaluators with different labels ({state._labels.tolist()[:10]} and "
+            f"{other._labels.tolist()[:10]}); create both with the same labels="
+        )
+        raise StateError(msg)
+    if state._bootstrap != other._bootstrap:
+        msg = (
+            f"cannot merge Evaluators with different bootstrap options {state._bootstrap} and {other._bootstrap} "
+            "(replicates, seed, confidence level); create both with the same bootstrap= and seed="
+        )
+        raise StateError(msg)
+
+
+def check_groups_merge(state: GroupedRows, other: GroupedRows) -> None:
+    """Refuse, before anything changes, a merge of grouped states whose group values are of
+    other kinds, or whose groups together exceed ``max_groups``."""
+    if state._group_kinds is not None and other._group_kinds is not None and state._group_kinds != other._group_kinds:
+        msg = (
+            f"cannot merge Evaluators grouped by values of different kinds ({state._group_kinds} and "
+            f"{other._group_kinds})"
+        )
+        raise StateError(msg)
+    if state.settings.for_groups().header() != other.settings.for_groups().header():
+        msg = (
+            f"cannot merge grouped Evaluators with different group_ranking_bins ({state.group_ranking_bins} and "
+            f"{other.group_ranking_bins})"
+        )
+        raise StateError(msg)
+    mine = set(state._key_list())
+    fresh = sum(key not in mine for key in other._key_list())
+    labels = state._labels if state._labels is not None else other._labels
+    k = 0 if labels is None else int(labels.shape[0])
+    if state._labels is not None and other._labels is not None and not state._fixed:
+        k = int(np.union1d(state._labels, other._labels).shape[0])
+    state._check_group_cells(len(mine) + fresh, k, "the merged states have", proba=other._mode == "proba")
+
+
+def table_report(state: GroupedRows, names: Sequence[str]) -> GroupedReport:
+    """The grouped report of the table: each group's report made when it is first read, the
+    summary's table metrics read off the whole table at once."""
+    assert state._table is not None
+    table, fixed = state._table, state._fixed
+    overall = state.report()
+    reason = "every row of this group has sample_weight 0: there is nothing to score"
+    weights = table.total_weights()
+
+    def report_of(i: int) -> Report:
+        return state._table_child(i)._report() if weights[i] > 0 else overall.undefined_like(reason)
+
+    def columns(chosen: Sequence[str]) -> dict[str, F64]:
+        if state.zero_division not in ("warn", 0, 0.0):
+            return {}  # the table formulas count an undefined ratio as 0
+        return group_tables.summary_columns(table, fixed, chosen)
+
+    return GroupedReport(overall, LazyReports(table.keys, report_of), names, columns=columns)

@@ -17,7 +17,7 @@ from cmetrics.exceptions import ValidationError
 #: The default limit on the number of groups (see :attr:`EvaluationSettings.max_groups`).
 DEFAULT_MAX_GROUPS = 10_000
 #: The largest limit that may be set (every group keeps a state of its own).
-MAX_GROUPS = 1 << 16
+MAX_GROUPS = 1 << 20
 #: Bins of each group's approximate ranking states, unless told otherwise: a group's
 #: approximate class-ranking state then holds at most K x 1,025 entries (16 KiB per class),
 #: where the 2^16 bins of the overall state would hold 1 MiB per class and group.
@@ -148,7 +148,7 @@ class EvaluationSettings:
 
 
 def check_max_groups(max_groups: object) -> int:
-    """``max_groups``: an integer from 1 to 2^16 (None: the default, 10,000)."""
+    """``max_groups``: an integer from 1 to 2^20 (None: the default, 10,000)."""
     if max_groups is None:
         return DEFAULT_MAX_GROUPS
     return validation.integer_in(

@@ -107,7 +107,8 @@ def encode(state: GroupedRows) -> bytes:
     children: list[bytes] = []
     if state.group_by:
         keys = state.group_keys
-        children = [encode(state._groups[key]) for key in keys]
+        states = state._group_states()
+        children = [encode(states[key]) for key in keys]
         header["groups"] = {
             "max_groups": state.max_groups,
             "ranking_bins": state.group_ranking_bins,
@@ -558,6 +559,7 @@ def _load_groups(ev: GroupedRows, grouping: dict[str, Any], children: list[bytes
     _want(rows == ev.n_rows, "the groups' rows do not add up to n_rows")
     _check_group_sums(ev)
     ev._group_kinds = tuple(kinds)
+    ev._tabulate()  # hard labels without a confidence: one table, as updates make it
 
 
 def _check_group_sums(ev: GroupedRows) -> None:

@@ -9,6 +9,7 @@ pub mod classification;
 pub mod confusion;
 pub mod error;
 pub mod fastmath;
+pub mod grouped_confusion;
 pub mod grouping;
 pub mod labels;
 pub mod memory;

@@ -6,8 +6,8 @@ use numpy::{
 };
 use pyo3::prelude::*;
 
-use crate::arrays::{extract_2d, slice};
-use crate::error::run_pool;
+use crate::arrays::{extract_2d, mismatched_dtypes, opt_slice, slice, LabelArray};
+use crate::error::{run_pool, ValidationError};
 use crate::results::named;
 
 /// Each row's position in the group-by-group order, and each group's first
@@ -30,6 +30,68 @@ pub fn group_positions<'py>(
         "GroupSplit",
         positions.into_pyarray(py),
         offsets.into_pyarray(py)
+    )
+}
+
+/// The confusion table of every group (`GroupedCounts`: group values, labels,
+/// `G x K x K` counts and weighted sums), or None when the value ranges are too
+/// wide for `max_cells`: `cmetrics_core::grouped_confusion::grouped_confusion`.
+#[pyfunction]
+#[pyo3(signature = (groups, y_true, y_pred, sample_weight=None, *, max_cells, n_threads=0))]
+pub fn grouped_confusion<'py>(
+    py: Python<'py>,
+    groups: LabelArray<'py>,
+    y_true: LabelArray<'py>,
+    y_pred: LabelArray<'py>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    max_cells: usize,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    use cmetrics_core::grouped_confusion::grouped_confusion as count;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    macro_rules! run {
+        ($g:expr, $t:expr, $p:expr) => {{
+            let (g, t, p) = (
+                slice($g, "groups")?,
+                slice($t, "y_true")?,
+                slice($p, "y_pred")?,
+            );
+            run_pool(py, g.len(), &pool, |pool| {
+                count(g, t, p, w, max_cells, pool)
+            })?
+        }};
+    }
+    let counted = match (&groups, &y_true, &y_pred) {
+        (LabelArray::I64(g), LabelArray::I64(t), LabelArray::I64(p)) => run!(g, t, p),
+        (LabelArray::I32(g), LabelArray::I64(t), LabelArray::I64(p)) => run!(g, t, p),
+        (LabelArray::I64(g), LabelArray::I32(t), LabelArray::I32(p)) => run!(g, t, p),
+        (LabelArray::I32(g), LabelArray::I32(t), LabelArray::I32(p)) => run!(g, t, p),
+        _ => return Err(mismatched_dtypes()),
+    };
+    let Some(c) = counted else {
+        return Ok(py.None().into_bound(py));
+    };
+    let (g, k) = (c.groups.len(), c.labels.len());
+    let shaped = |v: numpy::ndarray::Array1<u64>| v.into_shape_with_order((g, k, k));
+    let counts = shaped(numpy::ndarray::Array1::from_vec(c.counts))
+        .map_err(|e| ValidationError::new_err(e.to_string()))?;
+    let weighted = match c.weighted {
+        Some(w) => Some(
+            numpy::ndarray::Array1::from_vec(w)
+                .into_shape_with_order((g, k, k))
+                .map_err(|e| ValidationError::new_err(e.to_string()))?
+                .into_pyarray(py),
+        ),
+        None => None,
+    };
+    named!(
+        py,
+        "GroupedCounts",
+        c.groups.into_pyarray(py),
+        c.labels.into_pyarray(py),
+        counts.into_pyarray(py),
+        weighted
     )
 }
 
@@ -74,6 +136,7 @@ pub enum RowMatrix<'py> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(group_positions, m)?)?;
+    m.add_function(wrap_pyfunction!(grouped_confusion, m)?)?;
     m.add_function(wrap_pyfunction!(scatter_rows, m)?)?;
     Ok(())
 }
