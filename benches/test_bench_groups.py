@@ -134,3 +134,29 @@ def test_evaluate_slices(benchmark: Any, hard_rows: tuple[np.ndarray, np.ndarray
         assert table.num_rows == n_groups
         EXTRA[f"{name}_to_arrow_seconds"] = best
         EXTRA[f"{name}_table_bytes"] = int(n_groups * K * K * 8)
+    if getattr(benchmark, "stats", None) is not None:
+        EXTRA[f"{name}_peak_rss_mib"] = slices_peak_rss_mib(n_groups)
+
+
+# The same rows made in a fresh process, scored once, and that process's VmHWM (Linux).
+_SLICES_PEAK = """
+import sys
+import numpy as np
+import cmetrics
+n, k, groups = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(29)
+y = rng.integers(0, k, n)
+p = np.where(rng.random(n) < 0.7, y, rng.integers(0, k, n))
+g = np.random.default_rng(groups).integers(0, max(groups, 1), n) if groups else None
+extra = {"groups": g, "max_groups": groups} if groups else {}
+cmetrics.evaluate(y, y_pred=p, **extra)
+status = open("/proc/self/status").read().split("\\n")
+print(int(next(line.split()[1] for line in status if line.startswith("VmHWM:"))) / 1024)
+"""
+
+
+def slices_peak_rss_mib(n_groups: int) -> float:
+    """The peak resident memory (MiB) of a fresh process that makes the rows and scores them."""
+    args = [sys.executable, "-c", _SLICES_PEAK, str(SLICE_ROWS), str(K), str(n_groups)]
+    out = subprocess.run(args, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])

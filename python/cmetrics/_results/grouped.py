@@ -211,11 +211,15 @@ class GroupedReport:
 
         columns = self.summary_columns(metrics)
         keys = list(self.groups)
-        parts = [list(k) if isinstance(k, tuple) else [k] for k in keys]
         names = list(self.group_by)
-        if any(len(p) != len(names) for p in parts):  # values of another width than the names
-            names = [f"group_{i}" for i in range(max((len(p) for p in parts), default=1))]
-        table: dict[str, Any] = {name: [p[i] for p in parts] for i, name in enumerate(names)}
+        table: dict[str, Any]
+        if len(names) == 1 and not any(isinstance(k, tuple) for k in keys):
+            table = {names[0]: keys}  # one grouping column: its values as they are
+        else:
+            parts = [list(k) if isinstance(k, tuple) else [k] for k in keys]
+            if any(len(p) != len(names) for p in parts):  # values of another width than the names
+                names = [f"group_{i}" for i in range(max((len(p) for p in parts), default=1))]
+            table = {name: [p[i] for p in parts] for i, name in enumerate(names)}
         for col, values in columns.items():
             table[col] = pa.array(values, pa.float64())
         return pa.table(table)

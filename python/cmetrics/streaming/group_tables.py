@@ -113,7 +113,7 @@ def count_batch(
                 cells = min(RAW_CELLS, max(1 << 20, n))
                 counted = be.grouped_confusion(g, ta, pa, sample_weight, max_cells=cells, n_threads=threads)
                 if counted is not None:
-                    keys = [int(v) for v in counted.groups.tolist()]
+                    keys = counted.groups.tolist()
     if counted is None:
         enc = group_values.encode(groups, n, max_groups)
         if label_values is None:  # integer labels of a wide range: codes
@@ -208,15 +208,16 @@ class GroupTables:
             sums[theirs] += weighted
         return GroupTables(union, out, sums)
 
-    def present(self) -> npt.NDArray[np.bool_]:
-        """``G x K``: whether each label occurs (as truth or prediction) in each group."""
-        held: npt.NDArray[np.bool_] = (self.counts.sum(axis=2) > 0) | (self.counts.sum(axis=1) > 0)
-        return held
+    @staticmethod
+    def marginals(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each group's true and predicted sums (``G x K`` each), in the table's type."""
+        # einsum: several times faster than sum over a short last axis.
+        return np.einsum("gij->gi", table), np.einsum("gij->gj", table)
 
     def total_weights(self) -> F64:
         """Each group's total weight (its row count without weights)."""
         table = self.counts if self.weighted is None else self.weighted
-        return np.asarray(table.sum(axis=(1, 2)), dtype=np.float64)
+        return np.asarray(np.einsum("gij->g", table), dtype=np.float64)
 
     def group_table(self, i: int, fixed: bool) -> tuple[npt.NDArray[np.intp], U64, F64 | None]:
         """Group ``i``'s label positions (all with fixed labels, else those its rows hold) and
@@ -290,12 +291,13 @@ def summary_columns(tables: GroupTables, fixed: bool, names: Sequence[str]) -> d
     :func:`cmetrics._derive.replicate_metrics.table_metrics`, with each group's own label set
     when the labels are not fixed: labels absent from a group do not enter its averages), and
     ``n_samples``. Values where a group's report is undefined are NaN there as well."""
-    table = tables.counts if tables.weighted is None else tables.weighted
     # The marginals summed in the table's own type (counts exactly), then as float64.
+    rows, cols = tables.marginals(tables.counts)
+    present = np.ones(rows.shape, dtype=bool) if fixed else (rows > 0) | (cols > 0)
+    table = tables.counts if tables.weighted is None else tables.weighted
+    n, m = (rows, cols) if tables.weighted is None else tables.marginals(tables.weighted)
     tp = np.einsum("gii->gi", table).astype(np.float64)
-    n, m = table.sum(axis=2).astype(np.float64), table.sum(axis=1).astype(np.float64)
-    present = np.ones(tp.shape, dtype=bool) if fixed else tables.present()
-    metrics, _ = rm.marginal_metrics(tp, n, m, present)
+    metrics, _ = rm.marginal_metrics(tp, n.astype(np.float64), m.astype(np.float64), present)
     scored = tables.total_weights() > 0  # a group without weight has no value at all
     out = {name: np.where(scored, metrics[name].value, np.nan) for name in names if name in metrics}
     if "n_samples" in names:

@@ -107,8 +107,8 @@ const BUCKET_BITS: u32 = 14;
 
 /// One thread's rows sorted by bucket (a counting sort): each row's cell
 /// within its bucket (`BUCKET_BITS` bits), with where each bucket starts
-/// (`n_buckets + 1` offsets), and the rows outside the spans. Two passes over
-/// the rows, the first only counting, so that only the sorted cells are written.
+/// (`n_buckets + 1` offsets), and the rows outside the spans: one pass over the
+/// rows writes their cell numbers, one over those sorts them.
 fn spread_rows<G: Label, L: Label>(
     rows: ((&[G], &[L]), &[L]),
     s: &Spans,
@@ -120,17 +120,23 @@ fn spread_rows<G: Label, L: Label>(
     let cells = s.cells();
     let mut skipped = 0_u64;
     let mut starts = vec![0_usize; n_buckets + 1];
-    let blocks = || {
-        g.chunks(BASE_CHUNK)
-            .zip(t.chunks(BASE_CHUNK))
-            .zip(p.chunks(BASE_CHUNK))
-    };
-    for ((gs, ts), ps) in blocks() {
+    // Huge-page backed (the caller checked the memory): few page faults.
+    let mut codes = big_vec::<u32>(g.len(), "the grouped confusion tables")?;
+    for ((gs, ts), ps) in g
+        .chunks(BASE_CHUNK)
+        .zip(t.chunks(BASE_CHUNK))
+        .zip(p.chunks(BASE_CHUNK))
+    {
         pool.check()?;
         for ((&a, &b), &c) in gs.iter().zip(ts).zip(ps) {
             let at = s.cell(a, b, c);
             match starts.get_mut((at >> shift).saturating_add(1)) {
-                Some(n) if at < cells => *n += 1,
+                Some(n) if at < cells => {
+                    *n += 1;
+                    // `at < cells <= 2^40`; the caller keeps cells below 2^32 here.
+                    #[allow(clippy::cast_possible_truncation)]
+                    codes.push(at as u32);
+                }
                 _ => skipped += 1,
             }
         }
@@ -141,27 +147,19 @@ fn spread_rows<G: Label, L: Label>(
             *x += before;
         }
     }
-    let kept = starts.last().copied().unwrap_or(0);
-    // Huge-page backed (the caller checked the memory): few page faults.
-    let mut sorted = big_vec::<u16>(kept, "the grouped confusion tables")?;
-    sorted.resize(kept, 0);
+    let mut sorted = big_vec::<u16>(codes.len(), "the grouped confusion tables")?;
+    sorted.resize(codes.len(), 0);
     let mut next = starts.clone();
-    let mask = (1_usize << shift) - 1;
-    for ((gs, ts), ps) in blocks() {
-        pool.check()?;
-        for ((&a, &b), &c) in gs.iter().zip(ts).zip(ps) {
-            let at = s.cell(a, b, c);
-            if at < cells {
-                if let Some(to) = next.get_mut(at >> shift) {
-                    if let Some(slot) = sorted.get_mut(*to) {
-                        // The cell within its bucket: below 2^BUCKET_BITS.
-                        #[allow(clippy::cast_possible_truncation)]
-                        let within = (at & mask) as u16;
-                        *slot = within;
-                    }
-                    *to += 1;
-                }
+    let mask = (1_u32 << shift) - 1;
+    for &code in &codes {
+        if let Some(to) = next.get_mut((code >> shift) as usize) {
+            if let Some(slot) = sorted.get_mut(*to) {
+                // The cell within its bucket: below 2^BUCKET_BITS.
+                #[allow(clippy::cast_possible_truncation)]
+                let within = (code & mask) as u16;
+                *slot = within;
             }
+            *to += 1;
         }
     }
     Ok((sorted, starts, skipped))
@@ -183,14 +181,14 @@ fn count_unweighted<G: Label, L: Label>(
     // Buckets of 2^BUCKET_BITS cells: the cell within a bucket fits a u16.
     let shift = BUCKET_BITS;
     let n_buckets = cells.div_ceil(1 << shift);
-    if cells <= 1 << 21 || bits > 40 {
+    if cells <= 1 << 21 || bits > 32 {
         return count_direct(g, t, p, s, pool);
     }
     let parallel = pool.parallel_for(g.len());
     let threads = if parallel { pool.threads().max(1) } else { 1 };
-    // The sorted cells (2 bytes a row) and the table.
+    // The cells (4 bytes a row), sorted (2 bytes a row), and the table.
     check_available(
-        g.len() as u128 * 2 + cells as u128 * 8 + n_buckets as u128 * 16 * threads as u128,
+        g.len() as u128 * 6 + cells as u128 * 8 + n_buckets as u128 * 16 * threads as u128,
         "the grouped confusion tables",
     )?;
     let part = g.len().div_ceil(threads).max(1);
