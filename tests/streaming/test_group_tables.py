@@ -247,3 +247,21 @@ def test_many_groups_and_the_cell_limit_in_bytes() -> None:
     y = np.arange(n) % 1000
     with pytest.raises(LimitExceededError, match="GiB"):
         cmetrics.evaluate(y, y_pred=y, groups=np.arange(n) % 500, max_groups=1 << 20)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_null_group_values_are_refused_by_row_and_unused_categories_have_no_group(backend: str) -> None:
+    import pandas as pd
+
+    from cmetrics.exceptions import LabelError, NonFiniteError
+
+    y, p = np.array([0, 1, 0, 1]), np.array([0, 1, 1, 1])
+    with pytest.raises(LabelError, match=r"groups\[1\] is missing"):
+        cmetrics.evaluate(y, y_pred=p, groups=np.array(["a", None, "a", "b"], dtype=object), backend=backend)
+    with pytest.raises(NonFiniteError, match=r"groups\[1\] = nan"):
+        cmetrics.evaluate(y, y_pred=p, groups=np.array([1.0, np.nan, 1.0, 2.0]), backend=backend)
+    filled = np.array(["a", "(missing)", "a", "b"])  # the documented way to keep such rows
+    assert list(cmetrics.evaluate(y, y_pred=p, groups=filled, backend=backend)) == ["(missing)", "a", "b"]
+    categories = pd.Categorical(["a", "a", "b", "b"], categories=["a", "b", "c"])
+    g = cmetrics.evaluate(y, y_pred=p, groups=categories, backend=backend)
+    assert list(g) == ["a", "b"] and "c" not in g and g["b"].accuracy == 0.5
