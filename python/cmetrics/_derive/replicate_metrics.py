@@ -139,40 +139,51 @@ def table_metrics(c: F64, present: Bools | None = None) -> tuple[dict[str, Value
 
 
 def marginal_metrics(
-    tp: F64, n: F64, m: F64, present: Bools | None = None
+    tp: F64, n: F64, m: F64, present: Bools | None = None, wanted: frozenset[str] | None = None
 ) -> tuple[dict[str, Values], dict[str, Values]]:
     """:func:`table_metrics` from each table's diagonal ``tp``, true sums ``n`` and predicted
-    sums ``m`` (``B x K`` each): all that the metrics of a confusion matrix read."""
+    sums ``m`` (``B x K`` each): all that the metrics of a confusion matrix read. ``wanted``:
+    the metrics needed (the others may be left out; default all)."""
+
+    def needs(*names: str) -> bool:
+        return wanted is None or any(name.startswith(names) for name in wanted)
+
     total = n.sum(axis=1)
     out: dict[str, Values] = {}
     per_class: dict[str, Values] = {}
     acc, empty = _ratio(tp.sum(axis=1), total)
     out["accuracy"] = Values(np.where(empty, np.nan, acc), empty)
-    recall, absent = _ratio(tp, n)
-    kept = (~absent).sum(axis=1).astype(np.float64)
-    balanced, none = _ratio(np.where(absent, 0.0, recall).sum(axis=1), kept)
-    out["balanced_accuracy"] = Values(np.where(none, np.nan, balanced), none)
-    _prf(("precision", "recall", "f1"), tp, n, m, out, per_class, present)
-    # Matthews: Gorodkin's R_K, 0 when a marginal is concentrated on one class.
-    cov_tp = tp.sum(axis=1) * total - np.einsum("bi,bi->b", n, m)
-    cov_pp = np.einsum("bi,bi->b", m, total[:, None] - m)
-    cov_tt = np.einsum("bi,bi->b", n, total[:, None] - n)
-    flat = (cov_pp == 0) | (cov_tt == 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mcc = np.where(flat, 0.0, cov_tp / np.sqrt(np.where(flat, 1.0, cov_tt * cov_pp)))
-    out["matthews_corrcoef"] = Values(mcc, flat)
-    # Cohen's kappa (unweighted): 1 - observed disagreement / expected disagreement.
-    safe = np.where(total > 0, total, 1.0)
-    # The expected disagreement as scikit-learn sums it (the off-diagonal cells of the outer
-    # product of the marginals): exactly 0 when one label holds all the weight.
-    den = np.einsum("bi,bi->b", m, total[:, None] - n) / safe
-    observed = total - tp.sum(axis=1)
-    no_kappa = (den == 0) | (total == 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = np.where(no_kappa, np.nan, 1.0 - observed / np.where(no_kappa, 1.0, den))
-    out["cohen_kappa"] = Values(kappa, no_kappa)
-    out["informedness"] = _bookmaker(tp, n, m, total)
-    out["markedness"] = _bookmaker(tp, m, n, total)
+    if needs("balanced_accuracy"):
+        recall, absent = _ratio(tp, n)
+        kept = (~absent).sum(axis=1).astype(np.float64)
+        balanced, none = _ratio(np.where(absent, 0.0, recall).sum(axis=1), kept)
+        out["balanced_accuracy"] = Values(np.where(none, np.nan, balanced), none)
+    if needs("precision", "recall", "f1"):
+        _prf(("precision", "recall", "f1"), tp, n, m, out, per_class, present)
+    if needs("matthews_corrcoef"):
+        # Matthews: Gorodkin's R_K, 0 when a marginal is concentrated on one class.
+        cov_tp = tp.sum(axis=1) * total - np.einsum("bi,bi->b", n, m)
+        cov_pp = np.einsum("bi,bi->b", m, total[:, None] - m)
+        cov_tt = np.einsum("bi,bi->b", n, total[:, None] - n)
+        flat = (cov_pp == 0) | (cov_tt == 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mcc = np.where(flat, 0.0, cov_tp / np.sqrt(np.where(flat, 1.0, cov_tt * cov_pp)))
+        out["matthews_corrcoef"] = Values(mcc, flat)
+    if needs("cohen_kappa"):
+        # Cohen's kappa (unweighted): 1 - observed disagreement / expected disagreement, the
+        # expected one summed as scikit-learn sums it (the off-diagonal cells of the outer
+        # product of the marginals): exactly 0 when one label holds all the weight.
+        safe = np.where(total > 0, total, 1.0)
+        den = np.einsum("bi,bi->b", m, total[:, None] - n) / safe
+        observed = total - tp.sum(axis=1)
+        no_kappa = (den == 0) | (total == 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = np.where(no_kappa, np.nan, 1.0 - observed / np.where(no_kappa, 1.0, den))
+        out["cohen_kappa"] = Values(kappa, no_kappa)
+    if needs("informedness"):
+        out["informedness"] = _bookmaker(tp, n, m, total)
+    if needs("markedness"):
+        out["markedness"] = _bookmaker(tp, m, n, total)
     return out, per_class
 
 
