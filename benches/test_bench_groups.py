@@ -95,13 +95,13 @@ def test_score(benchmark: Any, files: Path, ranking: str, grouped: bool) -> None
 
 # ---------------------------------------------------------------------------- slices at scale
 
-#: Rows of the in-memory grouped benchmark (as the issue states it: 10^7 rows, K = 10).
-SLICE_ROWS = 10_000_000
+#: Rows of the in-memory grouped benchmark: 10^7 by default (CMETRICS_BENCH_ROWS, as the rest).
+SLICE_ROWS = N
 
 
 @pytest.fixture(scope="module")
 def hard_rows() -> tuple[np.ndarray, np.ndarray]:
-    """10^7 int64 labels of 10 classes, predictions right 70% of the time."""
+    """``SLICE_ROWS`` int64 labels of 10 classes, predictions right 70% of the time."""
     rng = np.random.default_rng(29)
     y = rng.integers(0, K, SLICE_ROWS)
     p = np.where(rng.random(SLICE_ROWS) < 0.7, y, rng.integers(0, K, SLICE_ROWS))
@@ -123,7 +123,8 @@ def test_evaluate_slices(benchmark: Any, hard_rows: tuple[np.ndarray, np.ndarray
     name = f"evaluate_slices_{n_groups}"
     record(name, benchmark)
     if n_groups:
-        assert isinstance(result, cmetrics.GroupedReport) and len(result) == n_groups
+        # Every value drawn when the rows are many (10^7); a smoke run of fewer rows misses some.
+        assert isinstance(result, cmetrics.GroupedReport) and len(result) == len(np.unique(groups))
         import time
 
         best = math.inf
@@ -131,7 +132,7 @@ def test_evaluate_slices(benchmark: Any, hard_rows: tuple[np.ndarray, np.ndarray
             start = time.perf_counter()
             table = result.to_arrow(["accuracy", "f1_macro", "matthews_corrcoef"])
             best = min(best, time.perf_counter() - start)
-        assert table.num_rows == n_groups
+        assert table.num_rows == len(result)
         EXTRA[f"{name}_to_arrow_seconds"] = best
         EXTRA[f"{name}_table_bytes"] = int(n_groups * K * K * 8)
     if getattr(benchmark, "stats", None) is not None:
