@@ -249,6 +249,12 @@ def test_demo_writes_parquet_and_scores_it(tmp_path: Path) -> None:
     proba = np.column_stack([t.column(f"p_{j}").to_numpy() for j in range(7)])
     want = cmetrics.evaluate(y, y_proba=proba, labels=list(range(7)))
     assert payload["n_samples"] == 200_000 and payload["run"]["rows"] == 200_000
+    # The modes `cmetrics score` has by default (the README's quick start says so).
+    scored = json.loads(
+        run("score", str(files[0]), "--label", "label", "--proba-prefix", "p_", "--format", "json").stdout
+    )
+    assert (payload["ranking"], payload["class_ranking"]) == (scored["ranking"], scored["class_ranking"])
+    assert payload["class_ranking"] == "approximate"
     for key in ("accuracy", "f1_macro", "cf1_macro", "log_loss", "refinement", "aurc"):
         assert close(payload["metrics"][key], want.metrics[key]), key
     # The synthetic model: prevalence 1 / (c + 1), per-class accuracy from 0.85 down to 0.45.

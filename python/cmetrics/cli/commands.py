@@ -297,9 +297,9 @@ def demo(rows: int, classes: int, seed: int, directory: str | None, fmt: str, th
             )
             click.echo(f"$ cmetrics score {path} --label label --proba-prefix p_\n")
         columns = Columns(label="label", proba_prefix="p_")
-        scored = score_files(
-            [str(path)], columns, EvaluationSettings.make(), progress=not quiet and sys.stderr.isatty()
-        )
+        # What `cmetrics score` does by default: the exact confidence ranking, the binned class ranking.
+        settings = EvaluationSettings.make(ranking="exact", class_ranking="approximate")
+        scored = score_files([str(path)], columns, settings, progress=not quiet and sys.stderr.isatty())
         click.echo(render(*scored, fmt), nl=False)
 
 
