@@ -24,6 +24,24 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 
+def string_codes(pair: validation.Labels, backend: Backend, max_classes: int) -> tuple[I64, I64, np.ndarray]:
+    """String labels of both columns as codes into the sorted union of their values (the codes
+    of ``y_true``, of ``y_pred``, the union as a ``str`` array), at most ``max_classes`` values."""
+    be = resolve_backend(backend)
+    if pair.y_true.dtype.kind == "O":
+        which, rows, ta, pb = be.encode_objects(pair.y_true, pair.y_pred, max_classes=max_classes)
+    else:
+        a, b = value_checks.ucs4_view(pair.y_true), value_checks.ucs4_view(pair.y_pred)
+        which, rows, ta, pb = be.encode_strings(a, b, max_classes=max_classes)
+    rows = rows.astype(np.intp)
+    values = np.where(
+        which == 0,
+        pair.y_true[np.minimum(rows, len(pair.y_true) - 1)],
+        pair.y_pred[np.minimum(rows, len(pair.y_pred) - 1)],
+    )
+    return np.asarray(ta, dtype=np.int64), np.asarray(pb, dtype=np.int64), np.asarray(values, dtype=np.str_)
+
+
 class CountedTable:
     """A counted confusion matrix (rows = true) with its labels, counts and marginals."""
 
@@ -77,20 +95,8 @@ class CountedTable:
         w = validation.weights(sample_weight, pair.y_true.shape[0])
         threads = get_num_threads()
         if pair.kind == "str":
-            if pair.y_true.dtype.kind == "O":
-                which, rows, ta, pb = be.encode_objects(pair.y_true, pair.y_pred, max_classes=max_classes)
-            else:
-                a = value_checks.ucs4_view(pair.y_true)
-                b = value_checks.ucs4_view(pair.y_pred)
-                which, rows, ta, pb = be.encode_strings(a, b, max_classes=max_classes)
-            rows = rows.astype(np.intp)
-            values = np.where(
-                which == 0,
-                pair.y_true[np.minimum(rows, len(pair.y_true) - 1)],
-                pair.y_pred[np.minimum(rows, len(pair.y_pred) - 1)],
-            )
-            _, counts, weighted = be.confusion_matrix_codes(ta, pb, len(values), w, n_threads=threads)
-            union = np.asarray(values, dtype=np.str_)
+            ta, pb, union = string_codes(pair, backend, max_classes)
+            _, counts, weighted = be.confusion_matrix_codes(ta, pb, len(union), w, n_threads=threads)
         else:
             codes, counts, weighted = be.confusion_matrix(
                 pair.y_true, pair.y_pred, w, max_classes=max_classes, n_threads=threads

@@ -18,10 +18,11 @@ import numpy as np
 import numpy.typing as npt
 
 from cmetrics._backend import resolve_backend
-from cmetrics._base import validation, value_checks
+from cmetrics._base import validation
 from cmetrics._base.aliases import F64, Backend, LabelKind
 from cmetrics._base.config import check_classes, get_num_threads
 from cmetrics._derive import replicate_metrics as rm
+from cmetrics._derive.counted_table import string_codes
 from cmetrics._results.grouped import GroupKey, sort_keys
 from cmetrics.exceptions import LabelError, ValidationError
 from cmetrics.streaming import group_values
@@ -64,20 +65,8 @@ def _label_codes(
     and the dtype the label set has (as :func:`cmetrics.evaluate` gives it)."""
     pair = validation.label_pair(t, p)
     if pair.kind == "str":
-        be = resolve_backend(backend)
-        if pair.y_true.dtype.kind == "O":
-            which, rows, ta, pb = be.encode_objects(pair.y_true, pair.y_pred, max_classes=max_classes)
-        else:
-            a, b = value_checks.ucs4_view(pair.y_true), value_checks.ucs4_view(pair.y_pred)
-            which, rows, ta, pb = be.encode_strings(a, b, max_classes=max_classes)
-        rows = rows.astype(np.intp)
-        values = np.where(
-            which == 0,
-            pair.y_true[np.minimum(rows, len(pair.y_true) - 1)],
-            pair.y_pred[np.minimum(rows, len(pair.y_pred) - 1)],
-        )
-        codes = (np.asarray(ta, dtype=np.int64), np.asarray(pb, dtype=np.int64))
-        return codes[0], codes[1], np.asarray(values, dtype=np.str_), "str", np.dtype(np.str_)
+        ta, pb, values = string_codes(pair, backend, max_classes)
+        return ta, pb, values, "str", np.dtype(np.str_)
     ti, pi = _int64(pair.y_true), _int64(pair.y_pred)
     if ti is not None and pi is not None and ti.dtype == pi.dtype:
         return ti, pi, None, "int", pair.out_dtype
