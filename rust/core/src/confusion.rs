@@ -252,13 +252,84 @@ fn count_unweighted<L: Label>(t: &[L], p: &[L], d: usize, pool: &Pool) -> Padded
     }
 }
 
-/// What one chunk of the weighted kernel produces.
-struct WeightedPart {
-    counts: Vec<u64>,
-    sums: Vec<f64>,
+/// What one chunk of a weighted counting kernel produces.
+pub(crate) struct WeightedPart {
+    pub(crate) counts: Vec<u64>,
+    pub(crate) sums: Vec<f64>,
     /// First invalid weight in the chunk (global row, value) and how many.
-    bad: Option<(usize, f64)>,
-    bad_count: usize,
+    pub(crate) bad: Option<(usize, f64)>,
+    pub(crate) bad_count: usize,
+}
+
+impl WeightedPart {
+    /// A chunk's tables, with its first invalid weight found again in `w`
+    /// (rows from `offset`) when the count says there is one.
+    pub(crate) fn new(
+        counts: Vec<u64>,
+        sums: Vec<f64>,
+        w: &[f64],
+        offset: usize,
+        bad_count: usize,
+    ) -> Self {
+        let bad = if bad_count > 0 {
+            w.iter()
+                .position(|&x| !(0.0..f64::INFINITY).contains(&x))
+                .and_then(|i| w.get(i).map(|&v| (offset + i, v)))
+        } else {
+            None
+        };
+        WeightedPart {
+            counts,
+            sums,
+            bad,
+            bad_count,
+        }
+    }
+}
+
+/// The chunks `0..n_chunks` of a weighted kernel, made `group` at a time (in
+/// parallel when `group > 1`) and added into `cells` totals strictly in chunk
+/// order: the f64 sums do not depend on the thread count, and at most `group`
+/// partial tables are held at once. The first invalid weight is the error.
+pub(crate) fn fold_weighted<F>(
+    n_chunks: usize,
+    group: usize,
+    cells: usize,
+    pool: &Pool,
+    part: F,
+) -> Result<(Vec<u64>, Vec<f64>)>
+where
+    F: Fn(usize) -> WeightedPart + Sync + Send,
+{
+    let mut counts = vec![0_u64; cells];
+    let mut sums = vec![0.0_f64; cells];
+    let mut first_bad: Option<(usize, f64)> = None;
+    let mut bad_total = 0_usize;
+    let mut start = 0;
+    while start < n_chunks {
+        pool.check()?;
+        let end = (start + group).min(n_chunks);
+        let parts: Vec<WeightedPart> = if group > 1 {
+            pool.install(|| (start..end).into_par_iter().map(&part).collect())
+        } else {
+            (start..end).map(&part).collect()
+        };
+        for wp in parts {
+            counts.iter_mut().zip(&wp.counts).for_each(|(a, b)| *a += b);
+            sums.iter_mut().zip(&wp.sums).for_each(|(a, b)| *a += b);
+            first_bad = first_bad.or(wp.bad);
+            bad_total += wp.bad_count;
+        }
+        start = end;
+    }
+    if let Some((index, value)) = first_bad {
+        return Err(MetricError::InvalidWeight {
+            index,
+            value,
+            count: bad_total,
+        });
+    }
+    Ok((counts, sums))
 }
 
 fn weighted_chunk<L: Label>(t: &[L], p: &[L], w: &[f64], d: usize, offset: usize) -> WeightedPart {
@@ -277,19 +348,8 @@ fn weighted_chunk<L: Label>(t: &[L], p: &[L], w: &[f64], d: usize, offset: usize
         // NaN fails both comparisons; +inf fails the second.
         bad_count += usize::from(!(0.0..f64::INFINITY).contains(&x));
     }
-    let bad = if bad_count > 0 {
-        w.iter()
-            .position(|&x| !(0.0..f64::INFINITY).contains(&x))
-            .and_then(|i| w.get(i).map(|&v| (offset + i, v)))
-    } else {
-        None
-    };
-    WeightedPart {
-        counts: counts32.into_iter().map(u64::from).collect(),
-        sums,
-        bad,
-        bad_count,
-    }
+    let counts = counts32.into_iter().map(u64::from).collect();
+    WeightedPart::new(counts, sums, w, offset, bad_count)
 }
 
 fn count_weighted<L: Label>(t: &[L], p: &[L], w: &[f64], d: usize, pool: &Pool) -> Result<Padded> {
@@ -297,11 +357,6 @@ fn count_weighted<L: Label>(t: &[L], p: &[L], w: &[f64], d: usize, pool: &Pool) 
     let cells = s * s;
     let rows = chunk_rows(cells, 1);
     let n = t.len();
-    let n_chunks = n.div_ceil(rows);
-    let mut counts = vec![0_u64; cells];
-    let mut sums = vec![0.0_f64; cells];
-    let mut first_bad: Option<(usize, f64)> = None;
-    let mut bad_total = 0_usize;
     let part = |c: usize| {
         let lo = c * rows;
         let hi = (lo + rows).min(n);
@@ -313,40 +368,12 @@ fn count_weighted<L: Label>(t: &[L], p: &[L], w: &[f64], d: usize, pool: &Pool) 
             lo,
         )
     };
-    // Chunks are computed a group at a time (in parallel) and folded into the
-    // totals strictly in chunk order, which keeps the f64 sums independent of
-    // the thread count while bounding the memory held in partial tables.
     let group = if pool.parallel_for(n) {
         4 * pool.threads()
     } else {
         1
     };
-    let mut start = 0;
-    while start < n_chunks {
-        pool.check()?;
-        let end = (start + group).min(n_chunks);
-        let parts: Vec<WeightedPart> = if group > 1 {
-            pool.install(|| (start..end).into_par_iter().map(part).collect())
-        } else {
-            (start..end).map(part).collect()
-        };
-        for wp in parts {
-            counts.iter_mut().zip(&wp.counts).for_each(|(a, b)| *a += b);
-            sums.iter_mut().zip(&wp.sums).for_each(|(a, b)| *a += b);
-            if first_bad.is_none() {
-                first_bad = wp.bad;
-            }
-            bad_total += wp.bad_count;
-        }
-        start = end;
-    }
-    if let Some((index, value)) = first_bad {
-        return Err(MetricError::InvalidWeight {
-            index,
-            value,
-            count: bad_total,
-        });
-    }
+    let (counts, sums) = fold_weighted(n.div_ceil(rows), group, cells, pool, part)?;
     Ok(Padded {
         d,
         counts,

@@ -14,8 +14,11 @@
 //! size depends only on the table, the chunks added in order: the same bits on
 //! any thread count.
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
+use crate::confusion::{fold_weighted, WeightedPart};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::labels::{min_max, Label};
@@ -204,9 +207,16 @@ fn count_unweighted<G: Label, L: Label>(
     } else {
         vec![spread(((g, t), p))?]
     };
+    // Each bucket's slab is zeroed by the thread that counts it (its pages
+    // fault in there, on every thread, not all on the caller's).
     let mut table = big_vec::<u64>(cells, "the grouped confusion tables")?;
-    table.resize(cells, 0);
-    let count = |(b, slab): (usize, &mut [u64])| {
+    let count = |(b, raw): (usize, &mut [MaybeUninit<u64>])| {
+        for x in raw.iter_mut() {
+            x.write(0);
+        }
+        // SAFETY: every element of `raw` was written just above, and
+        // `MaybeUninit<u64>` has the layout of `u64`.
+        let slab = unsafe { &mut *(std::ptr::from_mut::<[MaybeUninit<u64>]>(raw) as *mut [u64]) };
         for (within, starts, _) in &spread_all {
             let (lo, hi) = (
                 starts.get(b).copied().unwrap_or(0),
@@ -219,11 +229,18 @@ fn count_unweighted<G: Label, L: Label>(
             }
         }
     };
+    let spare = table
+        .spare_capacity_mut()
+        .get_mut(..cells)
+        .unwrap_or_default();
     if threads > 1 {
-        pool.install(|| table.par_chunks_mut(1 << shift).enumerate().for_each(count));
+        pool.install(|| spare.par_chunks_mut(1 << shift).enumerate().for_each(count));
     } else {
-        table.chunks_mut(1 << shift).enumerate().for_each(count);
+        spare.chunks_mut(1 << shift).enumerate().for_each(count);
     }
+    // SAFETY: the chunks cover `..cells` of the capacity and each was written
+    // in full by `count`.
+    unsafe { table.set_len(cells) };
     pool.check()?;
     let skipped = spread_all.iter().map(|part| part.2).sum();
     Ok((table, skipped))
@@ -284,26 +301,38 @@ fn count_direct<G: Label, L: Label>(
             .collect()
     };
     pool.check()?;
-    let mut out = vec![0_u64; cells];
-    let mut skipped = 0;
-    for (table, missed) in parts {
-        out.iter_mut()
-            .zip(table)
-            .for_each(|(a, b)| *a += u64::from(b));
-        skipped += missed;
+    // The threads' tables added up a piece at a time, the pieces side by side.
+    const PIECE: usize = 1 << 16;
+    let mut out = big_vec::<u64>(cells, "the grouped confusion tables")?;
+    let add = |(c, raw): (usize, &mut [MaybeUninit<u64>])| {
+        let lo = c * PIECE;
+        for (i, x) in raw.iter_mut().enumerate() {
+            let total = parts
+                .iter()
+                .map(|(table, _)| table.get(lo + i).map_or(0, |&n| u64::from(n)))
+                .sum();
+            x.write(total);
+        }
+    };
+    let spare = out
+        .spare_capacity_mut()
+        .get_mut(..cells)
+        .unwrap_or_default();
+    if threads > 1 {
+        pool.install(|| spare.par_chunks_mut(PIECE).enumerate().for_each(add));
+    } else {
+        spare.chunks_mut(PIECE).enumerate().for_each(add);
     }
-    Ok((out, skipped))
+    // SAFETY: the pieces cover `..cells` of the capacity, each written in full.
+    unsafe { out.set_len(cells) };
+    Ok((out, parts.iter().map(|part| part.1).sum()))
 }
-
-/// One chunk of the weighted kernel: its counts and sums, and its first
-/// invalid weight (global row, value) with how many there are.
-type WeightedChunk = (Vec<u64>, Vec<f64>, Option<(usize, f64)>, usize);
 
 fn weighted_chunk<G: Label, L: Label>(
     rows: (&[G], &[L], &[L], &[f64]),
     s: &Spans,
     offset: usize,
-) -> WeightedChunk {
+) -> WeightedPart {
     let (g, t, p, w) = rows;
     let cells = s.cells();
     let mut counts = vec![0_u64; cells];
@@ -318,14 +347,7 @@ fn weighted_chunk<G: Label, L: Label>(
         // NaN fails both comparisons; +inf fails the second.
         bad += usize::from(!(0.0..f64::INFINITY).contains(&x));
     }
-    let first = if bad > 0 {
-        w.iter()
-            .position(|&x| !(0.0..f64::INFINITY).contains(&x))
-            .and_then(|i| w.get(i).map(|&v| (offset + i, v)))
-    } else {
-        None
-    };
-    (counts, sums, first, bad)
+    WeightedPart::new(counts, sums, w, offset, bad)
 }
 
 fn count_weighted<G: Label, L: Label>(
@@ -337,7 +359,6 @@ fn count_weighted<G: Label, L: Label>(
     let cells = s.cells();
     let size = chunk_rows(cells);
     let n = g.len();
-    let n_chunks = n.div_ceil(size);
     let group = if pool.parallel_for(n) && cells <= PER_THREAD_CELLS {
         2 * pool.threads()
     } else {
@@ -361,36 +382,8 @@ fn count_weighted<G: Label, L: Label>(
             lo,
         )
     };
-    let mut counts = vec![0_u64; cells];
-    let mut sums = vec![0.0_f64; cells];
-    let mut first_bad = None;
-    let mut bad_total = 0_usize;
-    let mut start = 0;
     // Chunks are made a group at a time and added strictly in chunk order.
-    while start < n_chunks {
-        pool.check()?;
-        let end = (start + group).min(n_chunks);
-        let parts: Vec<WeightedChunk> = if group > 1 {
-            pool.install(|| (start..end).into_par_iter().map(part).collect())
-        } else {
-            (start..end).map(part).collect()
-        };
-        for (c, su, first, bad) in parts {
-            counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
-            sums.iter_mut().zip(su).for_each(|(a, b)| *a += b);
-            first_bad = first_bad.or(first);
-            bad_total += bad;
-        }
-        start = end;
-    }
-    if let Some((index, value)) = first_bad {
-        return Err(MetricError::InvalidWeight {
-            index,
-            value,
-            count: bad_total,
-        });
-    }
-    Ok((counts, sums))
+    fold_weighted(n.div_ceil(size), group, cells, pool, part)
 }
 
 /// The table cut down to the groups with a row and the labels some row has,
