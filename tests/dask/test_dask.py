@@ -455,6 +455,7 @@ def test_row_level_intervals_on_the_cluster_equal_one_evaluator(client: Any, tmp
     process, and of :func:`cmetrics.bootstrap`, on any partitioning."""
     k = 3
     frame = dump(9_000, k, 29)
+    frame["g"] = (np.arange(len(frame)) * 7919) % 4
     labels = list(range(k))
     one = cmetrics.Evaluator(labels, bootstrap=150, seed=8, ranking="off")
     one.update(col(frame, "y"), y_proba=proba_of(frame, k), sample_weight=col(frame, "w"))
@@ -493,6 +494,28 @@ def test_row_level_intervals_on_the_cluster_equal_one_evaluator(client: Any, tmp
         for name in ("log_loss", "brier_score", "cf1_macro", "accuracy", "f1_macro"):
             for field in ("estimate", "low", "high", "standard_error"):
                 assert getattr(got[name], field) == pytest.approx(getattr(want[name], field), rel=1e-12, abs=1e-15)
+    # Per group: each group's replicates are those of its rows, wherever the partitions cut.
+    by_group = cmetrics.Evaluator(labels, bootstrap=150, seed=8, ranking="off", group_by=True)
+    by_group.update(col(frame, "y"), y_proba=proba_of(frame, k), sample_weight=col(frame, "w"), groups=col(frame, "g"))
+    want_groups = by_group.grouped_report()
+    got_groups = cd.evaluator(
+        data,
+        label="y",
+        proba_prefix="p_",
+        weight="w",
+        ranking="off",
+        group_by="g",
+        bootstrap=150,
+        seed=8,
+        client=client,
+    ).grouped_report()
+    assert list(got_groups.groups) == [0, 1, 2, 3]
+    for key, rep in got_groups.groups.items():
+        mine, theirs = rep.intervals, want_groups[key].intervals
+        assert mine is not None and theirs is not None and mine.provenance.scheme == "poisson"
+        for name in ("log_loss", "cf1_macro", "accuracy"):
+            assert mine[name].low == pytest.approx(theirs[name].low, rel=1e-12, abs=1e-15)
+            assert mine[name].high == pytest.approx(theirs[name].high, rel=1e-12, abs=1e-15)
     with pytest.raises(ValidationError, match="labels"):
         cd.evaluator(data, label="y", pred="pred", bootstrap=10, client=client)
     with pytest.raises(ValidationError, match="bootstrap"):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import cmetrics
-from cmetrics.exceptions import NotImplementedOptionError, StateError, ValidationError
+from cmetrics.exceptions import StateError, ValidationError
 
 B = 120
 SEED = 17
@@ -143,8 +143,6 @@ def test_weighted_rows_equal_the_bootstrap_of_weighted_rows(backend: str) -> Non
 def test_bad_options_and_merges_are_refused(backend: str) -> None:
     with pytest.raises(ValidationError, match="labels= or n_classes="):
         cmetrics.Evaluator(bootstrap=10)
-    with pytest.raises(NotImplementedOptionError, match="group_by"):
-        cmetrics.Evaluator(n_classes=2, bootstrap=10, group_by=True)
     for bad in (0, -1, 2.5, True, 1 << 21):
         with pytest.raises(ValidationError, match="bootstrap="):
             cmetrics.Evaluator(n_classes=2, bootstrap=bad)  # type: ignore[arg-type]

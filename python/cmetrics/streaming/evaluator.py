@@ -128,7 +128,9 @@ class Evaluator(GroupedRows):
         probabilities, of cPrecision/cRecall/cF1, log loss and Brier), the same as
         :func:`cmetrics.bootstrap` of all the rows with the same seed, however the rows were
         batched, merged or serialised. Needs ``labels`` or ``n_classes``; rows are keyed by
-        their global index (``update(..., row_offset=)``).
+        their global index (``update(..., row_offset=)``). With ``group_by=True`` every group
+        keeps its own replicate sums too (its rows drawn with their global indices), and each
+        group's report in :meth:`grouped_report` has its intervals.
     seed : int
         The bootstrap's seed.
     confidence_level : float
@@ -211,12 +213,6 @@ class Evaluator(GroupedRows):
             if self._labels is None:
                 msg = "bootstrap= lays its replicate sums out by class; pass labels= or n_classes= as well"
                 raise ValidationError(msg)
-            if self.group_by:
-                msg = (
-                    "bootstrap= with group_by=True is not implemented; the groups' reports get intervals from their "
-                    "counts with cmetrics.report_intervals"
-                )
-                raise NotImplementedOptionError(msg)
             self._bootstrap = check_options(bootstrap, seed, confidence_level)
         elif seed != 0 or confidence_level != 0.95:
             msg = "seed= and confidence_level= belong to the bootstrap; pass bootstrap= (the number of replicates)"

@@ -21,13 +21,12 @@ from cmetrics._kernels import BinaryRanking, ProbAccumulators, RankingState
 from cmetrics._results.grouped import GroupedReport, GroupKey, LazyReports, sort_keys
 from cmetrics._results.report import Report
 from cmetrics.exceptions import LengthMismatchError, StateError, ValidationError
-from cmetrics.streaming import group_tables, group_values
+from cmetrics.streaming import group_tables, group_values, replicates
 from cmetrics.streaming.dense_ranking import DenseClassRanking
 from cmetrics.streaming.replicates import ReplicateState
 from cmetrics.streaming.rows import RowState
 from cmetrics.streaming.settings import EvaluationSettings
 from cmetrics.streaming.state_curves import state_curves
-from cmetrics.uncertainty.schemes import encode_model
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -76,6 +75,9 @@ class GroupedRows(RowState):
         # the replicate sums once a batch has come.
         self._bootstrap: tuple[int, int, float] | None = None
         self._replicates: ReplicateState | None = None
+        # Whether update() draws this state's replicates: a group's state is handed its
+        # replicate sums by its parent, which knows the rows' global indices.
+        self._draws = True
 
     @classmethod
     def _empty(
@@ -129,9 +131,19 @@ class GroupedRows(RowState):
         weighted = sample_weight is not None
         self._check_same_shape(mode, weighted, confidence is not None)
         # The batch's replicate sums first (they check the batch); kept once the rest is.
-        boot = None if self._bootstrap is None else self._replicate_batch(t, y_pred, y_proba, sample_weight, row_offset)
+        boot, by_group = None, {}
+        if self._bootstrap is not None and self._draws:
+            assert self._labels is not None  # the constructor's check
+            rows = replicates.Rows(t, y_pred, y_proba, sample_weight, self._labels, self.backend)
+            boot = replicates.batch_of(self._replicates, self._bootstrap, rows, row_offset)
+            if groups is not None:
+                known = (len(self._groups), self._groups.keys())
+                by_group = replicates.groups_of(self._bootstrap, rows, groups, known, self.max_groups, boot[1][2][0])
         if groups is not None:
             self._update_grouped(t, groups, y_pred, y_proba, confidence, sample_weight)
+            for key, (sums, full) in by_group.items():  # the groups' rows are kept: their replicates too
+                child = self._groups[key]
+                child._replicates = replicates.kept(child._replicates, self._bootstrap, rows, sums, full)
         elif y_proba is not None:
             self._update_proba(t, y_proba, y_pred, sample_weight)
         else:
@@ -142,25 +154,6 @@ class GroupedRows(RowState):
             self._replicates = state
         self._added(mode, weighted, confidence is not None, int(t.shape[0]))
         return self
-
-    def _replicate_batch(
-        self,
-        t: np.ndarray,
-        y_pred: ArrayLike | None,
-        y_proba: ArrayLike | None,
-        sample_weight: ArrayLike | None,
-        row_offset: int | None,
-    ) -> tuple[ReplicateState, tuple[F64, F64, tuple[int, int]]]:
-        """The replicate state to keep and this batch's sums, full sums and row range."""
-        assert self._bootstrap is not None and self._labels is not None  # the constructor's checks
-        n_resamples, seed, level = self._bootstrap
-        truth, model, _ = encode_model(t, y_pred, y_proba, self._labels, self.backend)
-        state = self._replicates or ReplicateState.empty(
-            n_resamples, seed, level, int(self._labels.shape[0]), y_proba is not None
-        )
-        if row_offset is None:
-            row_offset = state.ranges[-1][1] if state.ranges else 0
-        return state, state.batch(truth, model, validation.weights(sample_weight, truth.size), row_offset, self.backend)
 
     def report(self, *, curves: bool = False) -> Report:
         """The :class:`cmetrics.Report` of every row added so far; with ``bootstrap=``, with
@@ -183,6 +176,7 @@ class GroupedRows(RowState):
         )
         if child.class_ranking == "approximate":
             child._dense = DenseClassRanking.empty()
+        child._bootstrap, child._draws = self._bootstrap, False
         return child
 
     def _update_grouped(
@@ -203,7 +197,7 @@ class GroupedRows(RowState):
         k = len(self._labels) if self._fixed and self._labels is not None else 0
         if y_proba is not None:
             k = validation.proba_array(y_proba, n, self.max_classes).shape[1]
-        if y_proba is None and confidence is None:
+        if y_proba is None and confidence is None and self._bootstrap is None:
             self._update_group_table(t, groups, y_pred, sample_weight)
             return
         enc = group_values.encode(groups, n, self.max_groups, n_classes=k)
@@ -288,6 +282,8 @@ class GroupedRows(RowState):
         """Groups of hard labels without a confidence held as states (a loaded state): into the
         table."""
         if not self._groups or self._mode != "hard" or self._has_confidence or self._labels is None:
+            return
+        if self._bootstrap is not None:  # every group keeps its replicates in its own state
             return
         parts = {key: (c._labels, c._hard_counts, c._hard_weighted) for key, c in self._groups.items()}
         self._table, self._groups = group_tables.from_parts(parts, self._labels, bool(self._weighted)), {}
@@ -486,6 +482,9 @@ class GroupedRows(RowState):
             made = resolve_backend(self.backend).walk_states(states, True, get_num_threads())
             walks = {id(child): walk for child, walk in zip(ranked, made, strict=True)}
         reports = [child._report(walks.get(id(child))) if id(child) in weighed else None for child in children]
+        for child, report in zip(children, reports, strict=True):
+            if report is not None and child._replicates is not None:
+                report.intervals = child._replicates.intervals([str(x) for x in np.asarray(report.labels).tolist()])
         # All rows last: their ranking walk may be the walk of the groups' union.
         overall = self.report()
         reason = "every row of this group has sample_weight 0: there is nothing to score"

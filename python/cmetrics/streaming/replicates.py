@@ -10,22 +10,32 @@ partitions: states of disjoint row ranges merge by adding their sums, and a merg
 whose row ranges overlap (two partitions both numbered from 0) is refused, since their rows
 would share their draws. The state is ``N x width`` floats (``width = K^2``, or
 ``2 K^2 + 3`` with probabilities) plus the list of row ranges it covers.
+
+A grouped Evaluator keeps one such state per group beside its own: each group's rows are
+drawn with their global indices, so a group's replicates are those its rows have in the
+replicates of all rows. A group's state keeps no ranges (its rows are scattered through
+its parent's, whose ranges guard the merges).
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+from numpy.typing import ArrayLike
 
 from cmetrics._backend import resolve_backend
+from cmetrics._base import validation
 from cmetrics._base.aliases import F64, Backend
 from cmetrics._base.config import get_num_threads
 from cmetrics._derive import replicate_metrics as rm
+from cmetrics._results.grouped import GroupKey
 from cmetrics._results.intervals import BootstrapResult, Provenance
 from cmetrics.exceptions import LimitExceededError, StateError, ValidationError
+from cmetrics.streaming import group_values
 from cmetrics.uncertainty.intervals import check_level
 from cmetrics.uncertainty.schemes import (
     Design,
@@ -35,6 +45,7 @@ from cmetrics.uncertainty.schemes import (
     check_seed,
     column_sums,
     design_intervals,
+    encode_model,
     layout,
     package_version,
     row_values,
@@ -106,6 +117,34 @@ class ReplicateState:
         )
         full = column_sums(values, segments, lay.width)[0]
         return sums, full, span
+
+    def group_batches(
+        self,
+        truth: npt.NDArray[np.int64],
+        model: Model,
+        weight: F64 | None,
+        first_row: int,
+        order: npt.NDArray[np.int64],
+        offsets: npt.NDArray[np.int64],
+        backend: Backend,
+    ) -> list[tuple[F64, F64]]:
+        """Each group's replicate sums and full sums for a batch whose first row has the global
+        index ``first_row`` (checked by :meth:`batch`): ``order`` lists the batch's rows group
+        by group, ``offsets`` where each group's begin. A row's draws are keyed by its global
+        index, so a group's sums are those of its rows wherever they lie in the batch."""
+        lay = layout(self.k, self.proba)
+        enc = Encoded(truth, [model], np.arange(self.k), weight, np.zeros(truth.size, dtype=np.int64), 1)
+        values, segments = row_values(enc, model, lay)
+        be = resolve_backend(backend)
+        out: list[tuple[F64, F64]] = []
+        for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+            rows = order[lo:hi]
+            part = np.ascontiguousarray(values[rows])
+            cols = [(length, c if isinstance(c, int) else np.ascontiguousarray(c[rows])) for length, c in segments]
+            global_rows = rows.astype(np.uint64) + np.uint64(first_row)
+            sums = be.replicate_sums(part, cols, global_rows, self.seed, self.n_resamples, lay.width, get_num_threads())
+            out.append((sums, column_sums(part, cols, lay.width)[0]))
+        return out
 
     def keep(self, sums: F64, full: F64, spans: list[tuple[int, int]]) -> None:
         """Add a batch's (or another state's) sums and rows."""
@@ -186,3 +225,79 @@ def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((start, end))
     return out
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A batch as the replicate kernels take it, with the classes and the backend."""
+
+    y_true: np.ndarray
+    y_pred: ArrayLike | None
+    y_proba: ArrayLike | None
+    sample_weight: ArrayLike | None
+    labels: np.ndarray
+    backend: Backend
+
+    def encoded(self) -> tuple[npt.NDArray[np.int64], Model, F64 | None]:
+        truth, model, _ = encode_model(self.y_true, self.y_pred, self.y_proba, self.labels, self.backend)
+        return truth, model, validation.weights(self.sample_weight, truth.size)
+
+    def empty_state(self, options: tuple[int, int, float]) -> ReplicateState:
+        n_resamples, seed, level = options
+        return ReplicateState.empty(n_resamples, seed, level, int(self.labels.shape[0]), self.y_proba is not None)
+
+
+def batch_of(
+    state: ReplicateState | None, options: tuple[int, int, float], rows: Rows, row_offset: int | None
+) -> tuple[ReplicateState, tuple[F64, F64, tuple[int, int]]]:
+    """The replicate state to keep (``state``, or a new one) and a batch's sums, full sums and
+    row range (nothing kept yet); the rows follow those of ``state`` unless ``row_offset``."""
+    state = state or rows.empty_state(options)
+    if row_offset is None:
+        row_offset = state.ranges[-1][1] if state.ranges else 0
+    truth, model, w = rows.encoded()
+    return state, state.batch(truth, model, w, row_offset, rows.backend)
+
+
+def groups_of(
+    options: tuple[int, int, float],
+    rows: Rows,
+    groups: ArrayLike | tuple[ArrayLike, ...],
+    known: tuple[int, Container[GroupKey]],
+    max_groups: int,
+    first_row: int,
+) -> dict[GroupKey, tuple[F64, F64]]:
+    """Each group's replicate sums and full sums for a batch whose first row has the global
+    index ``first_row`` (nothing kept yet), within the limit on the sums that the ``known``
+    groups (their number, their values), the batch's new ones and all rows keep together."""
+    n_resamples = options[0]
+    k = int(rows.labels.shape[0])
+    n = int(rows.y_true.shape[0])
+    enc = group_values.encode(groups, n, max_groups, n_classes=k)
+    count = known[0] + sum(key not in known[1] for key in enc.keys)
+    width = layout(k, rows.y_proba is not None).width
+    if (count + 1) * n_resamples * width > MAX_REPLICATE_CELLS:
+        msg = (
+            f"bootstrap={n_resamples} over {count} groups keeps {n_resamples} x {width} replicate sums per group, "
+            f"{(count + 1) * n_resamples * width:,} in all, more than {MAX_REPLICATE_CELLS:,}; ask for fewer "
+            "replicates or groups, or score without bootstrap= and give each group's report the intervals of its "
+            "counts with cmetrics.report_intervals"
+        )
+        raise LimitExceededError(msg)
+    positions, offsets = group_values.split(enc.codes, len(enc.keys), rows.backend)
+    order = np.empty(n, dtype=np.int64)
+    order[positions] = np.arange(n, dtype=np.int64)
+    truth, model, w = rows.encoded()
+    parts = rows.empty_state(options).group_batches(truth, model, w, first_row, order, offsets, rows.backend)
+    return dict(zip(enc.keys, parts, strict=True))
+
+
+def kept(
+    state: ReplicateState | None, options: tuple[int, int, float] | None, rows: Rows, sums: F64, full: F64
+) -> ReplicateState:
+    """A group's replicate state (``state``, or a new one) with a batch's sums added; a group's
+    state keeps no row ranges."""
+    assert options is not None  # only a state with bootstrap options has groups' sums
+    state = state or rows.empty_state(options)
+    state.keep(sums, full, [])
+    return state

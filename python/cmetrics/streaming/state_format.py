@@ -169,7 +169,8 @@ def decode(cls: type[State], data: bytes, nested: bool = False) -> State:
     state._fixed = bool(header["fixed_labels"])
     state._mode, state._weighted, state._has_confidence = mode, weighted, has_confidence
     state.n_rows = n_rows
-    state._bootstrap, state._replicates = _read_bootstrap(header.get("bootstrap"), arrays, inputs, k, grouping)
+    state._bootstrap, state._replicates = _read_bootstrap(header.get("bootstrap"), arrays, inputs, k, nested)
+    state._draws = not nested  # a group's replicates are drawn by its parent
     _fill(state, arrays, sums, expect_ranking, k)
     if grouping is not None:
         _load_groups(state, grouping, children)
@@ -177,17 +178,17 @@ def decode(cls: type[State], data: bytes, nested: bool = False) -> State:
 
 
 def _read_bootstrap(
-    spec: Any, arrays: dict[str, np.ndarray], inputs: Inputs, k: int, grouping: Any
+    spec: Any, arrays: dict[str, np.ndarray], inputs: Inputs, k: int, nested: bool
 ) -> tuple[tuple[int, int, float] | None, ReplicateState | None]:
     """The bootstrap options and replicate sums, checked: the options as the constructor checks
     them, the sums finite, >= 0 and of the layout of the labels and inputs, the row ranges
-    disjoint, sorted and covering as many rows as the state counts."""
+    disjoint, sorted and covering as many rows as the state counts (a group's state inside a
+    grouped one: no ranges, its rows lie in its parent's)."""
     has_arrays = "bootstrap.sums" in arrays or "bootstrap.full" in arrays
     if spec is None:
         _want(not has_arrays, "bootstrap arrays without bootstrap options")
         return None, None
     _want(isinstance(spec, dict), "bootstrap must be a mapping")
-    _want(grouping is None, "a grouped state with bootstrap options")
     try:
         options = check_options(spec["n_resamples"], spec["seed"], spec["confidence_level"])
     except ValidationError as e:
@@ -213,7 +214,10 @@ def _read_bootstrap(
         start, end = _int_in(r[0], 0, 1 << 63, "a range start"), _int_in(r[1], 0, 1 << 63, "a range end")
         _want(start < end and (not spans or spans[-1][1] < start), "bootstrap ranges not sorted and disjoint")
         spans.append((start, end))
-    _want(sum(e - s for s, e in spans) == n_rows, "bootstrap ranges do not cover n_rows rows")
+    if nested:
+        _want(not spans, "a group's bootstrap state with row ranges")
+    else:
+        _want(sum(e - s for s, e in spans) == n_rows, "bootstrap ranges do not cover n_rows rows")
     state = ReplicateState(options[0], options[1], options[2], k, bool(proba), sums, full, spans)
     return options, state
 
@@ -551,6 +555,8 @@ def _load_groups(ev: GroupedRows, grouping: dict[str, Any], children: list[bytes
         if ev._fixed:
             same = child._labels is not None and ev._labels is not None and np.array_equal(child._labels, ev._labels)
             _want(child._fixed and same, "a group's labels differ")
+        _want(child._bootstrap == ev._bootstrap, "a group's bootstrap options differ from the state's")
+        _want((child._replicates is None) == (ev._replicates is None), "a group's bootstrap sums missing or extra")
         if child.class_ranking == "approximate":
             child._dense = DenseClassRanking.from_groups(child._class_groups(), child.ranking_bins)
             child._class_rank = None
