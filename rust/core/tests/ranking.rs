@@ -486,9 +486,10 @@ fn walks_in_pieces_equal_the_sequential_walk() {
     let n = 300_000;
     let mut r = lcg(11);
     let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(3)).collect();
-    // float32 probabilities with ties: the packed u32 path.
+    // float32 probabilities with ties: the packed u32 path (too many distinct
+    // values for the hash tables).
     #[allow(clippy::cast_precision_loss)]
-    let probabilities: Vec<f32> = (0..n).map(|_| (r() % 5000) as f32 / 5000.0).collect();
+    let probabilities: Vec<f32> = (0..n).map(|_| (r() % 2_000_000) as f32 / 2e6).collect();
     pieces_equal_the_sequential_walk(&ok, &probabilities);
     // float64 scores whose keys differ in bit 0: two sorted sides merged.
     #[allow(clippy::cast_precision_loss)]
@@ -500,16 +501,77 @@ fn walks_in_pieces_equal_the_sequential_walk() {
             if r().is_multiple_of(50) {
                 u64::MAX
             } else {
-                r() % 1000
+                r() % 10_000_000
             }
         })
         .collect();
     pieces_equal_the_sequential_walk(&ok, &integers);
-    // Few distinct scores: pieces that end up empty after the tie cuts.
+    // Few distinct scores (weighted: unweighted rows would be hashed, not
+    // sorted): pieces that end up empty after the tie cuts.
     let coarse: Vec<f64> = (0..n)
         .map(|_| f64::from(u8::try_from(r() % 3).unwrap()))
         .collect();
-    pieces_equal_the_sequential_walk(&ok, &coarse);
+    let ones = vec![1.0; n];
+    let want = binary_ranking(&ok, &coarse, Some(&ones), true, &Pool::new(1)).unwrap();
+    let got = binary_ranking(
+        &ok,
+        &coarse,
+        Some(&ones),
+        true,
+        &Pool::new(3).with_min_parallel(0),
+    )
+    .unwrap();
+    assert_eq!(format!("{got:?}"), format!("{want:?}"));
+}
+
+/// Unweighted rows with few distinct scores are counted in hash tables: the
+/// pair counts equal those of the scores' histograms, the curve sums those of
+/// the sorted walk of the same rows (unit weights take the sort path), on any
+/// thread count.
+#[test]
+fn few_distinct_scores_walk_as_the_sorted_rows() {
+    let n = 200_000;
+    let mut r = lcg(12);
+    let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(3)).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let rounded: Vec<f64> = (0..n).map(|_| (r() % 1001) as f64 / 1000.0).collect();
+    let mut pos = vec![0_u128; 1001];
+    let mut neg = vec![0_u128; 1001];
+    for (&p, &s) in ok.iter().zip(&rounded) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let v = (s * 1000.0).round() as usize;
+        if p {
+            pos[v] += 1;
+        } else {
+            neg[v] += 1;
+        }
+    }
+    let above: Vec<u128> = (0..1001).map(|v| neg[v + 1..].iter().sum()).collect();
+    let reversed: u128 = (0..1001).map(|v| pos[v] * above[v]).sum();
+    let tied: u128 = (0..1001).map(|v| pos[v] * neg[v]).sum();
+    let ones = vec![1.0; n];
+    let sorted = binary_ranking(&ok, &rounded, Some(&ones), true, &Pool::new(2)).unwrap();
+    let narrow: Vec<f32> = rounded.iter().map(|&x| x as f32).collect();
+    for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
+        for got in [
+            binary_ranking(&ok, &rounded, None, true, &pool).unwrap(),
+            binary_ranking(&ok, &narrow, None, true, &pool).unwrap(),
+        ] {
+            assert_eq!(
+                (got.reversed, got.tied, got.n_thresholds),
+                (reversed, tied, 1001)
+            );
+            for (a, b) in [
+                (got.average_precision, sorted.average_precision),
+                (got.aupr_trapezoid, sorted.aupr_trapezoid),
+                (got.aurc, sorted.aurc),
+                (got.reversed_share, sorted.reversed_share),
+                (got.placement_pos_sq, sorted.placement_pos_sq),
+            ] {
+                assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-3), "{a} vs {b}");
+            }
+        }
+    }
 }
 
 #[test]

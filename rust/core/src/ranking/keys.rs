@@ -45,11 +45,15 @@ pub trait Score: Copy + Default + Send + Sync + 'static {
     }
 }
 
-/// Whether the first values of `scores` (up to 1,024) are all float32 values:
-/// the cheap test before trying the half-width keys, so that float64 data
-/// that are not widened float32 give up at once.
+/// Whether the first values of `scores` (up to 1,024) are all float32 values
+/// that the half-width keys take ([`packed_u32`]: finite, not negative): the
+/// cheap test before packing every row, so that float64 data that are not
+/// widened float32, and logits, give up at once.
 pub(crate) fn starts_as_f32<X: Score>(scores: impl Iterator<Item = X>) -> bool {
-    X::MAY_BE_F32 && scores.take(1024).all(|s| s.f32_bits().is_some())
+    X::MAY_BE_F32
+        && scores
+            .take(1024)
+            .all(|s| s.f32_bits().is_some_and(|b| packed_u32(b, false).is_some()))
 }
 
 impl Score for f64 {

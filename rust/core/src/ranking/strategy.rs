@@ -5,10 +5,11 @@
 //! [`Sink`] as a [`Stream`] (the walk, or the tie groups).
 
 use super::binary::{check_pair, check_weights, totals_of, BinaryRanking, Totals};
+use super::hashed::hashed_groups;
 use super::keys::{packed_u32, starts_as_f32, weighted, Item, Score};
 use super::pieces::{packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
 use super::stream::{Merge, Packed};
-use super::walk::walk;
+use super::walk::{walk, walk_groups_iter};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool};
@@ -436,6 +437,18 @@ pub fn binary_ranking<X: Score>(
     curves: bool,
     pool: &Pool,
 ) -> Result<BinaryRanking> {
+    // Few distinct scores (rounded to a few decimals, a model with a few
+    // hundred outputs): the tie groups counted in hash tables, no sort.
+    if weight.is_none() {
+        check_pair(positive, score.len())?;
+        if let Some(found) = hashed_groups(positive, score, pool)? {
+            return walk_groups_iter(
+                found.iter().map(|&(_, p, n)| (p, n, 0.0, 0.0)),
+                false,
+                curves,
+            );
+        }
+    }
     // float32 probabilities and confidences (or float64 copies of them):
     // half-width keys, one array.
     if weight.is_none()
