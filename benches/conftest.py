@@ -57,6 +57,16 @@ def proba_1e7(labels_1e7: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     return synthetic_proba(labels_1e7[1], K, seed=0)
 
 
+def vector_extensions() -> list[str]:
+    """The CPU's SIMD extensions as Linux lists them (SSE4, AVX, AVX2, FMA, AVX-512 ...)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            flags = next((line.split(":", 1)[1].split() for line in fh if line.startswith("flags")), [])
+    except OSError:
+        return []
+    return [f for f in flags if f.startswith(("sse4", "avx", "fma"))]
+
+
 def machine() -> dict[str, Any]:
     cpu = "unknown"
     try:
@@ -69,6 +79,7 @@ def machine() -> dict[str, Any]:
 
     return {
         "cpu": cpu,
+        "vector_extensions": vector_extensions(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
@@ -152,11 +163,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "evaluate 10^7 hard labels, 10^4 groups / ungrouped": _ratio("evaluate_slices_10000", "evaluate_slices_0"),
         "evaluate 10^7 hard labels, 10^5 groups / ungrouped": _ratio("evaluate_slices_100000", "evaluate_slices_0"),
     }
+    # The sort-bound operations as multiples of numpy's sort of the same keys (same run).
+    for key, seconds in TIMINGS.items():
+        if key.startswith("sortop:"):
+            _, op, data = key.split(":", 2)
+            for yardstick, label in (("yardstick", "np.sort"), ("yardstick_avx2", "np.sort avx2")):
+                base = TIMINGS.get(f"{yardstick}:{data}")
+                ratios[f"{op} {data} / {label}"] = None if base is None else seconds / base
     result = {"rows": N, "classes": K, "machine": machine(), "best_seconds": TIMINGS, "extra": EXTRA, "ratios": ratios}
     path = Path(__file__).with_name("results.json")
     path.write_text(json.dumps(result, indent=2) + "\n")
     lines = ["", f"cmetrics benchmark ratios (n = {N:,}, K = {K}):"]
     for k, v in ratios.items():
-        lines.append(f"  {k:<42} {'n/a' if v is None else f'{v:8.2f}x'}")
+        lines.append(f"  {k:<48} {'n/a' if v is None else f'{v:8.2f}x'}")
     lines.append(f"  written to {path}")
     print("\n".join(lines))
