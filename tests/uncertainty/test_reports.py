@@ -73,6 +73,27 @@ def test_grouped_reports_get_intervals_per_group() -> None:
     assert g.overall.intervals is not None
 
 
+def test_the_groups_intervals_are_made_when_read_in_any_order() -> None:
+    """Many groups: each group's intervals are drawn when its report is first read, from its
+    counts and the seed alone, so the order of reading (or the summary read first) changes
+    nothing, and they are those of the group's rows alone."""
+    y, pred = _data(20_000, 3)
+    groups = np.arange(20_000) % 400
+    forward = cmetrics.evaluate(y, y_pred=pred, groups=groups, bootstrap=80, seed=4)
+    backward = cmetrics.evaluate(y, y_pred=pred, groups=groups, bootstrap=80, seed=4)
+    assert forward.summary(["accuracy"])["7"]["accuracy"] == backward[7].accuracy  # the summary draws nothing
+    keys = [3, 250, 399, 0]
+    first = {key: forward[key].intervals for key in keys}
+    second = {key: backward[key].intervals for key in reversed(keys)}
+    for key in keys:
+        a, b = first[key], second[key]
+        assert a is not None and b is not None and a.metrics == b.metrics and a.per_class == b.per_class
+        rows = groups == key
+        want = cmetrics.bootstrap(y[rows], y_pred=pred[rows], labels=[0, 1, 2, 3], n_resamples=80, seed=4)
+        assert a["f1_macro"] == want["f1_macro"]
+    assert len(forward.to_dict()["groups"]) == 400  # every group, with its intervals, when all are read
+
+
 def test_evaluate_refuses_bootstrap_with_weights_and_bad_arguments() -> None:
     y, pred = _data(100)
     with pytest.raises(NotImplementedOptionError, match="sample_weight"):

@@ -41,7 +41,7 @@ from cmetrics._derive import ranking_walk
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics._kernels import BinaryRanking, Groups, RankingReplicates
 from cmetrics._numpy.random import walk_group_weights
-from cmetrics._results.grouped import GroupedReport
+from cmetrics._results.grouped import GroupedReport, LazyReports
 from cmetrics._results.intervals import (
     BootstrapResult,
     Comparison,
@@ -553,12 +553,23 @@ def engine_report(
 def add_intervals(
     report: Report | GroupedReport, n_resamples: int, confidence_level: float = 0.95, seed: int = 0
 ) -> None:
-    """Give ``report`` (every group's too, for a grouped report) the intervals of
-    :func:`report_intervals`; a group without rows gets none."""
-    reports = [report] if isinstance(report, Report) else [report.overall, *report.groups.values()]
-    for rep in reports:
+    """Give ``report`` the intervals of :func:`report_intervals`; a grouped report's groups get
+    theirs when each is first read (each group's draws depend on its counts and the seed alone,
+    so the order of reading changes nothing, and a report of 10^4 groups is not 10^4 resamplings
+    before anything is read); a group without rows gets none."""
+
+    def with_intervals(rep: Report) -> Report:
         if rep.n_samples > 0:
             rep.intervals = report_intervals(rep, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+        return rep
+
+    if isinstance(report, Report):
+        with_intervals(report)
+        return
+    with_intervals(report.overall)
+    groups = report.groups
+    keys = list(groups)
+    report.groups = LazyReports(keys, lambda i: with_intervals(groups[keys[i]]))
 
 
 def _as_model(x: ArrayLike, name: str) -> tuple[ArrayLike | None, ArrayLike | None]:
