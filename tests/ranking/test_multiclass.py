@@ -194,6 +194,15 @@ def test_invalid_combinations_raise(backend: str) -> None:
         cm.roc_auc_score(y, p, multi_class="ovr", average="samples", backend=backend)
     with pytest.raises(ProbabilityError, match="sum up to 1"):
         cm.roc_auc_score(y, p * 2, multi_class="ovr", backend=backend)
+    # scikit-learn's tolerance (allclose: 1e-5 relative), decided by every row, in either precision.
+    for dtype in (np.float64, np.float32):
+        q = p.astype(dtype)
+        for row, shift, ok in ((7, 4e-6, True), (7, 3e-5, False), (len(q) - 1, -3e-5, False), (0, np.nan, False)):
+            r = q.copy()
+            r[row, 0] += dtype(shift)
+            ours_ok = _accepted(lambda r=r: cm.roc_auc_score(y, r, multi_class="ovr", backend=backend))
+            theirs_ok = _accepted(lambda r=r: sk.roc_auc_score(y, r, multi_class="ovr"))
+            assert ours_ok == theirs_ok == ok, (dtype, row, shift)
     with pytest.raises(ShapeError, match="Number of classes"):
         cm.roc_auc_score(y, p[:, :2] / p[:, :2].sum(1, keepdims=True), multi_class="ovr", backend=backend)
     with pytest.raises(LabelError, match="must be ordered"):
@@ -346,3 +355,12 @@ def test_top_k_matches_a_sort_on_any_small_input(data: st.DataObject) -> None:
     for backend in BACKENDS:
         got = quiet(cm.top_k_accuracy_score, y, p, k=k, labels=list(range(k_cols)), normalize=False, backend=backend)
         assert got == sum(hits)
+
+
+def _accepted(call: Any) -> bool:
+    """Whether a call returns rather than raising a ValueError (either library's)."""
+    try:
+        call()
+    except ValueError:
+        return False
+    return True

@@ -151,9 +151,12 @@ def encode(
 
 
 def check_sums_to_one(s: ScoreMatrix) -> None:
-    """scikit-learn's rule for multiclass ROC AUC: each row of scores sums to 1 (allclose)."""
-    sums = np.sum(s, axis=1, dtype=np.float64)
-    if not np.allclose(1.0, sums):
+    """scikit-learn's rule for multiclass ROC AUC: each row of scores sums to 1 (allclose),
+    summed in the scores' own precision as scikit-learn sums them (``einsum``: 45 ms for 10^7
+    x 10 float32, where a reduction along the short axis took 250 ms). The sums that pass form
+    an interval, so the smallest and the largest decide (a NaN makes both NaN)."""
+    sums = np.einsum("ij->i", s)
+    if sums.size and not np.allclose(1.0, [sums.min(), sums.max()]):
         msg = (
             "Target scores need to be probabilities for multiclass roc_auc, i.e. they should sum up to 1.0 over classes"
         )
