@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Container
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -238,7 +239,10 @@ class Rows:
     labels: np.ndarray
     backend: Backend
 
+    @cached_property
     def encoded(self) -> tuple[npt.NDArray[np.int64], Model, F64 | None]:
+        """Truth codes, the model and the weights, made once for the batch's sums and its
+        groups' sums."""
         truth, model, _ = encode_model(self.y_true, self.y_pred, self.y_proba, self.labels, self.backend)
         return truth, model, validation.weights(self.sample_weight, truth.size)
 
@@ -255,7 +259,7 @@ def batch_of(
     state = state or rows.empty_state(options)
     if row_offset is None:
         row_offset = state.ranges[-1][1] if state.ranges else 0
-    truth, model, w = rows.encoded()
+    truth, model, w = rows.encoded
     return state, state.batch(truth, model, w, row_offset, rows.backend)
 
 
@@ -287,7 +291,7 @@ def groups_of(
     positions, offsets = group_values.split(enc.codes, len(enc.keys), rows.backend)
     order = np.empty(n, dtype=np.int64)
     order[positions] = np.arange(n, dtype=np.int64)
-    truth, model, w = rows.encoded()
+    truth, model, w = rows.encoded
     parts = rows.empty_state(options).group_batches(truth, model, w, first_row, order, offsets, rows.backend)
     return dict(zip(enc.keys, parts, strict=True))
 
