@@ -261,7 +261,11 @@ def test_compare_hard_predictions_through_joint_cells() -> None:
         ({"strata": [0, 1]}, LengthMismatchError, "strata"),
         ({"confidence": [0.5] * 5}, LengthMismatchError, "confidence"),
         ({"confidence": [0.5, 0.1, np.nan, 0.3, 0.2, 0.9]}, ValidationError, "confidence"),
-        ({"confidence": [0.5] * 6, "method": "bca", "metrics": ["aurc"]}, ValidationError, "aurc"),
+        (
+            {"confidence": [0.5] * 6, "sample_weight": [1, 2, 1, 1, 1, 1], "method": "bca", "metrics": ["aurc"]},
+            ValidationError,
+            "aurc",
+        ),
     ],
 )
 def test_bad_arguments_name_themselves(backend: str, kwargs, error, match: str) -> None:
@@ -439,8 +443,11 @@ def test_one_vs_rest_replicates_are_the_macro_of_their_weights(backend: str, wei
         want_ap = np.mean([average_precision_score(y == c, p[:, c], sample_weight=weights) for c in range(4)])
         assert r.distribution["roc_auc_ovr"][b] == pytest.approx(want_auc, rel=1e-10)
         assert r.distribution["average_precision_ovr"][b] == pytest.approx(want_ap, rel=1e-10)
-    with pytest.raises(ValidationError, match="roc_auc_ovr"):
-        cmetrics.bootstrap(y, y_proba=p, metrics=["roc_auc_ovr"], method="bca", n_resamples=50, backend=backend)
+    if weighted:  # average precision of weighted rows has no cheap leave-one-out value
+        with pytest.raises(ValidationError, match="average_precision_ovr"):
+            cmetrics.bootstrap(
+                y, y_proba=p, sample_weight=sw, metrics=names, method="bca", n_resamples=50, backend=backend
+            )
 
 
 def test_compare_refuses_a_model_of_another_length(backend: str) -> None:
@@ -516,14 +523,111 @@ def test_ranking_replicates_on_every_thread_count_and_backend() -> None:
             assert numpy[name].high == pytest.approx(runs[0][name].high, rel=1e-12)
 
 
-def test_bca_of_the_auroc_takes_the_placements_jackknife() -> None:
-    from sklearn.metrics import roc_auc_score
+def _aurc(correct: np.ndarray, conf: np.ndarray) -> float:
+    """AURC by a plain loop: tied confidences accepted together, from the highest down."""
+    n, total = correct.size, 0.0
+    for c in sorted(set(conf.tolist()), reverse=True):
+        accepted = conf >= c
+        total += (conf == c).sum() / n * (~correct[accepted]).sum() / accepted.sum()
+    return total
 
+
+def _rpp(correct: np.ndarray, conf: np.ndarray, w: np.ndarray) -> float:
+    """RPP by counting pairs: a correct row strictly below a wrong one, weights multiplied."""
+    reversed_ = sum(w[i] * w[j] for i in np.flatnonzero(correct) for j in np.flatnonzero(~correct) if conf[i] < conf[j])
+    return float(reversed_ / w.sum() ** 2)
+
+
+def _ranking_refit(metric: str, y, p, pred, conf, w) -> float:
+    """The metric of the rows given, by scikit-learn or a plain loop (never cmetrics)."""
+    if metric in ("roc_auc_ovr", "average_precision_ovr"):
+        f = roc_auc_score if metric == "roc_auc_ovr" else average_precision_score
+        return float(np.mean([f(y == c, p[:, c], sample_weight=w) for c in range(p.shape[1])]))
+    if metric == "roc_auc":
+        return float(roc_auc_score(y, p[:, 1], sample_weight=w))
+    if metric == "average_precision":
+        return float(average_precision_score(y, p[:, 1], sample_weight=w))
+    correct = pred == y
+    if metric in ("refinement", "auroc_confidence"):
+        return float(roc_auc_score(correct, conf, sample_weight=w))
+    if metric == "aurc":
+        return _aurc(correct, conf)
+    return _rpp(correct, conf, np.ones(y.size) if w is None else w)
+
+
+@pytest.mark.parametrize(
+    ("metric", "weighted"),
+    [
+        ("roc_auc", False),
+        ("roc_auc", True),
+        ("average_precision", False),
+        ("refinement", True),
+        ("auroc_confidence", False),
+        ("aurc", False),
+        ("reversed_pair_proportion", False),
+        ("reversed_pair_proportion", True),
+        ("roc_auc_ovr", False),
+        ("roc_auc_ovr", True),
+        ("average_precision_ovr", False),
+    ],
+)
+def test_bca_of_the_ranking_metrics_takes_their_exact_jackknife(backend: str, metric: str, weighted: bool) -> None:
+    """BCa's acceleration of every ranking metric equals that of the metric refitted without each
+    row in turn (scikit-learn or a plain loop), on scores with ties, weighted where cmetrics has
+    the leave-one-out values of weighted rows."""
     from cmetrics.uncertainty import intervals, resampling
 
-    y, p = _binary(120, 6)
-    loo = [roc_auc_score(np.delete(y, i), np.delete(p[:, 1], i)) for i in range(y.size)]
+    ovr = metric.endswith("_ovr")
+    y, p = _model(90, 3, 31, skill=0.8) if ovr else _binary(90, 7)
+    p = np.round(p, 1)  # ties
+    p = p / p.sum(axis=1, keepdims=True)
+    pred = p.argmax(1)
+    conf = np.round(np.random.default_rng(4).random(y.size), 1)
+    w = np.random.default_rng(5).uniform(0.2, 3.0, y.size) if weighted else None
+    loo = []
+    for i in range(y.size):
+        keep = np.arange(y.size) != i
+        loo.append(_ranking_refit(metric, y[keep], p[keep], pred[keep], conf[keep], None if w is None else w[keep]))
     want = _jackknife_acceleration(np.array(loo))
+    seen: list[float] = []
+    real = intervals.acceleration
+
+    def spy(*args):
+        seen.append(real(*args))
+        return seen[-1]
+
+    kw = {"y_proba": p} if metric in ("roc_auc", "average_precision") or ovr else {"y_pred": pred, "confidence": conf}
+    resampling.acceleration = spy  # type: ignore[assignment]
+    try:
+        r = cmetrics.bootstrap(
+            y, metrics=[metric], method="bca", n_resamples=200, sample_weight=w, backend=backend, **kw
+        )
+    finally:
+        resampling.acceleration = real  # type: ignore[assignment]
+    assert seen[0] == pytest.approx(want, rel=1e-8, abs=1e-12)
+    assert r[metric].low < r[metric].estimate < r[metric].high
+
+
+@pytest.mark.parametrize("metric", ["roc_auc", "average_precision"])
+def test_bca_of_drawn_cells_takes_one_refit_per_cell(metric: str) -> None:
+    """Few distinct scores: the (group, side) cells are drawn (multinomial scheme) and BCa's
+    acceleration takes one leave-one-out value per cell, equal to scikit-learn refitted without
+    one row of that cell, counted once per row of the cell."""
+    from cmetrics.uncertainty import intervals, resampling
+
+    rng = np.random.default_rng(17)
+    y = rng.integers(0, 2, 4000)
+    s = np.round(np.clip(0.5 + (y - 0.5) * 0.3 + rng.normal(0, 0.25, y.size), 0, 1), 1)
+    f = roc_auc_score if metric == "roc_auc" else average_precision_score
+    loo, counts = [], []
+    for value in np.unique(s):
+        for label in (0, 1):
+            rows = np.flatnonzero((s == value) & (y == label))
+            if rows.size:
+                loo.append(f(np.delete(y, rows[0]), np.delete(s, rows[0])))
+                counts.append(rows.size)
+    d = np.average(loo, weights=counts) - np.array(loo)
+    want = float((counts * d**3).sum() / (6 * (counts * d**2).sum() ** 1.5))
     seen: list[float] = []
     real = intervals.acceleration
 
@@ -533,10 +637,20 @@ def test_bca_of_the_auroc_takes_the_placements_jackknife() -> None:
 
     resampling.acceleration = spy  # type: ignore[assignment]
     try:
-        r = cmetrics.bootstrap(y, y_proba=p, metrics=["roc_auc"], method="bca", n_resamples=200)
+        r = cmetrics.bootstrap(y, y_proba=np.stack([1 - s, s], axis=1), metrics=[metric], method="bca", n_resamples=300)
     finally:
         resampling.acceleration = real  # type: ignore[assignment]
+    assert r.provenance.scheme == "multinomial"
     assert seen[0] == pytest.approx(want, rel=1e-8, abs=1e-12)
-    assert r["roc_auc"].low < r["roc_auc"].estimate < r["roc_auc"].high
-    with pytest.raises(ValidationError, match="average_precision"):
-        cmetrics.bootstrap(y, y_proba=p, metrics=["average_precision"], method="bca", n_resamples=200)
+    assert r[metric].low < r[metric].estimate < r[metric].high
+
+
+def test_bca_refuses_the_curves_of_weighted_rows(backend: str) -> None:
+    y, p = _binary(60, 6)
+    w = np.linspace(0.5, 2.0, y.size)
+    for metric in ("average_precision", "aurc"):
+        kw = {"y_proba": p} if metric == "average_precision" else {"y_pred": p.argmax(1), "confidence": p.max(1)}
+        with pytest.raises(ValidationError, match=metric):
+            cmetrics.bootstrap(
+                y, metrics=[metric], method="bca", n_resamples=200, sample_weight=w, backend=backend, **kw
+            )

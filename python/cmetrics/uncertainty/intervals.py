@@ -98,15 +98,21 @@ def _quantiles(values: F64, qs: npt.ArrayLike) -> F64:
 
 def acceleration(jackknife: F64, counts: F64 | None = None) -> float:
     """BCa's acceleration from leave-one-out values (each repeated ``counts`` times: the rows
-    that share a cell of the confusion matrix share their leave-one-out value)."""
-    w = np.ones_like(jackknife) if counts is None else np.asarray(counts, dtype=np.float64)
-    keep = np.isfinite(jackknife) & (w > 0)
-    v, w = jackknife[keep], w[keep]
-    if w.sum() == 0:
+    that share a cell of the confusion matrix share their leave-one-out value); undefined
+    (non-finite) values are left out."""
+    v = np.asarray(jackknife, dtype=np.float64)
+    w = None if counts is None else np.asarray(counts, dtype=np.float64)
+    keep = np.isfinite(v) if w is None else np.isfinite(v) & (w > 0)
+    if not keep.all():
+        v, w = v[keep], None if w is None else w[keep]
+    total = float(v.size if w is None else w.sum())
+    if total == 0:
         return 0.0
-    d = np.average(v, weights=w) - v
-    den = 6.0 * float(np.sum(w * d * d)) ** 1.5
-    return float(np.sum(w * d**3)) / den if den > 0 else 0.0
+    d = (float(v.sum() if w is None else np.dot(w, v)) / total) - v
+    d2 = d * d
+    wd = d if w is None else w * d
+    den = 6.0 * float(np.dot(wd, d)) ** 1.5
+    return float(np.dot(wd, d2)) / den if den > 0 else 0.0
 
 
 def replicate_interval(

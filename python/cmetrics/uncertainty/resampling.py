@@ -24,6 +24,7 @@ one per row (``sums - row``) in the Poisson scheme, never by refitting ``n`` tim
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -37,7 +38,7 @@ from cmetrics._backend import resolve_backend
 from cmetrics._base import validation
 from cmetrics._base.aliases import F64, Backend
 from cmetrics._base.config import get_num_threads
-from cmetrics._derive import ranking_walk
+from cmetrics._derive import ranking_jackknife, ranking_walk
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics._kernels import BinaryRanking, Groups, RankingReplicates
 from cmetrics._numpy.random import walk_group_weights
@@ -253,16 +254,17 @@ def bootstrap(
 
 def _split_ranking(chosen: list[str], method: str, weighted: bool) -> tuple[list[str], list[str], list[str], list[str]]:
     """The metrics resampled as sums, then the binary ranking, selective and one-vs-rest ones;
-    BCa refused where cmetrics has no leave-one-out values (the unweighted AUROCs have them)."""
+    BCa refused where cmetrics has no leave-one-out values (average precision and AURC of
+    weighted rows)."""
     ranked = [m for m in chosen if m in RANKING_METRICS]
     selective = [m for m in chosen if m in SELECTIVE_METRICS]
     ovr = [m for m in chosen if m in OVR_METRICS]
     walked = ranked + selective + ovr
-    no_loo = [m for m in walked if m not in ("roc_auc", "auroc_confidence", "refinement")]
-    if walked and method == "bca" and (no_loo or weighted):
+    no_loo = [m for m in walked if m not in ranking_jackknife.WEIGHTED]
+    if method == "bca" and weighted and no_loo:
         msg = (
-            "method='bca' needs leave-one-out values, which cmetrics has for the unweighted AUROC only "
-            f"(DeLong's placements); use method='percentile', 'basic' or 'normal' for {', '.join(no_loo or walked)}"
+            "method='bca' needs leave-one-out values, which average precision and AURC of weighted rows have no "
+            f"cheap form for; use method='percentile', 'basic' or 'normal' for {', '.join(no_loo)}"
         )
         raise ValidationError(msg)
     return [m for m in chosen if m not in walked], ranked, selective, ovr
@@ -330,9 +332,9 @@ def _ranking_intervals(
         reps = _cell_replicates(groups, prov, curves)
     else:
         reps = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads, curves)
-        # The AUROC of the rows comes with the replicates (the same sort); the curves, the
-        # weighted pair shares and BCa's counts from the walk of the data.
-        walked = weight is not None or curves or "reversed_pair_proportion" in names or prov.method == "bca"
+        # The AUROC of the rows comes with the replicates (the same sort); the curves and the
+        # weighted pair shares from the walk of the data.
+        walked = weight is not None or curves or "reversed_pair_proportion" in names
         full = be.binary_ranking(positive, score, weight, curves=True, n_threads=threads) if walked else None
     if full is None:
         p, q = reps.n_pos, reps.n_neg
@@ -353,13 +355,13 @@ def _ranking_intervals(
         values["aurc"] = (scores.aurc, reps.aurc)
         values["reversed_pair_proportion"] = (scores.reversed_pair_proportion, rpp)
 
-    def accel() -> float:
-        # The AUROC less one row, from its placement (DeLong 1988): exact leave-one-out values.
-        v = be.row_placements(positive, score, n_threads=threads)
-        assert full is not None  # walked for bca
-        m, n = float(full.n_pos), float(full.n_neg)
-        loo = np.where(positive, (m * auc - v) / max(m - 1, 1.0), (n * auc - v) / max(n - 1, 1.0))
-        return acceleration(loo)
+    @functools.cache
+    def tie_groups() -> Groups:
+        return groups if groups is not None else be.score_groups(positive, score, weight, threads)
+
+    def accel(name: str) -> float:
+        # Exact leave-one-out values from the tie groups (DeLong's placements for the AUROC).
+        return acceleration(*ranking_jackknife.binary(name, positive, score, weight, tie_groups()))
 
     _add_intervals(result, names, values, prov, accel)
 
@@ -369,15 +371,17 @@ def _add_intervals(
     names: Sequence[str],
     values: dict[str, tuple[float, F64]],
     prov: Provenance,
-    accel: Callable[[], float],
+    accel: Callable[[str], float],
 ) -> None:
     """The interval of each of ``names`` from its ``(estimate, replicates)`` (NaN replicates
-    counted as undefined), and the replicates when ``result`` keeps the distribution."""
+    counted as undefined; ``accel(name)``: BCa's acceleration), and the replicates when
+    ``result`` keeps the distribution."""
+    method, level = prov.method, prov.confidence_level
     for name in names:
         estimate, replicates = values[name]
-        undefined = np.isnan(replicates)
+        reps = rm.Values(replicates, np.isnan(replicates))
         result.metrics[name] = metric_interval(
-            name, float(estimate), rm.Values(replicates, undefined), prov.method, prov.confidence_level, accel
+            name, float(estimate), reps, method, level, functools.partial(accel, name)
         )
         if result.distribution is not None:
             result.distribution[name] = replicates
@@ -420,7 +424,15 @@ def _ovr_intervals(
         "roc_auc_ovr": (float(est[:, 0].mean()) if estimates else math.nan, auc_reps),
         "average_precision_ovr": (float(est[:, 1].mean()) if estimates else math.nan, ap_reps),
     }
-    _add_intervals(result, names, values, prov, lambda: math.nan)
+
+    @functools.cache
+    def jackknife() -> dict[str, F64]:
+        return ranking_jackknife.one_vs_rest(names, truth, proba, weight, ranking_jackknife.groups_of(be, threads))
+
+    def accel(name: str) -> float:
+        return acceleration(jackknife()[name])
+
+    _add_intervals(result, names, values, prov, accel)
 
 
 #: Binomial draws of the multinomial scheme that cost about as much as one row's Poisson draw
