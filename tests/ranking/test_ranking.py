@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import cmetrics
 from cmetrics.exceptions import (
+    LabelError,
     LengthMismatchError,
     NonFiniteError,
     UndefinedMetricWarning,
@@ -383,3 +384,38 @@ def test_backends_raise_the_same_error(call: Any) -> None:
             call(backend)
         errors.append((type(info.value), str(info.value)))
     assert errors[0] == errors[1]
+
+
+LABEL_CASES = [
+    (dtype, classes)
+    for dtype in (np.int8, np.uint8, np.int32, np.int64, np.uint64, np.float32, np.float64)
+    for classes in ((0, 1), (-1, 1), (2, 5), (0,), (1,), (0, 1, 2))
+    if np.dtype(dtype).kind != "u" or min(classes) >= 0
+]
+
+
+@pytest.mark.parametrize(("dtype", "classes"), LABEL_CASES)
+def test_binary_labels_of_every_dtype_as_scikit_learn(backend: str, dtype: type, classes: tuple[int, ...]) -> None:
+    """The classes of numeric labels are found from their extremes (no sort of the rows): the
+    positives, the one-class AUROC and the errors of three classes or of unusual labels without
+    pos_label are scikit-learn's on every label dtype."""
+    rng = np.random.default_rng(len(classes))
+    y = np.asarray(classes, dtype=dtype)[rng.integers(0, len(classes), 300)]
+    y[: len(classes)] = np.asarray(classes, dtype=dtype)
+    s = np.round(rng.random(300), 2)
+    for ours, theirs in (
+        (cmetrics.average_precision_score, sklearn.metrics.average_precision_score),
+        (cmetrics.roc_auc_score, sklearn.metrics.roc_auc_score),
+    ):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = theirs(y, s)
+        except ValueError:
+            with pytest.raises((ValidationError, LabelError)):
+                ours(y, s, backend=backend)
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = ours(y, s, backend=backend)
+        assert (np.isnan(got) and np.isnan(want)) or got == pytest.approx(want, rel=1e-12)

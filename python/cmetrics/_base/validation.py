@@ -187,8 +187,10 @@ def _numeric(a: np.ndarray, name: str) -> np.ndarray:
             raise LabelError(msg)
         return a.astype(np.int64)
     if kind == "f":
-        finite = np.isfinite(a)
-        if not finite.all():
+        # Finite extremes: every value is finite (a NaN or an infinity would be an extreme).
+        lo, hi = (float(a.min()), float(a.max())) if a.size else (0.0, 0.0)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            finite = np.isfinite(a)
             bad = int(np.flatnonzero(~finite)[0])
             msg = f"{name}[{bad}] = {float(a[bad])!r}: labels must be finite ({int((~finite).sum())} non-finite)"
             raise NonFiniteError(msg)
@@ -199,7 +201,7 @@ def _numeric(a: np.ndarray, name: str) -> np.ndarray:
             )
             raise LabelError(msg)
         # The int64 range is [-2^63, 2^63); 2^63 itself is a float but not an int64.
-        if a.size and (float(a.min()) < -(2.0**63) or float(a.max()) >= 2.0**63):
+        if lo < -(2.0**63) or hi >= 2.0**63:
             bad = int(np.flatnonzero((a < -(2.0**63)) | (a >= 2.0**63))[0])
             msg = (
                 f"{name}[{bad}] = {float(a[bad])!r} is outside the int64 range; labels must be integers in "
@@ -370,36 +372,56 @@ def binary(
             msg = f"pos_label={pos_label!r} is not a valid label. It should be one of [False, True]"
             raise LabelError(msg)
         return np.ascontiguousarray(a) if pos_label in (None, True, 1) else ~a
-    pair = label_pair(a, a, names=(name, name))
-    values = pair.y_true
-    if pair.kind == "str":
+    if a.dtype.kind in "biuf":  # numbers: checked and normalised once (label_pair checks two arrays)
+        kind: LabelKind = "int"
+        values = np.ascontiguousarray(_numeric(a, name))
+    else:
+        pair = label_pair(a, a, names=(name, name))
+        kind, values = pair.kind, pair.y_true
+    if kind == "str":
         check_object_strings(values, name)
         values = values.astype(np.str_)
-    classes = np.unique(values)
+    classes = _at_most_two(values) if kind == "int" else None
+    classes = np.unique(values) if classes is None else classes
     shown = classes.tolist()[:10]
     if len(classes) > 2 and not (any_classes and pos_label is not None):
         msg = f"{name} has {len(classes)} classes; these metrics are binary (pass a bool array or pos_label=)"
         raise ValidationError(msg)
     if pos_label is None:
         usual = set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}
-        if pair.kind == "int" and not usual and greater_positive and len(classes) == 2:
+        if kind == "int" and not usual and greater_positive and len(classes) == 2:
             return np.ascontiguousarray(values == classes[-1])
-        if pair.kind == "int" and not usual:
+        if kind == "int" and not usual:
             msg = (
                 f"{name} takes value in {shown} and pos_label is not specified: either make {name} take "
                 "value in {0, 1} or {-1, 1} or pass pos_label explicitly"
             )
             raise LabelError(msg)
-        if pair.kind == "str" and len(classes) < 2:
+        if kind == "str" and len(classes) < 2:
             # One string class and no pos_label: nothing says it is the positive class (a
             # batch of negatives only must not score as all positive), so no row is positive,
             # as scikit-learn's default pos_label=1 finds none.
             return np.zeros(values.shape[0], dtype=np.bool_)
-        pos_label = 1 if pair.kind == "int" else classes[-1]
-    elif (isinstance(pos_label, str) != (pair.kind == "str")) or (len(classes) == 2 and pos_label not in shown):
+        pos_label = 1 if kind == "int" else classes[-1]
+    elif (isinstance(pos_label, str) != (kind == "str")) or (len(classes) == 2 and pos_label not in shown):
         msg = f"pos_label={pos_label!r} is not a valid label. It should be one of {shown}"
         raise LabelError(msg)
     return np.ascontiguousarray(values == pos_label)
+
+
+def _at_most_two(values: np.ndarray) -> np.ndarray | None:
+    """The distinct values of integer labels, increasing, when there are at most two (from the
+    extremes and two comparisons: no sort or hash of the rows), else None."""
+    if values.size == 0:
+        return values[:0]
+    lo, hi = values.min(), values.max()
+    if lo == hi:
+        one: np.ndarray = values[:1].copy()
+        return one
+    if np.count_nonzero(values == lo) + np.count_nonzero(values == hi) != values.size:
+        return None
+    out: np.ndarray = np.array([lo, hi], dtype=values.dtype)
+    return out
 
 
 def same_length(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray) -> None:
