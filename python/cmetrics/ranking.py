@@ -52,7 +52,7 @@ def _pairs_walk(
 ) -> BinaryRanking:
     return ranking_walk.walk(
         validation.binary(correct, None, "correct"),
-        validation.scores(confidence, "confidence"),
+        validation.scores(confidence, "confidence", keep_float32=True),
         sample_weight,
         backend,
         curves=curves,
@@ -169,12 +169,14 @@ def roc_auc_score(
             backend=backend,
         )
     positive = validation.binary(t.ravel() if t.ndim == 2 else t, pos_label, greater_positive=True)
-    score = validation.scores(s.ravel() if s.ndim == 2 else s, "y_score")
+    # float32 scores stay float32: the kernels key them in place (a float64 copy is 80 MB at 10^7).
+    score = validation.scores(s.ravel() if s.ndim == 2 else s, "y_score", keep_float32=True)
     if fpr is not None:
         validation.same_length("y_true", positive, "y_score", score)
         value_checks.check_finite("y_score", score)
+        wide = score.astype(np.float64) if score.dtype == np.float32 else score
         return multiclass_ranking.partial_auc(
-            positive, score, validation.weights(sample_weight, positive.shape[0]), fpr, backend
+            positive, wide, validation.weights(sample_weight, positive.shape[0]), fpr, backend
         )
     d = ranking_walk.walk(positive, score, sample_weight, backend, curves=False)
     if ranking_walk.no_pairs(d):
@@ -251,7 +253,7 @@ def average_precision_score(
         )
     d = ranking_walk.walk(
         validation.binary(t.ravel() if t.ndim == 2 else t, pos_label),
-        validation.scores(s.ravel() if s.ndim == 2 else s, "y_score"),
+        validation.scores(s.ravel() if s.ndim == 2 else s, "y_score", keep_float32=True),
         sample_weight,
         backend,
     )
@@ -342,7 +344,10 @@ def aupr_trapezoid(
     function; :func:`average_precision_score` is the primary AP.
     """
     d = ranking_walk.walk(
-        validation.binary(y_true, pos_label), validation.scores(y_score, "y_score"), sample_weight, backend
+        validation.binary(y_true, pos_label),
+        validation.scores(y_score, "y_score", keep_float32=True),
+        sample_weight,
+        backend,
     )
     if d.w_pos == 0:
         return undefined("aupr_trapezoid is undefined without positive samples; returning NaN")
