@@ -156,6 +156,28 @@ pub fn packed_u32(bits: u32, outcome: bool) -> Option<u32> {
     (bits < 0x7F80_0000).then_some((bits << 1) | u32::from(outcome))
 }
 
+/// The `u32` sort key of a negative finite float32 score with the outcome
+/// in bit 0, among the negative scores: `(0x7F7F_FFFF - |bits|) << 1 |
+/// outcome` sorts by score (the larger magnitude first) with negatives first
+/// in a tie, as [`packed_u32`] does the non-negative ones. `None` for a
+/// score that is not negative (`-0.0` is `0.0`) or not finite.
+#[inline(always)]
+#[must_use]
+pub fn packed_negative_u32(bits: u32, outcome: bool) -> Option<u32> {
+    let magnitude = bits & 0x7FFF_FFFF;
+    (bits >> 31 == 1 && magnitude != 0 && magnitude < 0x7F80_0000)
+        .then(|| ((0x7F7F_FFFF - magnitude) << 1) | u32::from(outcome))
+}
+
+/// Whether the first values of `scores` (up to 1,024) are finite float32
+/// values of either sign ([`packed_u32`], [`packed_negative_u32`]).
+pub(crate) fn starts_as_signed_f32<X: Score>(scores: impl Iterator<Item = X>) -> bool {
+    X::MAY_BE_F32
+        && scores
+            .take(1024)
+            .all(|s| s.f32_bits().is_some_and(|b| b & 0x7FFF_FFFF < 0x7F80_0000))
+}
+
 /// One outcome's rows: a score key, and a weight when weights are given.
 pub trait Item: Copy + Default + Send + Sync {
     const WEIGHTED: bool;
@@ -193,8 +215,8 @@ impl Item for u64 {
     }
 }
 
-/// A packed float32 row ([`packed_u32`]): the key is the score's bits with
-/// the outcome in bit 0, as for packed `u64` rows.
+/// A packed float32 row ([`packed_u32`], [`packed_negative_u32`]): the key
+/// is the score's bits with the outcome in bit 0, as for packed `u64` rows.
 impl Item for u32 {
     const WEIGHTED: bool = false;
     #[inline(always)]

@@ -6,89 +6,89 @@
 
 use super::binary::{check_pair, check_weights, totals_of, BinaryRanking, Totals};
 use super::hashed::hashed_groups;
-use super::keys::{packed_u32, starts_as_f32, weighted, Item, Score};
+use super::keys::{
+    packed_negative_u32, packed_u32, starts_as_f32, starts_as_signed_f32, weighted, Item, Score,
+};
 use super::pieces::{packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
 use super::stream::{Merge, Packed};
 use super::walk::{walk, walk_groups_iter};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool};
+use crate::sort::{sort_keys, sort_keys_alone};
 use rayon::prelude::*;
 
-/// One chunk of [`split`]: its first row, its outcomes, and its slots of the
-/// positive and negative vectors.
+/// One chunk of [`split`]: its first row, its slots of the first and
+/// second vectors.
 type SplitPart<'a, T> = (
     usize,
-    &'a [bool],
     &'a mut [std::mem::MaybeUninit<T>],
     &'a mut [std::mem::MaybeUninit<T>],
 );
 
-/// Split the rows by outcome into two vectors of `item(row)`, in row order,
-/// without a branch on the outcome (each row is written to both cursors and
-/// kept by one). Chunks of rows run in parallel, each writing its own ranges
-/// of the two vectors (found from the positives of the chunks before it).
+/// Split rows `0..n` by `first(row)` into two vectors of `item(row)`, in row
+/// order, without a branch on the side (each row is written to both cursors
+/// and kept by one). Chunks of rows run in parallel: one read counts each
+/// chunk's rows of the first side, then each chunk writes its own ranges of
+/// the two vectors (found from the counts of the chunks before it).
 pub(super) fn split<T: Copy + Send + Sync>(
-    positive: &[bool],
-    n_pos: usize,
+    n: usize,
+    first: impl Fn(usize) -> bool + Sync,
     item: impl Fn(usize) -> T + Sync,
     pool: &Pool,
 ) -> Result<(Vec<T>, Vec<T>)> {
     const CHUNK: usize = 1 << 18;
-    let n_neg = positive.len() - n_pos;
-    let mut pos: Vec<T> = big_vec(n_pos, "the positive rows")?;
-    let mut neg: Vec<T> = big_vec(n_neg, "the negative rows")?;
-    let counts: Vec<usize> = if pool.parallel_for(positive.len()) {
-        pool.install(|| {
-            positive
-                .par_chunks(CHUNK)
-                .map(|c| c.iter().filter(|&&p| p).count())
-                .collect()
-        })
+    let starts: Vec<usize> = (0..n).step_by(CHUNK).collect();
+    let count = |&s: &usize| (s..(s + CHUNK).min(n)).filter(|&i| first(i)).count();
+    let counts: Vec<usize> = if pool.parallel_for(n) {
+        pool.install(|| starts.par_iter().map(count).collect())
     } else {
-        positive
-            .chunks(CHUNK)
-            .map(|c| c.iter().filter(|&&p| p).count())
-            .collect()
+        starts.iter().map(count).collect()
     };
+    let n_first: usize = counts.iter().sum();
+    let n_second = n - n_first;
+    let mut a: Vec<T> = big_vec(n_first, "the rows of one side")?;
+    let mut b: Vec<T> = big_vec(n_second, "the rows of the other side")?;
     {
         // Each chunk's own slots of the two vectors.
-        let (mut ps, mut ns) = (
-            pos.spare_capacity_mut()
-                .get_mut(..n_pos)
+        let (mut xs, mut ys) = (
+            a.spare_capacity_mut()
+                .get_mut(..n_first)
                 .unwrap_or_default(),
-            neg.spare_capacity_mut()
-                .get_mut(..n_neg)
+            b.spare_capacity_mut()
+                .get_mut(..n_second)
                 .unwrap_or_default(),
         );
         let mut parts = Vec::with_capacity(counts.len());
-        for (c, (rows, &p)) in positive.chunks(CHUNK).zip(&counts).enumerate() {
-            let p = p.min(ps.len());
-            let (a, rest_p) = std::mem::take(&mut ps).split_at_mut(p);
-            let q = (rows.len() - p).min(ns.len());
-            let (b, rest_n) = std::mem::take(&mut ns).split_at_mut(q);
-            (ps, ns) = (rest_p, rest_n);
-            parts.push((c * CHUNK, rows, a, b));
+        for (&s, &p) in starts.iter().zip(&counts) {
+            let rows = (s + CHUNK).min(n) - s;
+            let p = p.min(xs.len());
+            let (x, rest_x) = std::mem::take(&mut xs).split_at_mut(p);
+            let q = (rows - p).min(ys.len());
+            let (y, rest_y) = std::mem::take(&mut ys).split_at_mut(q);
+            (xs, ys) = (rest_x, rest_y);
+            parts.push((s, x, y));
         }
-        let fill = |(first, rows, a, b): SplitPart<'_, T>| {
+        let fill = |(s, x, y): SplitPart<'_, T>| {
             if pool.stopped() {
                 return;
             }
-            let (mut ip, mut ineg) = (0, 0);
-            for (i, &p) in rows.iter().enumerate() {
-                let v = item(first + i);
+            let (mut ix, mut iy) = (0, 0);
+            for i in s..(s + CHUNK).min(n) {
+                let v = item(i);
+                let here = first(i);
                 // The cursor of the other side may be at its end (no slot).
-                if let Some(x) = a.get_mut(ip) {
-                    x.write(v);
+                if let Some(slot) = x.get_mut(ix) {
+                    slot.write(v);
                 }
-                if let Some(x) = b.get_mut(ineg) {
-                    x.write(v);
+                if let Some(slot) = y.get_mut(iy) {
+                    slot.write(v);
                 }
-                ip += usize::from(p);
-                ineg += usize::from(!p);
+                ix += usize::from(here);
+                iy += usize::from(!here);
             }
         };
-        if pool.parallel_for(positive.len()) {
+        if pool.parallel_for(n) {
             pool.install(|| parts.into_par_iter().for_each(fill));
         } else {
             parts.into_iter().for_each(fill);
@@ -96,14 +96,15 @@ pub(super) fn split<T: Copy + Send + Sync>(
     }
     pool.check()?;
     // SAFETY: each chunk's cursor wrote every slot of its range before moving
-    // past it, the ranges tile `..n_pos` and `..n_neg` (the counts are the
-    // chunks' own outcomes), and the stop flag was not raised (checked just
-    // above), so every chunk ran to its end; `T: Copy` needs no drop.
+    // past it, the ranges tile `..n_first` and `..n_second` (the counts are
+    // the chunks' own, from the same pure `first`), and the stop flag was not
+    // raised (checked just above), so every chunk ran to its end; `T: Copy`
+    // needs no drop.
     unsafe {
-        pos.set_len(n_pos);
-        neg.set_len(n_neg);
+        a.set_len(n_first);
+        b.set_len(n_second);
     }
-    Ok((pos, neg))
+    Ok((a, b))
 }
 
 fn sort_and_walk<T: Item>(
@@ -336,17 +337,17 @@ pub(super) fn prepare<S: Sink, X: Score>(
             }
         };
     }
-    #[allow(clippy::cast_possible_truncation)]
-    let n_pos = seen.n_pos as usize;
     match weight {
         None => {
-            let (pos, neg) = split(positive, n_pos, key, pool)?;
+            let on = |i: usize| positive.get(i).copied().unwrap_or(false);
+            let (pos, neg) = split(n, on, key, pool)?;
             sink.split::<u64, X>(pos, neg, totals, seen.max_key, pool)
         }
         Some(w) => {
+            let on = |i: usize| positive.get(i).copied().unwrap_or(false);
             let (pos, neg) = split(
-                positive,
-                n_pos,
+                n,
+                on,
                 |i| weighted(key(i), w.get(i).copied().unwrap_or(0.0)),
                 pool,
             )?;
@@ -461,7 +462,95 @@ pub fn binary_ranking<X: Score>(
             return sort_and_walk_packed(rows, totals, pool, curves);
         }
     }
+    // float32 scores of either sign (logits): half-width keys, the negative
+    // scores in one array and the others in a second.
+    if weight.is_none()
+        && positive.len() == score.len()
+        && !score.is_empty()
+        && starts_as_signed_f32(score.iter().copied())
+    {
+        if let Some(walked) = walk_signed_f32(positive, score, curves, pool)? {
+            return Ok(walked);
+        }
+    }
     prepare(positive, score, weight, pool, WalkSink { curves })
+}
+
+/// The walk of float32 scores of either sign: the rows split by the sign of
+/// their score into two packed arrays ([`packed_negative_u32`] below zero,
+/// [`packed_u32`] from zero up: a logit's order needs all 32 bits of a key
+/// and leaves no bit for the outcome, half the range does), sorted side by
+/// side and walked as one sequence, the negative scores first. `None` when
+/// some score is not a finite float32 value (the general path then checks
+/// and keys the rows).
+fn walk_signed_f32<X: Score>(
+    positive: &[bool],
+    score: &[X],
+    curves: bool,
+    pool: &Pool,
+) -> Result<Option<BinaryRanking>> {
+    const CHUNK: usize = 1 << 16;
+    let bits = |i: usize| score.get(i).and_then(|s| s.f32_bits());
+    let below_zero = |i: usize| bits(i).is_some_and(|b| b > 0x8000_0000);
+    // u32::MAX is no packed key (the largest of either kind is 0xFEFF_FFFF).
+    let key = |i: usize| {
+        let outcome = positive.get(i).copied().unwrap_or(false);
+        bits(i)
+            .and_then(|b| packed_negative_u32(b, outcome).or_else(|| packed_u32(b, outcome)))
+            .unwrap_or(u32::MAX)
+    };
+    let (mut low, mut high) = split(score.len(), below_zero, key, pool)?;
+    let look = |c: &[u32]| {
+        let ones: u64 = c.iter().map(|&k| u64::from(k & 1)).sum();
+        (c.contains(&u32::MAX), ones)
+    };
+    let join = |a: (bool, u64), b: (bool, u64)| (a.0 | b.0, a.1 + b.1);
+    let (bad, n_pos) = if pool.parallel_for(score.len()) {
+        pool.install(|| {
+            low.par_chunks(CHUNK)
+                .chain(high.par_chunks(CHUNK))
+                .map(look)
+                .reduce(|| (false, 0), join)
+        })
+    } else {
+        join(look(&low), look(&high))
+    };
+    if bad {
+        return Ok(None);
+    }
+    // Side by side, one thread each, when both arrays are large.
+    if pool.parallel_for(score.len()) && 4 * low.len().min(high.len()) >= score.len() {
+        let (a, b) = pool.install(|| {
+            rayon::join(
+                || sort_keys_alone(&mut low, pool),
+                || sort_keys_alone(&mut high, pool),
+            )
+        });
+        a?;
+        b?;
+    } else {
+        sort_keys(&mut low, pool)?;
+        sort_keys(&mut high, pool)?;
+    }
+    let totals = totals_of(positive, None, n_pos)?;
+    let mut pieces = packed_pieces(&low);
+    let (p0, n0) = pieces.last().map_or((0, 0), |&(r, p, q)| {
+        let ones: u64 = r.iter().map(|&k| u64::from(k & 1)).sum();
+        (p + ones, q + r.len() as u64 - ones)
+    });
+    pieces.extend(
+        packed_pieces(&high)
+            .into_iter()
+            .map(|(r, p, q)| (r, p + p0, q + n0)),
+    );
+    walk_in_pieces(
+        &pieces,
+        |&(r, ..)| Packed { rows: r.iter() },
+        totals,
+        curves,
+        pool,
+    )
+    .map(Some)
 }
 
 /// The walk (curves included) of packed float32 keys ([`packed_u32`]: a
