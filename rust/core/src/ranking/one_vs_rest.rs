@@ -18,8 +18,7 @@ use super::walk::walk;
 use rayon::prelude::*;
 
 use crate::error::{MetricError, Result};
-use crate::memory::try_filled;
-use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
+use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::sort::sort_keys_alone;
 
 /// The walk of each requested column `c` of `scores` against "row is of class
@@ -94,15 +93,18 @@ fn packed_columns<X: Score>(
     ) {
         return Ok(None);
     }
+    // Unwritten (huge-page backed) until the transpose's threads write them:
+    // zeroing 40 MB a column first cost a serial pass and its page faults.
     let mut keys: Vec<Vec<u32>> = Vec::new();
     for _ in columns {
-        keys.push(try_filled(n, 0_u32, "the one-vs-rest sort keys")?);
+        keys.push(big_vec(n, "the one-vs-rest sort keys")?);
     }
     let chunk_rows = (CHECK_ROWS / scores.n_cols.max(1)).max(1);
     // Every column cut into the same chunks of rows: chunk c owns piece c of each.
-    let mut pieces: Vec<Vec<&mut [u32]>> = Vec::new();
+    let mut pieces: Vec<Vec<&mut [std::mem::MaybeUninit<u32>]>> = Vec::new();
     for column in &mut keys {
-        for (c, piece) in column.chunks_mut(chunk_rows).enumerate() {
+        let slots = column.spare_capacity_mut().get_mut(..n).unwrap_or_default();
+        for (c, piece) in slots.chunks_mut(chunk_rows).enumerate() {
             if pieces.len() <= c {
                 pieces.push(Vec::new());
             }
@@ -111,7 +113,7 @@ fn packed_columns<X: Score>(
             }
         }
     }
-    let fill = |(c, piece): (usize, &mut Vec<&mut [u32]>)| -> bool {
+    let fill = |(c, piece): (usize, &mut Vec<&mut [std::mem::MaybeUninit<u32>]>)| -> bool {
         if pool.stopped() {
             return true;
         }
@@ -126,7 +128,7 @@ fn packed_columns<X: Score>(
                     .f32_bits()
                     .and_then(|b| packed_u32(b, hit));
                 ok &= key.is_some();
-                *slot = key.unwrap_or(0);
+                slot.write(key.unwrap_or(0));
             }
         }
         ok
@@ -147,6 +149,12 @@ fn packed_columns<X: Score>(
             .fold(true, |a, b| a & b)
     };
     pool.check()?;
+    for column in &mut keys {
+        // SAFETY: the chunks tile `..n` of every column and each wrote every
+        // slot of its pieces (the stop flag, checked just above, was not
+        // raised, so every chunk ran to its end); `u32` needs no drop.
+        unsafe { column.set_len(n) };
+    }
     Ok(all_ok.then_some(keys))
 }
 
