@@ -691,3 +691,32 @@ fn signed_float32_scores_rank_as_values() {
         );
     }
 }
+
+/// float32 scores' tie groups come from half-width keys: the same values
+/// and counts as the general path (unit weights take it), signed zeros in
+/// one group, for float32 scores and float64 copies of them.
+#[test]
+fn float32_tie_groups_equal_the_general_path() {
+    let n = 150_000;
+    let mut r = lcg(23);
+    let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(3)).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let mut narrow: Vec<f32> = (0..n).map(|_| (r() % 3_000_000) as f32 / 3e6).collect();
+    narrow[10] = -0.0;
+    narrow[11] = 0.0;
+    narrow[12] = f32::MAX;
+    narrow[13] = 1e-45;
+    let wide: Vec<f64> = narrow.iter().map(|&x| f64::from(x)).collect();
+    let ones = vec![1.0; n];
+    let pool = Pool::new(2).with_min_parallel(0);
+    let want = score_groups(&ok, &narrow, Some(&ones), &pool).unwrap();
+    for got in [
+        score_groups(&ok, &narrow, None, &pool).unwrap(),
+        score_groups(&ok, &wide, None, &pool).unwrap(),
+    ] {
+        assert_eq!(got.n_pos, want.n_pos);
+        assert_eq!(got.n_neg, want.n_neg);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got.values), bits(&want.values));
+    }
+}

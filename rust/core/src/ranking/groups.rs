@@ -4,13 +4,14 @@
 
 use super::binary::{check_pair, BinaryRanking, Totals};
 use super::hashed::hashed_groups;
-use super::keys::{Item, Score};
-use super::strategy::{prepare, Sink};
+use super::keys::{starts_as_f32, Item, Score};
+use super::strategy::{pack_f32, prepare, Sink};
 use super::stream::{Merge, Packed, Stream};
 use super::walk::walk_groups_iter;
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, Pool};
+use crate::sort::sort_keys;
 
 /// The tie groups of `(score, outcome, weight)` rows in increasing score
 /// order: everything the ranking metrics need, in a form that merges exactly
@@ -140,6 +141,22 @@ pub fn score_groups<X: Score>(
                 n_neg: found.iter().map(|g| g.2).collect(),
                 w_pos: Vec::new(),
                 w_neg: Vec::new(),
+            });
+        }
+    }
+    // float32 probabilities (or float64 copies of them): half-width keys,
+    // one array, as binary_ranking sorts them; the value back from the bits.
+    if weight.is_none()
+        && positive.len() == score.len()
+        && !score.is_empty()
+        && starts_as_f32(score.iter().copied())
+    {
+        if let Some((mut rows, _)) = pack_f32(positive, score, pool)? {
+            sort_keys(&mut rows, pool)?;
+            let n = rows.len();
+            #[allow(clippy::cast_possible_truncation)]
+            return GroupSink::collect(Packed { rows: rows.iter() }, n, |k| {
+                f64::from(f32::from_bits(k as u32))
             });
         }
     }
