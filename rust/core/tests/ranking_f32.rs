@@ -1,0 +1,107 @@
+//! float32 scores on their half-width key paths (logits of either sign,
+//! tie groups) against counts and the general path.
+#![allow(clippy::unwrap_used)]
+
+use cmetrics_core::ranking::{binary_ranking, score_groups, walk_groups};
+use cmetrics_core::Pool;
+
+mod common;
+use common::lcg;
+
+/// float32 scores of any sign (logits) take two sides of half-width keys:
+/// the pair counts equal the naive count, signed zeros tie, the extremes and
+/// subnormals order as values, and a late NaN or infinity is still the
+/// general path's error with its row.
+#[test]
+fn signed_float32_scores_rank_as_values() {
+    let n = 120_000;
+    let mut r = lcg(21);
+    let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(3)).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let mut logits: Vec<f32> = (0..n)
+        .map(|_| (r() % 4_000_000) as f32 / 1e5 - 20.0)
+        .collect();
+    let specials = [
+        -0.0,
+        0.0,
+        f32::MAX,
+        -f32::MAX,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        1e-45,
+        -1e-45,
+    ];
+    for (i, &v) in specials.iter().enumerate() {
+        logits[3000 + 7 * i] = v;
+        logits[3001 + 7 * i] = v;
+    }
+    // The walk in pieces on three threads equals the walk of the tie groups.
+    let groups = score_groups(&ok, &logits, None, &Pool::new(1)).unwrap();
+    let want = walk_groups((&groups).into(), true).unwrap();
+    for pool in [Pool::new(1), Pool::new(3).with_min_parallel(0)] {
+        let got = binary_ranking(&ok, &logits, None, true, &pool).unwrap();
+        assert_eq!(
+            (got.ordered, got.tied, got.reversed, got.n_thresholds),
+            (want.ordered, want.tied, want.reversed, want.n_thresholds)
+        );
+        assert!((got.average_precision - want.average_precision).abs() <= 1e-12);
+    }
+    // Pair counts against a count over the sorted values (exact ties).
+    let mut rows: Vec<(f32, bool)> = logits.iter().copied().zip(ok.iter().copied()).collect();
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut reversed, mut tied, mut neg_below) = (0_u128, 0_u128, 0_u128);
+    let mut i = 0;
+    while i < rows.len() {
+        let mut j = i;
+        let (mut p, mut q) = (0_u128, 0_u128);
+        while j < rows.len() && rows[j].0 == rows[i].0 {
+            p += u128::from(rows[j].1);
+            q += u128::from(!rows[j].1);
+            j += 1;
+        }
+        tied += p * q;
+        reversed += p * (u128::from(ok.iter().filter(|&&x| !x).count() as u64) - neg_below - q);
+        neg_below += q;
+        i = j;
+    }
+    let got = binary_ranking(&ok, &logits, None, true, &Pool::new(2)).unwrap();
+    assert_eq!((got.reversed, got.tied), (reversed, tied));
+    for (bad, at) in [(f32::NAN, 100_000_usize), (f32::NEG_INFINITY, 90_000)] {
+        let mut broken = logits.clone();
+        broken[at] = bad;
+        let err = binary_ranking(&ok, &broken, None, true, &Pool::new(2)).unwrap_err();
+        assert!(
+            matches!(err, cmetrics_core::MetricError::NonFinite { index, .. } if index == at),
+            "{err:?}"
+        );
+    }
+}
+
+/// float32 scores' tie groups come from half-width keys: the same values
+/// and counts as the general path (unit weights take it), signed zeros in
+/// one group, for float32 scores and float64 copies of them.
+#[test]
+fn float32_tie_groups_equal_the_general_path() {
+    let n = 150_000;
+    let mut r = lcg(23);
+    let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(3)).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let mut narrow: Vec<f32> = (0..n).map(|_| (r() % 3_000_000) as f32 / 3e6).collect();
+    narrow[10] = -0.0;
+    narrow[11] = 0.0;
+    narrow[12] = f32::MAX;
+    narrow[13] = 1e-45;
+    let wide: Vec<f64> = narrow.iter().map(|&x| f64::from(x)).collect();
+    let ones = vec![1.0; n];
+    let pool = Pool::new(2).with_min_parallel(0);
+    let want = score_groups(&ok, &narrow, Some(&ones), &pool).unwrap();
+    for got in [
+        score_groups(&ok, &narrow, None, &pool).unwrap(),
+        score_groups(&ok, &wide, None, &pool).unwrap(),
+    ] {
+        assert_eq!(got.n_pos, want.n_pos);
+        assert_eq!(got.n_neg, want.n_neg);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got.values), bits(&want.values));
+    }
+}
