@@ -49,6 +49,7 @@ fn signed_float32_scores_rank_as_values() {
     // Pair counts against a count over the sorted values (exact ties).
     let mut rows: Vec<(f32, bool)> = logits.iter().copied().zip(ok.iter().copied()).collect();
     rows.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let negatives = u128::from(ok.iter().filter(|&&x| !x).count() as u64);
     let (mut reversed, mut tied, mut neg_below) = (0_u128, 0_u128, 0_u128);
     let mut i = 0;
     while i < rows.len() {
@@ -60,7 +61,7 @@ fn signed_float32_scores_rank_as_values() {
             j += 1;
         }
         tied += p * q;
-        reversed += p * (u128::from(ok.iter().filter(|&&x| !x).count() as u64) - neg_below - q);
+        reversed += p * (negatives - neg_below - q);
         neg_below += q;
         i = j;
     }
