@@ -174,9 +174,8 @@ def roc_auc_score(
     if fpr is not None:
         validation.same_length("y_true", positive, "y_score", score)
         value_checks.check_finite("y_score", score)
-        wide = score.astype(np.float64) if score.dtype == np.float32 else score
         return multiclass_ranking.partial_auc(
-            positive, wide, validation.weights(sample_weight, positive.shape[0]), fpr, backend
+            positive, score, validation.weights(sample_weight, positive.shape[0]), fpr, backend
         )
     d = ranking_walk.walk(positive, score, sample_weight, backend, curves=False)
     if ranking_walk.no_pairs(d):

@@ -15,7 +15,6 @@ use super::walk::{walk, walk_groups_iter};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool};
-use crate::sort::{sort_keys, sort_keys_alone};
 use rayon::prelude::*;
 
 /// One chunk of [`split`]: its first row, its slots of the first and
@@ -115,20 +114,8 @@ fn sort_and_walk<T: Item>(
     curves: bool,
     max_key: bool,
 ) -> Result<BinaryRanking> {
-    if pool.parallel_for(pos.len() + neg.len()) {
-        // Side by side, one thread each: faster than one after the other.
-        let (a, b) = pool.install(|| {
-            rayon::join(
-                || T::sort_alone(&mut pos, pool),
-                || T::sort_alone(&mut neg, pool),
-            )
-        });
-        a?;
-        b?;
-    } else {
-        T::sort(&mut pos, pool)?;
-        T::sort(&mut neg, pool)?;
-    }
+    let side_by_side = pool.parallel_for(pos.len() + neg.len());
+    sort_both(&mut pos, &mut neg, side_by_side, pool)?;
     if !T::WEIGHTED && pos.len() + neg.len() >= PIECE_WALK_MIN {
         let pieces = split_pieces(&pos, &neg);
         return if max_key {
@@ -153,6 +140,25 @@ fn sort_and_walk<T: Item>(
         walk(Merge::<T, true>::new(&pos, &neg), totals, curves, pool)
     } else {
         walk(Merge::<T, false>::new(&pos, &neg), totals, curves, pool)
+    }
+}
+
+/// Sort two vectors: `side_by_side`, one thread each (faster than one after
+/// the other on every thread when both are large), else one after the other.
+fn sort_both<T: Item>(
+    a: &mut Vec<T>,
+    b: &mut Vec<T>,
+    side_by_side: bool,
+    pool: &Pool,
+) -> Result<()> {
+    if side_by_side {
+        let (x, y) =
+            pool.install(|| rayon::join(|| T::sort_alone(a, pool), || T::sort_alone(b, pool)));
+        x?;
+        y
+    } else {
+        T::sort(a, pool)?;
+        T::sort(b, pool)
     }
 }
 
@@ -518,20 +524,10 @@ fn walk_signed_f32<X: Score>(
     if bad {
         return Ok(None);
     }
-    // Side by side, one thread each, when both arrays are large.
-    if pool.parallel_for(score.len()) && 4 * low.len().min(high.len()) >= score.len() {
-        let (a, b) = pool.install(|| {
-            rayon::join(
-                || sort_keys_alone(&mut low, pool),
-                || sort_keys_alone(&mut high, pool),
-            )
-        });
-        a?;
-        b?;
-    } else {
-        sort_keys(&mut low, pool)?;
-        sort_keys(&mut high, pool)?;
-    }
+    // Side by side when both arrays are large (one may hold nearly every row).
+    let side_by_side =
+        pool.parallel_for(score.len()) && 4 * low.len().min(high.len()) >= score.len();
+    sort_both(&mut low, &mut high, side_by_side, pool)?;
     let totals = totals_of(positive, None, n_pos)?;
     let mut pieces = packed_pieces(&low);
     let (p0, n0) = pieces.last().map_or((0, 0), |&(r, p, q)| {
