@@ -17,6 +17,7 @@ from cmetrics._kernels import (
     Counted,
     CurveDrop,
     CurvePoints,
+    CurveTerms,
     Encoded,
     GroupedCounts,
     GroupedHistograms,
@@ -31,6 +32,7 @@ from cmetrics._kernels import (
     ProbAccumulators,
     RankingReplicates,
     RankingState,
+    RowSums,
     ScoreMatrix,
     Scores,
     ThresholdCounts,
@@ -80,6 +82,7 @@ __all__ = [
     "replicate_ranking",
     "replicate_sums",
     "row_placements",
+    "row_sum_range",
     "scatter_rows",
     "score_groups",
     "threshold_counts",
@@ -173,7 +176,7 @@ def evaluate_proba(
     """One pass over y_proba: every accumulator of the probabilistic metrics."""
 
 def binary_ranking(
-    positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True, n_threads: int = 0
+    positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: CurveTerms = True, n_threads: int = 0
 ) -> BinaryRanking: ...
 def score_groups(positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0) -> Groups: ...
 def row_placements(positive: Bools, score: Scores, n_threads: int = 0) -> F64: ...
@@ -190,7 +193,7 @@ def one_vs_rest(
     codes: npt.NDArray[np.uint32] | None = None,
     indicator: Bools | None = None,
     sample_weight: F64 | None = None,
-    curves: bool = True,
+    curves: CurveTerms = True,
     n_threads: int = 0,
 ) -> list[BinaryRanking]: ...
 def binned_one_vs_rest(
@@ -203,6 +206,7 @@ def binned_one_vs_rest(
 def rank_histogram(
     y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], sample_weight: F64 | None = None, n_threads: int = 0
 ) -> F64: ...
+def row_sum_range(y_score: ScoreMatrix, n_threads: int = 0) -> RowSums: ...
 def one_vs_one(y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], n_threads: int = 0) -> OneVsOne: ...
 def merge_groups(a: Groups, b: Groups) -> Groups: ...
 def walk_groups(groups: Groups, curves: bool = True) -> BinaryRanking: ...

@@ -36,6 +36,10 @@ Bools = npt.NDArray[np.bool_]
 #: Which curve points ``threshold_counts`` drops: none, scikit-learn's ROC rule, or its
 #: precision-recall / DET rule.
 CurveDrop = Literal["none", "collinear", "flat"]
+#: What a walk computes beyond the pair counts: every curve term (True), none (False), or the
+#: average precision alone ("precision": the other curve terms NaN, one division per tie group
+#: holding positives).
+CurveTerms = bool | Literal["precision"]
 
 
 class Counted(NamedTuple):
@@ -157,6 +161,14 @@ class PairedPlacements(NamedTuple):
     neg_aa: float
     neg_bb: float
     neg_ab: float
+
+
+class RowSums(NamedTuple):
+    """The smallest and the largest row sum of a score matrix (float64 sums; ``inf, -inf``
+    without rows)."""
+
+    low: float
+    high: float
 
 
 class OneVsOne(NamedTuple):
@@ -363,7 +375,12 @@ class Kernels(Protocol):
         n_threads: int = 0,
     ) -> F64: ...
     def binary_ranking(
-        self, positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: bool = True, n_threads: int = 0
+        self,
+        positive: Bools,
+        score: Scores,
+        sample_weight: F64 | None = None,
+        curves: CurveTerms = True,
+        n_threads: int = 0,
     ) -> BinaryRanking: ...
     def score_groups(
         self, positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0
@@ -387,7 +404,7 @@ class Kernels(Protocol):
         codes: npt.NDArray[np.uint32] | None = None,
         indicator: Bools | None = None,
         sample_weight: F64 | None = None,
-        curves: bool = True,
+        curves: CurveTerms = True,
         n_threads: int = 0,
     ) -> list[BinaryRanking]: ...
     def binned_one_vs_rest(
@@ -410,6 +427,7 @@ class Kernels(Protocol):
     def rank_histogram(
         self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], sample_weight: F64 | None = None, n_threads: int = 0
     ) -> F64: ...
+    def row_sum_range(self, y_score: ScoreMatrix, n_threads: int = 0) -> RowSums: ...
     def one_vs_one(self, y_score: ScoreMatrix, codes: npt.NDArray[np.uint32], n_threads: int = 0) -> OneVsOne: ...
     def merge_groups(self, a: Groups, b: Groups) -> Groups: ...
     def walk_groups(self, groups: Groups, curves: bool = True) -> BinaryRanking: ...

@@ -140,8 +140,8 @@ def roc_auc_score(
             raise ValidationError(msg)
         if multi_class == "raise":
             raise ValidationError("multi_class must be in ('ovo', 'ovr') for a 2-D y_score")
-        sm = multiclass_ranking.score_matrix(s, validation.as_1d(t, "y_true").shape[0])
-        multiclass_ranking.check_sums_to_one(sm)
+        sm = multiclass_ranking.score_matrix(s, validation.as_1d(t, "y_true").shape[0], finite=False)
+        multiclass_ranking.check_sums_to_one(sm, backend)
         if multi_class == "ovo" and average is None:
             raise NotImplementedOptionError("average=None is not implemented for multi_class='ovo'.")
         if average not in (("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted")):
@@ -255,6 +255,7 @@ def average_precision_score(
         validation.scores(s.ravel() if s.ndim == 2 else s, "y_score", keep_float32=True),
         sample_weight,
         backend,
+        curves="precision",
     )
     if d.w_pos == 0:
         warn("No positive class found in y_true, recall is set to one for all thresholds; average precision is 0.0")

@@ -216,6 +216,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "entropy_modulated_accuracy": lambda k: k.entropy_modulated_accuracy(C),
     "evaluate_proba": lambda k: k.evaluate_proba(Y, PROBA, P, W, keep_confidence=True, n_bins=7, rank=True),
     "binary_ranking": lambda k: k.binary_ranking(OK, SCORE, W),
+    "binary_ranking precision": lambda k: k.binary_ranking(OK, SCORE.astype(np.float32), None, "precision"),
+    "binary_ranking precision weighted": lambda k: k.binary_ranking(OK, SCORE, W, "precision"),
     "score_groups": lambda k: k.score_groups(OK, SCORE, W),
     "merge_groups": lambda k: k.merge_groups(k.score_groups(OK[:50], SCORE[:50]), k.score_groups(OK[50:], SCORE[50:])),
     "walk_groups": lambda k: k.walk_groups(k.score_groups(OK, SCORE)),
@@ -230,8 +232,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "one_vs_rest": lambda k: k.one_vs_rest(
         np.round(PROBA, 1), [0, 2, 3], codes=Y.astype(np.uint32), sample_weight=W, curves=True
     ),
+    "one_vs_rest precision": lambda k: k.one_vs_rest(
+        PROBA.astype(np.float32), [0, 2, 3], codes=Y.astype(np.uint32), curves="precision"
+    ),
     "binned_one_vs_rest": lambda k: k.binned_one_vs_rest(np.round(PROBA, 2), Y.astype(np.uint32), 16, W),
     "rank_histogram": lambda k: k.rank_histogram(np.round(PROBA, 1), Y.astype(np.uint32), W),
+    "row_sum_range": lambda k: k.row_sum_range(PROBA),
     "one_vs_one": lambda k: k.one_vs_one(np.round(PROBA, 1).astype(np.float32), Y.astype(np.uint32)),
     "evaluate_proba_groups": lambda k: k.evaluate_proba_groups(
         Y, np.ascontiguousarray(PROBA), np.array([0, 40, 41, 300]), P, W, keep_confidence=True, n_bins=7
@@ -325,6 +331,10 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ),
     ("codes range", lambda k: k.confusion_matrix_codes(Y, P, 2), ValidationError),
     ("marginals shape", lambda k: k.marginals(np.zeros((2, 3))), ShapeError),
+    ("curves name", lambda k: k.binary_ranking(OK, SCORE, None, "recall"), ValidationError),
+    ("ovr curves name", lambda k: k.one_vs_rest(PROBA, [0], codes=Y.astype(np.uint32), curves="all"), ValidationError),
+    ("row sums non-finite", lambda k: k.row_sum_range(np.array([[0.5, 0.5], [np.inf, 0.0]])), NonFiniteError),
+    ("row sums no columns", lambda k: k.row_sum_range(np.zeros((3, 0))), ShapeError),
     ("accuracy shape", lambda k: k.accuracy(np.zeros((0, 0))), ShapeError),
     ("kappa weights", lambda k: k.cohen_kappa(C, "cubic"), ValidationError),
     ("informedness prior shape", lambda k: k.informedness(C, np.full(3, 0.3)), ShapeError),
@@ -545,6 +555,7 @@ MATRIX_ARGUMENTS: dict[str, Callable[[Any, Any], Any]] = {
     "one_vs_rest y_score": lambda k, m: k.one_vs_rest(m, [0], codes=_CODES),
     "one_vs_rest indicator": lambda k, m: k.one_vs_rest(np.ones((6, 3)), [0], indicator=m),
     "rank_histogram": lambda k, m: k.rank_histogram(m, _CODES),
+    "row_sum_range": lambda k, m: k.row_sum_range(m),
     "rank_histogram_groups": lambda k, m: k.rank_histogram_groups(m, _CODES, _ONE_GROUP),
     "binned_one_vs_rest": lambda k, m: k.binned_one_vs_rest(m, _CODES, 4),
     "grouped_binned_histograms": lambda k, m: k.grouped_binned_histograms(m, _CODES, _ONE_GROUP, 4),

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from sklearn import metrics as sk
 
 import cmetrics as cm
-from cmetrics.exceptions import LabelError, ProbabilityError, ShapeError, ValidationError
+from cmetrics import _core, _numpy
+from cmetrics.exceptions import LabelError, NonFiniteError, ProbabilityError, ShapeError, ValidationError
 from tests.conftest import BACKENDS
 
 AVERAGES = [None, "macro", "weighted", "micro"]
@@ -173,6 +174,35 @@ def test_thread_count_does_not_change_the_result() -> None:
         with cm.thread_limit(threads):
             results.append(cm.roc_auc_score(y, p, multi_class="ovr", average=None, sample_weight=w))
     assert all(np.array_equal(results[0], r) for r in results[1:])
+
+
+def test_row_sum_range_backends_agree() -> None:
+    """The fused finiteness and row-sum check (multiclass ROC AUC) of both backends: the
+    extremes of float64 row sums (to the last bits of a sum's order), in any dtype and layout."""
+    rng = np.random.default_rng(8)
+    p = probabilities(rng, 30_001, 7, 2, np.float64)
+    for s in (p, p.astype(np.float32), np.asfortranarray(p), (p * 100).astype(np.int64)):
+        sums = np.asarray(s, dtype=np.float64).sum(axis=1)
+        for be in (_core, _numpy):
+            lo, hi = be.row_sum_range(s)
+            assert lo == pytest.approx(sums.min(), rel=1e-15) and hi == pytest.approx(sums.max(), rel=1e-15)
+
+
+def test_a_non_finite_score_is_named_alike_by_both_backends() -> None:
+    rng = np.random.default_rng(9)
+    y = np.arange(400) % 4
+    for bad in (np.nan, np.inf):
+        for dtype in (np.float64, np.float32):
+            p = probabilities(rng, 400, 4, 2, dtype)
+            p[301, 2] = bad
+            p[350, 0] = bad
+            messages = []
+            for backend in ("rust", "numpy"):
+                with pytest.raises(NonFiniteError) as err:
+                    cm.roc_auc_score(y, p, multi_class="ovr", backend=backend)
+                messages.append(str(err.value))
+            want = f"y_score[{301 * 4 + 2}] = {bad!r} is not finite; remove or impute NaN and infinite values"
+            assert messages[0] == messages[1] == want
 
 
 # -- errors as scikit-learn's -------------------------------------------------------------------

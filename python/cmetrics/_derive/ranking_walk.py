@@ -19,7 +19,7 @@ from cmetrics._base.aliases import F64, Backend, Bools, Ties
 from cmetrics._base.config import get_num_threads
 from cmetrics._base.undefined import undefined
 from cmetrics._derive import probability_pass
-from cmetrics._kernels import BinaryRanking, CurveDrop, ThresholdCounts
+from cmetrics._kernels import BinaryRanking, CurveDrop, CurveTerms, ThresholdCounts
 from cmetrics.exceptions import LengthMismatchError, ShapeError, UndefinedMetricWarning, ValidationError, WeightError
 
 
@@ -38,9 +38,15 @@ class SelectiveScores:
 
 
 def walk(
-    positive: Bools, score: np.ndarray, sample_weight: ArrayLike | None, backend: Backend, *, curves: bool = True
+    positive: Bools,
+    score: np.ndarray,
+    sample_weight: ArrayLike | None,
+    backend: Backend,
+    *,
+    curves: CurveTerms = True,
 ) -> BinaryRanking:
-    """The tie-grouped walk of the selected backend (``curves=False``: pair counts only)."""
+    """The tie-grouped walk of the selected backend (``curves=False``: pair counts only;
+    ``"precision"``: the average precision, the other curve terms NaN)."""
     w = validation.weights(sample_weight, positive.shape[0])  # the kernels check the other lengths
     return resolve_backend(backend).binary_ranking(positive, score, w, curves, get_num_threads())
 

@@ -38,6 +38,7 @@ from cmetrics._numpy.multiclass_ranking import (
     one_vs_rest,
     rank_histogram,
     rank_histogram_groups,
+    row_sum_range,
 )
 from cmetrics._numpy.probabilistic import (
     evaluate_proba,
@@ -99,6 +100,7 @@ __all__ = [
     "replicate_ranking",
     "replicate_sums",
     "row_placements",
+    "row_sum_range",
     "scatter_rows",
     "score_groups",
     "threshold_counts",

@@ -11,10 +11,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from cmetrics._base.value_checks import check_2d, check_weights
-from cmetrics._kernels import F64, BinaryRanking, GroupedHistograms, Groups, OneVsOne
+from cmetrics._base.value_checks import check_2d, check_finite, check_weights
+from cmetrics._kernels import F64, BinaryRanking, CurveTerms, GroupedHistograms, Groups, OneVsOne, RowSums
 from cmetrics._numpy.grouping import check_offsets
-from cmetrics._numpy.ranking import binary_ranking, order_keys
+from cmetrics._numpy.ranking import binary_ranking, check_curves, order_keys
 from cmetrics.exceptions import LengthMismatchError, LimitExceededError, NonFiniteError, ShapeError, ValidationError
 
 
@@ -49,10 +49,11 @@ def one_vs_rest(
     codes: np.ndarray | None = None,
     indicator: np.ndarray | None = None,
     sample_weight: np.ndarray | None = None,
-    curves: bool = True,
+    curves: CurveTerms = True,
     n_threads: int = 0,
 ) -> list[BinaryRanking]:
     """The walk of each requested column against its class (as the Rust kernel)."""
+    check_curves(curves)
     if (codes is None) == (indicator is None):
         raise ValidationError("pass exactly one of codes and indicator")
     n = _check_matrix(y_score, codes, indicator)
@@ -139,6 +140,20 @@ def rank_histogram(
         w = None if sample_weight is None else sample_weight[start : start + step]
         hist += np.bincount(rank, weights=w, minlength=k)
     return hist
+
+
+def row_sum_range(y_score: np.ndarray, n_threads: int = 0) -> RowSums:
+    """The smallest and the largest row sum (float64), every score checked finite first (as
+    the Rust kernel: the first non-finite score by its flat row-major index)."""
+    check_2d(y_score, "y_score")
+    n, k = y_score.shape
+    if k == 0:
+        raise ShapeError(f"y_score has the wrong shape: 0 values do not make rows of {k} columns")
+    check_finite("y_score", np.ascontiguousarray(y_score).ravel())
+    if n == 0:
+        return RowSums(math.inf, -math.inf)
+    sums = y_score.sum(axis=1, dtype=np.float64)
+    return RowSums(float(sums.min()), float(sums.max()))
 
 
 def _check_binned(y_score: np.ndarray, codes: np.ndarray, bins: int, sample_weight: np.ndarray | None) -> int:

@@ -16,6 +16,7 @@ from cmetrics._kernels import (
     BinaryRanking,
     CurveDrop,
     CurvePoints,
+    CurveTerms,
     Groups,
     KendallCounts,
     PairedPlacements,
@@ -71,12 +72,26 @@ def binary_ranking(
     positive: np.ndarray,
     score: np.ndarray,
     sample_weight: np.ndarray | None = None,
-    curves: bool = True,
+    curves: CurveTerms = True,
     n_threads: int = 0,
 ) -> BinaryRanking:
 
+    precision_only = check_curves(curves)
     # The tie groups (checks included), walked from the highest score down.
-    return _walk_ascending(score_groups(positive, score, sample_weight), curves)
+    r = _walk_ascending(score_groups(positive, score, sample_weight), curves is not False)
+    if precision_only:
+        return r._replace(aupr_trapezoid=math.nan, aurc=math.nan, placement_pos_sq=math.nan, placement_neg_sq=math.nan)
+    return r
+
+
+def check_curves(curves: object) -> bool:
+    """``curves=`` of the walks: True, False or ``"precision"`` (whether it is the last, as the
+    Rust kernels take it)."""
+    if isinstance(curves, bool):
+        return False
+    if isinstance(curves, str) and curves == "precision":
+        return True
+    raise ValidationError(f"curves must be True, False or 'precision', got {curves!r}")
 
 
 def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:

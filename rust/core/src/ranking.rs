@@ -49,8 +49,8 @@ mod top_k;
 mod union;
 mod walk;
 
-pub use binary::BinaryRanking;
 pub(crate) use binary::{check_weights, weight_scale};
+pub use binary::{BinaryRanking, Curves};
 pub use binned::{
     binned_one_vs_rest, grouped_binned_histograms, GroupedHistograms, MAX_GROUPED_CELLS,
 };
@@ -64,7 +64,7 @@ pub use one_vs_one::{one_vs_one_auc, ratio, OneVsOne};
 pub use one_vs_rest::one_vs_rest;
 pub(crate) use placements::{check_scores, sorted_rows};
 pub use placements::{paired_placements, row_placements, PairCounts, PairedPlacements};
-pub use score_matrix::{Matrix, Truth};
+pub use score_matrix::{row_sum_range, Matrix, Truth};
 pub use state::{add_segments, walk_states, CurvePoints, GroupState, MIN_BUFFER};
 pub use strategy::binary_ranking;
 pub(crate) use strategy::walk_packed_keys;

@@ -4,7 +4,7 @@
 
 use cmetrics_core::ranking::{
     binary_ranking, binned_one_vs_rest, grouped_binned_histograms, one_vs_one_auc, one_vs_rest,
-    rank_histogram, threshold_counts, Drop, Matrix, Truth,
+    rank_histogram, row_sum_range, threshold_counts, Curves, Drop, Matrix, Truth,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -80,6 +80,16 @@ proptest! {
                 let pos: Vec<bool> = codes.iter().map(|&y| y as usize == c).collect();
                 let col: Vec<f32> = (0..n).map(|i| scores[i * k + c]).collect();
                 prop_assert_eq!(format!("{:?}", by_codes[j]), format!("{:?}", binary_ranking(&pos, &col, weight, true, &pool).unwrap()));
+            }
+            // The pair counts alone (a walk without curves) are the full walk's,
+            // and so is the AP of the walk of the precision alone, to the bit.
+            let counts = one_vs_rest(Truth::Codes(&codes), m, &[3, 0, 1], weight, false, &pool).unwrap();
+            let precision = one_vs_rest(Truth::Codes(&codes), m, &[3, 0, 1], weight, Curves::Precision, &pool).unwrap();
+            for ((a, p), b) in counts.iter().zip(&precision).zip(&by_codes) {
+                prop_assert_eq!((a.ordered, a.tied, a.reversed, a.n_thresholds), (b.ordered, b.tied, b.reversed, b.n_thresholds));
+                prop_assert_eq!((p.ordered, p.tied, p.reversed, p.n_thresholds), (b.ordered, b.tied, b.reversed, b.n_thresholds));
+                prop_assert_eq!(p.average_precision.to_bits(), b.average_precision.to_bits());
+                prop_assert!(p.aurc.is_nan() && p.aupr_trapezoid.is_nan() && p.placement_neg_sq.is_nan());
             }
             for c in 0..k {
                 let pos: Vec<bool> = (0..n).map(|i| ind[i * k + c]).collect();
@@ -302,4 +312,86 @@ fn column_major_matrices_give_the_same_results() {
         binned_one_vs_rest(&codes, by_rows, None, 16, &pool).unwrap(),
         binned_one_vs_rest(&codes, by_cols, None, 16, &pool).unwrap()
     );
+}
+
+/// The row-sum range: the extremes of plain float64 row sums over chunks of
+/// rows, either layout; the first NaN or infinity (row-major order) named by
+/// its flat index, whichever chunk finds it; finite rows that overflow are
+/// not an error but an infinite sum.
+#[test]
+fn row_sum_range_is_the_extremes_of_the_row_sums() {
+    let (n, k) = (700_000, 4);
+    let mut x = 11_u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let mut rows: Vec<f64> = (0..n * k).map(|_| (next() % 1000) as f64 / 997.0).collect();
+    let sums: Vec<f64> = rows
+        .chunks_exact(k)
+        .map(|r| r.iter().fold(0.0, |s, v| s + v))
+        .collect();
+    let lo = sums.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = sums.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let cols =
+        |rows: &[f64]| -> Vec<f64> { (0..n * k).map(|i| rows[(i % n) * k + i / n]).collect() };
+    for pool in [Pool::sequential(), Pool::new(3).with_min_parallel(1)] {
+        let by_rows = Matrix {
+            values: &rows,
+            n_cols: k,
+            column_major: false,
+        };
+        assert_eq!(row_sum_range(by_rows, &pool).unwrap(), (lo, hi));
+        let c = cols(&rows);
+        let by_cols = Matrix {
+            values: &c,
+            n_cols: k,
+            column_major: true,
+        };
+        assert_eq!(row_sum_range(by_cols, &pool).unwrap(), (lo, hi));
+    }
+    // Two bad values in different chunks: the first in row-major order is named.
+    rows[650_001 * k + 2] = f64::NAN;
+    rows[400_000 * k + 3] = f64::NEG_INFINITY;
+    let c = cols(&rows);
+    for pool in [Pool::sequential(), Pool::new(3).with_min_parallel(1)] {
+        for m in [
+            Matrix {
+                values: &rows[..],
+                n_cols: k,
+                column_major: false,
+            },
+            Matrix {
+                values: &c[..],
+                n_cols: k,
+                column_major: true,
+            },
+        ] {
+            let err = row_sum_range(m, &pool).unwrap_err().to_string();
+            assert!(
+                err.starts_with("y_score[1600003] = -inf is not finite"),
+                "{err}"
+            );
+        }
+    }
+    let huge = [f64::MAX, f64::MAX, 0.5, 0.5];
+    let m = Matrix {
+        values: &huge,
+        n_cols: 2,
+        column_major: false,
+    };
+    assert_eq!(
+        row_sum_range(m, &Pool::sequential()).unwrap(),
+        (1.0, f64::INFINITY)
+    );
+    let f32s = [0.25_f32, 0.5, 0.125, 0.875];
+    let m = Matrix {
+        values: &f32s,
+        n_cols: 2,
+        column_major: false,
+    };
+    assert_eq!(row_sum_range(m, &Pool::sequential()).unwrap(), (0.75, 1.0));
 }

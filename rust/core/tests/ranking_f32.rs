@@ -2,7 +2,7 @@
 //! tie groups) against counts and the general path.
 #![allow(clippy::unwrap_used)]
 
-use cmetrics_core::ranking::{binary_ranking, score_groups, walk_groups};
+use cmetrics_core::ranking::{binary_ranking, score_groups, walk_groups, BinaryRanking, Curves};
 use cmetrics_core::Pool;
 
 mod common;
@@ -104,5 +104,66 @@ fn float32_tie_groups_equal_the_general_path() {
         assert_eq!(got.n_neg, want.n_neg);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&got.values), bits(&want.values));
+    }
+}
+
+/// The walk of pair counts alone (no curves: no branch per row) gives the
+/// counts of the full walk, and the walk of the average precision alone its
+/// AP to the bit (the other curve terms NaN), on every key path (packed
+/// float32, the two sides of float64, integers in hash tables), with ties,
+/// in pieces and whole, weighted too.
+#[test]
+fn pair_count_and_precision_walks_equal_the_full_walk() {
+    let n = 150_000;
+    let mut r = lcg(5);
+    let ok: Vec<bool> = (0..n).map(|_| r() % 5 < 2).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let dense: Vec<f32> = (0..n).map(|_| (r() % 400_000) as f32 / 400_000.0).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let fine: Vec<f64> = (0..n)
+        .map(|_| (r() % 5_000_000) as f64 / 7.0 - 1e5)
+        .collect();
+    #[allow(clippy::cast_possible_wrap)]
+    let ints: Vec<i64> = (0..n).map(|_| (r() % 300) as i64 - 150).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let weights: Vec<f64> = (0..n).map(|_| (r() % 7) as f64 * 0.375).collect();
+    let first_row_positive: Vec<bool> = ok.iter().enumerate().map(|(i, &p)| p || i == 0).collect();
+    let pairs = |a: &BinaryRanking| (a.ordered, a.tied, a.reversed, a.n_thresholds);
+    for pool in [Pool::new(1), Pool::new(3).with_min_parallel(0)] {
+        for labels in [&ok, &first_row_positive] {
+            for rows in [n, 5000] {
+                let l = &labels[..rows];
+                let w = Some(&weights[..rows]);
+                let walks = [
+                    [Curves::Off, Curves::Precision, Curves::All]
+                        .map(|c| binary_ranking(l, &dense[..rows], None, c, &pool).unwrap()),
+                    [Curves::Off, Curves::Precision, Curves::All]
+                        .map(|c| binary_ranking(l, &fine[..rows], None, c, &pool).unwrap()),
+                    [Curves::Off, Curves::Precision, Curves::All]
+                        .map(|c| binary_ranking(l, &ints[..rows], None, c, &pool).unwrap()),
+                    [Curves::Off, Curves::Precision, Curves::All]
+                        .map(|c| binary_ranking(l, &dense[..rows], w, c, &pool).unwrap()),
+                ];
+                for [off, precision, all] in walks {
+                    assert_eq!(pairs(&off), pairs(&all));
+                    assert_eq!(pairs(&precision), pairs(&all));
+                    assert!(off.average_precision.is_nan() && all.average_precision.is_finite());
+                    assert_eq!(
+                        precision.average_precision.to_bits(),
+                        all.average_precision.to_bits()
+                    );
+                    assert!(
+                        precision.aurc.is_nan()
+                            && precision.aupr_trapezoid.is_nan()
+                            && precision.placement_pos_sq.is_nan()
+                    );
+                    assert!(
+                        all.aurc.is_finite()
+                            && all.aupr_trapezoid.is_finite()
+                            && all.placement_pos_sq.is_finite()
+                    );
+                }
+            }
+        }
     }
 }

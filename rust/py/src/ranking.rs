@@ -15,7 +15,7 @@ pub(crate) use binary::{ranking_py, with_scores, ScoreArray};
 use groups::{merge_groups, paired_placements, row_placements, score_groups, walk_groups};
 use multiclass::{
     binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest, rank_histogram,
-    rank_histogram_groups,
+    rank_histogram_groups, row_sum_range,
 };
 use state::{add_segments, union_states, walk_states, walk_union, GroupState};
 
@@ -33,6 +33,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(threshold_counts, m)?)?;
     m.add_function(wrap_pyfunction!(one_vs_one, m)?)?;
     m.add_function(wrap_pyfunction!(rank_histogram, m)?)?;
+    m.add_function(wrap_pyfunction!(row_sum_range, m)?)?;
     m.add_function(wrap_pyfunction!(rank_histogram_groups, m)?)?;
     m.add_function(wrap_pyfunction!(binned_one_vs_rest, m)?)?;
     m.add_function(wrap_pyfunction!(grouped_binned_histograms, m)?)?;

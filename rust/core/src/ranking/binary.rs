@@ -68,6 +68,28 @@ pub(crate) fn check_weights(w: &[f64], n: usize, rows: &'static str) -> Result<(
     Ok(())
 }
 
+/// What a walk computes beyond the pair counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Curves {
+    /// The pair counts alone (the curve terms are NaN).
+    Off,
+    /// The average precision too (the other curve terms are NaN): without
+    /// weights, a precision per tie group holding positives only.
+    Precision,
+    /// Every curve term: AP, the PR trapezoid, AURC and DeLong's placements.
+    All,
+}
+
+impl From<bool> for Curves {
+    fn from(all: bool) -> Self {
+        if all {
+            Curves::All
+        } else {
+            Curves::Off
+        }
+    }
+}
+
 /// Tie-grouped walk over the scores from the highest to the lowest: what
 /// every binary ranking metric is derived from.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -9,7 +9,7 @@
 //! into chunks on the same pool when it has threads to spare. Results come
 //! back in class order and none depends on the thread count.
 
-use super::binary::{check_weights, BinaryRanking, Totals};
+use super::binary::{check_weights, BinaryRanking, Curves, Totals};
 use super::keys::{packed_u32, starts_as_f32, Score};
 use super::score_matrix::{check_matrix, Matrix, Truth};
 use super::strategy::binary_ranking;
@@ -33,9 +33,10 @@ pub fn one_vs_rest<X: Score>(
     scores: Matrix<'_, X>,
     columns: &[usize],
     weight: Option<&[f64]>,
-    curves: bool,
+    curves: impl Into<Curves>,
     pool: &Pool,
 ) -> Result<Vec<BinaryRanking>> {
+    let curves: Curves = curves.into();
     let n = check_matrix(&scores, truth)?;
     if let Some(&c) = columns.iter().find(|&&c| c >= scores.n_cols) {
         return Err(MetricError::Shape {
@@ -118,7 +119,42 @@ fn packed_columns<X: Score>(
             return true;
         }
         let first = c * chunk_rows;
+        let rows = piece.first().map_or(0, |p| p.len());
+        let k = scores.n_cols;
         let mut ok = true;
+        if !scores.column_major && columns.len() <= TILE_COLUMNS {
+            // Tiles of TILE rows: the keys computed row by row from the
+            // contiguous scores into a small table, then copied out a column
+            // at a time (whole cache lines to each column's output).
+            let mut tile = [[0_u32; TILE]; TILE_COLUMNS];
+            let values = scores
+                .values
+                .get(first * k..(first + rows) * k)
+                .unwrap_or(&[]);
+            let truth = codes.get(first..first + rows).unwrap_or(&[]);
+            for (t, (block, codes)) in values.chunks(TILE * k).zip(truth.chunks(TILE)).enumerate() {
+                let m = codes.len();
+                for (r, (row, &code)) in block.chunks_exact(k).zip(codes).enumerate() {
+                    for (keys, &col) in tile.iter_mut().zip(columns) {
+                        let x = row.get(col).copied().unwrap_or_default();
+                        let key = x
+                            .f32_bits()
+                            .and_then(|b| packed_u32(b, code as usize == col));
+                        ok &= key.is_some();
+                        if let Some(slot) = keys.get_mut(r) {
+                            *slot = key.unwrap_or(0);
+                        }
+                    }
+                }
+                for (out, keys) in piece.iter_mut().zip(&tile) {
+                    let dst = out.get_mut(t * TILE..t * TILE + m).unwrap_or_default();
+                    for (slot, &key) in dst.iter_mut().zip(keys) {
+                        slot.write(key);
+                    }
+                }
+            }
+            return ok;
+        }
         for (out, &col) in piece.iter_mut().zip(columns) {
             for (r, slot) in out.iter_mut().enumerate() {
                 let i = first + r;
@@ -158,12 +194,16 @@ fn packed_columns<X: Score>(
     Ok(all_ok.then_some(keys))
 }
 
+/// Rows of a tile of the transpose, and the most columns it takes.
+const TILE: usize = 64;
+const TILE_COLUMNS: usize = 32;
+
 /// Sort each packed column and walk it (the binary walk of the column).
 fn walk_packed_columns(
     keys: Vec<Vec<u32>>,
     codes: &[u32],
     columns: &[usize],
-    curves: bool,
+    curves: Curves,
     pool: &Pool,
 ) -> Result<Vec<BinaryRanking>> {
     let n = codes.len() as u64;

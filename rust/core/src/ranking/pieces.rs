@@ -3,7 +3,7 @@
 //! counts below it, and the pieces are combined in order. The cuts depend on
 //! the rows only, so the result does not depend on the thread count.
 
-use super::binary::{BinaryRanking, Totals};
+use super::binary::{BinaryRanking, Curves, Totals};
 use super::keys::Item;
 use super::stream::Stream;
 use super::walk::Walk;
@@ -83,7 +83,7 @@ pub(super) fn walk_in_pieces<P: Piece, S: Stream>(
     pieces: &[P],
     stream: impl Fn(&P) -> S + Sync,
     totals: Totals,
-    curves: bool,
+    curves: Curves,
     pool: &Pool,
 ) -> Result<BinaryRanking> {
     let one = |p: &P| {

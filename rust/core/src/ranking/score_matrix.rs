@@ -117,3 +117,85 @@ pub(super) fn check_matrix<X: Score>(scores: &Matrix<'_, X>, truth: Truth<'_>) -
     }
     Ok(n)
 }
+
+/// A chunk's smallest and largest row sums, and its first non-finite score
+/// (row, column).
+type Extremes = (f64, f64, Option<(usize, usize)>);
+
+/// The smallest and the largest row sum of a score matrix (each row summed
+/// in float64, left to right), after checking that every score is finite:
+/// the multiclass ROC AUC's rule that rows hold probabilities (its caller
+/// compares both ends with 1). One pass, in parallel over fixed chunks of
+/// rows; the extremes do not depend on the chunks.
+///
+/// # Errors
+/// [`MetricError::NonFinite`] for the first (in row-major order) NaN or
+/// infinite score, `index` its flat row-major position; an interruption.
+pub fn row_sum_range<X: Score>(
+    scores: Matrix<'_, X>,
+    pool: &crate::parallel::Pool,
+) -> Result<(f64, f64)> {
+    use rayon::prelude::*;
+    let k = scores.n_cols;
+    ensure!(
+        k > 0 && scores.values.len().is_multiple_of(k),
+        MetricError::Shape {
+            arg: "y_score",
+            detail: format!(
+                "{} values do not make rows of {k} columns",
+                scores.values.len()
+            ),
+        }
+    );
+    let n = scores.rows();
+    let chunk_rows = (crate::parallel::CHECK_ROWS / k).max(1);
+    let part = |c: usize| -> Extremes {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        if pool.stopped() {
+            return (lo, hi, None);
+        }
+        let end = ((c + 1) * chunk_rows).min(n);
+        let mut row = vec![X::default(); k];
+        for i in c * chunk_rows..end {
+            let values: &[X] = if scores.column_major {
+                for (j, slot) in row.iter_mut().enumerate() {
+                    *slot = scores.at(n, i, j);
+                }
+                &row
+            } else {
+                scores.values.get(i * k..(i + 1) * k).unwrap_or(&[])
+            };
+            let sum = values.iter().fold(0.0_f64, |s, x| s + x.to_f64());
+            // A NaN or an infinity makes the sum so; finite float32 or
+            // float64 scores can still overflow it (then no entry is to blame).
+            if !sum.is_finite() {
+                if let Some(j) = values.iter().position(|x| !x.is_finite()) {
+                    return (lo, hi, Some((i, j)));
+                }
+            }
+            lo = lo.min(sum);
+            hi = hi.max(sum);
+        }
+        (lo, hi, None)
+    };
+    let chunks = n.div_ceil(chunk_rows);
+    let parts: Vec<Extremes> = if pool.parallel_for(n * k) {
+        pool.install(|| (0..chunks).into_par_iter().map(part).collect())
+    } else {
+        (0..chunks).map(part).collect()
+    };
+    pool.check()?;
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (a, b, bad) in parts {
+        if let Some((i, j)) = bad {
+            return Err(MetricError::NonFinite {
+                arg: "y_score",
+                index: i * k + j,
+                value: scores.at(n, i, j).to_f64(),
+            });
+        }
+        lo = lo.min(a);
+        hi = hi.max(b);
+    }
+    Ok((lo, hi))
+}

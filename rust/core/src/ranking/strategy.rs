@@ -4,7 +4,7 @@
 //! the same) or split by outcome into two arrays, sorted, and handed to a
 //! [`Sink`] as a [`Stream`] (the walk, or the tie groups).
 
-use super::binary::{check_pair, check_weights, totals_of, BinaryRanking, Totals};
+use super::binary::{check_pair, check_weights, totals_of, BinaryRanking, Curves, Totals};
 use super::hashed::hashed_groups;
 use super::keys::{
     packed_negative_u32, packed_u32, starts_as_f32, starts_as_signed_f32, weighted, Item, Score,
@@ -111,7 +111,7 @@ fn sort_and_walk<T: Item>(
     mut neg: Vec<T>,
     totals: Totals,
     pool: &Pool,
-    curves: bool,
+    curves: Curves,
     max_key: bool,
 ) -> Result<BinaryRanking> {
     let side_by_side = pool.parallel_for(pos.len() + neg.len());
@@ -200,7 +200,7 @@ pub(super) fn sort_and_walk_packed<T: Item>(
     mut rows: Vec<T>,
     totals: Totals,
     pool: &Pool,
-    curves: bool,
+    curves: Curves,
 ) -> Result<BinaryRanking> {
     T::sort(&mut rows, pool)?;
     if !T::WEIGHTED && rows.len() >= PIECE_WALK_MIN {
@@ -272,7 +272,7 @@ pub(super) trait Sink {
 }
 
 pub(super) struct WalkSink {
-    pub(super) curves: bool,
+    pub(super) curves: Curves,
 }
 
 impl Sink for WalkSink {
@@ -441,9 +441,10 @@ pub fn binary_ranking<X: Score>(
     positive: &[bool],
     score: &[X],
     weight: Option<&[f64]>,
-    curves: bool,
+    curves: impl Into<Curves>,
     pool: &Pool,
 ) -> Result<BinaryRanking> {
+    let curves: Curves = curves.into();
     // Few distinct scores (rounded to a few decimals, a model with a few
     // hundred outputs): the tie groups counted in hash tables, no sort.
     if weight.is_none() {
@@ -492,7 +493,7 @@ pub fn binary_ranking<X: Score>(
 fn walk_signed_f32<X: Score>(
     positive: &[bool],
     score: &[X],
-    curves: bool,
+    curves: Curves,
     pool: &Pool,
 ) -> Result<Option<BinaryRanking>> {
     const CHUNK: usize = 1 << 16;
@@ -565,5 +566,5 @@ pub(crate) fn walk_packed_keys(keys: Vec<u32>, pool: &Pool) -> Result<BinaryRank
         ones(&keys)
     };
     let totals = Totals::counted(n_pos, keys.len() as u64 - n_pos);
-    sort_and_walk_packed(keys, totals, pool, true)
+    sort_and_walk_packed(keys, totals, pool, Curves::All)
 }

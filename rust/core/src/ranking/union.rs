@@ -221,7 +221,7 @@ pub fn walk_union(
     }
     let totals = Totals::counted(n_pos, n_neg);
     let one = |&(range, pos_below, neg_below): &PieceJob<'_>| -> Walk {
-        let mut w = Walk::starting_after(totals, curves, pos_below, neg_below);
+        let mut w = Walk::starting_after(totals, curves.into(), pos_below, neg_below);
         let mut prev: Option<u64> = None;
         merge_each::<false>(&runs, range, usize::MAX, pool, |key, c, i| {
             let p = u64::from(c.pos.get(i).copied().unwrap_or(0));
@@ -241,7 +241,7 @@ pub fn walk_union(
         jobs.iter().map(one).collect()
     };
     pool.check()?;
-    Ok(Walk::combine(totals, curves, walks))
+    Ok(Walk::combine(totals, curves.into(), walks))
 }
 
 /// One key range of [`walk_union`]: each run's part, and the positives and

@@ -2,7 +2,7 @@
 //! the exact pair counts, the weighted pair shares and the curve areas of
 //! [`BinaryRanking`] in one pass.
 
-use super::binary::{count_shares, weight_scale, BinaryRanking, Totals};
+use super::binary::{count_shares, weight_scale, BinaryRanking, Curves, Totals};
 use super::stream::Stream;
 use crate::ensure;
 use crate::error::{MetricError, Result};
@@ -15,7 +15,7 @@ use crate::parallel::{Pool, CHECK_ROWS};
 pub(super) fn walk<S: Stream>(
     rows: S,
     totals: Totals,
-    curves: bool,
+    curves: Curves,
     pool: &Pool,
 ) -> Result<BinaryRanking> {
     let mut w = Walk::new(totals, S::WEIGHTED, curves);
@@ -33,6 +33,8 @@ pub(super) struct Walk {
     r: BinaryRanking,
     weighted: bool,
     curves: bool,
+    /// Of the curve terms, the average precision alone (the others NaN).
+    ap_only: bool,
     scale: f64,
     /// Scaled totals.
     sw_pos: f64,
@@ -88,7 +90,13 @@ impl Walk {
             return;
         }
         if !S::WEIGHTED && !self.weighted {
-            self.run_counted(rows, n, pool);
+            if !self.curves {
+                self.run_pairs::<S, false>(rows, n, pool);
+            } else if self.ap_only {
+                self.run_pairs::<S, true>(rows, n, pool);
+            } else {
+                self.run_counted(rows, n, pool);
+            }
             return;
         }
         // The first row opens the first group (every key is possible, so no
@@ -114,6 +122,91 @@ impl Walk {
             left -= step;
         }
         self.close_group();
+    }
+
+    /// [`Walk::run_rows`] without weights or curves: the pair counts, with no
+    /// branch per row. Rows come negatives first within a tie, so a
+    /// positive row is above the negatives below its group (`ordered`) and
+    /// tied with every negative seen since its group opened; the counts below
+    /// the group are carried by a select, not a branch on group ends (which
+    /// no predictor guesses on continuous scores). Per-row sums go to `u64`
+    /// and into the `u128` totals once a block of rows (a block's sum is at
+    /// most `CHECK_ROWS` times the rows seen: far below 2^64). The same
+    /// counts as [`Walk::run_counted`], in about half the time.
+    ///
+    /// With `AP`, the average precision too (and no other curve term): a
+    /// group's precision is computed at its first positive row (the counts
+    /// below the group are known there, its negatives having come first) and
+    /// added times the group's positives when the next group with positives
+    /// opens. Groups without positives add nothing (the full walk adds
+    /// `0 * precision` for them), so the sum has the full walk's bits.
+    #[allow(clippy::cast_precision_loss)]
+    fn run_pairs<S: Stream, const AP: bool>(&mut self, mut rows: S, n: u64, pool: &Pool) {
+        // The walk starts with no group open (a piece starts at a group
+        // boundary), and its first row opens one.
+        let (mut pos_seen, mut neg_seen) = (self.pos_below, self.neg_below);
+        let (mut pb, mut nb) = (pos_seen, neg_seen);
+        let (mut prev, p, _) = rows.next();
+        let mut groups = self.groups + 1;
+        let (mut ordered, mut tied) = (self.ordered, self.tied);
+        let (sw_pos, sw_neg) = (self.sw_pos, self.sw_neg);
+        let mut ap = self.ap;
+        // The group with positives whose AP term waits: its index, its
+        // positives so far and its precision.
+        let (mut pending_group, mut pending_gp, mut pending_precision) = (0_u64, 0_u64, 0.0_f64);
+        let mut positive = |p: bool, groups: u64, pb: u64, nb: u64| {
+            if AP && p {
+                if pending_group != groups {
+                    ap += pending_gp as f64 * pending_precision;
+                    let tp = sw_pos - pb as f64;
+                    pending_precision = tp / (tp + (sw_neg - nb as f64));
+                    (pending_group, pending_gp) = (groups, 0);
+                }
+                pending_gp += 1;
+            }
+        };
+        // The first row adds no tie: it is first in its group.
+        ordered += u128::from(nb & u64::from(p).wrapping_neg());
+        positive(p, groups, pb, nb);
+        pos_seen += u64::from(p);
+        neg_seen += u64::from(!p);
+        let mut left = n - 1;
+        while left > 0 {
+            if pool.stopped() {
+                return;
+            }
+            let step = left.min(CHECK_ROWS as u64);
+            let (mut ord, mut all) = (0_u64, 0_u64);
+            for _ in 0..step {
+                let (k, p, _) = rows.next();
+                let opens = k != prev;
+                if AP {
+                    pb = if opens { pos_seen } else { pb };
+                }
+                nb = if opens { neg_seen } else { nb };
+                groups += u64::from(opens);
+                let pm = u64::from(p).wrapping_neg();
+                ord += nb & pm;
+                all += neg_seen & pm;
+                positive(p, groups, pb, nb);
+                pos_seen += u64::from(p);
+                neg_seen += u64::from(!p);
+                prev = k;
+            }
+            ordered += u128::from(ord);
+            tied += u128::from(all - ord);
+            left -= step;
+        }
+        if AP {
+            ap += pending_gp as f64 * pending_precision;
+            self.ap = ap;
+        }
+        // The last group closes (its ties are already counted).
+        self.groups = groups;
+        (self.ordered, self.tied) = (ordered, tied);
+        (self.gp, self.gn) = (0, 0);
+        (self.pos_below, self.neg_below) = (pos_seen, neg_seen);
+        (self.w_pos_below, self.w_neg_below) = (pos_seen as f64, neg_seen as f64);
     }
 
     /// [`Walk::run_rows`] without weights, its counts and sums held in locals
@@ -230,7 +323,12 @@ impl Walk {
     /// A walk without weights of the rows above `pos_below` positives and
     /// `neg_below` negatives (a piece of a walk).
     #[allow(clippy::cast_precision_loss)]
-    pub(super) fn starting_after(t: Totals, curves: bool, pos_below: u64, neg_below: u64) -> Self {
+    pub(super) fn starting_after(
+        t: Totals,
+        curves: Curves,
+        pos_below: u64,
+        neg_below: u64,
+    ) -> Self {
         let mut w = Self::new(t, false, curves);
         (w.pos_below, w.neg_below) = (pos_below, neg_below);
         (w.w_pos_below, w.w_neg_below) = (pos_below as f64, neg_below as f64);
@@ -266,7 +364,7 @@ impl Walk {
 
     /// The walk of unweighted pieces, each walked on its own from the counts
     /// below it ([`Walk::starting_after`]), combined in ascending key order.
-    pub(super) fn combine(totals: Totals, curves: bool, pieces: Vec<Self>) -> BinaryRanking {
+    pub(super) fn combine(totals: Totals, curves: Curves, pieces: Vec<Self>) -> BinaryRanking {
         let mut all = Self::new(totals, false, curves);
         for w in pieces {
             all.absorb(w);
@@ -275,7 +373,7 @@ impl Walk {
         all.result()
     }
 
-    pub(super) fn new(t: Totals, weighted: bool, curves: bool) -> Self {
+    pub(super) fn new(t: Totals, weighted: bool, curves: Curves) -> Self {
         let scale = if weighted {
             weight_scale(t.w_pos.max(t.w_neg))
         } else {
@@ -290,7 +388,8 @@ impl Walk {
                 ..BinaryRanking::default()
             },
             weighted,
-            curves,
+            curves: curves != Curves::Off,
+            ap_only: curves == Curves::Precision,
             scale,
             sw_pos: t.w_pos * scale,
             sw_neg: t.w_neg * scale,
@@ -496,11 +595,11 @@ impl Walk {
         // order of the AP numerator: a perfect ranking gives exactly 1.
         let curve = |v: f64, ok: bool| if self.curves && ok { v } else { f64::NAN };
         r.average_precision = curve(self.ap / self.w_pos_below, self.w_pos_below > 0.0);
-        r.aupr_trapezoid = curve(self.aupr, self.sw_pos > 0.0);
-        r.aurc = curve(self.aurc, self.sw_pos + self.sw_neg > 0.0);
+        r.aupr_trapezoid = curve(self.aupr, self.sw_pos > 0.0 && !self.ap_only);
+        r.aurc = curve(self.aurc, self.sw_pos + self.sw_neg > 0.0 && !self.ap_only);
         // The weighted sums are in scaled weights (a power of two: exact to undo).
         let unscale = |v: f64| {
-            if self.curves {
+            if self.curves && !self.ap_only {
                 v / self.scale
             } else {
                 f64::NAN
@@ -520,8 +619,9 @@ impl Walk {
 pub(crate) fn walk_groups_iter(
     groups: impl Iterator<Item = (u64, u64, f64, f64)> + Clone,
     weighted: bool,
-    curves: bool,
+    curves: impl Into<Curves>,
 ) -> Result<BinaryRanking> {
+    let curves: Curves = curves.into();
     let (mut n_pos, mut n_neg, mut w_pos, mut w_neg) = (0_u64, 0_u64, 0.0_f64, 0.0_f64);
     for (p, q, wp, wq) in groups.clone() {
         n_pos += p;

@@ -45,17 +45,39 @@ macro_rules! with_scores {
 }
 pub(crate) use with_scores;
 
+/// The `curves` argument of the walks: `True` (every curve term), `False`
+/// (pair counts only) or `"precision"` (the average precision alone).
+#[derive(FromPyObject)]
+pub(crate) enum CurvesArg {
+    Flag(bool),
+    Named(String),
+}
+
+impl CurvesArg {
+    pub(crate) fn terms(&self) -> PyResult<rk::Curves> {
+        match self {
+            CurvesArg::Flag(all) => Ok((*all).into()),
+            CurvesArg::Named(name) if name == "precision" => Ok(rk::Curves::Precision),
+            CurvesArg::Named(name) => Err(crate::error::ValidationError::new_err(format!(
+                "curves must be True, False or 'precision', got {name:?}"
+            ))),
+        }
+    }
+}
+
 /// Tie-grouped walk of a binary outcome against a score (`rk::BinaryRanking` as a dict).
 #[pyfunction]
-#[pyo3(signature = (positive, score, sample_weight=None, curves=true, n_threads=0))]
+#[pyo3(signature = (positive, score, sample_weight=None, curves=CurvesArg::Flag(true), n_threads=0))]
+#[pyo3(text_signature = "(positive, score, sample_weight=None, curves=True, n_threads=0)")]
 pub fn binary_ranking<'py>(
     py: Python<'py>,
     positive: PyReadonlyArray1<'py, bool>,
     score: ScoreArray<'py>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    curves: bool,
+    curves: CurvesArg,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let curves = curves.terms()?;
     let p = slice(&positive, "y_true")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);

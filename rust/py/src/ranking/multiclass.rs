@@ -2,7 +2,7 @@
 //! through one macro, [`on_matrix`]): one-vs-rest walks, the true class's rank
 //! histogram, the binned one-vs-rest histograms, Hand and Till's one-vs-one AUROC.
 
-use super::binary::ranking_py;
+use super::binary::{ranking_py, CurvesArg};
 use super::groups::group_arrays;
 use cmetrics_core::ranking as rk;
 use cmetrics_core::Pool;
@@ -66,7 +66,10 @@ macro_rules! on_matrix {
 /// (uint32 class codes, multiclass) or `indicator` (an n x K bool matrix,
 /// multilabel). A list of `BinaryRanking`, in the order of `columns`.
 #[pyfunction]
-#[pyo3(signature = (y_score, columns, codes=None, indicator=None, sample_weight=None, curves=true, n_threads=0))]
+#[pyo3(signature = (y_score, columns, codes=None, indicator=None, sample_weight=None, curves=CurvesArg::Flag(true), n_threads=0))]
+#[pyo3(
+    text_signature = "(y_score, columns, codes=None, indicator=None, sample_weight=None, curves=True, n_threads=0)"
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn one_vs_rest<'py>(
     py: Python<'py>,
@@ -75,9 +78,10 @@ pub fn one_vs_rest<'py>(
     codes: Option<PyReadonlyArray1<'py, u32>>,
     indicator: Option<&Bound<'py, PyAny>>,
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
-    curves: bool,
+    curves: CurvesArg,
     n_threads: usize,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let curves = curves.terms()?;
     let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
     let indicator: Option<PyReadonlyArray2<'py, bool>> =
         indicator.map(|i| extract_2d(i, "indicator")).transpose()?;
@@ -96,6 +100,21 @@ pub fn one_vs_rest<'py>(
         truth, m, &columns, w, curves, pool
     ));
     walks.iter().map(|r| ranking_py(py, r)).collect()
+}
+
+/// `RowSums(low, high)`: the smallest and the largest row sum of `y_score`
+/// (float64 sums), after checking every score is finite (`rk::row_sum_range`).
+#[pyfunction]
+#[pyo3(signature = (y_score, n_threads=0))]
+pub fn row_sum_range<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let pool = Pool::new(n_threads);
+    let (low, high) = on_matrix!(py, pool, y_score, |m, pool| rk::row_sum_range(m, pool));
+    named!(py, "RowSums", low, high)
 }
 
 /// The (weighted) count of rows by the rank of their true class among the
