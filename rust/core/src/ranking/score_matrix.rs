@@ -118,6 +118,9 @@ pub(super) fn check_matrix<X: Score>(scores: &Matrix<'_, X>, truth: Truth<'_>) -
     Ok(n)
 }
 
+/// Rows of a block of [`row_sum_range`].
+const SUM_BLOCK: usize = 64;
+
 /// A chunk's smallest and largest row sums, and its first non-finite score
 /// (row, column).
 type Extremes = (f64, f64, Option<(usize, usize)>);
@@ -155,26 +158,54 @@ pub fn row_sum_range<X: Score>(
             return (lo, hi, None);
         }
         let end = ((c + 1) * chunk_rows).min(n);
-        let mut row = vec![X::default(); k];
-        for i in c * chunk_rows..end {
-            let values: &[X] = if scores.column_major {
-                for (j, slot) in row.iter_mut().enumerate() {
-                    *slot = scores.at(n, i, j);
+        // Blocks of rows summed side by side (each row left to right: the
+        // rows' sums are independent chains the core overlaps).
+        let mut sums = [0.0_f64; SUM_BLOCK];
+        for first in (c * chunk_rows..end).step_by(SUM_BLOCK) {
+            let rows = (end - first).min(SUM_BLOCK);
+            let block = sums.get_mut(..rows).unwrap_or_default();
+            block.fill(0.0);
+            if scores.column_major {
+                for j in 0..k {
+                    for (r, sum) in block.iter_mut().enumerate() {
+                        *sum += scores.at(n, first + r, j).to_f64();
+                    }
                 }
-                &row
             } else {
-                scores.values.get(i * k..(i + 1) * k).unwrap_or(&[])
-            };
-            let sum = values.iter().fold(0.0_f64, |s, x| s + x.to_f64());
-            // A NaN or an infinity makes the sum so; finite float32 or
-            // float64 scores can still overflow it (then no entry is to blame).
-            if !sum.is_finite() {
-                if let Some(j) = values.iter().position(|x| !x.is_finite()) {
-                    return (lo, hi, Some((i, j)));
+                let values = scores
+                    .values
+                    .get(first * k..(first + rows) * k)
+                    .unwrap_or(&[]);
+                for (quad, out) in values.chunks(4 * k).zip(block.chunks_mut(4)) {
+                    if let [s0, s1, s2, s3] = out {
+                        // Four rows at once: four independent chains.
+                        let (a, rest) = quad.split_at(k);
+                        let (b, rest) = rest.split_at(k);
+                        let (c, d) = rest.split_at(k);
+                        for (((x0, x1), x2), x3) in a.iter().zip(b).zip(c).zip(d) {
+                            *s0 += x0.to_f64();
+                            *s1 += x1.to_f64();
+                            *s2 += x2.to_f64();
+                            *s3 += x3.to_f64();
+                        }
+                    } else {
+                        for (row, sum) in quad.chunks_exact(k).zip(out) {
+                            *sum = row.iter().fold(0.0, |t, x| t + x.to_f64());
+                        }
+                    }
                 }
             }
-            lo = lo.min(sum);
-            hi = hi.max(sum);
+            for (r, &sum) in block.iter().enumerate() {
+                // A NaN or an infinity makes the sum so; finite scores can
+                // still overflow it (then no entry is to blame).
+                if !sum.is_finite() {
+                    if let Some(j) = (0..k).find(|&j| !scores.at(n, first + r, j).is_finite()) {
+                        return (lo, hi, Some((first + r, j)));
+                    }
+                }
+                lo = lo.min(sum);
+                hi = hi.max(sum);
+            }
         }
         (lo, hi, None)
     };
