@@ -141,10 +141,12 @@ pub fn sort_keys_alone<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
 /// does, usually faster: by their bytes above the lowest three first
 /// (five radix passes instead of eight, [`sort_high_bits_alone`]), then each
 /// run of keys equal in those bytes but not in all put in order by a sort of
-/// its own. When a sample of 1,023 keys already holds two such keys, or
-/// such runs hold more than 1/16 of the keys (or one holds over 2^22), the
-/// plain sort is used (keys that differ in their low bytes only, as float64
-/// scores crowding near one value do).
+/// its own. When over 1/8 of the neighbours in a sorted sample of 1,023
+/// keys are such keys, or such runs hold more than 1/4 of the keys (or one
+/// holds over 2^22), the plain sort is used (keys that differ in their low
+/// bytes only, as float64 scores crowding near one value do). Crowds near 0
+/// and 1 (beta-shaped probabilities: a tenth of the keys in runs of a few)
+/// stay on the fast path: 10^7 of them 158 -> 119 ms (AUROC).
 ///
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
@@ -159,12 +161,12 @@ pub fn sort_u64_alone(v: &mut Vec<u64>, pool: &Pool) -> Result<()> {
         .filter_map(|i| v.get(i * n / SAMPLE).copied())
         .collect();
     sample.sort_unstable();
-    if sample.windows(2).any(|w| crowded(w[0], w[1])) {
+    if sample.windows(2).filter(|w| crowded(w[0], w[1])).count() > SAMPLE / 8 {
         return sort_keys_alone(v, pool);
     }
     sort_high_bits_alone(v, LOW_BITS, pool)?;
     // Runs of keys equal above the low bits, found a block at a time.
-    let mut budget = n / 16;
+    let mut budget = n / 4;
     let mut at = 0;
     while at + 1 < n {
         pool.check()?;
@@ -571,15 +573,30 @@ mod tests {
                 "ties",
                 data(n, 5, 300).into_iter().map(|k| k << 40).collect(),
             ),
-            // Crowded keys seen in the sample: the plain sort.
+            // Crowded keys all over the sample: the plain sort.
             (
                 "crowded",
                 wide.iter().map(|&k| (5 << 40) | (k & 0xFF_FFFF)).collect(),
             ),
-            // Crowded keys hidden from the sample, under 1/16 of the rows: fixed run by run.
+            // Crowded keys hidden from the sample, under 1/4 of the rows: fixed run by run.
             ("hidden few", hidden(40)),
-            // ... over 1/16 of the rows: the plain sort after all.
-            ("hidden many", hidden(4)),
+            // ... over 1/4 of the rows: the plain sort after all.
+            ("hidden many", hidden(2)),
+            // Short runs in a tenth of the rows, some seen by the sample (under 1/8 of its
+            // neighbours): fixed run by run.
+            (
+                "short runs",
+                wide.iter()
+                    .enumerate()
+                    .map(|(i, &k)| {
+                        if i % 10 < 3 {
+                            (wide[i / 3 * 3] & !0xFF_FFFF) | (k & 0xFF_FFFF)
+                        } else {
+                            k
+                        }
+                    })
+                    .collect(),
+            ),
             (
                 "extremes",
                 wide.iter()
