@@ -132,6 +132,8 @@ fn packed_columns<X: Score>(
                 .get(first * k..(first + rows) * k)
                 .unwrap_or(&[]);
             let truth = codes.get(first..first + rows).unwrap_or(&[]);
+            // In range by the shape checks; otherwise no key is used.
+            ok &= values.len() == rows * k && truth.len() == rows;
             for (t, (block, codes)) in values.chunks(TILE * k).zip(truth.chunks(TILE)).enumerate() {
                 let m = codes.len();
                 for (r, (row, &code)) in block.chunks_exact(k).zip(codes).enumerate() {
