@@ -149,7 +149,8 @@ def row_sum_range(y_score: np.ndarray, n_threads: int = 0) -> RowSums:
     n, k = y_score.shape
     if k == 0:
         raise ShapeError(f"y_score has the wrong shape: 0 values do not make rows of {k} columns")
-    check_finite("y_score", np.ascontiguousarray(y_score).ravel())
+    if not np.isfinite(y_score).all():  # either layout, read in place
+        check_finite("y_score", np.ascontiguousarray(y_score).ravel())  # names the first, row-major
     if n == 0:
         return RowSums(math.inf, -math.inf)
     sums = y_score.sum(axis=1, dtype=np.float64)
