@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cmetrics import _core
+
 N = int(os.environ.get("CMETRICS_BENCH_ROWS", 10_000_000))
 K = 10
 TIMINGS: dict[str, float] = {}
@@ -80,6 +82,8 @@ def machine() -> dict[str, Any]:
     return {
         "cpu": cpu,
         "vector_extensions": vector_extensions(),
+        # The sort of plain integer keys this process uses (CMETRICS_SORT, the CPU).
+        "sort_algorithm": _core.sort_algorithm(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,

@@ -2,7 +2,7 @@
 :class:`cmetrics._kernels.Kernels`, checked against the built module by ``stubtest``."""
 
 from collections.abc import Sequence
-from typing import final
+from typing import Literal, final
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,7 @@ from cmetrics._kernels import (
 
 __all__ = [
     "SEQUENTIAL_BELOW",
+    "VECTORIZED_SORT_BUILT",
     "GroupState",
     "__version__",
     "_panic_for_tests",
@@ -85,6 +86,7 @@ __all__ = [
     "row_sum_range",
     "scatter_rows",
     "score_groups",
+    "sort_algorithm",
     "threshold_counts",
     "union_states",
     "walk_groups",
@@ -95,6 +97,7 @@ __all__ = [
 
 __version__: str
 SEQUENTIAL_BELOW: int
+VECTORIZED_SORT_BUILT: bool
 
 def confusion_matrix(
     y_true: Codes,
@@ -156,6 +159,7 @@ def replicate_ranking(
 ) -> RankingReplicates: ...
 def available_threads() -> int: ...
 def max_threads() -> int: ...
+def sort_algorithm() -> Literal["radix", "vectorized"]: ...
 def _panic_for_tests() -> None: ...
 def evaluate_proba(
     y_true: Codes,

@@ -30,7 +30,15 @@ from cmetrics.exceptions import (
 pytestmark = pytest.mark.skipif(not cmetrics.rust_available(), reason="compares the compiled backend with numpy")
 
 #: Names the extension exports besides the kernels (its version, thread helpers, a test hook).
-EXTENSION_ONLY = {"__version__", "SEQUENTIAL_BELOW", "available_threads", "max_threads", "_panic_for_tests"}
+EXTENSION_ONLY = {
+    "__version__",
+    "SEQUENTIAL_BELOW",
+    "VECTORIZED_SORT_BUILT",
+    "available_threads",
+    "max_threads",
+    "sort_algorithm",
+    "_panic_for_tests",
+}
 
 
 def core() -> Any:

@@ -22,6 +22,7 @@ pub mod resampling;
 #[cfg(target_arch = "x86_64")]
 pub mod simd;
 pub mod sort;
+pub mod vectorized_sort;
 
 pub use confusion::{confusion_matrix, confusion_matrix_codes, Confusion, CountOptions};
 pub use error::{MetricError, Result};

@@ -15,48 +15,59 @@ use rdst::RadixSort;
 use crate::error::Result;
 use crate::memory::try_filled;
 use crate::parallel::{reserve_big, Pool};
+use crate::vectorized_sort::{self, SortAlgorithm};
 
 /// Outputs of one piece of a merge.
 pub const MERGE_PIECE: usize = 1 << 22;
 
 /// A key type [`sort_keys`] sorts.
 pub trait SortKey: Ord + Copy + Default + Send + Sync {
+    /// Whether [`SortKey::sort_block_alone`] has the vectorized sort.
+    const VECTORIZED: bool;
     /// Keys sorted in one uninterruptible step (with every thread of the
     /// pool): about a fifth of a second on the reference machine.
     const BLOCK: usize;
     /// Sort a slice in one step (it may use the pool's threads).
     fn sort_block(v: &mut [Self]);
     /// Sort a slice in one step on the calling thread (the caller sorts
-    /// other slices on the other threads at the same time).
-    fn sort_block_alone(v: &mut [Self]);
+    /// other slices on the other threads at the same time), by `by` where
+    /// the key type has that sort (else by its radix sort).
+    fn sort_block_alone(v: &mut [Self], by: SortAlgorithm);
 }
 
 impl SortKey for u32 {
+    const VECTORIZED: bool = true;
     const BLOCK: usize = 1 << 25;
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
     }
-    fn sort_block_alone(v: &mut [Self]) {
-        v.radix_sort_builder().with_single_threaded_tuner().sort();
+    fn sort_block_alone(v: &mut [Self], by: SortAlgorithm) {
+        if !(by == SortAlgorithm::Vectorized && vectorized_sort::sort_u32(v)) {
+            v.radix_sort_builder().with_single_threaded_tuner().sort();
+        }
     }
 }
 
 impl SortKey for u64 {
+    const VECTORIZED: bool = true;
     const BLOCK: usize = 1 << 25;
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
     }
-    fn sort_block_alone(v: &mut [Self]) {
-        v.radix_sort_builder().with_single_threaded_tuner().sort();
+    fn sort_block_alone(v: &mut [Self], by: SortAlgorithm) {
+        if !(by == SortAlgorithm::Vectorized && vectorized_sort::sort_u64(v)) {
+            v.radix_sort_builder().with_single_threaded_tuner().sort();
+        }
     }
 }
 
 impl SortKey for u128 {
+    const VECTORIZED: bool = false;
     const BLOCK: usize = 1 << 24;
     fn sort_block(v: &mut [Self]) {
         v.par_sort_unstable();
     }
-    fn sort_block_alone(v: &mut [Self]) {
+    fn sort_block_alone(v: &mut [Self], _by: SortAlgorithm) {
         v.sort_unstable();
     }
 }
@@ -69,6 +80,11 @@ impl SortKey for u128 {
 #[repr(transparent)]
 struct HighBytes<const SKIP: usize>(u64);
 
+// SAFETY: `repr(transparent)` over `u64`: no padding, every bit pattern valid.
+unsafe impl<const SKIP: usize> bytemuck::Zeroable for HighBytes<SKIP> {}
+// SAFETY: as above.
+unsafe impl<const SKIP: usize> bytemuck::Pod for HighBytes<SKIP> {}
+
 impl<const SKIP: usize> rdst::RadixKey for HighBytes<SKIP> {
     const LEVELS: usize = 8 - SKIP;
     #[inline]
@@ -78,12 +94,18 @@ impl<const SKIP: usize> rdst::RadixKey for HighBytes<SKIP> {
 }
 
 impl<const SKIP: usize> SortKey for HighBytes<SKIP> {
+    const VECTORIZED: bool = true;
     const BLOCK: usize = 1 << 25;
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
     }
-    fn sort_block_alone(v: &mut [Self]) {
-        v.radix_sort_builder().with_single_threaded_tuner().sort();
+    fn sort_block_alone(v: &mut [Self], by: SortAlgorithm) {
+        // Sorted by all their bytes, the keys are sorted by their high bytes.
+        if !(by == SortAlgorithm::Vectorized
+            && vectorized_sort::sort_u64(bytemuck::cast_slice_mut(v)))
+        {
+            v.radix_sort_builder().with_single_threaded_tuner().sort();
+        }
     }
 }
 
@@ -94,14 +116,27 @@ impl<const SKIP: usize> SortKey for HighBytes<SKIP> {
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_high_bits_alone(v: &mut Vec<u64>, low_bits: u32, pool: &Pool) -> Result<()> {
-    fn as_high<const S: usize>(v: &mut Vec<u64>, pool: &Pool) -> Result<()> {
+    sort_high_bits_alone_by(v, low_bits, vectorized_sort::chosen(), pool)
+}
+
+/// [`sort_high_bits_alone`] by a given sort.
+///
+/// # Errors
+/// [`crate::MetricError::Interrupted`].
+pub fn sort_high_bits_alone_by(
+    v: &mut Vec<u64>,
+    low_bits: u32,
+    by: SortAlgorithm,
+    pool: &Pool,
+) -> Result<()> {
+    fn as_high<const S: usize>(v: &mut Vec<u64>, by: SortAlgorithm, pool: &Pool) -> Result<()> {
         let mut keys = std::mem::ManuallyDrop::new(std::mem::take(v));
         let (ptr, len, cap) = (keys.as_mut_ptr(), keys.len(), keys.capacity());
         // SAFETY: `HighBytes<S>` is `repr(transparent)` over `u64` (same
         // size and alignment, every bit pattern valid), and the allocation
         // changes owner without being touched or freed.
         let mut high: Vec<HighBytes<S>> = unsafe { Vec::from_raw_parts(ptr.cast(), len, cap) };
-        let result = sort_keys_alone(&mut high, pool);
+        let result = sort_keys_alone_by(&mut high, by, pool);
         let mut high = std::mem::ManuallyDrop::new(high);
         let (ptr, len, cap) = (high.as_mut_ptr(), high.len(), high.capacity());
         // SAFETY: as above, back to `u64`.
@@ -109,11 +144,11 @@ pub fn sort_high_bits_alone(v: &mut Vec<u64>, low_bits: u32, pool: &Pool) -> Res
         result
     }
     match low_bits / 8 {
-        0 => sort_keys_alone(v, pool),
-        1 => as_high::<1>(v, pool),
-        2 => as_high::<2>(v, pool),
-        3 => as_high::<3>(v, pool),
-        _ => as_high::<4>(v, pool),
+        0 => sort_keys_alone_by(v, by, pool),
+        1 => as_high::<1>(v, by, pool),
+        2 => as_high::<2>(v, by, pool),
+        3 => as_high::<3>(v, by, pool),
+        _ => as_high::<4>(v, by, pool),
     }
 }
 
@@ -129,11 +164,23 @@ pub fn sort_high_bits_alone(v: &mut Vec<u64>, low_bits: u32, pool: &Pool) -> Res
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_keys_alone<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
+    sort_keys_alone_by(v, vectorized_sort::chosen(), pool)
+}
+
+/// [`sort_keys_alone`] by a given sort.
+///
+/// # Errors
+/// [`crate::MetricError::Interrupted`].
+pub fn sort_keys_alone_by<T: SortKey>(
+    v: &mut Vec<T>,
+    by: SortAlgorithm,
+    pool: &Pool,
+) -> Result<()> {
     if v.len() > T::BLOCK {
-        return sort_in_blocks(v, T::BLOCK, true, pool);
+        return sort_in_blocks(v, T::BLOCK, true, by, pool);
     }
     pool.check()?;
-    T::sort_block_alone(v);
+    T::sort_block_alone(v, by);
     pool.check()
 }
 
@@ -151,20 +198,29 @@ pub fn sort_keys_alone<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_u64_alone(v: &mut Vec<u64>, pool: &Pool) -> Result<()> {
+    sort_u64_alone_by(v, vectorized_sort::chosen(), pool)
+}
+
+/// [`sort_u64_alone`] by a given sort: the vectorized one sorts the keys
+/// whole (no look at them first).
+///
+/// # Errors
+/// [`crate::MetricError::Interrupted`].
+pub fn sort_u64_alone_by(v: &mut Vec<u64>, by: SortAlgorithm, pool: &Pool) -> Result<()> {
     const SAMPLE: usize = 1023;
     let n = v.len();
     let crowded = |a: u64, b: u64| a != b && (a ^ b) >> LOW_BITS == 0;
-    if n < 1 << 16 {
-        return sort_keys_alone(v, pool);
+    if n < 1 << 16 || (by == SortAlgorithm::Vectorized && vectorized_sort::built()) {
+        return sort_keys_alone_by(v, by, pool);
     }
     let mut sample: Vec<u64> = (0..SAMPLE)
         .filter_map(|i| v.get(i * n / SAMPLE).copied())
         .collect();
     sample.sort_unstable();
     if sample.windows(2).filter(|w| crowded(w[0], w[1])).count() > SAMPLE / 8 {
-        return sort_keys_alone(v, pool);
+        return sort_keys_alone_by(v, by, pool);
     }
-    sort_high_bits_alone(v, LOW_BITS, pool)?;
+    sort_high_bits_alone_by(v, LOW_BITS, by, pool)?;
     // Runs of keys equal above the low bits, found a block at a time.
     let mut budget = n / 4;
     let mut at = 0;
@@ -187,7 +243,7 @@ pub fn sort_u64_alone(v: &mut Vec<u64>, pool: &Pool) -> Result<()> {
             // Past the budget, or too long for one uninterruptible sort: the
             // plain sort (in blocks) after all.
             if run.len() > budget.min(MAX_RUN) {
-                return sort_keys_alone(v, pool);
+                return sort_keys_alone_by(v, by, pool);
             }
             budget -= run.len();
             run.sort_unstable();
@@ -216,39 +272,65 @@ pub fn sort_keys<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
     sort_keys_in_blocks(v, T::BLOCK, pool)
 }
 
+/// [`sort_keys`] by a given sort.
+///
+/// # Errors
+/// [`crate::MetricError::Interrupted`].
+pub fn sort_keys_by<T: SortKey>(v: &mut Vec<T>, by: SortAlgorithm, pool: &Pool) -> Result<()> {
+    sort_in_blocks(v, T::BLOCK, false, by, pool)
+}
+
 /// [`sort_keys`] with a given block length (tests use small blocks).
 ///
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_keys_in_blocks<T: SortKey>(v: &mut Vec<T>, block: usize, pool: &Pool) -> Result<()> {
-    sort_in_blocks(v, block, false, pool)
+    sort_in_blocks(v, block, false, vectorized_sort::chosen(), pool)
 }
 
-/// [`sort_keys_in_blocks`], each block sorted on the calling thread when
-/// `alone`.
+/// [`sort_keys_in_blocks`] by the sort `by`, each block sorted on the
+/// calling thread when `alone`.
 fn sort_in_blocks<T: SortKey>(
     v: &mut Vec<T>,
     block: usize,
     alone: bool,
+    by: SortAlgorithm,
     pool: &Pool,
 ) -> Result<()> {
     pool.check()?;
     let n = v.len();
     let block = block.max(2);
-    if n <= block {
-        pool.install(|| T::sort_block(v));
-        return pool.check();
-    }
-    // One block at a time, each sorted by every thread: a raised flag waits
-    // for one block only.
-    for c in v.chunks_mut(block) {
-        pool.check()?;
-        if alone {
-            T::sort_block_alone(c);
+    let vectorized = T::VECTORIZED && by == SortAlgorithm::Vectorized && vectorized_sort::built();
+    let threads = pool.threads();
+    let block = if n <= block && !alone && vectorized && threads > 1 && n >= VECTORIZED_SPLIT_MIN {
+        // The vectorized sort runs on one thread: a share of the keys for
+        // each, sorted side by side, then merged.
+        let share = n.div_ceil(threads);
+        pool.install(|| {
+            v.par_chunks_mut(share)
+                .for_each(|c| T::sort_block_alone(c, by));
+        });
+        share
+    } else if n <= block {
+        if vectorized {
+            T::sort_block_alone(v, by);
         } else {
-            pool.install(|| T::sort_block(c));
+            pool.install(|| T::sort_block(v));
         }
-    }
+        return pool.check();
+    } else {
+        // One block at a time, each sorted by every thread: a raised flag
+        // waits for one block only.
+        for c in v.chunks_mut(block) {
+            pool.check()?;
+            if alone {
+                T::sort_block_alone(c, by);
+            } else {
+                pool.install(|| T::sort_block(c));
+            }
+        }
+        block
+    };
     pool.check()?;
     // Zeroed memory is mapped lazily: the first merge round touches it in parallel.
     let mut other: Vec<T> = try_filled(n, T::default(), "the sort's merge buffer")?;
@@ -261,6 +343,10 @@ fn sort_in_blocks<T: SortKey>(
     }
     Ok(())
 }
+
+/// The fewest keys [`sort_keys`] shares among the threads for the
+/// vectorized sort (below, one thread sorts them all).
+const VECTORIZED_SPLIT_MIN: usize = 1 << 16;
 
 /// Merge every pair of adjacent sorted runs of `width` in `src` into `dst`.
 fn merge_round<T: Ord + Copy + Send + Sync>(src: &[T], dst: &mut [T], width: usize, pool: &Pool) {
@@ -467,166 +553,4 @@ pub(crate) fn radix_sort(v: &mut Vec<u64>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn radix_sort_sorts() {
-        let mut x: u64 = 12345;
-        let mut v: Vec<u64> = (0..100_000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                f64::from((x % 100_000) as f32 / 7.0).to_bits() // non-negative: the bits sort as the values
-            })
-            .collect();
-        let mut want = v.clone();
-        want.sort_unstable();
-        radix_sort(&mut v);
-        assert_eq!(v, want);
-    }
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
-
-    fn data(n: usize, seed: u64, distinct: u64) -> Vec<u64> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % distinct
-            })
-            .collect()
-    }
-
-    #[test]
-    fn blocks_and_merges_sort() {
-        for threads in [1, 3] {
-            let pool = Pool::new(threads).with_min_parallel(0);
-            for (n, block, distinct) in [
-                (0, 4, 10),
-                (1, 4, 10),
-                (1000, 7, 5),
-                (1000, 64, 1 << 40),
-                (5000, 1000, 3),
-                (5000, 5000, 100),
-            ] {
-                let mut v = data(n, 42 + n as u64, distinct);
-                let mut want = v.clone();
-                want.sort_unstable();
-                sort_keys_in_blocks(&mut v, block, &pool).unwrap();
-                assert_eq!(v, want, "n {n} block {block} threads {threads}");
-            }
-        }
-    }
-
-    #[test]
-    fn u128_keys_sort() {
-        let pool = Pool::new(2).with_min_parallel(0);
-        let mut v: Vec<u128> = data(3000, 7, 50)
-            .into_iter()
-            .zip(data(3000, 9, 1 << 50))
-            .map(|(a, b)| (u128::from(a) << 64) | u128::from(b))
-            .collect();
-        let mut want = v.clone();
-        want.sort_unstable();
-        sort_keys_in_blocks(&mut v, 100, &pool).unwrap();
-        assert_eq!(v, want);
-    }
-
-    /// `sort_u64_alone` against the standard sort on keys that differ only
-    /// below its truncation, in every way it handles them.
-    #[test]
-    fn u64_sort_with_a_second_look_at_the_low_bytes() {
-        let pool = Pool::new(2).with_min_parallel(0);
-        let n = 200_003;
-        let wide = data(n, 11, u64::MAX);
-        // The rows the sample looks at.
-        let sampled: std::collections::HashSet<usize> = (0..1023).map(|i| i * n / 1023).collect();
-        let hidden = |every: usize| -> Vec<u64> {
-            wide.iter()
-                .enumerate()
-                .map(|(i, &k)| {
-                    if !sampled.contains(&i) && i % every == 1 {
-                        (9 << 40) | (k & 0xFF_FFFF)
-                    } else {
-                        k
-                    }
-                })
-                .collect()
-        };
-        let cases: Vec<(&str, Vec<u64>)> = vec![
-            ("random", wide.clone()),
-            ("small", data(1000, 3, 1 << 60)),
-            // Pairs of rows sharing their high bytes: short runs put in order.
-            (
-                "pairs",
-                wide.iter()
-                    .enumerate()
-                    .map(|(i, &k)| (wide[i / 2 * 2] & !0xFF_FFFF) | (k & 0xFF_FFFF))
-                    .collect(),
-            ),
-            // Ties only (runs of equal keys need no second sort).
-            (
-                "ties",
-                data(n, 5, 300).into_iter().map(|k| k << 40).collect(),
-            ),
-            // Crowded keys all over the sample: the plain sort.
-            (
-                "crowded",
-                wide.iter().map(|&k| (5 << 40) | (k & 0xFF_FFFF)).collect(),
-            ),
-            // Crowded keys hidden from the sample, under 1/4 of the rows: fixed run by run.
-            ("hidden few", hidden(40)),
-            // ... over 1/4 of the rows: the plain sort after all.
-            ("hidden many", hidden(2)),
-            // Short runs in a tenth of the rows, some seen by the sample (under 1/8 of its
-            // neighbours): fixed run by run.
-            (
-                "short runs",
-                wide.iter()
-                    .enumerate()
-                    .map(|(i, &k)| {
-                        if i % 10 < 3 {
-                            (wide[i / 3 * 3] & !0xFF_FFFF) | (k & 0xFF_FFFF)
-                        } else {
-                            k
-                        }
-                    })
-                    .collect(),
-            ),
-            (
-                "extremes",
-                wide.iter()
-                    .map(|&k| if k % 3 == 0 { u64::MAX - k % 5 } else { k % 4 })
-                    .collect(),
-            ),
-        ];
-        for (name, keys) in cases {
-            let mut want = keys.clone();
-            want.sort_unstable();
-            let mut got = keys;
-            sort_u64_alone(&mut got, &pool).unwrap();
-            assert_eq!(got, want, "{name}");
-        }
-        let flag = Arc::new(AtomicBool::new(true));
-        let mut v = wide;
-        assert_eq!(
-            sort_u64_alone(&mut v, &Pool::new(1).with_stop(flag)),
-            Err(crate::MetricError::Interrupted)
-        );
-    }
-
-    #[test]
-    fn a_raised_flag_stops_the_sort() {
-        let flag = Arc::new(AtomicBool::new(true));
-        let pool = Pool::new(2).with_stop(flag);
-        let mut v = data(1000, 3, 1000);
-        assert_eq!(
-            sort_keys_in_blocks(&mut v, 10, &pool),
-            Err(crate::MetricError::Interrupted)
-        );
-    }
-}
+mod tests;

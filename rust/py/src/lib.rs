@@ -37,6 +37,14 @@ fn max_threads() -> usize {
     cmetrics_core::parallel::max_threads()
 }
 
+/// The sort the kernels use for plain integer keys in this process:
+/// `"vectorized"` (Highway's vqsort) or `"radix"` (see
+/// `cmetrics_core::vectorized_sort`).
+#[pyfunction]
+fn sort_algorithm() -> &'static str {
+    cmetrics_core::vectorized_sort::chosen().name()
+}
+
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::install_panic_hook();
@@ -54,5 +62,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     m.add_function(wrap_pyfunction!(max_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(sort_algorithm, m)?)?;
+    m.add(
+        "VECTORIZED_SORT_BUILT",
+        cmetrics_core::vectorized_sort::built(),
+    )?;
     Ok(())
 }
