@@ -17,7 +17,7 @@ import sklearn.metrics as skm
 import cmetrics
 from cmetrics import _core
 
-N = 300_007
+N = 600_011
 
 SCRIPT = """
 import json, sys

@@ -2,7 +2,8 @@
 //!
 //! Up to [`SortKey::BLOCK`] keys are sorted in one step (`rdst`'s parallel
 //! radix sort for `u64`, rayon's parallel pattern-defeating quicksort for
-//! wider keys). Larger inputs are cut into blocks of that size, the blocks
+//! wider keys; on one thread, and for the sorts of one vector per thread,
+//! Highway's vectorized sort where [`crate::vectorized_sort`] chose it). Larger inputs are cut into blocks of that size, the blocks
 //! sorted one after the other (each by every thread), then merged in rounds of pairwise merges, each merge
 //! cut into pieces of [`MERGE_PIECE`] outputs (merge-path splitting). Between
 //! two looks at the stop flag there is at most one block or one piece of
@@ -300,37 +301,27 @@ fn sort_in_blocks<T: SortKey>(
     pool.check()?;
     let n = v.len();
     let block = block.max(2);
-    let vectorized = T::VECTORIZED && by == SortAlgorithm::Vectorized && vectorized_sort::built();
-    let threads = pool.threads();
-    let block = if n <= block && !alone && vectorized && threads > 1 && n >= VECTORIZED_SPLIT_MIN {
-        // The vectorized sort runs on one thread: a share of the keys for
-        // each, sorted side by side, then merged.
-        let share = n.div_ceil(threads);
-        pool.install(|| {
-            v.par_chunks_mut(share)
-                .for_each(|c| T::sort_block_alone(c, by));
-        });
-        share
-    } else if n <= block {
-        if vectorized {
+    if n <= block {
+        // On one thread the vectorized sort beats the radix sort; on several,
+        // the parallel radix sort matched sorting a share per thread
+        // vectorized and merging the shares (a noisy tie on the Intel guest).
+        if pool.threads() <= 1 && T::VECTORIZED && by == SortAlgorithm::Vectorized {
             T::sort_block_alone(v, by);
         } else {
             pool.install(|| T::sort_block(v));
         }
         return pool.check();
-    } else {
-        // One block at a time, each sorted by every thread: a raised flag
-        // waits for one block only.
-        for c in v.chunks_mut(block) {
-            pool.check()?;
-            if alone {
-                T::sort_block_alone(c, by);
-            } else {
-                pool.install(|| T::sort_block(c));
-            }
+    }
+    // One block at a time, each sorted by every thread: a raised flag waits
+    // for one block only.
+    for c in v.chunks_mut(block) {
+        pool.check()?;
+        if alone {
+            T::sort_block_alone(c, by);
+        } else {
+            pool.install(|| T::sort_block(c));
         }
-        block
-    };
+    }
     pool.check()?;
     // Zeroed memory is mapped lazily: the first merge round touches it in parallel.
     let mut other: Vec<T> = try_filled(n, T::default(), "the sort's merge buffer")?;
@@ -343,10 +334,6 @@ fn sort_in_blocks<T: SortKey>(
     }
     Ok(())
 }
-
-/// The fewest keys [`sort_keys`] shares among the threads for the
-/// vectorized sort (below, one thread sorts them all).
-const VECTORIZED_SPLIT_MIN: usize = 1 << 16;
 
 /// Merge every pair of adjacent sorted runs of `width` in `src` into `dst`.
 fn merge_round<T: Ord + Copy + Send + Sync>(src: &[T], dst: &mut [T], width: usize, pool: &Pool) {
@@ -388,7 +375,7 @@ fn merge_round<T: Ord + Copy + Send + Sync>(src: &[T], dst: &mut [T], width: usi
 
 /// How many of the first `k` outputs of merging `a` and `b` come from `a`
 /// (ties taken from `a` first).
-fn split<T: Ord>(a: &[T], b: &[T], k: usize) -> usize {
+pub(crate) fn split<T: Ord>(a: &[T], b: &[T], k: usize) -> usize {
     let (mut lo, mut hi) = (k.saturating_sub(b.len()), k.min(a.len()));
     while lo < hi {
         let mid = lo + (hi - lo) / 2;

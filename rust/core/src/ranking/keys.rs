@@ -179,7 +179,7 @@ pub(crate) fn starts_as_signed_f32<X: Score>(scores: impl Iterator<Item = X>) ->
 }
 
 /// One outcome's rows: a score key, and a weight when weights are given.
-pub trait Item: Copy + Default + Send + Sync {
+pub trait Item: Copy + Default + Ord + Send + Sync {
     const WEIGHTED: bool;
     fn key(self) -> u64;
     fn weight(self) -> f64;
@@ -192,6 +192,11 @@ pub trait Item: Copy + Default + Send + Sync {
     /// [`Item::sort`] on the calling thread ([`sort_keys_alone`]; for `u64`
     /// keys [`crate::sort::sort_u64_alone`], high bytes first).
     fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()>;
+    /// Sort a slice on the calling thread with the vectorized sort; false
+    /// (nothing done) for a key type or build without it.
+    fn sort_vectorized(_v: &mut [Self]) -> bool {
+        false
+    }
 }
 
 impl Item for u64 {
@@ -212,6 +217,9 @@ impl Item for u64 {
     }
     fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
         crate::sort::sort_u64_alone(v, pool)
+    }
+    fn sort_vectorized(v: &mut [Self]) -> bool {
+        crate::vectorized_sort::sort_u64(v)
     }
 }
 
@@ -235,6 +243,9 @@ impl Item for u32 {
     }
     fn sort_alone(v: &mut Vec<Self>, pool: &Pool) -> Result<()> {
         sort_keys_alone(v, pool)
+    }
+    fn sort_vectorized(v: &mut [Self]) -> bool {
+        crate::vectorized_sort::sort_u32(v)
     }
 }
 

@@ -72,6 +72,65 @@ pub(super) fn packed_pieces<T: Item>(rows: &[T]) -> Vec<(&[T], u64, u64)> {
         .collect()
 }
 
+/// The pieces [`packed_pieces`] cuts from the merge of two sorted packed
+/// arrays, found without merging them (the same cuts, so the same walk bit
+/// for bit): each piece a slice of each array, with the positives and
+/// negatives below it.
+pub(super) fn packed_pair_pieces<'a, T: Item>(
+    a: &'a [T],
+    b: &'a [T],
+) -> Vec<(&'a [T], &'a [T], u64, u64)> {
+    let n = a.len() + b.len();
+    let group = |x: &T| x.key() >> 1;
+    // The position of each array's part of the first `c` merged rows.
+    let at = |c: usize| {
+        let i = crate::sort::split(a, b, c);
+        (i, c - i)
+    };
+    let mut cuts = vec![(0, 0)];
+    for p in 1..PIECES {
+        let (last_i, last_j) = cuts.last().copied().unwrap_or((0, 0));
+        let c = (n * p / PIECES).max(last_i + last_j);
+        let (i, j) = at(c);
+        // The last row before the cut and the first after it.
+        let before = match (
+            i.checked_sub(1).and_then(|k| a.get(k)),
+            j.checked_sub(1).and_then(|k| b.get(k)),
+        ) {
+            (Some(x), Some(y)) => Some(*x.max(y)),
+            (x, y) => x.or(y).copied(),
+        };
+        let after = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => Some(*x.min(y)),
+            (x, y) => x.or(y).copied(),
+        };
+        cuts.push(match (before, after) {
+            // Inside a tie group: the cut moves past its end.
+            (Some(x), Some(y)) if group(&x) == group(&y) => {
+                let g = group(&x);
+                (
+                    a.partition_point(|r| group(r) <= g),
+                    b.partition_point(|r| group(r) <= g),
+                )
+            }
+            _ => (i, j),
+        });
+    }
+    cuts.push((a.len(), b.len()));
+    let (mut pos, mut neg) = (0_u64, 0_u64);
+    cuts.windows(2)
+        .map(|w| {
+            let ((i0, j0), (i1, j1)) = (w[0], w[1]);
+            let (x, y) = (a.get(i0..i1).unwrap_or(&[]), b.get(j0..j1).unwrap_or(&[]));
+            let out = (x, y, pos, neg);
+            let p: u64 = x.iter().chain(y).map(|r| r.key() & 1).sum();
+            pos += p;
+            neg += (x.len() + y.len()) as u64 - p;
+            out
+        })
+        .collect()
+}
+
 /// The walk of sorted rows given as pieces in ascending order (`stream`
 /// gives a piece's rows): each piece walked on its own from the counts below
 /// it (in parallel when the pool is), then combined in order. Without

@@ -9,12 +9,13 @@ use super::hashed::hashed_groups;
 use super::keys::{
     packed_negative_u32, packed_u32, starts_as_f32, starts_as_signed_f32, weighted, Item, Score,
 };
-use super::pieces::{packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
-use super::stream::{Merge, Packed};
+use super::pieces::{packed_pair_pieces, packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
+use super::stream::{Merge, Packed, PackedMerge};
 use super::walk::{walk, walk_groups_iter};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool};
+use crate::vectorized_sort;
 use rayon::prelude::*;
 
 /// One chunk of [`split`]: its first row, its slots of the first and
@@ -194,6 +195,11 @@ fn split_pieces<'a, T: Item>(pos: &'a [T], neg: &'a [T]) -> Vec<SidePiece<'a, T>
         .collect()
 }
 
+/// The most packed rows [`sort_and_walk_packed`] sorts as two halves with the
+/// vectorized sort (each half an uninterruptible step of a fraction of a
+/// second).
+const VECTORIZED_HALVES_MAX: usize = 1 << 26;
+
 /// The packed path: one array, keys with the outcome in bit 0 (which the
 /// caller checked to be constant across the score keys).
 pub(super) fn sort_and_walk_packed<T: Item>(
@@ -202,6 +208,32 @@ pub(super) fn sort_and_walk_packed<T: Item>(
     pool: &Pool,
     curves: Curves,
 ) -> Result<BinaryRanking> {
+    let n = rows.len();
+    if !T::WEIGHTED
+        && (PIECE_WALK_MIN..=VECTORIZED_HALVES_MAX).contains(&n)
+        && pool.threads() > 1
+        && pool.parallel_for(n)
+        && vectorized_sort::in_use()
+    {
+        // Each half sorted on a thread of its own by the vectorized sort
+        // (faster than the parallel radix sort where it is chosen), then
+        // walked as their merge, in the pieces the sorted whole would have.
+        let (a, b) = rows.split_at_mut(n / 2);
+        pool.check()?;
+        let (x, y) =
+            pool.install(|| rayon::join(|| T::sort_vectorized(a), || T::sort_vectorized(b)));
+        pool.check()?;
+        if x && y {
+            let pieces = packed_pair_pieces(a, b);
+            return walk_in_pieces(
+                &pieces,
+                |&(a, b, ..)| PackedMerge::new(a, b),
+                totals,
+                curves,
+                pool,
+            );
+        }
+    }
     T::sort(&mut rows, pool)?;
     if !T::WEIGHTED && rows.len() >= PIECE_WALK_MIN {
         let pieces = packed_pieces(&rows);

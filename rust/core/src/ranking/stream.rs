@@ -66,3 +66,43 @@ impl<T: Item> Stream for Packed<'_, T> {
         (k >> 1, k & 1 == 1, x.weight())
     }
 }
+
+/// The merge of two sorted packed arrays ([`Packed`] keys): the rows of
+/// [`Packed`] over their merge, in the same order (equal keys are equal rows).
+pub(super) struct PackedMerge<'a, T> {
+    a: &'a [T],
+    b: &'a [T],
+    ia: usize,
+    ib: usize,
+}
+
+impl<'a, T> PackedMerge<'a, T> {
+    pub(super) fn new(a: &'a [T], b: &'a [T]) -> Self {
+        Self { a, b, ia: 0, ib: 0 }
+    }
+}
+
+impl<T: Item> Stream for PackedMerge<'_, T> {
+    const WEIGHTED: bool = T::WEIGHTED;
+    #[inline(always)]
+    fn next(&mut self) -> (u64, bool, f64) {
+        // An exhausted array reads as the sentinel, above every packed key.
+        let x = self
+            .a
+            .get(self.ia)
+            .copied()
+            .unwrap_or_else(T::sentinel)
+            .key();
+        let y = self
+            .b
+            .get(self.ib)
+            .copied()
+            .unwrap_or_else(T::sentinel)
+            .key();
+        let take_b = y < x;
+        self.ia += usize::from(!take_b);
+        self.ib += usize::from(take_b);
+        let k = if take_b { y } else { x };
+        (k >> 1, k & 1 == 1, 1.0)
+    }
+}
