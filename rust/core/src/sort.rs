@@ -3,12 +3,13 @@
 //! Up to [`SortKey::BLOCK`] keys are sorted in one step (`rdst`'s parallel
 //! radix sort for `u64`, rayon's parallel pattern-defeating quicksort for
 //! wider keys; on one thread, and for the sorts of one vector per thread,
-//! Highway's vectorized sort where [`crate::vectorized_sort`] chose it). Larger inputs are cut into blocks of that size, the blocks
-//! sorted one after the other (each by every thread), then merged in rounds of pairwise merges, each merge
-//! cut into pieces of [`MERGE_PIECE`] outputs (merge-path splitting). Between
-//! two looks at the stop flag there is at most one block or one piece of
-//! work, whatever the input size. The result is the sorted sequence, which
-//! does not depend on the thread count.
+//! Highway's vectorized sort where [`crate::vectorized_sort`] chose it).
+//! Larger inputs are cut into blocks of that size, the blocks sorted one
+//! after the other (each by every thread), then merged in rounds of pairwise
+//! merges, each merge cut into pieces of [`MERGE_PIECE`] outputs (merge-path
+//! splitting). Between two looks at the stop flag there is at most one block
+//! or one piece of work, whatever the input size. The result is the sorted
+//! sequence, which does not depend on the thread count.
 
 use rayon::prelude::*;
 use rdst::RadixSort;
