@@ -19,7 +19,10 @@ import cmetrics
 from benches.conftest import EXTRA, record
 
 SCRIPT = r"""
-import sys, numpy as np, cmetrics
+import signal, sys, numpy as np, cmetrics
+# A process started in the background by a shell without job control inherits SIGINT ignored,
+# and Python then installs no KeyboardInterrupt handler: restore it, as a terminal would have it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 kind, n = sys.argv[1], int(sys.argv[2])
 rng = np.random.default_rng(0)
 x = rng.random(n)
