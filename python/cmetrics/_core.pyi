@@ -70,6 +70,7 @@ __all__ = [
     "max_threads",
     "merge_groups",
     "multilabel_counts",
+    "multinomial_draws",
     "mutual_information_bits",
     "normalized_information_transfer",
     "one_vs_one",
@@ -138,6 +139,14 @@ def philox4x32_blocks(
     counters: npt.NDArray[np.uint32], key: tuple[int, int], rounds: int = 10
 ) -> npt.NDArray[np.uint32]: ...
 def poisson_weights(rows: npt.NDArray[np.uint64], seed: int, n_resamples: int) -> npt.NDArray[np.uint8]: ...
+def multinomial_draws(
+    counts: npt.NDArray[np.uint64],
+    stratum_ends: npt.NDArray[np.uint64],
+    first: int,
+    count: int,
+    seed: int,
+    n_threads: int = 0,
+) -> npt.NDArray[np.float64]: ...
 def replicate_sums(
     values: F64,
     segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]],

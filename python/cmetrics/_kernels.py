@@ -469,6 +469,15 @@ class Kernels(Protocol):
         self, counters: npt.NDArray[np.uint32], key: tuple[int, int], rounds: int = 10
     ) -> npt.NDArray[np.uint32]: ...
     def poisson_weights(self, rows: npt.NDArray[np.uint64], seed: int, n_resamples: int) -> npt.NDArray[np.uint8]: ...
+    def multinomial_draws(
+        self,
+        counts: npt.NDArray[np.uint64],
+        stratum_ends: npt.NDArray[np.uint64],
+        first: int,
+        count: int,
+        seed: int,
+        n_threads: int = 0,
+    ) -> npt.NDArray[np.float64]: ...
     def replicate_sums(
         self,
         values: F64,

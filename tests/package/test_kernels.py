@@ -267,6 +267,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
         Y % 2 == 1, np.round(PROBA[:, 0].astype(np.float64), 2), PROBA[:, 1].astype(np.float32)
     ),
     "poisson_weights": lambda k: k.poisson_weights(np.arange(300, dtype=np.uint64) * np.uint64(2**33 + 1), 9, 13),
+    "multinomial_draws": lambda k: k.multinomial_draws(
+        np.array([3, 0, 97, 4_000, 12, 10**9], dtype=np.uint64), np.array([3, 6], dtype=np.uint64), 70, 9, 2**35 + 1
+    ),
     "replicate_sums": lambda k: k.replicate_sums(
         np.ascontiguousarray(PROBA[:, :3], dtype=np.float64),
         [(2, (Y % 3 * 2).astype(np.uint32)), (1, 6)],
@@ -364,6 +367,11 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
         ValidationError,
     ),
     ("kendall nan", lambda k: k.kendall_counts(np.array([1.0, np.nan]), np.array([1.0, 2.0])), NonFiniteError),
+    (
+        "multinomial total",
+        lambda k: k.multinomial_draws(np.array([2**52, 2**52], np.uint64), np.array([2], np.uint64), 0, 1, 0),
+        ValidationError,
+    ),
     ("state weights", lambda k: k.GroupState(True).add(OK[:2], SCORE[:2]), ValidationError),
     ("state binned range", lambda k: k.GroupState(False).add(OK[:1], np.array([1.5]), None, 8), ValidationError),
     ("curve drop", lambda k: k.threshold_counts(OK, SCORE, None, "some"), ValidationError),  # type: ignore[arg-type]

@@ -74,10 +74,13 @@ def test_each_multinomial_replicate_is_the_report_of_its_cells(backend: str) -> 
     r = cmetrics.bootstrap(y, y_pred=pred, n_resamples=5, seed=4, return_distribution=True, backend=backend)
     assert r.provenance.scheme == "multinomial" and r.distribution is not None
     # The replicate's cells, read back from its metrics' definitions: rebuild them by the same
-    # draws (numpy's Philox generator keyed by the seed) and evaluate the rows they stand for.
+    # draws (the backend's multinomial of the occupied cells, keyed by the seed) and evaluate the
+    # rows they stand for.
     key = y * 3 + pred
     occupied, counts = np.unique(key, return_counts=True)
-    draws = np.random.Generator(np.random.Philox(key=4)).multinomial(500, counts / 500, size=5)
+    be = resolve_backend(backend)
+    draws = be.multinomial_draws(counts.astype(np.uint64), np.array([counts.size], dtype=np.uint64), 0, 5, 4)
+    draws = draws.astype(np.int64)
     for b in range(5):
         rows = np.repeat(occupied, draws[b])
         want = _report(rows // 3, backend, y_pred=rows % 3, labels=[0, 1, 2])
@@ -373,7 +376,9 @@ def test_ranking_cells_are_drawn_when_the_scores_are_few(backend: str, family: s
         [[np.sum(positive & (score == v)) for v in values], [np.sum(~positive & (score == v)) for v in values]]
     ).astype(np.int64)
     occupied = np.flatnonzero(counts)
-    drawn = np.vstack([multinomial_block(counts[occupied], [np.arange(occupied.size)], 70, 4, b) for b in (0, 1)])
+    drawn = np.vstack(
+        [multinomial_block(counts[occupied], [np.arange(occupied.size)], 70, 4, b, backend) for b in (0, 1)]
+    )
     cell_score = np.concatenate([values, values])[occupied]
     cell_truth = np.concatenate([np.ones(values.size), np.zeros(values.size)])[occupied]
     for b in (0, 9, 64, 69):

@@ -40,6 +40,7 @@ from cmetrics._numpy.multiclass_ranking import (
     rank_histogram_groups,
     row_sum_range,
 )
+from cmetrics._numpy.multinomial import multinomial_draws
 from cmetrics._numpy.probabilistic import (
     evaluate_proba,
     evaluate_proba_groups,
@@ -87,6 +88,7 @@ __all__ = [
     "matthews_corrcoef",
     "merge_groups",
     "multilabel_counts",
+    "multinomial_draws",
     "mutual_information_bits",
     "normalized_information_transfer",
     "one_vs_one",

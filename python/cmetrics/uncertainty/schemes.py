@@ -178,7 +178,8 @@ def occupied_cells(enc: Encoded, backend: Backend) -> tuple[npt.NDArray[np.int64
 
 _T = TypeVar("_T")
 
-#: Replicates drawn from one Philox stream of the multinomial scheme (keyed by seed and block).
+#: Replicates drawn per block of the multinomial scheme (a block's draws are one
+#: ``replicates x cells`` array).
 MULTINOMIAL_BLOCK = 64
 #: Cell draws (replicates x occupied cells) from which the blocks are drawn on several threads.
 PARALLEL_DRAWS = 1 << 18
@@ -190,22 +191,28 @@ def multinomial_block(
     n_resamples: int,
     seed: int,
     block: int,
+    backend: Backend = "auto",
 ) -> F64:
     """Replicates ``64 block ..`` of the cell counts (``replicates x cells``): in each stratum
-    (its cells listed in ``strata_cells``) a multinomial of the stratum's size, from the block's
-    own Philox stream."""
+    (its cells listed in ``strata_cells``) a multinomial of the stratum's size. Each replicate
+    is the backend's exact draw of ``(seed, replicate)`` (binomial splits of the cells from the
+    counter-based stream), the same on both backends and any thread count.
+
+    >>> drawn = multinomial_block(np.array([5, 0, 3]), [np.arange(3)], 3, 7, 0)
+    >>> drawn.shape, drawn.sum(axis=1).tolist(), drawn[:, 1].tolist()
+    ((3, 3), [8.0, 8.0, 8.0], [0.0, 0.0, 0.0])
+    """
     lo, hi = block * MULTINOMIAL_BLOCK, min((block + 1) * MULTINOMIAL_BLOCK, n_resamples)
-    rng = np.random.Generator(np.random.Philox(key=seed, counter=[0, 0, block, 0]))
-    if len(strata_cells) == 1 and strata_cells[0].size == counts.size:
-        total = int(counts.sum())
-        return rng.multinomial(total, counts / total, size=hi - lo).astype(np.float64)
-    draws = np.zeros((hi - lo, counts.size))
-    for here in strata_cells:
-        if here.size:
-            c = counts[here]
-            total = int(c.sum())
-            draws[:, here] = rng.multinomial(total, c / total, size=hi - lo)
-    return draws
+    be = resolve_backend(backend)
+    order = np.concatenate([np.asarray(c, dtype=np.intp) for c in strata_cells]) if strata_cells else np.arange(0)
+    ends = np.cumsum([len(c) for c in strata_cells]).astype(np.uint64)
+    ordered = np.ascontiguousarray(counts[order], dtype=np.uint64)
+    drawn = be.multinomial_draws(ordered, ends, lo, hi - lo, seed, n_threads=1)
+    if order.size == counts.size and np.array_equal(order, np.arange(counts.size)):
+        return drawn
+    out = np.zeros((hi - lo, counts.size))
+    out[:, order] = drawn
+    return out
 
 
 def over_blocks(n_resamples: int, cells: int, work: Callable[[int], _T]) -> list[_T]:
@@ -232,6 +239,7 @@ def cell_design(
     n_resamples: int,
     seed: int,
     lays: Sequence[Layout],
+    backend: Backend = "auto",
 ) -> Design:
     """Multinomial draws of the occupied joint cells (``stratum, truth, predictions...`` in
     mixed radix ``K``), per stratum: a replicate costs O(cells), whatever the number of rows."""
@@ -281,7 +289,7 @@ def cell_design(
 
         def fill(block: int) -> None:
             lo = block * MULTINOMIAL_BLOCK
-            drawn = multinomial_block(counts, strata_cells, n_resamples, seed, block)
+            drawn = multinomial_block(counts, strata_cells, n_resamples, seed, block, backend)
             draws[lo : lo + drawn.shape[0], columns] = drawn
 
         over_blocks(n_resamples, occupied.size, fill)
@@ -297,7 +305,7 @@ def cell_design(
 
 def cells_of_rows(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
     occupied, counts = occupied_cells(enc, backend)
-    return cell_design(occupied, counts, enc.k, len(enc.models), enc.n_strata, n_resamples, seed, lays)
+    return cell_design(occupied, counts, enc.k, len(enc.models), enc.n_strata, n_resamples, seed, lays, backend)
 
 
 def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:

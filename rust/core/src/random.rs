@@ -120,6 +120,10 @@ pub fn counter_of(row: u64, block: u32, stream: u32) -> [u32; 4] {
 /// The stream of the bootstrap's Poisson row weights.
 pub const ROW_WEIGHTS: u32 = 0;
 
+/// The stream of the multinomial scheme's binomial splits of cell counts
+/// (counter: replicate, split position, attempt, this tag).
+pub const CELL_SPLITS: u32 = 1;
+
 /// How many lanes the row-weight draws take at a time (one AVX-512 register of
 /// 32-bit words).
 pub const LANES: usize = 16;

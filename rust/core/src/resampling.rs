@@ -5,8 +5,10 @@
 //! segment) and `ranking` (the replicate walks of AUROC and average
 //! precision, on the row keys of `sums`).
 
+mod multinomial;
 mod ranking;
 mod sums;
 
+pub use multinomial::{ln as exact_ln, multinomial_draws, MAX_TOTAL};
 pub use ranking::{replicate_ranking, RankingReplicates};
 pub use sums::{replicate_sums, Columns, Replicates, RowIds, Segment};

@@ -4,8 +4,8 @@
 
 use cmetrics_core::random::{philox4x32, row_weights};
 use cmetrics_core::resampling::{
-    replicate_ranking as core_ranking, replicate_sums as core_sums, Columns, Replicates, RowIds,
-    Segment,
+    multinomial_draws as core_multinomial, replicate_ranking as core_ranking,
+    replicate_sums as core_sums, Columns, Replicates, RowIds, Segment,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
@@ -186,11 +186,41 @@ pub fn replicate_ranking<'py>(
     )
 }
 
+/// Replicates `first .. first + count` of the multinomial resampling of the
+/// cell `counts`, each stratum (its cells end at `stratum_ends`) keeping its
+/// total: `count x cells` float64 counts, the same on any thread count.
+#[pyfunction]
+#[pyo3(signature = (counts, stratum_ends, first, count, seed, n_threads=0))]
+pub fn multinomial_draws<'py>(
+    py: Python<'py>,
+    counts: PyReadonlyArray1<'py, u64>,
+    stratum_ends: PyReadonlyArray1<'py, u64>,
+    first: u64,
+    count: usize,
+    seed: u64,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let c = slice(&counts, "counts")?;
+    let ends = slice(&stratum_ends, "stratum_ends")?
+        .iter()
+        .map(|&e| usize::try_from(e).unwrap_or(usize::MAX))
+        .collect::<Vec<usize>>();
+    let cells = c.len();
+    let pool = Pool::new(n_threads);
+    let out = run_pool(py, cells.saturating_mul(count) / 8, &pool, |pool| {
+        core_multinomial(c, &ends, first, count, seed, pool)
+    })?;
+    Array2::from_shape_vec((count, cells), out)
+        .map(|a| a.into_pyarray(py))
+        .map_err(|e| ValidationError::new_err(e.to_string()))
+}
+
 /// Add the functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(philox4x32_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(poisson_weights, m)?)?;
     m.add_function(wrap_pyfunction!(replicate_sums, m)?)?;
     m.add_function(wrap_pyfunction!(replicate_ranking, m)?)?;
+    m.add_function(wrap_pyfunction!(multinomial_draws, m)?)?;
     Ok(())
 }

@@ -1,0 +1,130 @@
+"""The multinomial scheme's draws of cell counts: each cell's count follows its binomial law
+(Pearson's test against scipy's pmf), pairs of cells covary as a multinomial's, strata keep
+their totals, both backends draw the same counts bit for bit on any thread count, and bad
+arguments raise the same error on both."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from cmetrics._backend import resolve_backend, rust_available
+from cmetrics._numpy.multinomial import exact_ln
+from cmetrics.exceptions import ValidationError
+
+U64 = np.uint64
+
+
+def _draws(backend: str, counts: list[int], ends: list[int], first: int, count: int, seed: int, threads: int = 0):
+    be = resolve_backend(backend)
+    return be.multinomial_draws(np.array(counts, dtype=U64), np.array(ends, dtype=U64), first, count, seed, threads)
+
+
+def _pearson(draws: np.ndarray, n: int, p: float) -> tuple[float, int]:
+    """Pearson's statistic of integer draws against Binomial(n, p), the tails pooled so that
+    every class expects at least 5 draws; and its degrees of freedom."""
+    ks = np.arange(n + 1)
+    expected = stats.binom.pmf(ks, n, p) * draws.size
+    seen = np.bincount(draws.astype(np.int64), minlength=n + 1)
+    stat, df, e_acc, o_acc = 0.0, -1, 0.0, 0.0
+    for e, o in zip(expected, seen, strict=True):
+        e_acc, o_acc = e_acc + e, o_acc + o
+        if e_acc >= 5:
+            stat += (o_acc - e_acc) ** 2 / e_acc
+            df, e_acc, o_acc = df + 1, 0.0, 0.0
+    if e_acc > 0:
+        stat += (o_acc - e_acc) ** 2 / e_acc
+    return stat, df
+
+
+# Two cells: the left one is Binomial(a + b, a / (a + b)). Means below 10 take the inversion,
+# above it BTRD (its recursion near the mode, its squeeze and its exact test in the tails);
+# shares above 1/2 are drawn as their complement.
+PAIRS = [(3, 97), (1, 1), (2, 5), (40, 160), (500, 500), (700, 300), (9_000, 1_000), (30_000, 70_000), (4, 999_996)]
+
+
+@pytest.mark.parametrize(("a", "b"), PAIRS)
+def test_a_split_follows_the_binomial_law(backend: str, a: int, b: int) -> None:
+    reps = 20_000 if backend == "rust" else 6_000
+    drawn = _draws(backend, [a, b], [2], 0, reps, seed=11)
+    assert (drawn.sum(axis=1) == a + b).all()
+    stat, df = _pearson(drawn[:, 0], a + b, a / (a + b))
+    # Upper 1e-4 quantile: a fixed seed, a test that fails on a wrong law, not on bad luck.
+    assert stat < stats.chi2.ppf(1 - 1e-4, max(df, 1)), (stat, df)
+
+
+def test_cells_covary_as_a_multinomial(backend: str) -> None:
+    counts = np.array([5, 120, 3_000, 40, 77_000, 1, 0, 650])
+    n, reps = int(counts.sum()), 4_000
+    drawn = _draws(backend, counts.tolist(), [counts.size], 0, reps, seed=3)
+    p = counts / n
+    cov = np.cov(drawn, rowvar=False)
+    want = n * (np.diag(p) - np.outer(p, p))
+    se = np.sqrt(n * n * (np.outer(p, p) + np.diag(p) ** 2) / reps) + 1e-9
+    assert np.all(np.abs(cov - want) < 6 * se + 0.05 * np.sqrt(np.outer(np.diag(want), np.diag(want))))
+    assert np.abs(drawn.mean(axis=0) - n * p).max() < 6 * np.sqrt(n * p * (1 - p) / reps).max() + 1e-12
+    assert (drawn[:, 6] == 0).all()
+
+
+def test_strata_keep_their_totals(backend: str) -> None:
+    counts = [5, 0, 17, 300, 2, 9_000, 1, 44, 12]
+    drawn = _draws(backend, counts, [3, 3, 8, 9], 5, 50, seed=2)
+    assert (drawn[:, :3].sum(axis=1) == 22).all()
+    assert (drawn[:, 3:8].sum(axis=1) == 9_347).all()
+    assert (drawn[:, 8] == 12).all() and (drawn[:, 1] == 0).all()
+    assert np.array_equal(drawn, np.round(drawn))
+
+
+CASES = [
+    # counts, stratum ends: small and large means, shares on both sides of 1/2, the far tails,
+    # zero cells, single-cell strata, a total near 10^12.
+    ([3, 97, 1, 0, 2, 5], [6]),
+    ([40, 160, 500, 500, 700, 300, 9_000, 1_000], [2, 4, 8]),
+    ([30_000, 70_000, 4, 999_996, 123_456_789, 7], [2, 4, 6]),
+    ([10**12, 3 * 10**11, 5, 10**9], [4]),
+    (list(range(1, 101)), [50, 100]),
+]
+
+
+@pytest.mark.skipif(not rust_available(), reason="compares the Rust core with the numpy backend")
+@pytest.mark.parametrize(("counts", "ends"), CASES)
+def test_both_backends_draw_the_same_counts(counts: list[int], ends: list[int]) -> None:
+    numpy_draws = _draws("numpy", counts, ends, 7, 300, seed=2**40 + 9)
+    for threads in (1, 2, 8):
+        rust_draws = _draws("rust", counts, ends, 7, 300, seed=2**40 + 9, threads=threads)
+        assert np.array_equal(rust_draws, numpy_draws), threads
+
+
+def test_a_replicate_is_drawn_alone_the_same(backend: str) -> None:
+    counts = [40, 160, 500, 500, 700, 300]
+    block = _draws(backend, counts, [6], 100, 20, seed=5)
+    alone = _draws(backend, counts, [6], 113, 1, seed=5)
+    assert np.array_equal(alone[0], block[13])
+    assert not np.array_equal(block[0], block[1])
+
+
+def test_the_logarithm_is_exact_to_two_ulps() -> None:
+    rng = np.random.default_rng(0)
+    x = np.concatenate([np.exp(rng.uniform(-700, 700, 20_000)), rng.uniform(0.5, 2, 20_000), [5e-324, 1.0, 2.0]])
+    want = np.array([math.log(v) for v in x])
+    got = exact_ln(x)
+    assert np.all(np.abs(got - want) <= 2 * np.spacing(np.abs(want)) + 1e-300)
+    assert exact_ln(np.array([0.0]))[0] == -np.inf and exact_ln(np.array([1.0]))[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("counts", "ends", "first", "count", "match"),
+    [
+        ([1, 2], [3], 0, 1, "stratum_ends"),
+        ([1, 2], [2, 1], 0, 1, "stratum_ends"),
+        ([2**52, 2**52], [2], 0, 1, "2\\^53"),
+        ([2**64 - 1, 1], [2], 0, 1, "2\\^53"),
+        ([1], [1], 2**32 - 1, 2, "2\\^32"),
+    ],
+)
+def test_bad_arguments_raise_the_same_error(backend: str, counts, ends, first, count, match) -> None:
+    with pytest.raises(ValidationError, match=match):
+        _draws(backend, counts, ends, first, count, seed=0)
