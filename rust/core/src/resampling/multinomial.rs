@@ -596,6 +596,65 @@ mod tests {
         assert_eq!(alone, one[16..24]);
     }
 
+    /// The draws depth first, one scalar [`binomial`] at a time (the reference of
+    /// the level-by-level draws).
+    fn reference(
+        counts: &[u64],
+        seed: u64,
+        replicate: u32,
+        out: &mut [f64],
+        lo: usize,
+        hi: usize,
+        m: u64,
+    ) {
+        if hi - lo == 1 {
+            out[lo] = m as f64;
+            return;
+        }
+        let mid = lo + (hi - lo) / 2;
+        let left_total: u64 = counts[lo..mid].iter().sum();
+        let total: u64 = counts[lo..hi].iter().sum();
+        let p = if total > 0 {
+            left_total as f64 / total as f64
+        } else {
+            0.0
+        };
+        let stream = Stream {
+            key: key_of(seed),
+            replicate,
+            node: mid as u32,
+        };
+        let left = binomial(m, p, stream);
+        reference(counts, seed, replicate, out, lo, mid, left);
+        reference(counts, seed, replicate, out, mid, hi, m - left);
+    }
+
+    #[test]
+    fn level_order_draws_are_the_depth_first_draws() {
+        // Means below and above 10, shares on both sides of 1/2, huge and tiny totals,
+        // zero cells.
+        let cases: [&[u64]; 5] = [
+            &[300, 300, 70_000, 300, 3, 597, 0, 12],
+            &[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+            &[5_000_000, 5_000_000, 1, 1_000_000_000_000],
+            &[40, 160, 500, 500, 700, 300, 9_000, 1_000, 17],
+            &[2, 0, 0, 5],
+        ];
+        for counts in cases {
+            let total: u64 = counts.iter().sum();
+            let cells = counts.len();
+            for threads in [1, 2] {
+                let got =
+                    multinomial_draws(counts, &[cells], 3, 45, 77, &Pool::new(threads)).unwrap();
+                for (b, row) in got.chunks(cells).enumerate() {
+                    let mut want = vec![0.0; cells];
+                    reference(counts, 77, 3 + b as u32, &mut want, 0, cells, total);
+                    assert_eq!(row, &want[..], "{counts:?} replicate {b}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn bad_strata_and_totals_are_errors() {
         let pool = Pool::sequential();
