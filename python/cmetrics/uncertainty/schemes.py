@@ -217,8 +217,8 @@ def multinomial_block(
 
 def over_blocks(n_resamples: int, cells: int, work: Callable[[int], _T]) -> list[_T]:
     """``work(block)`` for every block of :data:`MULTINOMIAL_BLOCK` replicates, in block order:
-    side by side on the threads when the draws are many (numpy draws without the GIL; each
-    block's draws are its own, so the result is the same on any thread count)."""
+    side by side on the threads when the draws are many (the Rust core draws without the GIL;
+    each block's draws are its own, so the result is the same on any thread count)."""
     blocks = range(math.ceil(n_resamples / MULTINOMIAL_BLOCK))
     threads = min(get_num_threads(), len(blocks))
     if threads <= 1 or n_resamples * cells < PARALLEL_DRAWS:
