@@ -1,14 +1,15 @@
-//! The Poisson bootstrap (docs/definitions.md §11): every replicate of a sum
-//! over rows, and of the ranking walk, with each row weighted by its Poisson(1)
-//! draw from the counter-based stream of [`crate::random`]. Declarations and
-//! re-exports only: `sums` (the replicate sums of row values, segment by
-//! segment) and `ranking` (the replicate walks of AUROC and average
-//! precision, on the row keys of `sums`).
+//! The bootstrap's replicates (docs/definitions.md §11). Declarations and
+//! re-exports only: `multinomial` (the multinomial scheme's exact draws of
+//! cell counts, binomial splits from the counter-based stream), `sums` (the
+//! Poisson bootstrap of sums over rows, segment by segment, each row weighted
+//! by its Poisson(1) draw from [`crate::random`]) and `ranking` (the Poisson
+//! replicate walks of AUROC and average precision, on the row keys of
+//! `sums`).
 
 mod multinomial;
 mod ranking;
 mod sums;
 
-pub use multinomial::{ln as exact_ln, multinomial_draws, MAX_TOTAL};
+pub use multinomial::multinomial_draws;
 pub use ranking::{replicate_ranking, RankingReplicates};
 pub use sums::{replicate_sums, Columns, Replicates, RowIds, Segment};
