@@ -208,7 +208,7 @@ class MultilabelCounts(NamedTuple):
 
 
 class ThresholdCounts(NamedTuple):
-    """Counts at each distinct score, cumulated from the highest score down (float64; weighted
+    """Counts at each distinct score, one point per score from the lowest up (float64; weighted
     with weights): ``tps[i]`` / ``fps[i]`` positives / negatives scored at least ``thresholds[i]``."""
 
     fps: F64

@@ -50,7 +50,15 @@ def _counts(
     value_checks.check_finite("y_score", score)
     if score.shape[0] == 0:
         raise ShapeError("y_score is empty; at least one sample is required")
-    return ranking_walk.threshold_counts(positive, score, sample_weight, backend, drop)
+    return ranking_walk.rising_threshold_counts(positive, score, sample_weight, backend, drop)
+
+
+def _from_top(first: float, values: np.ndarray) -> F64:
+    """``first`` then ``values`` read backwards, as one new float64 array (one pass)."""
+    out = np.empty(values.shape[0] + 1)
+    out[0] = first
+    out[1:] = values[::-1]
+    return out
 
 
 def confusion_matrix_at_thresholds(
@@ -70,7 +78,8 @@ def confusion_matrix_at_thresholds(
     ([1.0, 1.0, 2.0, 2.0], [0.0, 1.0, 1.0, 2.0], [0.8, 0.4, 0.35, 0.1])
     """
     c = _counts(y_true, y_score, pos_label, sample_weight, backend)
-    return c.fps[-1] - c.fps, c.fps, c.tps[-1] - c.tps, c.tps, c.thresholds
+    fps, tps, thresholds = c.fps[::-1].copy(), c.tps[::-1].copy(), c.thresholds[::-1].copy()
+    return fps[-1] - fps, fps, tps[-1] - tps, tps, thresholds
 
 
 def roc_curve(
@@ -93,20 +102,19 @@ def roc_curve(
     """
     drop = validation.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend, "collinear" if drop else "none")
-    fps, tps, thresholds = c.fps, c.tps, c.thresholds
-    tps = np.concatenate(([0.0], tps))
-    fps = np.concatenate(([0.0], fps))
-    thr = np.concatenate(([np.inf], thresholds.astype(np.float64)))
-    if fps[-1] <= 0:
+    # The kernel's points rise; the curve starts at the top. Each rate is divided in place.
+    fpr, tpr = _from_top(0.0, c.fps), _from_top(0.0, c.tps)
+    thr = _from_top(np.inf, c.thresholds)
+    if fpr[-1] <= 0:
         warn("No negative samples in y_true, false positive value should be meaningless")
-        fpr = np.full(fps.shape, np.nan)
+        fpr.fill(np.nan)
     else:
-        fpr = fps / fps[-1]
-    if tps[-1] <= 0:
+        np.divide(fpr, fpr[-1], out=fpr)
+    if tpr[-1] <= 0:
         warn("No positive samples in y_true, true positive value should be meaningless")
-        tpr = np.full(tps.shape, np.nan)
+        tpr.fill(np.nan)
     else:
-        tpr = tps / tps[-1]
+        np.divide(tpr, tpr[-1], out=tpr)
     return fpr, tpr, thr
 
 
@@ -130,20 +138,24 @@ def precision_recall_curve(
     """
     drop = validation.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend, "flat" if drop else "none")
-    fps, tps, thresholds = c.fps, c.tps, c.thresholds
-    ps = tps + fps
-    with np.errstate(invalid="ignore", divide="ignore"):
-        precision = np.where(ps != 0, tps / ps, 0.0)
-    if tps[-1] == 0:
-        warn("No positive class found in y_true, recall is set to one for all thresholds.", UserWarning)
-        recall = np.ones(tps.shape)
+    # The kernel's points rise with the threshold, as this curve's arrays do.
+    fps, tps, m = c.fps, c.tps, c.fps.shape[0]
+    precision, recall = np.empty(m + 1), np.empty(m + 1)
+    precision[m], recall[m] = 1.0, 0.0
+    # The rows predicted positive at each threshold, then divided in place. They shrink as the
+    # threshold rises, so the last is the fewest; where none are, precision is 0.
+    predicted = precision[:m]
+    np.add(tps, fps, out=predicted)
+    if predicted[-1] > 0:
+        np.divide(tps, predicted, out=predicted)
     else:
-        recall = tps / tps[-1]
-    return (
-        np.concatenate((precision[::-1], [1.0])),
-        np.concatenate((recall[::-1], [0.0])),
-        thresholds[::-1],
-    )
+        np.divide(tps, predicted, out=predicted, where=predicted != 0)
+    if tps[0] == 0:
+        warn("No positive class found in y_true, recall is set to one for all thresholds.", UserWarning)
+        recall[:m] = 1.0
+    else:
+        np.divide(tps, tps[0], out=recall[:m])
+    return precision, recall, c.thresholds
 
 
 def det_curve(
@@ -165,9 +177,7 @@ def det_curve(
     """
     drop = validation.check_flag("drop_intermediate", drop_intermediate)
     c = _counts(y_true, y_score, pos_label, sample_weight, backend)
-    fps = np.concatenate(([0.0], c.fps))
-    tps = np.concatenate(([0.0], c.tps))
-    thresholds = np.concatenate(([np.inf], c.thresholds.astype(np.float64)))
+    fps, tps, thresholds = _from_top(0.0, c.fps), _from_top(0.0, c.tps), _from_top(np.inf, c.thresholds)
     if drop and fps.shape[0] > 2:
         keep = np.concatenate(([True], np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:])), [True]))
         fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]

@@ -190,8 +190,17 @@ def user_confidence(y_true: ArrayLike, y_pred: ArrayLike, confidence: ArrayLike)
 def threshold_counts(
     positive: Bools, score: np.ndarray, sample_weight: ArrayLike | None, backend: Backend, drop: CurveDrop = "none"
 ) -> ThresholdCounts:
-    """The counts at each distinct score, cumulated from the top (the selected backend's
-    kernel, points dropped by ``drop``). Rows of weight 0 are left out first (as
+    """The counts at each distinct score, cumulated from the top, from the highest score down
+    (views of :func:`rising_threshold_counts`' arrays read backwards)."""
+    c = rising_threshold_counts(positive, score, sample_weight, backend, drop)
+    return ThresholdCounts(c.fps[::-1], c.tps[::-1], c.thresholds[::-1])
+
+
+def rising_threshold_counts(
+    positive: Bools, score: np.ndarray, sample_weight: ArrayLike | None, backend: Backend, drop: CurveDrop = "none"
+) -> ThresholdCounts:
+    """The counts at or above each distinct score, from the lowest score up (the selected
+    backend's kernel, points dropped by ``drop``). Rows of weight 0 are left out first (as
     scikit-learn), so they add no threshold. Thresholds keep the score's dtype (float32 stays
     float32; integers beyond 2^53 are reported as their nearest float64)."""
     w = validation.weights(sample_weight, positive.shape[0])

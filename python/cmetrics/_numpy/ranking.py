@@ -624,7 +624,8 @@ def threshold_counts(
     drop: CurveDrop = "none",
     n_threads: int = 0,
 ) -> ThresholdCounts:
-    """The tie groups cumulated from the highest score down, points dropped by ``drop`` (as the Rust kernel)."""
+    """The tie groups cumulated from the highest score down, points dropped by ``drop``, given
+    from the lowest score up (as the Rust kernel)."""
     if drop not in ("none", "collinear", "flat"):
         raise ValidationError(f"drop must be 'none', 'collinear' or 'flat', got {drop!r}")
     g = score_groups(positive, score, sample_weight)
@@ -641,4 +642,4 @@ def threshold_counts(
             inner = np.logical_or(np.diff(tps[:-1]), np.diff(tps[1:]))
         keep = np.concatenate(([True], inner, [True]))
         fps, tps, thresholds = fps[keep], tps[keep], thresholds[keep]
-    return ThresholdCounts(fps, tps, thresholds)
+    return ThresholdCounts(fps[::-1].copy(), tps[::-1].copy(), thresholds[::-1].copy())

@@ -5,7 +5,9 @@
 //! and the same equalities hold.
 #![allow(clippy::unwrap_used)]
 
-use cmetrics_core::ranking::{binary_ranking, BinaryRanking};
+use cmetrics_core::ranking::{
+    binary_ranking, threshold_counts, BinaryRanking, Drop, ThresholdCounts,
+};
 use cmetrics_core::vectorized_sort::{built, chosen, SortAlgorithm};
 use cmetrics_core::Pool;
 
@@ -69,5 +71,85 @@ fn halves_walked_as_their_merge_equal_the_sorted_whole() {
             );
             assert_eq!(bits(&got), bits(&want), "{name}");
         }
+        // The threshold curve streams the same sorted rows into its points:
+        // equal to plain counting on every pool, every drop rule.
+        let plain = plain_curve(&ok, &score);
+        for drop in [Drop::None, Drop::Collinear, Drop::FlatPositives] {
+            for pool in [
+                Pool::new(1),
+                Pool::new(2).with_min_parallel(0),
+                Pool::new(3).with_min_parallel(0),
+            ] {
+                let got = threshold_counts(&ok, &score, None, drop, &pool).unwrap();
+                assert_eq!(got, dropped(&plain, drop), "{name}");
+            }
+        }
+        // The float64 copies of the same scores: the general path's keys.
+        let wide: Vec<f64> = score
+            .iter()
+            .map(|&x| f64::from(x) * (1.0 + 2.0_f64.powi(-40)))
+            .collect();
+        let got = threshold_counts(
+            &ok,
+            &wide,
+            None,
+            Drop::None,
+            &Pool::new(2).with_min_parallel(0),
+        );
+        let got = got.unwrap();
+        assert_eq!((&got.fps, &got.tps), (&plain.fps, &plain.tps), "{name}");
     }
+}
+
+/// scikit-learn's rules applied to the curve from the highest score down
+/// (numpy's `np.diff` of the descending arrays), back in rising order.
+fn dropped(c: &ThresholdCounts, drop: Drop) -> ThresholdCounts {
+    let rev = |v: &[f64]| v.iter().rev().copied().collect::<Vec<f64>>();
+    let (f, t, h) = (rev(&c.fps), rev(&c.tps), rev(&c.thresholds));
+    let m = f.len();
+    let keep = |i: usize| {
+        if i == 0 || i + 1 == m {
+            return true;
+        }
+        match drop {
+            Drop::None => true,
+            Drop::Collinear => {
+                (f[i + 1] - f[i]) - (f[i] - f[i - 1]) != 0.0
+                    || (t[i + 1] - t[i]) - (t[i] - t[i - 1]) != 0.0
+            }
+            Drop::FlatPositives => t[i] != t[i - 1] || t[i + 1] != t[i],
+        }
+    };
+    let pick =
+        |v: &[f64]| -> Vec<f64> { (0..m).rev().filter(|&i| keep(i)).map(|i| v[i]).collect() };
+    ThresholdCounts {
+        fps: pick(&f),
+        tps: pick(&t),
+        thresholds: pick(&h),
+    }
+}
+
+/// The curve by sorting the rows and counting from the top down, in rising
+/// score order.
+fn plain_curve(ok: &[bool], score: &[f32]) -> ThresholdCounts {
+    let mut rows: Vec<(f32, bool)> = score.iter().copied().zip(ok.iter().copied()).collect();
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out = ThresholdCounts::default();
+    let (mut f, mut t) = (0.0, 0.0);
+    for (i, &(s, p)) in rows.iter().enumerate() {
+        if p {
+            t += 1.0;
+        } else {
+            f += 1.0;
+        }
+        if rows.get(i + 1).is_none_or(|r| r.0 != s) {
+            out.fps.push(f);
+            out.tps.push(t);
+            out.thresholds.push(f64::from(s));
+        }
+    }
+    out.fps.reverse();
+    out.tps.reverse();
+    out.thresholds.reverse();
+    out
 }

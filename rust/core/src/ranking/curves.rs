@@ -1,9 +1,16 @@
 //! Threshold curves (docs/definitions.md §7.7): from the tie groups of one
-//! sort, the counts at every distinct score cumulated from the highest score
-//! down, with scikit-learn's rules for dropping points that add nothing.
+//! sort, the counts at or above every distinct score, with scikit-learn's
+//! rules for dropping points that add nothing. Both rules look at a point
+//! and its two neighbours only and read the same either way along the curve
+//! (a difference negated is the same difference negated, exactly), so the
+//! points are kept in rising score order as the sort gives them.
 
+use super::binary::{check_pair, Totals};
 use super::groups::score_groups;
-use super::keys::Score;
+use super::hashed::hashed_groups;
+use super::keys::{starts_as_f32, Item, Score};
+use super::strategy::{pack_f32, prepare, sort_both, sort_packed_stream, Consume, Sink};
+use super::stream::{Merge, Stream};
 use crate::error::Result;
 use crate::parallel::{big_vec, Pool};
 
@@ -20,9 +27,10 @@ pub enum Drop {
     FlatPositives,
 }
 
-/// Cumulated counts, from the highest score down: `tps[i]` / `fps[i]` is the
-/// (weighted) number of positive / negative rows scored at least
-/// `thresholds[i]`.
+/// Cumulated counts, one point per distinct score **from the lowest score
+/// up**: `tps[i]` / `fps[i]` is the (weighted) number of positive / negative
+/// rows scored at least `thresholds[i]`. (Callers wanting the curve from
+/// the highest score down read the arrays backwards.)
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThresholdCounts {
     pub fps: Vec<f64>,
@@ -31,7 +39,12 @@ pub struct ThresholdCounts {
 }
 
 /// The cumulated counts of `(positive, score, weight)` (checks as
-/// [`super::binary_ranking`]); unweighted counts are summed as integers.
+/// [`super::binary_ranking`]). Unweighted, the rows at or above a score are
+/// the total less the rows below it, exact integers, so the groups are
+/// turned into points as the sorted rows stream past (the sort of
+/// [`super::binary_ranking`]: float32 keys as two halves merged on the fly);
+/// weighted, the weights are summed from the highest score down, as
+/// scikit-learn sums them.
 ///
 /// # Errors
 /// As [`super::binary_ranking`].
@@ -42,28 +55,186 @@ pub fn threshold_counts<X: Score>(
     drop: Drop,
     pool: &Pool,
 ) -> Result<ThresholdCounts> {
+    if weight.is_some() {
+        return weighted_counts(positive, score, weight, drop, pool);
+    }
+    check_pair(positive, score.len())?;
+    if let Some(found) = hashed_groups(positive, score, pool)? {
+        let totals = found.iter().fold((0, 0), |(p, q), g| (p + g.1, q + g.2));
+        let groups = found.iter().map(|&(k, p, q)| (X::key_value(k), p, q));
+        return rising_points(groups, found.len(), totals, drop);
+    }
+    if starts_as_f32(score.iter().copied()) {
+        if let Some((rows, n_pos)) = pack_f32(positive, score, pool)? {
+            let totals = (n_pos, rows.len() as u64 - n_pos);
+            #[allow(clippy::cast_possible_truncation)]
+            let value_of = |k: u64| f64::from(f32::from_bits(k as u32));
+            return sort_packed_stream(
+                rows,
+                pool,
+                PointSink {
+                    drop,
+                    totals,
+                    value_of,
+                },
+            );
+        }
+    }
+    prepare(positive, score, None, pool, CurveSink { drop })
+}
+
+/// Points from the tie groups `(value, positives, negatives)` in increasing
+/// score order (`m` at most), `totals` the rows of each outcome.
+fn rising_points(
+    groups: impl Iterator<Item = (f64, u64, u64)>,
+    m: usize,
+    totals: (u64, u64),
+    drop: Drop,
+) -> Result<ThresholdCounts> {
+    let (mut pos_below, mut neg_below) = (0_u64, 0_u64);
+    let points = groups.map(|(h, p, q)| {
+        #[allow(clippy::cast_precision_loss)]
+        let point = (
+            totals.1.saturating_sub(neg_below) as f64,
+            totals.0.saturating_sub(pos_below) as f64,
+            h,
+        );
+        pos_below += p;
+        neg_below += q;
+        point
+    });
+    let mut out = ThresholdCounts::default();
+    keep_points(points, m, drop, &mut out)?;
+    Ok(out)
+}
+
+/// The tie groups `(key, positives, negatives)` of `n` rows of a stream.
+struct StreamGroups<S> {
+    rows: S,
+    left: usize,
+    /// The first row of the next group, already read.
+    head: Option<(u64, bool)>,
+}
+
+impl<S: Stream> Iterator for StreamGroups<S> {
+    type Item = (u64, u64, u64);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let (k, p) = match self.head.take() {
+            Some(h) => h,
+            None if self.left > 0 => {
+                self.left -= 1;
+                let (k, p, _) = self.rows.next();
+                (k, p)
+            }
+            None => return None,
+        };
+        let mut g = (k, u64::from(p), u64::from(!p));
+        while self.left > 0 {
+            self.left -= 1;
+            let (k2, p2, _) = self.rows.next();
+            if k2 != k {
+                self.head = Some((k2, p2));
+                break;
+            }
+            g.1 += u64::from(p2);
+            g.2 += u64::from(!p2);
+        }
+        Some(g)
+    }
+}
+
+/// Unweighted sorted rows into points, each key's threshold `value_of(key)`.
+struct PointSink<F> {
+    drop: Drop,
+    totals: (u64, u64),
+    value_of: F,
+}
+
+impl<F: Fn(u64) -> f64> Consume for PointSink<F> {
+    type Out = ThresholdCounts;
+    fn consume<S: Stream>(self, rows: S, n: usize) -> Result<ThresholdCounts> {
+        let groups = StreamGroups {
+            rows,
+            left: n,
+            head: None,
+        };
+        let value_of = self.value_of;
+        let groups = groups.map(|(k, p, q)| (value_of(k), p, q));
+        rising_points(groups, n, self.totals, self.drop)
+    }
+}
+
+/// The unweighted rows keyed by [`prepare`]: sorted (the two sides each on
+/// a thread of its own) and streamed into points.
+struct CurveSink {
+    drop: Drop,
+}
+
+impl Sink for CurveSink {
+    type Out = ThresholdCounts;
+    fn packed<T: Item, X: Score>(
+        self,
+        rows: Vec<T>,
+        t: Totals,
+        bit0: u64,
+        pool: &Pool,
+    ) -> Result<ThresholdCounts> {
+        let value_of = |k: u64| X::key_value((k << 1) | bit0);
+        let sink = PointSink {
+            drop: self.drop,
+            totals: (t.n_pos, t.n_neg),
+            value_of,
+        };
+        sort_packed_stream(rows, pool, sink)
+    }
+    fn split<T: Item, X: Score>(
+        self,
+        mut pos: Vec<T>,
+        mut neg: Vec<T>,
+        t: Totals,
+        max_key: bool,
+        pool: &Pool,
+    ) -> Result<ThresholdCounts> {
+        let side_by_side = pool.parallel_for(pos.len() + neg.len());
+        sort_both(&mut pos, &mut neg, side_by_side, pool)?;
+        let n = pos.len() + neg.len();
+        let sink = PointSink {
+            drop: self.drop,
+            totals: (t.n_pos, t.n_neg),
+            value_of: X::key_value,
+        };
+        if max_key {
+            sink.consume(Merge::<T, true>::new(&pos, &neg), n)
+        } else {
+            sink.consume(Merge::<T, false>::new(&pos, &neg), n)
+        }
+    }
+}
+
+/// Weighted rows: the tie groups, their weights summed from the highest
+/// score down (scikit-learn's order of summation), the kept points then
+/// turned to rising order.
+fn weighted_counts<X: Score>(
+    positive: &[bool],
+    score: &[X],
+    weight: Option<&[f64]>,
+    drop: Drop,
+    pool: &Pool,
+) -> Result<ThresholdCounts> {
     let g = score_groups(positive, score, weight, pool)?;
     let m = g.values.len();
-    let mut out = ThresholdCounts::default();
-    // The groups from the highest score down, cumulated (integers summed
-    // exactly without weights).
-    let (mut f_int, mut t_int) = (0_u64, 0_u64);
     let (mut f_w, mut t_w) = (0.0_f64, 0.0_f64);
-    let weighted = weight.is_some();
     let points = (0..m).rev().map(|i| {
-        let h = g.values.get(i).copied().unwrap_or(0.0);
-        if weighted {
-            f_w += g.w_neg.get(i).copied().unwrap_or(0.0);
-            t_w += g.w_pos.get(i).copied().unwrap_or(0.0);
-            (f_w, t_w, h)
-        } else {
-            f_int += g.n_neg.get(i).copied().unwrap_or(0);
-            t_int += g.n_pos.get(i).copied().unwrap_or(0);
-            #[allow(clippy::cast_precision_loss)]
-            (f_int as f64, t_int as f64, h)
-        }
+        f_w += g.w_neg.get(i).copied().unwrap_or(0.0);
+        t_w += g.w_pos.get(i).copied().unwrap_or(0.0);
+        (f_w, t_w, g.values.get(i).copied().unwrap_or(0.0))
     });
+    let mut out = ThresholdCounts::default();
     keep_points(points, m, drop, &mut out)?;
+    out.fps.reverse();
+    out.tps.reverse();
+    out.thresholds.reverse();
     Ok(out)
 }
 

@@ -10,7 +10,7 @@ use super::keys::{
     packed_negative_u32, packed_u32, starts_as_f32, starts_as_signed_f32, weighted, Item, Score,
 };
 use super::pieces::{packed_pair_pieces, packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
-use super::stream::{Merge, Packed, PackedMerge};
+use super::stream::{Merge, Packed, PackedMerge, Stream};
 use super::walk::{walk, walk_groups_iter};
 use crate::ensure;
 use crate::error::{MetricError, Result};
@@ -146,7 +146,7 @@ fn sort_and_walk<T: Item>(
 
 /// Sort two vectors: `side_by_side`, one thread each (faster than one after
 /// the other on every thread when both are large), else one after the other.
-fn sort_both<T: Item>(
+pub(super) fn sort_both<T: Item>(
     a: &mut Vec<T>,
     b: &mut Vec<T>,
     side_by_side: bool,
@@ -209,21 +209,11 @@ pub(super) fn sort_and_walk_packed<T: Item>(
     curves: Curves,
 ) -> Result<BinaryRanking> {
     let n = rows.len();
-    if !T::WEIGHTED
-        && (PIECE_WALK_MIN..=VECTORIZED_HALVES_MAX).contains(&n)
-        && pool.threads() > 1
-        && pool.parallel_for(n)
-        && vectorized_sort::in_use()
-    {
-        // Each half sorted on a thread of its own by the vectorized sort
-        // (faster than the parallel radix sort where it is chosen), then
-        // walked as their merge, in the pieces the sorted whole would have.
+    if halves_apply::<T>(n, pool) {
+        // Walked as the merge of the sorted halves, in the pieces the sorted
+        // whole would have.
         let (a, b) = rows.split_at_mut(n / 2);
-        pool.check()?;
-        let (x, y) =
-            pool.install(|| rayon::join(|| T::sort_vectorized(a), || T::sort_vectorized(b)));
-        pool.check()?;
-        if x && y {
+        if sort_halves(a, b, pool)? {
             let pieces = packed_pair_pieces(a, b);
             return walk_in_pieces(
                 &pieces,
@@ -246,6 +236,52 @@ pub(super) fn sort_and_walk_packed<T: Item>(
         );
     }
     walk(Packed { rows: rows.iter() }, totals, curves, pool)
+}
+
+/// Whether [`sort_halves`] serves `n` packed rows: unweighted, the
+/// vectorized sort in use, two threads or more, enough rows.
+fn halves_apply<T: Item>(n: usize, pool: &Pool) -> bool {
+    !T::WEIGHTED
+        && (PIECE_WALK_MIN..=VECTORIZED_HALVES_MAX).contains(&n)
+        && pool.threads() > 1
+        && pool.parallel_for(n)
+        && vectorized_sort::in_use()
+}
+
+/// Each half sorted on a thread of its own by the vectorized sort (faster
+/// than the parallel radix sort where it is chosen); false when this build
+/// or key type has no vectorized sort (the halves are then in any order).
+fn sort_halves<T: Item>(a: &mut [T], b: &mut [T], pool: &Pool) -> Result<bool> {
+    pool.check()?;
+    let (x, y) = pool.install(|| rayon::join(|| T::sort_vectorized(a), || T::sort_vectorized(b)));
+    pool.check()?;
+    Ok(x && y)
+}
+
+/// What is done with sorted rows given as one stream in ascending order.
+pub(super) trait Consume {
+    type Out;
+    fn consume<S: Stream>(self, rows: S, n: usize) -> Result<Self::Out>;
+}
+
+/// Sort packed rows and hand them to `c` as one ascending stream: the two
+/// halves sorted side by side and streamed as their merge where
+/// [`sort_halves`] serves (no merged copy is written), else the whole array
+/// sorted.
+pub(super) fn sort_packed_stream<T: Item, C: Consume>(
+    mut rows: Vec<T>,
+    pool: &Pool,
+    c: C,
+) -> Result<C::Out> {
+    let n = rows.len();
+    if halves_apply::<T>(n, pool) {
+        let (a, b) = rows.split_at_mut(n / 2);
+        if sort_halves(a, b, pool)? {
+            return c.consume(PackedMerge::new(a, b), n);
+        }
+    }
+    T::sort(&mut rows, pool)?;
+    c.consume(Packed { rows: rows.iter() }, n)
 }
 
 /// The half-width packed rows of float32 scores ([`packed_u32`]; float64

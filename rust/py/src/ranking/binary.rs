@@ -149,7 +149,7 @@ pub fn kendall_counts<'py>(
     )
 }
 
-/// The counts at each distinct score, cumulated from the highest down:
+/// The counts at or above each distinct score, from the lowest score up:
 /// `ThresholdCounts(fps, tps, thresholds)`; `drop` is "none", "collinear"
 /// (the ROC rule) or "flat" (the precision-recall and DET rule).
 #[pyfunction]
