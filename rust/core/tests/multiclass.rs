@@ -244,13 +244,18 @@ proptest! {
     }
 
     #[test]
-    fn rank_histogram_matches_a_sort(codes in prop::collection::vec(0_u32..4, 1..120), seed in any::<u64>()) {
-        let (n, k) = (codes.len(), 4);
+    fn rank_histogram_matches_a_sort(raw in prop::collection::vec(0_u32..1000, 1..120), k in 1_usize..19, seed in any::<u64>()) {
+        // Tiles of 16 rows ranked side by side, the rest row by row: any k, any n.
+        let n = raw.len();
+        let codes: Vec<u32> = raw.iter().map(|&c| c % k as u32).collect();
         let mut x = seed | 1;
         let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
         let scores: Vec<f32> = (0..n * k).map(|_| (next() % 5) as f32 / 4.0).collect();
+        let wide: Vec<f64> = scores.iter().map(|&s| f64::from(s)).collect();
         for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
             let h = rank_histogram(&codes, Matrix { values: &scores, n_cols: k, column_major: false }, None, &pool).unwrap();
+            let h64 = rank_histogram(&codes, Matrix { values: &wide, n_cols: k, column_major: false }, None, &pool).unwrap();
+            prop_assert_eq!(&h, &h64);
             let mut want = vec![0.0; k];
             for i in 0..n {
                 // scikit-learn's order: a stable sort ascending, reversed
