@@ -16,7 +16,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 import cmetrics
 from cmetrics._backend import resolve_backend
 from cmetrics._derive import replicate_metrics as rm
-from cmetrics.exceptions import LengthMismatchError, ValidationError
+from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
 from cmetrics.uncertainty.schemes import multinomial_block
 
 
@@ -460,6 +460,18 @@ def test_compare_refuses_a_model_of_another_length(backend: str) -> None:
         cmetrics.compare([0, 1, 1, 0], a=[0, 1, 1, 1], b=[0, 1, 1], backend=backend)
     with pytest.raises(ValidationError, match="log_loss"):
         cmetrics.compare([0, 1, 1, 0], a=[0, 1, 1, 1], b=[0, 1, 0, 1], metrics=["log_loss"], backend=backend)
+
+
+def test_compare_names_the_model_whose_labels_are_unknown(backend: str) -> None:
+    # b is encoded against a's labels (the truth's codes are a's): a class only b predicts is refused.
+    y = np.array([0, 1, 2, 1, 0, 2], dtype=np.int32)
+    with pytest.raises(LabelError, match="y_pred holds values that are not among labels"):
+        cmetrics.compare(y, a=y, b=np.array([0, 1, 3, 1, 0, 2], dtype=np.int32), backend=backend)
+    with pytest.raises(LabelError, match="y_true holds values that are not among labels"):
+        cmetrics.compare(y, a=y, b=y, labels=[0, 1], backend=backend)
+    # The same labels given: b's paired values equal a model compared with itself.
+    same = cmetrics.compare(y, a=y, b=y[::-1].copy(), labels=[0, 1, 2], metrics=["accuracy"], n_resamples=20)
+    assert same["accuracy"].a == 1.0 and same["accuracy"].b == float(np.mean(y == y[::-1]))
 
 
 def test_the_result_prints_and_serialises() -> None:

@@ -424,10 +424,13 @@ def encode_model(
     labels: ArrayLike | None,
     backend: Backend,
     top_labels: bool = True,
+    truth: npt.NDArray[np.int64] | None = None,
 ) -> tuple[npt.NDArray[np.int64], Model, np.ndarray]:
     """Truth codes, one model and the label set (the Report's rules). Without ``top_labels``
     the hard predictions of probabilities are not made (no confusion matrix will be asked
-    for): the model's ``pred`` is then empty."""
+    for): the model's ``pred`` is then empty. ``truth``: the codes of ``y_true`` under
+    ``labels``, already made for another model of the same rows (hard predictions then
+    encode only themselves)."""
     if proba is not None:
         inp = prob_inputs(y_true, proba, labels=labels, y_pred=pred, backend=backend)
         # The kernels' row checks (entries in [0, 1], rows summing to 1), nothing accumulated.
@@ -447,12 +450,16 @@ def encode_model(
     else:
         lab = validation.check_labels(labels, pair.kind)
     lab_codes = lab.astype(np.str_) if pair.kind == "str" else lab.astype(np.int64)
-    t = np.asarray(label_codes(pair.y_true, lab_codes, "y_true", pair.kind), dtype=np.int64)
-    pred_codes = np.asarray(label_codes(pair.y_pred, lab_codes, "y_pred", pair.kind), dtype=np.int64)
-    if t.size and (t.max() >= lab.size or t.min() < 0 or pred_codes.max() >= lab.size or pred_codes.min() < 0):
-        msg = "y_true or y_pred holds values that are not among labels; pass labels= listing every class"
-        raise LabelError(msg)
-    return t, Model(pred_codes, None), np.asarray(lab)
+
+    def encode(values: np.ndarray, name: str) -> npt.NDArray[np.int64]:
+        c = np.asarray(label_codes(values, lab_codes, name, pair.kind), dtype=np.int64)
+        if c.size and (c.max() >= lab.size or c.min() < 0):
+            msg = f"{name} holds values that are not among labels; pass labels= listing every class"
+            raise LabelError(msg)
+        return c
+
+    t = encode(pair.y_true, "y_true") if truth is None else truth
+    return t, Model(encode(pair.y_pred, "y_pred"), None), np.asarray(lab)
 
 
 def metric_interval(
