@@ -173,6 +173,8 @@ unsafe fn tile_ranks_avx2<X: Score>(
     tile_ranks_portable(tile, codes, k, keys, ranks);
 }
 
+/// The ranks of one tile (as [`tile_ranks`]), inlined into each compiled
+/// variant so that the loops vectorise for its features.
 #[inline(always)]
 fn tile_ranks_portable<X: Score>(
     tile: &[X],
