@@ -638,8 +638,7 @@ def compare(
         msg = f"y_true has {n} rows but b has {np.shape(b)[0]}; pass both models' outputs for the same rows"
         raise LengthMismatchError(msg)
     # The same labels as model a's, so the same truth codes: b's predictions encode alone.
-    _, model_b, labs_b = encode_model(t, pred_b, proba_b, labs if labels is None else labels, backend, truth=truth)
-    del labs_b
+    _, model_b, _ = encode_model(t, pred_b, proba_b, labs if labels is None else labels, backend, truth=truth)
     w = _weights(sample_weight, truth, model_a.pred, int(labs.size), backend)
     proba = model_a.proba is not None and model_b.proba is not None
     available = list(rm.TABLE_METRICS) + (list(rm.PROB_METRICS) if proba else [])
