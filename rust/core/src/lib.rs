@@ -7,6 +7,7 @@
 
 pub mod classification;
 pub mod confusion;
+pub mod cpu;
 pub mod error;
 pub mod fastmath;
 pub mod grouped_confusion;

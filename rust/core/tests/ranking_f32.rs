@@ -110,8 +110,8 @@ fn float32_tie_groups_equal_the_general_path() {
 /// The walk of pair counts alone (no curves: no branch per row) gives the
 /// counts of the full walk, and the walk of the average precision alone its
 /// AP to the bit (the other curve terms NaN), on every key path (packed
-/// float32, the two sides of float64, integers in hash tables), with ties,
-/// in pieces and whole, weighted too.
+/// float32 with ties and nearly without, the two sides of float64, integers
+/// in hash tables), in pieces and whole, weighted too.
 #[test]
 fn pair_count_and_precision_walks_equal_the_full_walk() {
     let n = 150_000;
@@ -119,6 +119,11 @@ fn pair_count_and_precision_walks_equal_the_full_walk() {
     let ok: Vec<bool> = (0..n).map(|_| r() % 5 < 2).collect();
     #[allow(clippy::cast_precision_loss)]
     let dense: Vec<f32> = (0..n).map(|_| (r() % 400_000) as f32 / 400_000.0).collect();
+    // Nearly all distinct: the packed walk's blocks of sixteen without a tie.
+    #[allow(clippy::cast_precision_loss)]
+    let sparse: Vec<f32> = (0..n)
+        .map(|_| (r() % (1 << 24)) as f32 / 16_777_216.0)
+        .collect();
     #[allow(clippy::cast_precision_loss)]
     let fine: Vec<f64> = (0..n)
         .map(|_| (r() % 5_000_000) as f64 / 7.0 - 1e5)
@@ -137,6 +142,8 @@ fn pair_count_and_precision_walks_equal_the_full_walk() {
                 let walks = [
                     [Curves::Off, Curves::Precision, Curves::All]
                         .map(|c| binary_ranking(l, &dense[..rows], None, c, &pool).unwrap()),
+                    [Curves::Off, Curves::Precision, Curves::All]
+                        .map(|c| binary_ranking(l, &sparse[..rows], None, c, &pool).unwrap()),
                     [Curves::Off, Curves::Precision, Curves::All]
                         .map(|c| binary_ranking(l, &fine[..rows], None, c, &pool).unwrap()),
                     [Curves::Off, Curves::Precision, Curves::All]

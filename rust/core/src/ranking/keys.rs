@@ -197,6 +197,11 @@ pub trait Item: Copy + Default + Ord + Send + Sync {
     fn sort_vectorized(_v: &mut [Self]) -> bool {
         false
     }
+    /// `s` as `u32` keys when the items are such keys (the walk reads those
+    /// sixteen at a time); `None` for every other item.
+    fn as_u32s(_s: &[Self]) -> Option<&[u32]> {
+        None
+    }
 }
 
 impl Item for u64 {
@@ -246,6 +251,9 @@ impl Item for u32 {
     }
     fn sort_vectorized(v: &mut [Self]) -> bool {
         crate::vectorized_sort::sort_u32(v)
+    }
+    fn as_u32s(s: &[Self]) -> Option<&[u32]> {
+        Some(s)
     }
 }
 

@@ -8,6 +8,11 @@ pub(super) trait Stream {
     /// Whether rows carry weights (otherwise every weight is 1).
     const WEIGHTED: bool;
     fn next(&mut self) -> (u64, bool, f64);
+    /// The rows left, when they are one sorted array of packed `u32` keys
+    /// (the unweighted walk then reads them a block at a time).
+    fn packed_u32(&self) -> Option<&[u32]> {
+        None
+    }
 }
 
 /// The branch-free merge of the two sorted sides; an exhausted side reads as
@@ -64,6 +69,9 @@ impl<T: Item> Stream for Packed<'_, T> {
         let x = self.rows.next().copied().unwrap_or_else(T::sentinel);
         let k = x.key();
         (k >> 1, k & 1 == 1, x.weight())
+    }
+    fn packed_u32(&self) -> Option<&[u32]> {
+        T::as_u32s(self.rows.as_slice())
     }
 }
 

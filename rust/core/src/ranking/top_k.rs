@@ -124,21 +124,12 @@ fn tile_ranks<X: Score>(
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let wide = *WIDE.get_or_init(|| {
-            std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512dq")
-                && std::arch::is_x86_feature_detected!("avx512vl")
-                && std::arch::is_x86_feature_detected!("avx512bw")
-        });
-        static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let avx2 = *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"));
-        if wide {
+        if crate::cpu::avx512() {
             // SAFETY: the CPU supports the features `tile_ranks_avx512` is compiled for.
             unsafe { tile_ranks_avx512(tile, codes, k, keys, ranks) };
             return;
         }
-        if avx2 {
+        if crate::cpu::avx2() {
             // SAFETY: the CPU supports the features `tile_ranks_avx2` is compiled for.
             unsafe { tile_ranks_avx2(tile, codes, k, keys, ranks) };
             return;

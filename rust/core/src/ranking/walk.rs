@@ -8,6 +8,8 @@ use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{Pool, CHECK_ROWS};
 
+mod blocks;
+
 /// Tie groups in ascending score order from `rows` (a branch-free merge of
 /// two sorted sides, or one packed array; negatives first within a tie).
 /// Per row: the pair counts; per closed group: the ties and, when `curves`
@@ -142,6 +144,13 @@ impl Walk {
     /// `0 * precision` for them), so the sum has the full walk's bits.
     #[allow(clippy::cast_precision_loss)]
     fn run_pairs<S: Stream, const AP: bool>(&mut self, mut rows: S, n: u64, pool: &Pool) {
+        if let Some(keys) = rows
+            .packed_u32()
+            .and_then(|k| k.get(..usize::try_from(n).ok()?))
+        {
+            self.run_pairs_packed::<AP>(keys, pool);
+            return;
+        }
         // The walk starts with no group open (a piece starts at a group
         // boundary), and its first row opens one.
         let (mut pos_seen, mut neg_seen) = (self.pos_below, self.neg_below);
