@@ -12,7 +12,7 @@ use super::keys::{starts_as_f32, Item, Score};
 use super::strategy::{pack_f32, prepare, sort_both, sort_packed_stream, Consume, Sink};
 use super::stream::{Merge, Stream};
 use crate::error::Result;
-use crate::parallel::{big_vec, Pool};
+use crate::parallel::{big_vec, Pool, CHECK_ROWS};
 
 /// Which points to drop from the cumulated counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +76,7 @@ pub fn threshold_counts<X: Score>(
                     drop,
                     totals,
                     value_of,
+                    pool,
                 },
             );
         }
@@ -108,18 +109,42 @@ fn rising_points(
     Ok(out)
 }
 
-/// The tie groups `(key, positives, negatives)` of `n` rows of a stream.
-struct StreamGroups<S> {
+/// The tie groups `(key, positives, negatives)` of `n` rows of a stream; the
+/// groups end early once the pool's stop flag is raised (looked at every
+/// [`CHECK_ROWS`] rows or so: at a group's start).
+struct StreamGroups<'p, S> {
     rows: S,
     left: usize,
     /// The first row of the next group, already read.
     head: Option<(u64, bool)>,
+    pool: &'p Pool,
+    /// The flag is looked at once `left` falls below this.
+    check_below: usize,
 }
 
-impl<S: Stream> Iterator for StreamGroups<S> {
+impl<'p, S> StreamGroups<'p, S> {
+    fn new(rows: S, n: usize, pool: &'p Pool) -> Self {
+        Self {
+            rows,
+            left: n,
+            head: None,
+            pool,
+            check_below: n,
+        }
+    }
+}
+
+impl<S: Stream> Iterator for StreamGroups<'_, S> {
     type Item = (u64, u64, u64);
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        if self.left < self.check_below {
+            self.check_below = self.left.saturating_sub(CHECK_ROWS);
+            if self.pool.stopped() {
+                (self.left, self.head) = (0, None);
+                return None;
+            }
+        }
         let (k, p) = match self.head.take() {
             Some(h) => h,
             None if self.left > 0 => {
@@ -145,23 +170,22 @@ impl<S: Stream> Iterator for StreamGroups<S> {
 }
 
 /// Unweighted sorted rows into points, each key's threshold `value_of(key)`.
-struct PointSink<F> {
+struct PointSink<'p, F> {
     drop: Drop,
     totals: (u64, u64),
     value_of: F,
+    pool: &'p Pool,
 }
 
-impl<F: Fn(u64) -> f64> Consume for PointSink<F> {
+impl<F: Fn(u64) -> f64> Consume for PointSink<'_, F> {
     type Out = ThresholdCounts;
     fn consume<S: Stream>(self, rows: S, n: usize) -> Result<ThresholdCounts> {
-        let groups = StreamGroups {
-            rows,
-            left: n,
-            head: None,
-        };
         let value_of = self.value_of;
-        let groups = groups.map(|(k, p, q)| (value_of(k), p, q));
-        rising_points(groups, n, self.totals, self.drop)
+        let groups = StreamGroups::new(rows, n, self.pool).map(|(k, p, q)| (value_of(k), p, q));
+        let points = rising_points(groups, n, self.totals, self.drop)?;
+        // Points of a stream cut short are not the curve.
+        self.pool.check()?;
+        Ok(points)
     }
 }
 
@@ -185,6 +209,7 @@ impl Sink for CurveSink {
             drop: self.drop,
             totals: (t.n_pos, t.n_neg),
             value_of,
+            pool,
         };
         sort_packed_stream(rows, pool, sink)
     }
@@ -203,6 +228,7 @@ impl Sink for CurveSink {
             drop: self.drop,
             totals: (t.n_pos, t.n_neg),
             value_of: X::key_value,
+            pool,
         };
         if max_key {
             sink.consume(Merge::<T, true>::new(&pos, &neg), n)
@@ -299,4 +325,40 @@ fn keep_points(
         out.thresholds.set_len(w);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::stream::Packed;
+    use super::{Consume, Drop, PointSink};
+    use crate::error::MetricError;
+    use crate::parallel::{Pool, CHECK_ROWS};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    /// The stream of sorted rows into points stops at a raised flag (the
+    /// sort before it looks at the flag too, but a stream of 10^9 rows takes
+    /// seconds), and without one gives every distinct score's point.
+    #[test]
+    fn the_point_stream_answers_the_stop_flag() {
+        let n = 3 * CHECK_ROWS + 5;
+        let keys: Vec<u32> = (0..n as u32).map(|i| (i / 2) << 1 | (i & 1)).collect();
+        let half = (n / 2) as u64;
+        let sink = |pool| PointSink {
+            drop: Drop::None,
+            totals: (half, n as u64 - half),
+            value_of: |k: u64| k as f64,
+            pool,
+        };
+        let rows = || Packed { rows: keys.iter() };
+        let stopped = Pool::new(1).with_stop(Arc::new(AtomicBool::new(true)));
+        assert_eq!(
+            sink(&stopped).consume(rows(), n).map(|c| c.fps.len()),
+            Err(MetricError::Interrupted)
+        );
+        let running = Pool::new(1).with_stop(Arc::new(AtomicBool::new(false)));
+        let points = sink(&running).consume(rows(), n).unwrap();
+        assert_eq!(points.fps.len(), n.div_ceil(2));
+        assert_eq!(points.tps.first(), Some(&(half as f64)));
+    }
 }
