@@ -43,6 +43,11 @@ pub trait Score: Copy + Default + Send + Sync + 'static {
     fn f32_bits(self) -> Option<u32> {
         None
     }
+    /// `s` as float32 values when the scores are float32 (kernels with a
+    /// float32 form read them so); `None` for every other type.
+    fn as_f32s(_s: &[Self]) -> Option<&[f32]> {
+        None
+    }
 }
 
 /// Whether the first values of `scores` (up to 1,024) are all float32 values
@@ -88,6 +93,9 @@ impl Score for f64 {
 /// value widened to f64, so float32 and float64 scores rank alike.
 impl Score for f32 {
     const MAY_BE_F32: bool = true;
+    fn as_f32s(s: &[Self]) -> Option<&[f32]> {
+        Some(s)
+    }
     #[inline(always)]
     fn f32_bits(self) -> Option<u32> {
         Some(self.to_bits())

@@ -122,11 +122,12 @@ fn packed_columns<X: Score>(
         let rows = piece.first().map_or(0, |p| p.len());
         let k = scores.n_cols;
         let mut ok = true;
-        if !scores.column_major && columns.len() <= TILE_COLUMNS {
-            // Tiles of TILE rows: the keys computed row by row from the
-            // contiguous scores into a small table, then copied out a column
-            // at a time (whole cache lines to each column's output).
-            let mut tile = [[0_u32; TILE]; TILE_COLUMNS];
+        if !scores.column_major && columns.len() <= TILE_COLUMNS && k <= TILE_WIDTH {
+            // Tiles of TILE rows: every score's key (without the outcome)
+            // computed in one contiguous pass into a small table, the true
+            // class's outcome bit set row by row, then each requested column
+            // read out of the table into its output (whole cache lines).
+            let mut tile = [0_u32; TILE * TILE_WIDTH];
             let values = scores
                 .values
                 .get(first * k..(first + rows) * k)
@@ -136,21 +137,18 @@ fn packed_columns<X: Score>(
             ok &= values.len() == rows * k && truth.len() == rows;
             for (t, (block, codes)) in values.chunks(TILE * k).zip(truth.chunks(TILE)).enumerate() {
                 let m = codes.len();
-                for (r, (row, &code)) in block.chunks_exact(k).zip(codes).enumerate() {
-                    for (keys, &col) in tile.iter_mut().zip(columns) {
-                        let x = row.get(col).copied().unwrap_or_default();
-                        let key = x
-                            .f32_bits()
-                            .and_then(|b| packed_u32(b, code as usize == col));
-                        ok &= key.is_some();
-                        if let Some(slot) = keys.get_mut(r) {
-                            *slot = key.unwrap_or(0);
-                        }
+                let keys = tile.get_mut(..block.len()).unwrap_or_default();
+                score_keys(block, keys);
+                for (row, &code) in keys.chunks_exact_mut(k).zip(codes) {
+                    if let Some(key) = row.get_mut(code as usize) {
+                        *key |= 1;
                     }
                 }
-                for (out, keys) in piece.iter_mut().zip(&tile) {
+                for (out, &col) in piece.iter_mut().zip(columns) {
                     let dst = out.get_mut(t * TILE..t * TILE + m).unwrap_or_default();
-                    for (slot, &key) in dst.iter_mut().zip(keys) {
+                    let src = keys.get(col..).unwrap_or_default().iter().step_by(k);
+                    for (slot, &key) in dst.iter_mut().zip(src) {
+                        ok &= key != NOT_A_KEY;
                         slot.write(key);
                     }
                 }
@@ -196,9 +194,61 @@ fn packed_columns<X: Score>(
     Ok(all_ok.then_some(keys))
 }
 
-/// Rows of a tile of the transpose, and the most columns it takes.
+/// Rows of a tile of the transpose, the most columns it takes, and the most
+/// columns of the matrix it reads (its table is `TILE x TILE_WIDTH` keys).
 const TILE: usize = 64;
 const TILE_COLUMNS: usize = 32;
+const TILE_WIDTH: usize = 64;
+
+/// What [`score_keys`] writes for a score with no packed key (negative, not
+/// finite, or wider than float32): above every key, and still itself with
+/// the outcome bit set.
+const NOT_A_KEY: u32 = u32::MAX;
+
+/// The packed key of each score ([`packed_u32`], outcome 0), or
+/// [`NOT_A_KEY`], with the widest vectors this CPU runs.
+fn score_keys<X: Score>(values: &[X], keys: &mut [u32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if crate::cpu::avx512() {
+            // SAFETY: the CPU has the features `score_keys_avx512` is compiled for.
+            unsafe { score_keys_avx512(values, keys) };
+            return;
+        }
+        if crate::cpu::avx2() {
+            // SAFETY: the CPU has the features `score_keys_avx2` is compiled for.
+            unsafe { score_keys_avx2(values, keys) };
+            return;
+        }
+    }
+    score_keys_portable(values, keys);
+}
+
+/// [`score_keys_portable`] compiled for AVX-512 (chosen at run time).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2")]
+unsafe fn score_keys_avx512<X: Score>(values: &[X], keys: &mut [u32]) {
+    score_keys_portable(values, keys);
+}
+
+/// [`score_keys_portable`] compiled for AVX2 (chosen at run time).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn score_keys_avx2<X: Score>(values: &[X], keys: &mut [u32]) {
+    score_keys_portable(values, keys);
+}
+
+/// The loop of [`score_keys`], inlined into each variant so that it
+/// vectorises for its features.
+#[inline(always)]
+fn score_keys_portable<X: Score>(values: &[X], keys: &mut [u32]) {
+    for (key, &x) in keys.iter_mut().zip(values) {
+        *key = x
+            .f32_bits()
+            .and_then(|b| packed_u32(b, false))
+            .unwrap_or(NOT_A_KEY);
+    }
+}
 
 /// Sort each packed column and walk it (the binary walk of the column).
 fn walk_packed_columns(

@@ -121,6 +121,102 @@ pub(super) fn check_matrix<X: Score>(scores: &Matrix<'_, X>, truth: Truth<'_>) -
 /// Rows of a block of [`row_sum_range`].
 const SUM_BLOCK: usize = 64;
 
+/// The sum of each row of the row-major `values` (`k` columns, as many rows
+/// as `sums` has), each left to right in float64: float32 rows [`LANES`] at a
+/// time, one per vector lane, where this CPU has AVX-512; else row by row.
+fn sum_rows<X: Score>(values: &[X], k: usize, sums: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v) = X::as_f32s(values) {
+        if crate::cpu::avx512() && k <= GATHER_COLUMNS {
+            // SAFETY: the CPU has the features `sum_f32_rows_avx512` is
+            // compiled for, and `k` is within its bound.
+            let done = unsafe { sum_f32_rows_avx512(v, k, sums) };
+            let (values, sums) = (values.get(done * k..), sums.get_mut(done..));
+            if let (Some(values), Some(sums)) = (values, sums) {
+                sum_rows_portable(values, k, sums);
+            }
+            return;
+        }
+    }
+    sum_rows_portable(values, k, sums);
+}
+
+/// Rows summed side by side by [`sum_f32_rows_avx512`], one per lane.
+#[cfg(target_arch = "x86_64")]
+const LANES: usize = 8;
+
+/// The most columns [`sum_f32_rows_avx512`] takes (its gather offsets, up to
+/// `7 k`, are `i32`).
+const GATHER_COLUMNS: usize = 1 << 24;
+
+/// The sums of [`sum_rows`] for the whole blocks of `2 LANES` rows (the
+/// number of rows done is returned; the rest are the caller's): column `j`
+/// of eight rows gathered into one vector, widened and added to the eight
+/// rows' sums, so each row is still summed left to right.
+///
+/// # Safety
+/// The CPU has AVX-512 F and AVX2; `k <= GATHER_COLUMNS`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+unsafe fn sum_f32_rows_avx512(values: &[f32], k: usize, sums: &mut [f64]) -> usize {
+    use std::arch::x86_64::{
+        _mm256_add_epi32, _mm256_i32gather_ps, _mm256_mullo_epi32, _mm256_set1_epi32,
+        _mm256_setr_epi32, _mm512_add_pd, _mm512_cvtps_pd, _mm512_setzero_pd, _mm512_storeu_pd,
+    };
+    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+    let step = _mm256_set1_epi32(k as i32);
+    let offsets = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), step);
+    let second = _mm256_add_epi32(offsets, _mm256_mullo_epi32(_mm256_set1_epi32(8), step));
+    let mut done = 0;
+    for (rows, out) in values
+        .chunks_exact(2 * LANES * k)
+        .zip(sums.chunks_exact_mut(2 * LANES))
+    {
+        let (mut a, mut b) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+        let base = rows.as_ptr();
+        for j in 0..k {
+            // SAFETY: row `r < 16` column `j < k` is at `r k + j`, inside
+            // `rows` (`16 k` values); the CPU has the features.
+            unsafe {
+                let x = _mm256_i32gather_ps::<4>(base.add(j), offsets);
+                let y = _mm256_i32gather_ps::<4>(base.add(j), second);
+                a = _mm512_add_pd(a, _mm512_cvtps_pd(x));
+                b = _mm512_add_pd(b, _mm512_cvtps_pd(y));
+            }
+        }
+        // SAFETY: `out` holds 16 sums.
+        unsafe {
+            _mm512_storeu_pd(out.as_mut_ptr(), a);
+            _mm512_storeu_pd(out.as_mut_ptr().add(LANES), b);
+        }
+        done += 2 * LANES;
+    }
+    done
+}
+
+/// [`sum_rows`] row by row, four rows at a time (four independent chains).
+fn sum_rows_portable<X: Score>(values: &[X], k: usize, sums: &mut [f64]) {
+    for (quad, out) in values.chunks(4 * k).zip(sums.chunks_mut(4)) {
+        if let [s0, s1, s2, s3] = out {
+            let (a, rest) = quad.split_at(k);
+            let (b, rest) = rest.split_at(k);
+            let (c, d) = rest.split_at(k);
+            let (mut t0, mut t1, mut t2, mut t3) = (0.0, 0.0, 0.0, 0.0);
+            for (((x0, x1), x2), x3) in a.iter().zip(b).zip(c).zip(d) {
+                t0 += x0.to_f64();
+                t1 += x1.to_f64();
+                t2 += x2.to_f64();
+                t3 += x3.to_f64();
+            }
+            (*s0, *s1, *s2, *s3) = (t0, t1, t2, t3);
+        } else {
+            for (row, sum) in quad.chunks_exact(k).zip(out) {
+                *sum = row.iter().fold(0.0, |t, x| t + x.to_f64());
+            }
+        }
+    }
+}
+
 /// A chunk's smallest and largest row sums, and its first non-finite score
 /// (row, column).
 type Extremes = (f64, f64, Option<(usize, usize)>);
@@ -176,35 +272,23 @@ pub fn row_sum_range<X: Score>(
                     .values
                     .get(first * k..(first + rows) * k)
                     .unwrap_or(&[]);
-                for (quad, out) in values.chunks(4 * k).zip(block.chunks_mut(4)) {
-                    if let [s0, s1, s2, s3] = out {
-                        // Four rows at once: four independent chains.
-                        let (a, rest) = quad.split_at(k);
-                        let (b, rest) = rest.split_at(k);
-                        let (c, d) = rest.split_at(k);
-                        for (((x0, x1), x2), x3) in a.iter().zip(b).zip(c).zip(d) {
-                            *s0 += x0.to_f64();
-                            *s1 += x1.to_f64();
-                            *s2 += x2.to_f64();
-                            *s3 += x3.to_f64();
-                        }
-                    } else {
-                        for (row, sum) in quad.chunks_exact(k).zip(out) {
-                            *sum = row.iter().fold(0.0, |t, x| t + x.to_f64());
+                sum_rows(values, k, block);
+            }
+            if !block.iter().all(|s| s.is_finite()) {
+                for (r, &sum) in block.iter().enumerate() {
+                    // A NaN or an infinity makes the sum so; finite scores
+                    // can still overflow it (then no entry is to blame).
+                    if !sum.is_finite() {
+                        if let Some(j) = (0..k).find(|&j| !scores.at(n, first + r, j).is_finite()) {
+                            return (lo, hi, Some((first + r, j)));
                         }
                     }
                 }
             }
-            for (r, &sum) in block.iter().enumerate() {
-                // A NaN or an infinity makes the sum so; finite scores can
-                // still overflow it (then no entry is to blame).
-                if !sum.is_finite() {
-                    if let Some(j) = (0..k).find(|&j| !scores.at(n, first + r, j).is_finite()) {
-                        return (lo, hi, Some((first + r, j)));
-                    }
-                }
-                lo = lo.min(sum);
-                hi = hi.max(sum);
+            // No sum is NaN here: comparisons select as `min` and `max` would.
+            for &sum in &*block {
+                lo = if sum < lo { sum } else { lo };
+                hi = if sum > hi { sum } else { hi };
             }
         }
         (lo, hi, None)
