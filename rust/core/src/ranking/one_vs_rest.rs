@@ -17,6 +17,9 @@ use super::stream::Packed;
 use super::walk::walk;
 use rayon::prelude::*;
 
+mod columns;
+use columns::{read_columns, Plan};
+
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::sort::sort_keys_alone;
@@ -114,6 +117,7 @@ fn packed_columns<X: Score>(
             }
         }
     }
+    let plan = Plan::new(scores.n_cols, columns);
     let fill = |(c, piece): (usize, &mut Vec<&mut [std::mem::MaybeUninit<u32>]>)| -> bool {
         if pool.stopped() {
             return true;
@@ -144,14 +148,8 @@ fn packed_columns<X: Score>(
                         *key |= 1;
                     }
                 }
-                for (out, &col) in piece.iter_mut().zip(columns) {
-                    let dst = out.get_mut(t * TILE..t * TILE + m).unwrap_or_default();
-                    let src = keys.get(col..).unwrap_or_default().iter().step_by(k);
-                    for (slot, &key) in dst.iter_mut().zip(src) {
-                        ok &= key != NOT_A_KEY;
-                        slot.write(key);
-                    }
-                }
+                let keys = keys.get(..m * k).unwrap_or_default();
+                ok &= read_columns(keys, k, columns, piece, t * TILE, NOT_A_KEY, plan.as_ref());
             }
             return ok;
         }
