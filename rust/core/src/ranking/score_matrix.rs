@@ -146,7 +146,8 @@ fn sum_rows<X: Score>(values: &[X], k: usize, sums: &mut [f64]) {
 const LANES: usize = 8;
 
 /// The most columns [`sum_f32_rows_avx512`] takes (its gather offsets, up to
-/// `7 k`, are `i32`).
+/// `15 k`, are `i32`).
+#[cfg(target_arch = "x86_64")]
 const GATHER_COLUMNS: usize = 1 << 24;
 
 /// The sums of [`sum_rows`] for the whole blocks of `2 LANES` rows (the
