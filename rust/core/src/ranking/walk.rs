@@ -210,12 +210,19 @@ impl Walk {
             ap += pending_gp as f64 * pending_precision;
             self.ap = ap;
         }
-        // The last group closes (its ties are already counted).
+        self.end_pairs(groups, (ordered, tied), (pos_seen, neg_seen));
+    }
+
+    /// Where a pair walk ([`Walk::run_pairs`]) leaves the walk: `groups`, the
+    /// pair counts, no group open (the last one closes, its ties already
+    /// counted), and the rows seen below what comes next.
+    #[allow(clippy::cast_precision_loss)]
+    fn end_pairs(&mut self, groups: u64, (ordered, tied): (u128, u128), seen: (u64, u64)) {
         self.groups = groups;
         (self.ordered, self.tied) = (ordered, tied);
         (self.gp, self.gn) = (0, 0);
-        (self.pos_below, self.neg_below) = (pos_seen, neg_seen);
-        (self.w_pos_below, self.w_neg_below) = (pos_seen as f64, neg_seen as f64);
+        (self.pos_below, self.neg_below) = seen;
+        (self.w_pos_below, self.w_neg_below) = (seen.0 as f64, seen.1 as f64);
     }
 
     /// [`Walk::run_rows`] without weights, its counts and sums held in locals

@@ -251,12 +251,7 @@ impl Walk {
             ap += pending_gp as f64 * pending_precision;
             self.ap = ap;
         }
-        // The last group closes (its ties are already counted).
-        self.groups = groups;
-        (self.ordered, self.tied) = (ordered, tied);
-        (self.gp, self.gn) = (0, 0);
-        (self.pos_below, self.neg_below) = (pos_seen, neg_seen);
-        (self.w_pos_below, self.w_neg_below) = (pos_seen as f64, neg_seen as f64);
+        self.end_pairs(groups, (ordered, tied), (pos_seen, neg_seen));
     }
 }
 
