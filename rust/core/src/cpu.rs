@@ -38,3 +38,44 @@ pub fn avx2() -> bool {
         false
     })
 }
+
+/// `fn $name`, running the `#[inline(always)]` function `$body` (same
+/// arguments, no result) compiled for the widest vectors this CPU has: AVX-512 (as
+/// [`avx512`] checks it), AVX2 ([`avx2`]), or the baseline, chosen at run
+/// time. Generic parameters take one bound each, and are inferred from the
+/// arguments.
+macro_rules! widest {
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident $(<$($g:ident: $bound:path),*>)?
+            ($($arg:ident: $ty:ty),* $(,)?) => $body:path
+    ) => {
+        $(#[$attr])*
+        $vis fn $name $(<$($g: $bound),*>)? ($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,popcnt,bmi1")]
+                unsafe fn wide $(<$($g: $bound),*>)? ($($arg: $ty),*) {
+                    $body($($arg),*);
+                }
+                #[target_feature(enable = "avx2,popcnt,bmi1")]
+                unsafe fn narrow $(<$($g: $bound),*>)? ($($arg: $ty),*) {
+                    $body($($arg),*);
+                }
+                if $crate::cpu::avx512() {
+                    // SAFETY: the CPU has the features `wide` is compiled for.
+                    unsafe { wide($($arg),*) };
+                    return;
+                }
+                if $crate::cpu::avx2() {
+                    // SAFETY: the CPU has the features `narrow` is compiled for.
+                    unsafe { narrow($($arg),*) };
+                    return;
+                }
+            }
+            $body($($arg),*);
+        }
+    };
+}
+
+pub(crate) use widest;

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 mod columns;
 use columns::{read_columns, Plan};
 
+use crate::cpu::widest;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::sort::sort_keys_alone;
@@ -203,37 +204,10 @@ const TILE_WIDTH: usize = 64;
 /// the outcome bit set.
 const NOT_A_KEY: u32 = u32::MAX;
 
-/// The packed key of each score ([`packed_u32`], outcome 0), or
-/// [`NOT_A_KEY`], with the widest vectors this CPU runs.
-fn score_keys<X: Score>(values: &[X], keys: &mut [u32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if crate::cpu::avx512() {
-            // SAFETY: the CPU has the features `score_keys_avx512` is compiled for.
-            unsafe { score_keys_avx512(values, keys) };
-            return;
-        }
-        if crate::cpu::avx2() {
-            // SAFETY: the CPU has the features `score_keys_avx2` is compiled for.
-            unsafe { score_keys_avx2(values, keys) };
-            return;
-        }
-    }
-    score_keys_portable(values, keys);
-}
-
-/// [`score_keys_portable`] compiled for AVX-512 (chosen at run time).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2")]
-unsafe fn score_keys_avx512<X: Score>(values: &[X], keys: &mut [u32]) {
-    score_keys_portable(values, keys);
-}
-
-/// [`score_keys_portable`] compiled for AVX2 (chosen at run time).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn score_keys_avx2<X: Score>(values: &[X], keys: &mut [u32]) {
-    score_keys_portable(values, keys);
+widest! {
+    /// The packed key of each score ([`packed_u32`], outcome 0), or
+    /// [`NOT_A_KEY`], with the widest vectors this CPU runs.
+    fn score_keys<X: Score>(values: &[X], keys: &mut [u32]) => score_keys_portable
 }
 
 /// The loop of [`score_keys`], inlined into each variant so that it

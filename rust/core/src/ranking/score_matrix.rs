@@ -261,8 +261,8 @@ pub fn row_sum_range<X: Score>(
         for first in (c * chunk_rows..end).step_by(SUM_BLOCK) {
             let rows = (end - first).min(SUM_BLOCK);
             let block = sums.get_mut(..rows).unwrap_or_default();
-            block.fill(0.0);
             if scores.column_major {
+                block.fill(0.0);
                 for j in 0..k {
                     for (r, sum) in block.iter_mut().enumerate() {
                         *sum += scores.at(n, first + r, j).to_f64();

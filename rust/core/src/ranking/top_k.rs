@@ -7,6 +7,7 @@ use super::keys::Score;
 use super::score_matrix::{check_matrix, Matrix, Truth};
 use rayon::prelude::*;
 
+use crate::cpu::widest;
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::Pool;
@@ -113,55 +114,16 @@ fn row_major_ranks<X: Score, H>(
     }
 }
 
-/// The ranks of one tile (at most [`TILE_ROWS`] rows of `k` scores; `keys`
-/// has room for a whole tile), with the widest vectors this CPU runs.
-fn tile_ranks<X: Score>(
-    tile: &[X],
-    codes: &[u32],
-    k: usize,
-    keys: &mut [u64],
-    ranks: &mut [u32; TILE_ROWS],
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if crate::cpu::avx512() {
-            // SAFETY: the CPU supports the features `tile_ranks_avx512` is compiled for.
-            unsafe { tile_ranks_avx512(tile, codes, k, keys, ranks) };
-            return;
-        }
-        if crate::cpu::avx2() {
-            // SAFETY: the CPU supports the features `tile_ranks_avx2` is compiled for.
-            unsafe { tile_ranks_avx2(tile, codes, k, keys, ranks) };
-            return;
-        }
-    }
-    tile_ranks_portable(tile, codes, k, keys, ranks);
-}
-
-/// [`tile_ranks_portable`] compiled for AVX-512 (chosen at run time).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2")]
-unsafe fn tile_ranks_avx512<X: Score>(
-    tile: &[X],
-    codes: &[u32],
-    k: usize,
-    keys: &mut [u64],
-    ranks: &mut [u32; TILE_ROWS],
-) {
-    tile_ranks_portable(tile, codes, k, keys, ranks);
-}
-
-/// [`tile_ranks_portable`] compiled for AVX2 (chosen at run time).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn tile_ranks_avx2<X: Score>(
-    tile: &[X],
-    codes: &[u32],
-    k: usize,
-    keys: &mut [u64],
-    ranks: &mut [u32; TILE_ROWS],
-) {
-    tile_ranks_portable(tile, codes, k, keys, ranks);
+widest! {
+    /// The ranks of one tile (at most [`TILE_ROWS`] rows of `k` scores; `keys`
+    /// has room for a whole tile), with the widest vectors this CPU runs.
+    fn tile_ranks<X: Score>(
+        tile: &[X],
+        codes: &[u32],
+        k: usize,
+        keys: &mut [u64],
+        ranks: &mut [u32; TILE_ROWS],
+    ) => tile_ranks_portable
 }
 
 /// The ranks of one tile (as [`tile_ranks`]), inlined into each compiled

@@ -9,6 +9,7 @@ use crate::error::{MetricError, Result};
 use crate::parallel::{Pool, CHECK_ROWS};
 
 mod blocks;
+mod pairs;
 
 /// Tie groups in ascending score order from `rows` (a branch-free merge of
 /// two sorted sides, or one packed array; negatives first within a tie).
@@ -124,105 +125,6 @@ impl Walk {
             left -= step;
         }
         self.close_group();
-    }
-
-    /// [`Walk::run_rows`] without weights or curves: the pair counts, with no
-    /// branch per row. Rows come negatives first within a tie, so a
-    /// positive row is above the negatives below its group (`ordered`) and
-    /// tied with every negative seen since its group opened; the counts below
-    /// the group are carried by a select, not a branch on group ends (which
-    /// no predictor guesses on continuous scores). Per-row sums go to `u64`
-    /// and into the `u128` totals once a block of rows (a block's sum is at
-    /// most `CHECK_ROWS` times the rows seen: far below 2^64). The same
-    /// counts as [`Walk::run_counted`], in about half the time.
-    ///
-    /// With `AP`, the average precision too (and no other curve term): a
-    /// group's precision is computed at its first positive row (the counts
-    /// below the group are known there, its negatives having come first) and
-    /// added times the group's positives when the next group with positives
-    /// opens. Groups without positives add nothing (the full walk adds
-    /// `0 * precision` for them), so the sum has the full walk's bits.
-    #[allow(clippy::cast_precision_loss)]
-    fn run_pairs<S: Stream, const AP: bool>(&mut self, mut rows: S, n: u64, pool: &Pool) {
-        if let Some(keys) = rows
-            .packed_u32()
-            .and_then(|k| k.get(..usize::try_from(n).ok()?))
-        {
-            self.run_pairs_packed::<AP>(keys, pool);
-            return;
-        }
-        // The walk starts with no group open (a piece starts at a group
-        // boundary), and its first row opens one.
-        let (mut pos_seen, mut neg_seen) = (self.pos_below, self.neg_below);
-        let (mut pb, mut nb) = (pos_seen, neg_seen);
-        let (mut prev, p, _) = rows.next();
-        let mut groups = self.groups + 1;
-        let (mut ordered, mut tied) = (self.ordered, self.tied);
-        let (sw_pos, sw_neg) = (self.sw_pos, self.sw_neg);
-        let mut ap = self.ap;
-        // The group with positives whose AP term waits: its index, its
-        // positives so far and its precision.
-        let (mut pending_group, mut pending_gp, mut pending_precision) = (0_u64, 0_u64, 0.0_f64);
-        let mut positive = |p: bool, groups: u64, pb: u64, nb: u64| {
-            if AP && p {
-                if pending_group != groups {
-                    ap += pending_gp as f64 * pending_precision;
-                    let tp = sw_pos - pb as f64;
-                    pending_precision = tp / (tp + (sw_neg - nb as f64));
-                    (pending_group, pending_gp) = (groups, 0);
-                }
-                pending_gp += 1;
-            }
-        };
-        // The first row adds no tie: it is first in its group.
-        ordered += u128::from(nb & u64::from(p).wrapping_neg());
-        positive(p, groups, pb, nb);
-        pos_seen += u64::from(p);
-        neg_seen += u64::from(!p);
-        let mut left = n - 1;
-        while left > 0 {
-            if pool.stopped() {
-                return;
-            }
-            let step = left.min(CHECK_ROWS as u64);
-            let (mut ord, mut all) = (0_u64, 0_u64);
-            for _ in 0..step {
-                let (k, p, _) = rows.next();
-                let opens = k != prev;
-                if AP {
-                    pb = if opens { pos_seen } else { pb };
-                }
-                nb = if opens { neg_seen } else { nb };
-                groups += u64::from(opens);
-                let pm = u64::from(p).wrapping_neg();
-                ord += nb & pm;
-                all += neg_seen & pm;
-                positive(p, groups, pb, nb);
-                pos_seen += u64::from(p);
-                neg_seen += u64::from(!p);
-                prev = k;
-            }
-            ordered += u128::from(ord);
-            tied += u128::from(all - ord);
-            left -= step;
-        }
-        if AP {
-            ap += pending_gp as f64 * pending_precision;
-            self.ap = ap;
-        }
-        self.end_pairs(groups, (ordered, tied), (pos_seen, neg_seen));
-    }
-
-    /// Where a pair walk ([`Walk::run_pairs`]) leaves the walk: `groups`, the
-    /// pair counts, no group open (the last one closes, its ties already
-    /// counted), and the rows seen below what comes next.
-    #[allow(clippy::cast_precision_loss)]
-    fn end_pairs(&mut self, groups: u64, (ordered, tied): (u128, u128), seen: (u64, u64)) {
-        self.groups = groups;
-        (self.ordered, self.tied) = (ordered, tied);
-        (self.gp, self.gn) = (0, 0);
-        (self.pos_below, self.neg_below) = seen;
-        (self.w_pos_below, self.w_neg_below) = (seen.0 as f64, seen.1 as f64);
     }
 
     /// [`Walk::run_rows`] without weights, its counts and sums held in locals

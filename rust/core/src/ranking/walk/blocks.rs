@@ -12,6 +12,7 @@
 //! and the average precision's terms are added in the same order, so the
 //! same bits.
 
+use super::pairs::Pairs;
 use super::Walk;
 use crate::parallel::{Pool, CHECK_ROWS};
 
@@ -123,41 +124,13 @@ impl Walk {
 
     /// The walk of [`Walk::run_pairs_packed`], inlined into each variant so
     /// that it compiles for its features; `WIDE`: the masks in AVX-512.
-    #[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
     #[inline(always)]
     fn pairs<const AP: bool, const WIDE: bool>(&mut self, keys: &[u32], pool: &Pool) {
         let Some(&head) = keys.first() else {
             return;
         };
-        let (mut pos_seen, mut neg_seen) = (self.pos_below, self.neg_below);
-        let (mut pb, mut nb) = (pos_seen, neg_seen);
-        let mut groups = self.groups + 1;
-        let (mut ordered, mut tied) = (self.ordered, self.tied);
-        let (sw_pos, sw_neg) = (self.sw_pos, self.sw_neg);
-        let mut ap = self.ap;
-        // As in `run_pairs`: the group with positives whose AP term waits.
-        let (mut pending_group, mut pending_gp, mut pending_precision) = (0_u64, 0_u64, 0.0_f64);
-        macro_rules! positive {
-            ($group:expr, $pb:expr, $nb:expr) => {{
-                let group: u64 = $group;
-                if pending_group != group {
-                    ap += pending_gp as f64 * pending_precision;
-                    let tp = sw_pos - $pb as f64;
-                    pending_precision = tp / (tp + (sw_neg - $nb as f64));
-                    (pending_group, pending_gp) = (group, 0);
-                }
-                pending_gp += 1;
-            }};
-        }
-        // The first row opens the first group and adds no tie.
-        let p = head & 1 == 1;
-        ordered += u128::from(nb & u64::from(p).wrapping_neg());
-        if AP && p {
-            positive!(groups, pb, nb);
-        }
-        pos_seen += u64::from(p);
-        neg_seen += u64::from(!p);
-        let mut prev = head >> 1;
+        let mut walk = Pairs::start::<AP>(self, u64::from(head >> 1), head & 1 == 1);
+        let row = |walk: &mut Pairs, key: u32| walk.row::<AP>(u64::from(key >> 1), key & 1 == 1);
         let n = keys.len();
         let mut i = 1;
         while i < n {
@@ -165,29 +138,6 @@ impl Walk {
                 return;
             }
             let end = (i + CHECK_ROWS).min(n);
-            let (mut ord, mut all) = (0_u64, 0_u64);
-            macro_rules! row {
-                ($key:expr) => {{
-                    let key: u32 = $key;
-                    let k = key >> 1;
-                    let p = key & 1 == 1;
-                    let opens = k != prev;
-                    if AP {
-                        pb = if opens { pos_seen } else { pb };
-                    }
-                    nb = if opens { neg_seen } else { nb };
-                    groups += u64::from(opens);
-                    let pm = u64::from(p).wrapping_neg();
-                    ord += nb & pm;
-                    all += neg_seen & pm;
-                    if AP && p {
-                        positive!(groups, pb, nb);
-                    }
-                    pos_seen += u64::from(p);
-                    neg_seen += u64::from(!p);
-                    prev = k;
-                }};
-            }
             while i + BLOCK <= end {
                 let Some(window) = keys
                     .get(i - 1..=i + BLOCK - 1)
@@ -201,58 +151,60 @@ impl Walk {
                     // A positive row in a group opened before it: the
                     // group's negatives (before it) are ties, row by row.
                     for &key in window.iter().skip(1) {
-                        row!(key);
+                        row(&mut walk, key);
                     }
                     continue;
                 }
-                // Every positive row opens its group (no negative of its
-                // group is before it: no tie). Row `j` has `j` rows of the
-                // block before it, of which `below(j)` positive.
-                let below = |j: u32| u64::from((positive & ((1_u32 << j) - 1)).count_ones());
-                let opens = !ties & ((1 << BLOCK) - 1);
-                let ones = u64::from(positive.count_ones());
-                // Each positive row's negatives before it: `neg_seen + j - below(j)`,
-                // and `below(j)` runs 0, 1, .. over the positive rows.
-                let sum =
-                    ones * neg_seen + position_sum(positive) - ones * ones.saturating_sub(1) / 2;
-                ord += sum;
-                all += sum;
-                if AP {
-                    let mut m = positive;
-                    while m != 0 {
-                        let j = m.trailing_zeros();
-                        let group = groups + u64::from((opens & ((2_u32 << j) - 1)).count_ones());
-                        let p_below = pos_seen + below(j);
-                        let n_below = neg_seen + u64::from(j) - below(j);
-                        positive!(group, p_below, n_below);
-                        m &= m - 1;
-                    }
-                }
-                // The last group, when it opens in the block: the counts
-                // before its first row.
-                if opens != 0 {
-                    let first = 31 - opens.leading_zeros();
-                    pb = pos_seen + below(first);
-                    nb = neg_seen + u64::from(first) - below(first);
-                }
-                pos_seen += ones;
-                neg_seen += BLOCK as u64 - ones;
-                groups += u64::from(opens.count_ones());
-                prev = window.last().map_or(prev, |&k| k >> 1);
+                block::<AP>(&mut walk, positive, ties);
+                walk.prev = window.last().map_or(walk.prev, |&k| u64::from(k >> 1));
             }
             for &key in keys.get(i..end).unwrap_or_default() {
-                row!(key);
+                row(&mut walk, key);
             }
             i = end;
-            ordered += u128::from(ord);
-            tied += u128::from(all - ord);
+            walk.settle();
         }
-        if AP {
-            ap += pending_gp as f64 * pending_precision;
-            self.ap = ap;
-        }
-        self.end_pairs(groups, (ordered, tied), (pos_seen, neg_seen));
+        walk.finish::<AP>(self);
     }
+}
+
+/// A block whose every positive row opens its group (no negative of its
+/// group is before it: no tie), from its masks. Row `j` has `j` rows of the
+/// block before it, of which `below(j)` positive.
+#[inline(always)]
+fn block<const AP: bool>(walk: &mut Pairs, positive: u32, ties: u32) {
+    let below = |j: u32| u64::from((positive & ((1_u32 << j) - 1)).count_ones());
+    let opens = !ties & ((1 << BLOCK) - 1);
+    let ones = u64::from(positive.count_ones());
+    let (pos_seen, neg_seen) = (walk.pos_seen, walk.neg_seen);
+    // Each positive row's negatives before it: `neg_seen + j - below(j)`,
+    // and `below(j)` runs 0, 1, .. over the positive rows.
+    let sum = ones * neg_seen + position_sum(positive) - ones * ones.saturating_sub(1) / 2;
+    walk.ord += sum;
+    walk.all += sum;
+    if AP {
+        let mut m = positive;
+        while m != 0 {
+            let j = m.trailing_zeros();
+            let group = walk.groups + u64::from((opens & ((2_u32 << j) - 1)).count_ones());
+            walk.positive(
+                group,
+                pos_seen + below(j),
+                neg_seen + u64::from(j) - below(j),
+            );
+            m &= m - 1;
+        }
+    }
+    // The last group, when it opens in the block: the counts before its
+    // first row.
+    if opens != 0 {
+        let first = 31 - opens.leading_zeros();
+        walk.pb = pos_seen + below(first);
+        walk.nb = neg_seen + u64::from(first) - below(first);
+    }
+    walk.pos_seen += ones;
+    walk.neg_seen += BLOCK as u64 - ones;
+    walk.groups += u64::from(opens.count_ones());
 }
 
 #[cfg(test)]
