@@ -158,12 +158,16 @@ def occupied_cells(enc: Encoded, backend: Backend) -> tuple[npt.NDArray[np.int64
     """The occupied joint cells (stratum, truth, each model's prediction) and their counts:
     one counting pass of the kernel (the last prediction against the rest), no sort."""
     k = enc.k
-    rest = enc.strata * k + enc.truth if enc.n_strata > 1 else enc.truth
-    rows = enc.n_strata * k
-    for m in enc.models[:-1]:
-        rest = rest * k + m.pred
-        rows *= k
+    rows = enc.n_strata * k ** len(enc.models)
     last = enc.models[-1].pred
+    # The joint code of the rest, built in place (one array written, not one per step).
+    rest = enc.truth
+    if enc.n_strata > 1:
+        rest = enc.strata * k
+        rest += enc.truth
+    for m in enc.models[:-1]:
+        rest = rest * k if rest is enc.truth else np.multiply(rest, k, out=rest)
+        rest += m.pred
     if rows * k <= _KERNEL_CELLS and rows < 4096:
         side = max(rows, k)
         counted = resolve_backend(backend).confusion_matrix_codes(
@@ -452,11 +456,12 @@ def encode_model(
     lab_codes = lab.astype(np.str_) if pair.kind == "str" else lab.astype(np.int64)
 
     def encode(values: np.ndarray, name: str) -> npt.NDArray[np.int64]:
-        c = np.asarray(label_codes(values, lab_codes, name, pair.kind), dtype=np.int64)
+        # The range is checked on the codes as they come (int32 ones read half the bytes).
+        c = np.asarray(label_codes(values, lab_codes, name, pair.kind))
         if c.size and (c.max() >= lab.size or c.min() < 0):
             msg = f"{name} holds values that are not among labels; pass labels= listing every class"
             raise LabelError(msg)
-        return c
+        return c.astype(np.int64, copy=False)
 
     t = encode(pair.y_true, "y_true") if truth is None else truth
     return t, Model(encode(pair.y_pred, "y_pred"), None), np.asarray(lab)
