@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -264,11 +265,6 @@ def test_compare_hard_predictions_through_joint_cells() -> None:
         ({"strata": [0, 1]}, LengthMismatchError, "strata"),
         ({"confidence": [0.5] * 5}, LengthMismatchError, "confidence"),
         ({"confidence": [0.5, 0.1, np.nan, 0.3, 0.2, 0.9]}, ValidationError, "confidence"),
-        (
-            {"confidence": [0.5] * 6, "sample_weight": [1, 2, 1, 1, 1, 1], "method": "bca", "metrics": ["aurc"]},
-            ValidationError,
-            "aurc",
-        ),
     ],
 )
 def test_bad_arguments_name_themselves(backend: str, kwargs, error, match: str) -> None:
@@ -448,11 +444,11 @@ def test_one_vs_rest_replicates_are_the_macro_of_their_weights(backend: str, wei
         want_ap = np.mean([average_precision_score(y == c, p[:, c], sample_weight=weights) for c in range(4)])
         assert r.distribution["roc_auc_ovr"][b] == pytest.approx(want_auc, rel=1e-10)
         assert r.distribution["average_precision_ovr"][b] == pytest.approx(want_ap, rel=1e-10)
-    if weighted:  # average precision of weighted rows has no cheap leave-one-out value
-        with pytest.raises(ValidationError, match="average_precision_ovr"):
-            cmetrics.bootstrap(
-                y, y_proba=p, sample_weight=sw, metrics=names, method="bca", n_resamples=50, backend=backend
-            )
+    bca = cmetrics.bootstrap(
+        y, y_proba=p, sample_weight=sw, metrics=names, method="bca", n_resamples=50, backend=backend
+    )
+    for name in names:  # weighted rows too: first-order leave-one-out values for the AP
+        assert bca[name].low <= bca[name].estimate <= bca[name].high
 
 
 def test_compare_refuses_a_model_of_another_length(backend: str) -> None:
@@ -540,12 +536,13 @@ def test_ranking_replicates_on_every_thread_count_and_backend() -> None:
             assert numpy[name].high == pytest.approx(runs[0][name].high, rel=1e-12)
 
 
-def _aurc(correct: np.ndarray, conf: np.ndarray) -> float:
+def _aurc(correct: np.ndarray, conf: np.ndarray, w: np.ndarray | None = None) -> float:
     """AURC by a plain loop: tied confidences accepted together, from the highest down."""
-    n, total = correct.size, 0.0
+    w = np.ones(correct.size) if w is None else w
+    total = 0.0
     for c in sorted(set(conf.tolist()), reverse=True):
         accepted = conf >= c
-        total += (conf == c).sum() / n * (~correct[accepted]).sum() / accepted.sum()
+        total += w[conf == c].sum() / w.sum() * w[accepted & ~correct].sum() / w[accepted].sum()
     return total
 
 
@@ -568,7 +565,7 @@ def _ranking_refit(metric: str, y, p, pred, conf, w) -> float:
     if metric in ("refinement", "auroc_confidence"):
         return float(roc_auc_score(correct, conf, sample_weight=w))
     if metric == "aurc":
-        return _aurc(correct, conf)
+        return _aurc(correct, conf, w)
     return _rpp(correct, conf, np.ones(y.size) if w is None else w)
 
 
@@ -662,12 +659,51 @@ def test_bca_of_drawn_cells_takes_one_refit_per_cell(metric: str) -> None:
     assert r[metric].low < r[metric].estimate < r[metric].high
 
 
-def test_bca_refuses_the_curves_of_weighted_rows(backend: str) -> None:
-    y, p = _binary(60, 6)
-    w = np.linspace(0.5, 2.0, y.size)
-    for metric in ("average_precision", "aurc"):
-        kw = {"y_proba": p} if metric == "average_precision" else {"y_pred": p.argmax(1), "confidence": p.max(1)}
-        with pytest.raises(ValidationError, match=metric):
-            cmetrics.bootstrap(
-                y, metrics=[metric], method="bca", n_resamples=200, sample_weight=w, backend=backend, **kw
-            )
+@pytest.mark.parametrize("metric", ["average_precision", "aurc", "average_precision_ovr"])
+def test_bca_of_weighted_curves_takes_their_first_order_jackknife(backend: str, metric: str) -> None:
+    """Average precision and AURC of weighted rows: BCa's acceleration equals that of the values
+    without each row to first order in its weight, ``θ - w_i ∂θ/∂w_i``, the derivative by central
+    differences of scikit-learn's metric (a plain loop for AURC) with the row's weight moved."""
+    from cmetrics.uncertainty import intervals, resampling
+
+    ovr = metric.endswith("_ovr")
+    y, p = _model(90, 3, 31, skill=0.8) if ovr else _binary(90, 6)
+    p = np.round(p, 1)  # ties
+    p = p / p.sum(axis=1, keepdims=True)
+    pred, conf = p.argmax(1), np.round(np.random.default_rng(4).random(y.size), 1)
+    w = np.random.default_rng(5).uniform(0.2, 3.0, y.size)
+    h = 1e-5
+
+    def first_order(metric_of: Callable[[np.ndarray], float]) -> np.ndarray:
+        slopes = []
+        for i in range(y.size):
+            up, down = w.copy(), w.copy()
+            up[i], down[i] = w[i] * (1 + h), w[i] * (1 - h)
+            slopes.append((metric_of(up) - metric_of(down)) / (2 * h))
+        return metric_of(w) - np.array(slopes)
+
+    if ovr:  # the mean over the classes of each class's first-order value
+        classes = [
+            first_order(lambda v, c=c: float(average_precision_score(y == c, p[:, c], sample_weight=v)))
+            for c in range(p.shape[1])
+        ]
+        want = _jackknife_acceleration(np.mean(classes, axis=0))
+    else:
+        want = _jackknife_acceleration(first_order(lambda v: _ranking_refit(metric, y, p, pred, conf, v)))
+    seen: list[float] = []
+    real = intervals.acceleration
+
+    def spy(*args):
+        seen.append(real(*args))
+        return seen[-1]
+
+    kw = {"y_proba": p} if metric != "aurc" else {"y_pred": pred, "confidence": conf}
+    resampling.acceleration = spy  # type: ignore[assignment]
+    try:
+        r = cmetrics.bootstrap(
+            y, metrics=[metric], method="bca", n_resamples=200, sample_weight=w, backend=backend, **kw
+        )
+    finally:
+        resampling.acceleration = real  # type: ignore[assignment]
+    assert seen[0] == pytest.approx(want, rel=1e-6, abs=1e-9)
+    assert r[metric].low < r[metric].estimate < r[metric].high

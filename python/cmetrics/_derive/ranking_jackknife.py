@@ -7,7 +7,9 @@ the groups: O(groups) after the one sort that found them, never ``n`` refits. Ev
 tie group on the same side (positive or negative) has the same value when rows are unweighted.
 With weights, the AUROC and the reversed pair proportion stay linear in the removed row's weight
 and are computed row by row; average precision and AURC are not (a row's weight enters every
-later group's ratio), and have no cheap value then.
+later group's ratio, so the exact value costs O(groups) per row): for weighted rows they take the
+value to first order in the removed weight, ``θ - w_i ∂θ/∂w_i``, the derivative again from suffix
+sums over the groups (the infinitesimal jackknife).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ FAMILY = {
     "average_precision_ovr": "ap",
     "aurc": "aurc",
 }
-#: The ranking metrics with leave-one-out values for weighted rows.
+#: The ranking metrics whose leave-one-out values of weighted rows are exact (the others take
+#: them to first order in the removed row's weight).
 WEIGHTED = frozenset(name for name, family in FAMILY.items() if family in ("auroc", "rpp"))
 
 Index = npt.NDArray[np.intp]
@@ -136,6 +139,52 @@ def _aurc(p: F64, q: F64) -> Cells:
     return Cells(_over(pos, seen[-1] - 1), _over(neg, seen[-1] - 1))
 
 
+def _suffix(x: F64) -> F64:
+    """The sum of ``x`` over each group and the groups after it."""
+    out: F64 = np.cumsum(x[::-1])[::-1]
+    return out
+
+
+def _slopes(family: str, p: F64, q: F64) -> tuple[float, Cells]:
+    """Average precision or AURC (groups highest score first) and its derivative in the weight
+    of one row of each group, positive or negative."""
+    seen = np.cumsum(p + q)
+    square = seen * seen
+    if family == "ap":
+        # AP = S / P, S = sum_h p_h TP_h / N_h: a positive's weight enters p_g, TP_h and N_h
+        # (h >= g) and P; a negative's N_h (h >= g).
+        tp = np.cumsum(p)
+        total = float(tp[-1])
+        s = float(np.sum(_ratio(p * tp, seen)))
+        d_pos = (_ratio(tp, seen) + _suffix(_ratio(p * (seen - tp), square))) / total - s / total**2
+        d_neg = -_suffix(_ratio(p * tp, square)) / total
+        return s / total, Cells(d_pos, d_neg)
+    # AURC = R / n, R = sum_h m_h F_h / N_h: every row's weight enters m_g, N_h (h >= g) and n;
+    # a wrong (negative) row's F_h (h >= g) too.
+    m, wrong = p + q, np.cumsum(q)
+    n = float(seen[-1])
+    r = float(np.sum(_ratio(m * wrong, seen)))
+    first = _ratio(wrong, seen) - r / n
+    d_pos = (first - _suffix(_ratio(m * wrong, square))) / n
+    d_neg = (first + _suffix(_ratio(m * (seen - wrong), square))) / n
+    return r / n, Cells(d_pos, d_neg)
+
+
+def _first_order(family: str, groups: Groups, g: Index, positive: Bools, w: F64) -> F64:
+    """Average precision or AURC of weighted rows without each row, to first order in its weight:
+    ``θ - w_i ∂θ/∂w_i`` (NaN where the removal leaves the metric undefined: no positive weight
+    left for the AP, no weight at all for AURC)."""
+    p, q = _sides(groups)
+    left = float(p.sum()) if family == "ap" else float(p.sum() + q.sum())
+    if not left > 0:
+        return np.full(w.size, np.nan)
+    value, down = _slopes(family, p[::-1].copy(), q[::-1].copy())
+    slope = np.where(positive, down.pos[::-1][g], down.neg[::-1][g])
+    emptied = (left - w <= 0) & (positive | (family == "aurc"))
+    out: F64 = np.where(emptied, np.nan, value - w * slope)
+    return out
+
+
 def cells(name: str, groups: Groups) -> Cells:
     """The metric ``name`` of unweighted rows without one row, per tie group and side.
 
@@ -164,15 +213,15 @@ def cells(name: str, groups: Groups) -> Cells:
 def leave_one_out(name: str, groups: Groups, g: Index, positive: Bools, weight: F64 | None = None) -> F64:
     """The metric ``name`` without each row in turn: the row in group ``g[i]`` (increasing score
     order, as :class:`Groups`), positive or not, of weight ``weight[i]`` (1 when None; weighted
-    rows only for the metrics in :data:`WEIGHTED`)."""
+    rows: exact for the metrics in :data:`WEIGHTED`, to first order in the row's weight for the
+    others)."""
     if weight is None:
         c = cells(name, groups)
         out: F64 = np.where(positive, c.pos[g], c.neg[g])
         return out
     family = FAMILY[name]
     if family not in ("auroc", "rpp"):
-        msg = f"{name} has no leave-one-out value for weighted rows"  # pragma: no cover - refused before
-        raise AssertionError(msg)
+        return _first_order(family, groups, g, positive, np.asarray(weight, dtype=np.float64))
     f = _auroc(*_sides(groups)) if family == "auroc" else _rpp(*_sides(groups))
     lost = np.where(positive, f.lost_pos[g], f.lost_neg[g])
     return _linear_rows(family, f, lost, positive, np.asarray(weight, dtype=np.float64))

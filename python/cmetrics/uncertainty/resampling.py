@@ -214,7 +214,7 @@ def bootstrap(
     available = list(rm.TABLE_METRICS) + (list(rm.PROB_METRICS) if proba else []) + ranking
     per_class_names = list(rm.TABLE_PER_CLASS) + (list(rm.PROB_PER_CLASS) if proba else [])
     chosen = _select(metrics, available + (per_class_names if metrics is None else []), per_class_names)
-    chosen, ranked, selective, ovr = _split_ranking(chosen, method, w is not None)
+    chosen, ranked, selective, ovr = _split_ranking(chosen)
     row_level = (
         any(m in rm.PROB_METRICS or m in rm.PROB_PER_CLASS for m in chosen)
         or w is not None
@@ -252,21 +252,12 @@ def bootstrap(
     return result
 
 
-def _split_ranking(chosen: list[str], method: str, weighted: bool) -> tuple[list[str], list[str], list[str], list[str]]:
-    """The metrics resampled as sums, then the binary ranking, selective and one-vs-rest ones;
-    BCa refused where cmetrics has no leave-one-out values (average precision and AURC of
-    weighted rows)."""
+def _split_ranking(chosen: list[str]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The metrics resampled as sums, then the binary ranking, selective and one-vs-rest ones."""
     ranked = [m for m in chosen if m in RANKING_METRICS]
     selective = [m for m in chosen if m in SELECTIVE_METRICS]
     ovr = [m for m in chosen if m in OVR_METRICS]
     walked = ranked + selective + ovr
-    no_loo = [m for m in walked if m not in ranking_jackknife.WEIGHTED]
-    if method == "bca" and weighted and no_loo:
-        msg = (
-            "method='bca' needs leave-one-out values, which average precision and AURC of weighted rows have no "
-            f"cheap form for; use method='percentile', 'basic' or 'normal' for {', '.join(no_loo)}"
-        )
-        raise ValidationError(msg)
     return [m for m in chosen if m not in walked], ranked, selective, ovr
 
 
