@@ -93,6 +93,21 @@ def test_weighted_curves_leave_one_out_to_first_order(backend: str, name: str, s
     assert miss.mean() < 0.25 * change.mean()  # 0.03-0.14 at these 35 rows
 
 
+def test_row_groups_of_many_groups_are_the_binary_search(backend: str) -> None:
+    """Past rj.SORTED_SEARCH groups each row's group is searched for in score order: the same
+    groups as one binary search per row, signed zeros together."""
+    rng = np.random.default_rng(8)
+    s = rng.random(3 * rj.SORTED_SEARCH)
+    s[:4] = [-0.0, 0.0, 0.0, -0.0]
+    pos = rng.random(s.size) < 0.3
+    groups = resolve_backend(backend).score_groups(pos, s, None, 1)
+    assert groups.values.size > rj.SORTED_SEARCH
+    g = rj.row_group(groups, s)
+    np.testing.assert_array_equal(g, np.searchsorted(groups.values, s))
+    np.testing.assert_array_equal(groups.values[g], s)
+    assert g[0] == g[1] == g[2] == g[3]
+
+
 def test_cells_count_every_row_once(backend: str) -> None:
     rng = np.random.default_rng(3)
     pos, s = rng.random(200) < 0.3, np.round(rng.random(200), 1)
