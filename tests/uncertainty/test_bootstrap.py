@@ -252,6 +252,55 @@ def test_compare_hard_predictions_through_joint_cells() -> None:
     assert "accuracy" in c.to_markdown() and "p-value" in c.to_markdown()
 
 
+def test_compare_gives_one_answer_for_codes_of_any_dtype(backend: str) -> None:
+    """Hard labels as int8, uint16, int32, int64 or huge int64 values, and the two models of
+    different dtypes: the same differences (scikit-learn's) and the same replicates. K = 70 with
+    two models takes the joint cells past the counting kernel's table (the sorted path)."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    rng = np.random.default_rng(9)
+    k, n = 70, 5000
+    y = rng.integers(0, k, n)
+    a = np.where(rng.random(n) < 0.8, y, rng.integers(0, k, n))
+    b = np.where(rng.random(n) < 0.5, y, rng.integers(0, k, n))
+    kw = {"metrics": ["accuracy", "f1_macro"], "n_resamples": 40, "return_distribution": True, "backend": backend}
+    base = cmetrics.compare(y, a=a, b=b, **kw)
+    assert base.provenance.scheme == "multinomial" and base.distribution is not None
+    want = accuracy_score(y, a) - accuracy_score(y, b)
+    assert base["accuracy"].difference == pytest.approx(want, abs=1e-15)
+    f1 = [f1_score(y, m, average="macro", labels=np.arange(k), zero_division=0) for m in (a, b)]
+    assert base["f1_macro"].difference == pytest.approx(f1[0] - f1[1], rel=1e-12)
+    for cast_y, cast_a, cast_b in [
+        (np.int8, np.int8, np.int8),
+        (np.uint16, np.int32, np.int64),
+        (np.int32, np.int32, np.int32),
+        (np.int64, np.int32, np.int8),
+    ]:
+        c = cmetrics.compare(y.astype(cast_y), a=a.astype(cast_a), b=b.astype(cast_b), **kw)
+        assert c.distribution is not None
+        for name in kw["metrics"]:
+            np.testing.assert_array_equal(c.distribution[name], base.distribution[name])
+    huge = 10**12
+    c = cmetrics.compare(y * huge, a=a * huge, b=b * huge, **kw)
+    assert c.distribution is not None
+    np.testing.assert_array_equal(c.distribution["accuracy"], base.distribution["accuracy"])
+
+
+def test_compare_hard_predictions_with_probabilities(backend: str) -> None:
+    """One model's hard labels (int32 codes) against another's probabilities (their top labels):
+    the joint cells of both, the difference scikit-learn's."""
+    from sklearn.metrics import accuracy_score
+
+    y, p = _model(3000, 3, 14, skill=1.2)
+    hard = np.where(np.random.default_rng(2).random(y.size) < 0.7, y, 0).astype(np.int32)
+    c = cmetrics.compare(y.astype(np.int32), a=hard, b=p, metrics=["accuracy"], n_resamples=50, backend=backend)
+    assert c.provenance.scheme == "multinomial"
+    want = accuracy_score(y, hard) - accuracy_score(y, p.argmax(1))
+    assert c["accuracy"].difference == pytest.approx(want, abs=1e-15)
+    d = cmetrics.compare(y, a=p, b=hard, metrics=["accuracy"], n_resamples=50, backend=backend)
+    assert d["accuracy"].difference == pytest.approx(-want, abs=1e-15)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [

@@ -39,6 +39,7 @@ from cmetrics.exceptions import LimitExceededError, StateError, ValidationError
 from cmetrics.streaming import group_values
 from cmetrics.uncertainty.intervals import check_level
 from cmetrics.uncertainty.schemes import (
+    Codes,
     Design,
     Encoded,
     Model,
@@ -92,7 +93,7 @@ class ReplicateState:
 
     def batch(
         self,
-        truth: npt.NDArray[np.int64],
+        truth: Codes,
         model: Model,
         weight: F64 | None,
         first_row: int,
@@ -121,7 +122,7 @@ class ReplicateState:
 
     def group_batches(
         self,
-        truth: npt.NDArray[np.int64],
+        truth: Codes,
         model: Model,
         weight: F64 | None,
         first_row: int,

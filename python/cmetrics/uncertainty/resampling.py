@@ -62,6 +62,7 @@ from cmetrics.exceptions import (
 )
 from cmetrics.uncertainty.intervals import acceleration, check_level, check_method
 from cmetrics.uncertainty.schemes import (
+    Codes,
     Derived,
     Encoded,
     Layout,
@@ -95,9 +96,7 @@ LOSSES = frozenset({"log_loss", "brier_score"})
 # ---------------------------------------------------------------------------- the inputs
 
 
-def _weights(
-    sample_weight: ArrayLike | None, truth: npt.NDArray[np.int64], pred: npt.NDArray[np.int64], k: int, backend: Backend
-) -> F64 | None:
+def _weights(sample_weight: ArrayLike | None, truth: Codes, pred: Codes, k: int, backend: Backend) -> F64 | None:
     """The weights, checked by the counting kernel (finite, >= 0, some positive: the errors of
     every metric) and divided by their largest: every metric is a ratio of weighted sums, and a
     replicate multiplies weights by up to 12, so huge or subnormal weights stay in range."""
@@ -262,7 +261,7 @@ def _split_ranking(chosen: list[str]) -> tuple[list[str], list[str], list[str], 
 
 
 def _ranking_inputs(
-    truth: npt.NDArray[np.int64],
+    truth: Codes,
     model: Model,
     confidence: ArrayLike | None,
     ranked: bool,
@@ -283,9 +282,7 @@ def _ranking_inputs(
     return ranking_input, selective_input, groups
 
 
-def _correctness(
-    truth: npt.NDArray[np.int64], model: Model, confidence: ArrayLike | None
-) -> tuple[npt.NDArray[np.bool_], F64]:
+def _correctness(truth: Codes, model: Model, confidence: ArrayLike | None) -> tuple[npt.NDArray[np.bool_], F64]:
     """Each row's correctness and confidence: the top label's probability with ``y_proba``, the
     caller's confidence (checked: one finite value per row) with ``y_pred``."""
     if confidence is None:
@@ -381,7 +378,7 @@ def _add_intervals(
 def _ovr_intervals(
     result: BootstrapResult,
     names: Sequence[str],
-    truth: npt.NDArray[np.int64],
+    truth: Codes,
     proba: F64,
     weight: F64 | None,
     prov: Provenance,

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -42,11 +42,15 @@ _JACKKNIFE_ROWS = 1 << 12
 Derived = tuple[dict[str, rm.Values], dict[str, rm.Values]]
 
 
+#: Class codes of rows (int32 from hard labels, int64 from probabilities; one kind per model set).
+Codes = npt.NDArray[np.signedinteger[Any]]
+
+
 @dataclass(frozen=True)
 class Model:
     """One model's rows, encoded: hard prediction codes and, when given, the probabilities."""
 
-    pred: npt.NDArray[np.int64]
+    pred: Codes
     proba: F64 | None
 
 
@@ -54,7 +58,7 @@ class Model:
 class Encoded:
     """The rows of a call, encoded once."""
 
-    truth: npt.NDArray[np.int64]
+    truth: Codes
     models: list[Model]
     labels: np.ndarray
     weight: F64 | None
@@ -159,15 +163,16 @@ def occupied_cells(enc: Encoded, backend: Backend) -> tuple[npt.NDArray[np.int64
     one counting pass of the kernel (the last prediction against the rest), no sort."""
     k = enc.k
     rows = enc.n_strata * k ** len(enc.models)
-    last = enc.models[-1].pred
-    # The joint code of the rest, built in place (one array written, not one per step).
-    rest = enc.truth
-    if enc.n_strata > 1:
-        rest = enc.strata * k
-        rest += enc.truth
-    for m in enc.models[:-1]:
-        rest = rest * k if rest is enc.truth else np.multiply(rest, k, out=rest)
-        rest += m.pred
+    # The joint code of the rest, built in place (one array written, not one per step), in
+    # int32 wherever the joint codes fit it (half the bytes to write and read).
+    dtype = np.int32 if rows * k < 2**31 else np.int64
+    last = enc.models[-1].pred.astype(dtype, copy=False)
+    parts = [enc.strata] if enc.n_strata > 1 else []
+    parts += [enc.truth] + [m.pred for m in enc.models[:-1]]
+    rest = parts[0].astype(dtype, copy=len(parts) > 1)
+    for part in parts[1:]:
+        rest *= k
+        rest += part
     if rows * k <= _KERNEL_CELLS and rows < 4096:
         side = max(rows, k)
         counted = resolve_backend(backend).confusion_matrix_codes(
@@ -428,8 +433,8 @@ def encode_model(
     labels: ArrayLike | None,
     backend: Backend,
     top_labels: bool = True,
-    truth: npt.NDArray[np.int64] | None = None,
-) -> tuple[npt.NDArray[np.int64], Model, np.ndarray]:
+    truth: Codes | None = None,
+) -> tuple[Codes, Model, np.ndarray]:
     """Truth codes, one model and the label set (the Report's rules). Without ``top_labels``
     the hard predictions of probabilities are not made (no confusion matrix will be asked
     for): the model's ``pred`` is then empty. ``truth``: the codes of ``y_true`` under
@@ -455,13 +460,14 @@ def encode_model(
         lab = validation.check_labels(labels, pair.kind)
     lab_codes = lab.astype(np.str_) if pair.kind == "str" else lab.astype(np.int64)
 
-    def encode(values: np.ndarray, name: str) -> npt.NDArray[np.int64]:
-        # The range is checked on the codes as they come (int32 ones read half the bytes).
+    def encode(values: np.ndarray, name: str) -> Codes:
+        # Checked as they come, then int32 (labels are far fewer than 2^31): int32 codes pass
+        # without a copy, and every later pass over them reads half the bytes of int64.
         c = np.asarray(label_codes(values, lab_codes, name, pair.kind))
         if c.size and (c.max() >= lab.size or c.min() < 0):
             msg = f"{name} holds values that are not among labels; pass labels= listing every class"
             raise LabelError(msg)
-        return c.astype(np.int64, copy=False)
+        return c.astype(np.int32, copy=False)
 
     t = encode(pair.y_true, "y_true") if truth is None else truth
     return t, Model(encode(pair.y_pred, "y_pred"), None), np.asarray(lab)
