@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import cmetrics
 from cmetrics._backend import resolve_backend
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
+from cmetrics.uncertainty import intervals, resampling, schemes
 from cmetrics.uncertainty.schemes import multinomial_block
 
 
@@ -172,10 +174,26 @@ def _jackknife_acceleration(values: np.ndarray) -> float:
     return float((d**3).sum() / (6 * (d**2).sum() ** 1.5))
 
 
+def _spied_acceleration(module: Any, run: Callable[[], Any]) -> tuple[float, Any]:
+    """The first BCa acceleration ``run`` computes (``module.acceleration`` spied on) and what
+    ``run`` returns."""
+    seen: list[float] = []
+    real = intervals.acceleration
+
+    def spy(*args: Any) -> float:
+        seen.append(real(*args))
+        return seen[-1]
+
+    module.acceleration = spy
+    try:
+        out = run()
+    finally:
+        module.acceleration = real
+    return seen[0], out
+
+
 @pytest.mark.parametrize(("metric", "proba"), [("accuracy", False), ("f1_macro", False), ("cf1_macro", True)])
 def test_bca_acceleration_equals_a_row_jackknife(metric: str, proba: bool) -> None:
-    from cmetrics.uncertainty import intervals, schemes
-
     y, p = _model(150, 3, 8, skill=0.8)
     pred = p.argmax(1)
     loo = []
@@ -184,20 +202,11 @@ def test_bca_acceleration_equals_a_row_jackknife(metric: str, proba: bool) -> No
         kw = {"y_proba": p[keep]} if proba else {"y_pred": pred[keep]}
         loo.append(_report(y[keep], "auto", labels=[0, 1, 2], **kw)[metric])
     want = _jackknife_acceleration(np.array(loo))
-    seen: list[float] = []
-    real = intervals.acceleration
-
-    def spy(*args):  # the acceleration the bootstrap computes
-        seen.append(real(*args))
-        return seen[-1]
-
-    schemes.acceleration = spy  # type: ignore[assignment]
-    try:
-        kw = {"y_proba": p} if proba else {"y_pred": pred}
-        r = cmetrics.bootstrap(y, metrics=[metric], method="bca", n_resamples=200, **kw)
-    finally:
-        schemes.acceleration = real  # type: ignore[assignment]
-    assert seen[0] == pytest.approx(want, rel=1e-8, abs=1e-12)
+    kw = {"y_proba": p} if proba else {"y_pred": pred}
+    seen, r = _spied_acceleration(
+        schemes, lambda: cmetrics.bootstrap(y, metrics=[metric], method="bca", n_resamples=200, **kw)
+    )
+    assert seen == pytest.approx(want, rel=1e-8, abs=1e-12)
     assert r[metric].low < r[metric].estimate < r[metric].high
 
 
@@ -213,15 +222,12 @@ def test_undefined_replicates_are_counted() -> None:
 
 
 def test_stratified_cells_keep_each_stratum_size() -> None:
-    from cmetrics.uncertainty import resampling
-
     y = np.array([0] * 30 + [1] * 70)
     pred = np.where(np.arange(100) % 3 == 0, 1 - y, y)
     r = cmetrics.bootstrap(y, y_pred=pred, metrics=["recall"], strata=y, n_resamples=200, return_distribution=True)
     assert r.provenance.stratified and r.distribution is not None
     # With the truth as strata every replicate has 30 rows of class 0: recall is a multiple of 1/30.
     assert np.allclose(r.distribution["recall[0]"] * 30, np.round(r.distribution["recall[0]"] * 30))
-    del resampling
 
 
 def test_compare_shares_one_resample(backend: str) -> None:
@@ -638,8 +644,6 @@ def test_bca_of_the_ranking_metrics_takes_their_exact_jackknife(backend: str, me
     """BCa's acceleration of every ranking metric equals that of the metric refitted without each
     row in turn (scikit-learn or a plain loop), on scores with ties, weighted where cmetrics has
     the leave-one-out values of weighted rows."""
-    from cmetrics.uncertainty import intervals, resampling
-
     ovr = metric.endswith("_ovr")
     y, p = _model(90, 3, 31, skill=0.8) if ovr else _binary(90, 7)
     p = np.round(p, 1)  # ties
@@ -652,22 +656,14 @@ def test_bca_of_the_ranking_metrics_takes_their_exact_jackknife(backend: str, me
         keep = np.arange(y.size) != i
         loo.append(_ranking_refit(metric, y[keep], p[keep], pred[keep], conf[keep], None if w is None else w[keep]))
     want = _jackknife_acceleration(np.array(loo))
-    seen: list[float] = []
-    real = intervals.acceleration
-
-    def spy(*args):
-        seen.append(real(*args))
-        return seen[-1]
-
     kw = {"y_proba": p} if metric in ("roc_auc", "average_precision") or ovr else {"y_pred": pred, "confidence": conf}
-    resampling.acceleration = spy  # type: ignore[assignment]
-    try:
-        r = cmetrics.bootstrap(
+    seen, r = _spied_acceleration(
+        resampling,
+        lambda: cmetrics.bootstrap(
             y, metrics=[metric], method="bca", n_resamples=200, sample_weight=w, backend=backend, **kw
-        )
-    finally:
-        resampling.acceleration = real  # type: ignore[assignment]
-    assert seen[0] == pytest.approx(want, rel=1e-8, abs=1e-12)
+        ),
+    )
+    assert seen == pytest.approx(want, rel=1e-8, abs=1e-12)
     assert r[metric].low < r[metric].estimate < r[metric].high
 
 
@@ -676,8 +672,6 @@ def test_bca_of_drawn_cells_takes_one_refit_per_cell(metric: str) -> None:
     """Few distinct scores: the (group, side) cells are drawn (multinomial scheme) and BCa's
     acceleration takes one leave-one-out value per cell, equal to scikit-learn refitted without
     one row of that cell, counted once per row of the cell."""
-    from cmetrics.uncertainty import intervals, resampling
-
     rng = np.random.default_rng(17)
     y = rng.integers(0, 2, 4000)
     s = np.round(np.clip(0.5 + (y - 0.5) * 0.3 + rng.normal(0, 0.25, y.size), 0, 1), 1)
@@ -691,20 +685,12 @@ def test_bca_of_drawn_cells_takes_one_refit_per_cell(metric: str) -> None:
                 counts.append(rows.size)
     d = np.average(loo, weights=counts) - np.array(loo)
     want = float((counts * d**3).sum() / (6 * (counts * d**2).sum() ** 1.5))
-    seen: list[float] = []
-    real = intervals.acceleration
-
-    def spy(*args):
-        seen.append(real(*args))
-        return seen[-1]
-
-    resampling.acceleration = spy  # type: ignore[assignment]
-    try:
-        r = cmetrics.bootstrap(y, y_proba=np.stack([1 - s, s], axis=1), metrics=[metric], method="bca", n_resamples=300)
-    finally:
-        resampling.acceleration = real  # type: ignore[assignment]
+    proba = np.stack([1 - s, s], axis=1)
+    seen, r = _spied_acceleration(
+        resampling, lambda: cmetrics.bootstrap(y, y_proba=proba, metrics=[metric], method="bca", n_resamples=300)
+    )
     assert r.provenance.scheme == "multinomial"
-    assert seen[0] == pytest.approx(want, rel=1e-8, abs=1e-12)
+    assert seen == pytest.approx(want, rel=1e-8, abs=1e-12)
     assert r[metric].low < r[metric].estimate < r[metric].high
 
 
@@ -713,8 +699,6 @@ def test_bca_of_weighted_curves_takes_their_first_order_jackknife(backend: str, 
     """Average precision and AURC of weighted rows: BCa's acceleration equals that of the values
     without each row to first order in its weight, ``θ - w_i ∂θ/∂w_i``, the derivative by central
     differences of scikit-learn's metric (a plain loop for AURC) with the row's weight moved."""
-    from cmetrics.uncertainty import intervals, resampling
-
     ovr = metric.endswith("_ovr")
     y, p = _model(90, 3, 31, skill=0.8) if ovr else _binary(90, 6)
     p = np.round(p, 1)  # ties
@@ -739,20 +723,12 @@ def test_bca_of_weighted_curves_takes_their_first_order_jackknife(backend: str, 
         want = _jackknife_acceleration(np.mean(classes, axis=0))
     else:
         want = _jackknife_acceleration(first_order(lambda v: _ranking_refit(metric, y, p, pred, conf, v)))
-    seen: list[float] = []
-    real = intervals.acceleration
-
-    def spy(*args):
-        seen.append(real(*args))
-        return seen[-1]
-
     kw = {"y_proba": p} if metric != "aurc" else {"y_pred": pred, "confidence": conf}
-    resampling.acceleration = spy  # type: ignore[assignment]
-    try:
-        r = cmetrics.bootstrap(
+    seen, r = _spied_acceleration(
+        resampling,
+        lambda: cmetrics.bootstrap(
             y, metrics=[metric], method="bca", n_resamples=200, sample_weight=w, backend=backend, **kw
-        )
-    finally:
-        resampling.acceleration = real  # type: ignore[assignment]
-    assert seen[0] == pytest.approx(want, rel=1e-6, abs=1e-9)
+        ),
+    )
+    assert seen == pytest.approx(want, rel=1e-6, abs=1e-9)
     assert r[metric].low < r[metric].estimate < r[metric].high
