@@ -5,9 +5,10 @@ A stratum's cells are split in halves, recursively; a node holding ``m`` rows se
 ``Binomial(m, p)`` of them to its left half, ``p`` the left half's share of the counts. A draw
 is a pure function of ``(seed, replicate, node, m, p)``: its uniforms come from Philox4x32-10
 with the counter ``(replicate, split position, attempt, 1)``. Here the tree is drawn level by
-level, every replicate and node of a level at once; the Rust core draws it depth first, one
-replicate per task. Both use only IEEE-exact operations and the logarithm :func:`exact_ln`
-(written in them), so the counts are the same bit for bit.
+level, every replicate and node of a level at once; the Rust core draws one replicate per task,
+level by level, a level's BTRD draws eight at a time in vector lanes. Both use only IEEE-exact
+operations and the logarithm :func:`exact_ln` (written in them), so the counts are the same bit
+for bit.
 
 The binomial sampler is inversion from zero below a mean of 10 (Kachitvichyanukul and
 Schmeiser's BINV) and Hörmann's BTRD above ("The generation of binomial random variates",

@@ -42,7 +42,8 @@ _JACKKNIFE_ROWS = 1 << 12
 Derived = tuple[dict[str, rm.Values], dict[str, rm.Values]]
 
 
-#: Class codes of rows (int32 from hard labels, int64 from probabilities; one kind per model set).
+#: Class codes of rows: int32 from hard labels, int64 from probabilities (a comparison of the two
+#: mixes them; the joint-cell pass casts every model's codes to one dtype).
 Codes = npt.NDArray[np.signedinteger[Any]]
 
 

@@ -46,7 +46,7 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
 /// `LANES` independent Philox4x32-10 blocks side by side, word by word, so that
 /// the compiler can keep each word of all lanes in one vector register.
 #[inline(always)]
-fn philox_lanes<const LANES: usize>(
+pub(crate) fn philox_lanes<const LANES: usize>(
     counters: [[u32; LANES]; 4],
     key: [u32; 2],
 ) -> [[u32; LANES]; 4] {

@@ -6,6 +6,8 @@
 //! replicate walks of AUROC and average precision, on the row keys of
 //! `sums`).
 
+mod binomial;
+mod binomial_lanes;
 mod multinomial;
 mod ranking;
 mod sums;

@@ -13,306 +13,22 @@
 //! global position of its split (every split position names one node). So a
 //! replicate does not depend on the thread that drew it, and the numpy
 //! backend (`cmetrics._numpy.multinomial`) draws the same counts, level by
-//! level, bit for bit: both use only IEEE-exact operations (`+ - * /`,
-//! `sqrt`, `floor`) and the logarithm below, written in those operations.
+//! level, bit for bit (the sampler: [`super::binomial`]).
 //!
-//! The binomial sampler: inversion from zero when the mean is below 10
-//! (Kachitvichyanukul and Schmeiser's BINV), else Hörmann's BTRD ("The
-//! generation of binomial random variates", J. Statist. Comput. Simul. 46,
-//! 1993): a transformed rejection with a squeeze that accepts most draws with
-//! one uniform and a handful of operations.
+//! Here a replicate's tree is drawn level by level: the draws of a level are
+//! independent, so their first attempts run side by side in vector lanes
+//! ([`super::binomial_lanes`]) and only the draws that attempt leaves open take
+//! the scalar steps.
 
+use super::binomial::{binomial_or_btrd, Btrd, Stream, MAX_TOTAL};
+use super::binomial_lanes::{
+    full_attempts, squeeze_attempts, Draws, LANES, OUTSIDE, REJECTED, SQUEEZED,
+};
 use crate::error::{MetricError, Result};
 use crate::memory::try_filled;
 use crate::parallel::Pool;
-use crate::random::{key_of, philox4x32_10, CELL_SPLITS};
+use crate::random::key_of;
 use rayon::prelude::*;
-
-/// `2^-52`.
-const TWO_M52: f64 = 1.0 / 4_503_599_627_370_496.0;
-/// `2^54`, to bring a subnormal into the normal range.
-const TWO_P54: f64 = 18_014_398_509_481_984.0;
-/// Counts up to this total are exact in float64.
-pub const MAX_TOTAL: u64 = 1 << 53;
-
-/// A uniform in (0, 1) from two 32-bit words: 52 bits, the grid's midpoints.
-#[inline]
-fn open_unit(hi: u32, lo: u32) -> f64 {
-    let x = (u64::from(hi >> 6) << 26) | u64::from(lo >> 6);
-    (x as f64 + 0.5) * TWO_M52
-}
-
-/// `ln 2` in two parts (the high part has trailing zero bits, so `e * LN2_HI`
-/// is exact for every binary exponent `e`).
-const LN2_HI: f64 = 6.931_471_803_691_238e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-/// `1 / (2j + 3)`: the series `atanh(s) / s = 1 + z/3 + z^2/5 + ...`, `z = s^2`.
-const ATANH_SERIES: [f64; 11] = [
-    1.0 / 3.0,
-    1.0 / 5.0,
-    1.0 / 7.0,
-    1.0 / 9.0,
-    1.0 / 11.0,
-    1.0 / 13.0,
-    1.0 / 15.0,
-    1.0 / 17.0,
-    1.0 / 19.0,
-    1.0 / 21.0,
-    1.0 / 23.0,
-];
-
-/// The natural logarithm of `x > 0` in IEEE-exact operations only (so that
-/// the numpy backend, which holds the same steps, gets the same bits; a
-/// library `log` differs by an ulp between implementations): `x = f 2^e` with
-/// `f` in `[sqrt(1/2), sqrt(2)]`, `ln f = 2 atanh(s)` with `s = (f-1)/(f+1)`,
-/// `|s| < 0.172`, summed to 2^-60. Within 2 ulps of the true value; `-inf` at 0.
-#[must_use]
-pub fn ln(x: f64) -> f64 {
-    if x <= 0.0 {
-        return if x == 0.0 {
-            f64::NEG_INFINITY
-        } else {
-            f64::NAN
-        };
-    }
-    let (mut bits, mut e) = (x.to_bits(), 0_i64);
-    if bits >> 52 == 0 {
-        bits = (x * TWO_P54).to_bits();
-        e = -54;
-    }
-    e += ((bits >> 52) & 0x7ff) as i64 - 1023;
-    let mut f = f64::from_bits((bits & ((1 << 52) - 1)) | (1023 << 52));
-    if f > std::f64::consts::SQRT_2 {
-        f *= 0.5;
-        e += 1;
-    }
-    let g = f - 1.0;
-    let s = g / (2.0 + g);
-    let z = s * s;
-    // Estrin's scheme: the series in four dependent steps instead of ten.
-    let c = &ATANH_SERIES;
-    let (z2, z4) = (z * z, (z * z) * (z * z));
-    let z8 = z4 * z4;
-    let r0 = (c[0] + c[1] * z) + (c[2] + c[3] * z) * z2;
-    let r1 = (c[4] + c[5] * z) + (c[6] + c[7] * z) * z2;
-    let r2 = (c[8] + c[9] * z) + c[10] * z2;
-    let poly = (r0 + r1 * z4) + r2 * z8;
-    let ln_f = 2.0 * s + ((2.0 * s) * z) * poly;
-    let e = e as f64;
-    e * LN2_HI + (e * LN2_LO + ln_f)
-}
-
-/// `ln k! - ((k + 1/2) ln(k + 1) - (k + 1) + ln(2 pi) / 2)` for `k = 0..9`
-/// (the Stirling correction; computed at 50 digits).
-const STIRLING_CORRECTION: [f64; 10] = [
-    0.081_061_466_795_327_26,
-    0.041_340_695_955_409_3,
-    0.027_677_925_684_998_34,
-    0.020_790_672_103_765_093,
-    0.016_644_691_189_821_193,
-    0.013_876_128_823_070_748,
-    0.011_896_709_945_891_77,
-    0.010_411_265_261_972_096,
-    0.009_255_462_182_712_733,
-    0.008_330_563_433_362_87,
-];
-
-/// The Stirling correction of `k!` (`k` a whole number): the table below 10,
-/// Stirling's series `1/12 - r^2/360 + r^4/1260 - r^6/1680` (times
-/// `r = 1/(k+1)`) above, within 4e-13 of it.
-#[inline]
-fn stirling_correction(k: f64) -> f64 {
-    if k < 10.0 {
-        STIRLING_CORRECTION[k as usize]
-    } else {
-        let r = 1.0 / (k + 1.0);
-        let rr = r * r;
-        (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - rr / 1680.0) * rr) * rr) * r
-    }
-}
-
-/// `base^e` by repeated squaring (IEEE-exact steps, the same on both backends).
-#[inline]
-fn power(mut base: f64, mut e: u64) -> f64 {
-    let mut acc = 1.0;
-    while e > 0 {
-        if e & 1 == 1 {
-            acc *= base;
-        }
-        base *= base;
-        e >>= 1;
-    }
-    acc
-}
-
-/// `floor(x)` where it matters (`|x| < 2^63`), without a library call (the
-/// baseline x86-64 target has no rounding instruction); beyond, a value
-/// outside every `0..=n` as `floor` would give.
-#[inline]
-fn floor(x: f64) -> f64 {
-    let t = x as i64 as f64;
-    if t > x {
-        t - 1.0
-    } else {
-        t
-    }
-}
-
-/// Where a binomial draw's uniforms come from.
-#[derive(Clone, Copy)]
-struct Stream {
-    key: [u32; 2],
-    replicate: u32,
-    node: u32,
-}
-
-impl Stream {
-    #[inline]
-    fn words(self, attempt: u32) -> [u32; 4] {
-        philox4x32_10([self.replicate, self.node, attempt, CELL_SPLITS], self.key)
-    }
-}
-
-/// The most steps of one inversion before it starts again (the mean is below
-/// 10: going past 110 has probability below 1e-60; rounding can leave a
-/// uniform unclaimed).
-const INVERSION_STEPS: f64 = 110.0;
-
-/// `Binomial(n, p)` by inversion from zero, `p <= 1/2`, `n p < 10`.
-fn inversion(n: f64, p: f64, stream: Stream) -> f64 {
-    let q = 1.0 - p;
-    let s = p / q;
-    let a = (n + 1.0) * s;
-    let first = power(q, n as u64);
-    let bound = n.min(INVERSION_STEPS);
-    let mut attempt = 0_u32;
-    loop {
-        let w = stream.words(attempt);
-        let mut u = open_unit(w[0], w[1]);
-        let (mut k, mut f) = (0.0, first);
-        loop {
-            if u <= f {
-                return k;
-            }
-            u -= f;
-            k += 1.0;
-            if k > bound {
-                break;
-            }
-            f *= a / k - s;
-        }
-        attempt = attempt.wrapping_add(1);
-    }
-}
-
-/// `Binomial(n, p)` by Hörmann's BTRD, `p <= 1/2`, `n p >= 10`.
-fn btrd(n: f64, p: f64, stream: Stream) -> f64 {
-    let q = 1.0 - p;
-    let npq = (n * p) * q;
-    let spq = npq.sqrt();
-    let b = 1.15 + 2.53 * spq;
-    let a = (-0.0873 + 0.0248 * b) + 0.01 * p;
-    let c = n * p + 0.5;
-    let alpha = (2.83 + 5.1 / b) * spq;
-    let vr = 0.92 - 4.2 / b;
-    let urvr = 0.86 * vr;
-    let m = floor((n + 1.0) * p);
-    let r = p / q;
-    // The constant of the exact test, computed when first needed.
-    let mut h: Option<f64> = None;
-    let mut attempt = 0_u32;
-    loop {
-        let w = stream.words(attempt);
-        attempt = attempt.wrapping_add(1);
-        let mut v = open_unit(w[0], w[1]);
-        if v <= urvr {
-            let u = v / vr - 0.43;
-            let k = floor((2.0 * a / (0.5 - u.abs()) + b) * u + c);
-            if (0.0..=n).contains(&k) {
-                return k;
-            }
-            continue;
-        }
-        let u = if v >= vr {
-            open_unit(w[2], w[3]) - 0.5
-        } else {
-            let u0 = v / vr - 0.93;
-            v = open_unit(w[2], w[3]) * vr;
-            0.5_f64.copysign(u0) - u0
-        };
-        let us = 0.5 - u.abs();
-        let k = floor((2.0 * a / us + b) * u + c);
-        if !(0.0..=n).contains(&k) {
-            continue;
-        }
-        v = v * alpha / (a / (us * us) + b);
-        let km = (k - m).abs();
-        if km <= 15.0 {
-            // f(k) / f(m) = prod over i in (min, max] of (n + 1 - i) r / i, or its inverse:
-            // two products and one division.
-            let (lo, hi) = if m < k { (m, k) } else { (k, m) };
-            let (mut num, mut den) = (1.0, 1.0);
-            let mut i = lo + 1.0;
-            while i <= hi {
-                num *= (n + 1.0) - i;
-                den *= i;
-                i += 1.0;
-            }
-            let ratio = power(r, km as u64) * num / den;
-            let accept = if m < k { v <= ratio } else { v * ratio <= 1.0 };
-            if accept {
-                return k;
-            }
-            continue;
-        }
-        // Squeeze on the log scale, then the exact test by Stirling's formula.
-        v = ln(v);
-        let rho = (km / npq) * (((km / 3.0 + 0.625) * km + 1.0 / 6.0) / npq + 0.5);
-        let t = -(km * km) / (2.0 * npq);
-        if v < t - rho {
-            return k;
-        }
-        if v > t + rho {
-            continue;
-        }
-        let nm = n - m + 1.0;
-        let h = *h.get_or_insert_with(|| {
-            (m + 0.5) * ln((m + 1.0) / (r * nm))
-                + stirling_correction(m)
-                + stirling_correction(n - m)
-        });
-        let nk = n - k + 1.0;
-        let bound = h + (n + 1.0) * ln(nm / nk) + (k + 0.5) * ln(nk * r / (k + 1.0))
-            - stirling_correction(k)
-            - stirling_correction(n - k);
-        if v <= bound {
-            return k;
-        }
-    }
-}
-
-/// One `Binomial(n, p)` draw (`n < 2^53`), from `stream`.
-fn binomial(n: u64, p: f64, stream: Stream) -> u64 {
-    if n == 0 || p <= 0.0 {
-        return 0;
-    }
-    if p >= 1.0 {
-        return n;
-    }
-    let flip = p > 0.5;
-    let pp = if flip { 1.0 - p } else { p };
-    let nf = n as f64;
-    let k = if nf * pp < 10.0 {
-        inversion(nf, pp, stream)
-    } else {
-        btrd(nf, pp, stream)
-    } as u64;
-    if flip {
-        n - k
-    } else {
-        k
-    }
-}
 
 /// A node of the split tree: cells `lo..hi` holding `m` resampled rows.
 #[derive(Clone, Copy)]
@@ -322,17 +38,188 @@ struct Node {
     m: u64,
 }
 
+/// A level's BTRD draws, side by side.
+#[derive(Default)]
+struct Batch {
+    /// The level node each draw splits, the draw, its node and its attempt.
+    slot: Vec<usize>,
+    draw: Vec<Btrd>,
+    node: Vec<u32>,
+    attempt: Vec<u32>,
+    /// The draws a round takes (indices), and those the next round takes.
+    todo: Vec<usize>,
+    again: Vec<usize>,
+    outside: Vec<usize>,
+    /// A round's lanes (padded to whole vectors) and their results.
+    lanes: Lanes,
+}
+
+/// The lanes of one vector pass.
+#[derive(Default)]
+struct Lanes {
+    n: Vec<f64>,
+    p: Vec<f64>,
+    node: Vec<u32>,
+    attempt: Vec<u32>,
+    count: Vec<f64>,
+    state: Vec<u8>,
+    accepted: Vec<bool>,
+}
+
+impl Lanes {
+    fn clear(&mut self) {
+        self.n.clear();
+        self.p.clear();
+        self.node.clear();
+        self.attempt.clear();
+    }
+
+    fn push(&mut self, draw: Btrd, node: u32, attempt: u32) {
+        self.n.push(draw.n);
+        self.p.push(draw.p);
+        self.node.push(node);
+        self.attempt.push(attempt);
+    }
+
+    /// Whole vectors: padding lanes of any valid BTRD arguments (their results
+    /// unread), and room for the results.
+    fn pad(&mut self) {
+        let width = self.n.len().div_ceil(LANES) * LANES;
+        self.n.resize(width, 20.0);
+        self.p.resize(width, 0.5);
+        self.node.resize(width, 0);
+        self.attempt.resize(width, 0);
+        self.count.resize(width, 0.0);
+        self.state.resize(width, REJECTED);
+        self.accepted.resize(width, false);
+    }
+
+    /// The lanes of the draws `which`.
+    fn gather(&mut self, which: &[usize], draw: &[Btrd], node: &[u32], attempt: &[u32]) {
+        self.clear();
+        for &i in which {
+            self.push(draw[i], node[i], attempt[i]);
+        }
+        self.pad();
+    }
+
+    /// The lanes' draws and the buffers of their results.
+    fn split(&mut self, stream: Stream) -> (Draws<'_>, &mut [f64], &mut [u8], &mut [bool]) {
+        let draws = Draws {
+            n: &self.n,
+            p: &self.p,
+            node: &self.node,
+            attempt: &self.attempt,
+            key: stream.key,
+            replicate: stream.replicate,
+        };
+        (draws, &mut self.count, &mut self.state, &mut self.accepted)
+    }
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.slot.clear();
+        self.draw.clear();
+        self.node.clear();
+        self.attempt.clear();
+        self.lanes.clear();
+    }
+
+    /// A draw to take (the first round's lanes filled as the draws come).
+    fn push(&mut self, slot: usize, draw: Btrd, node: u32) {
+        self.slot.push(slot);
+        self.draw.push(draw);
+        self.node.push(node);
+        self.attempt.push(0);
+        self.lanes.push(draw, node, 0);
+    }
+
+    /// Every draw's count into `left[slot]`, in rounds of vector passes: each
+    /// round takes one attempt of every draw still open, the squeeze of all
+    /// first, then the full test of those whose uniform fell outside it; the
+    /// draws it rejects take their next attempt in the next round. The same
+    /// attempts, words and operations as the scalar sampler, so the same counts.
+    fn take(&mut self, stream: Stream, left: &mut [u64]) {
+        let Self {
+            slot,
+            draw,
+            node,
+            attempt,
+            todo,
+            again,
+            outside,
+            lanes,
+        } = self;
+        todo.clear();
+        todo.extend(0..slot.len());
+        lanes.pad();
+        let mut first = true;
+        while !todo.is_empty() {
+            again.clear();
+            outside.clear();
+            if !first {
+                lanes.gather(todo, draw, node, attempt);
+            }
+            first = false;
+            let (draws, count, state, _) = lanes.split(stream);
+            squeeze_attempts(draws, count, state);
+            for (j, &i) in todo.iter().enumerate() {
+                match lanes.state[j] {
+                    SQUEEZED => left[slot[i]] = draw[i].count(lanes.count[j]),
+                    OUTSIDE => outside.push(i),
+                    _ => again.push(i),
+                }
+            }
+            if !outside.is_empty() {
+                lanes.gather(outside, draw, node, attempt);
+                let (draws, count, _, accepted) = lanes.split(stream);
+                full_attempts(draws, count, accepted);
+                for (j, &i) in outside.iter().enumerate() {
+                    if lanes.accepted[j] {
+                        left[slot[i]] = draw[i].count(lanes.count[j]);
+                    } else {
+                        again.push(i);
+                    }
+                }
+            }
+            for &i in again.iter() {
+                attempt[i] = attempt[i].wrapping_add(1);
+            }
+            std::mem::swap(todo, again);
+        }
+    }
+}
+
+/// A replicate's working space: the nodes of a level and the next, each
+/// node's left count, the level's BTRD draws.
+#[derive(Default)]
+struct Scratch {
+    level: Vec<Node>,
+    next: Vec<Node>,
+    left: Vec<u64>,
+    batch: Batch,
+}
+
+/// `left` of a node that does not split (one cell, or no rows).
+const NO_SPLIT: u64 = u64::MAX;
+
 /// The draws of one replicate (`out` zeroed), level by level: the draws of a
-/// level are independent of each other, so the processor overlaps them (depth
-/// first, each draw waited for the one before it).
+/// level are independent of each other, so their first attempts run in vector
+/// lanes and the processor overlaps the rest.
 fn draw_replicate(
     out: &mut [f64],
     share: &[f64],
     strata: &[(usize, usize, u64)],
     stream: Stream,
-    levels: &mut (Vec<Node>, Vec<Node>),
+    scratch: &mut Scratch,
 ) {
-    let (level, next) = levels;
+    let Scratch {
+        level,
+        next,
+        left,
+        batch,
+    } = scratch;
     level.clear();
     level.extend(
         strata
@@ -341,27 +228,40 @@ fn draw_replicate(
             .map(|&(lo, hi, m)| Node { lo, hi, m }),
     );
     while !level.is_empty() {
-        next.clear();
-        for &Node { lo, hi, m } in level.iter() {
+        left.clear();
+        batch.clear();
+        for (slot, &Node { lo, hi, m }) in level.iter().enumerate() {
             if hi - lo == 1 {
                 out[lo] = m as f64;
+                left.push(NO_SPLIT);
                 continue;
             }
             if m == 0 {
+                left.push(NO_SPLIT);
                 continue;
             }
             let mid = lo + (hi - lo) / 2;
             let node = mid as u32;
-            let left = binomial(m, share[mid], Stream { node, ..stream });
-            next.push(Node {
-                lo,
-                hi: mid,
-                m: left,
-            });
+            match binomial_or_btrd(m, share[mid], Stream { node, ..stream }) {
+                Ok(k) => left.push(k),
+                Err(draw) => {
+                    left.push(0);
+                    batch.push(slot, draw, node);
+                }
+            }
+        }
+        batch.take(stream, left);
+        next.clear();
+        for (&Node { lo, hi, m }, &l) in level.iter().zip(left.iter()) {
+            if l == NO_SPLIT {
+                continue;
+            }
+            let mid = lo + (hi - lo) / 2;
+            next.push(Node { lo, hi: mid, m: l });
             next.push(Node {
                 lo: mid,
                 hi,
-                m: m - left,
+                m: m - l,
             });
         }
         std::mem::swap(level, next);
@@ -432,27 +332,27 @@ pub fn multinomial_draws(
         return Ok(out);
     }
     let key = key_of(seed);
-    let draw = |levels: &mut (Vec<Node>, Vec<Node>), (b, row): (usize, &mut [f64])| -> Result<()> {
+    let draw = |scratch: &mut Scratch, (b, row): (usize, &mut [f64])| -> Result<()> {
         pool.check()?;
         let stream = Stream {
             key,
             replicate: (first + b as u64) as u32,
             node: 0,
         };
-        draw_replicate(row, &share, &strata, stream, levels);
+        draw_replicate(row, &share, &strata, stream, scratch);
         Ok(())
     };
     if pool.threads() > 1 && count > 1 {
         pool.install(|| {
             out.par_chunks_mut(cells)
                 .enumerate()
-                .try_for_each_init(|| (Vec::new(), Vec::new()), draw)
+                .try_for_each_init(Scratch::default, draw)
         })?;
     } else {
-        let mut levels = (Vec::new(), Vec::new());
+        let mut scratch = Scratch::default();
         out.chunks_mut(cells)
             .enumerate()
-            .try_for_each(|item| draw(&mut levels, item))?;
+            .try_for_each(|item| draw(&mut scratch, item))?;
     }
     Ok(out)
 }
@@ -473,111 +373,8 @@ fn fill_shares(share: &mut [f64], prefix: &[u64], lo: usize, hi: usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::binomial::binomial;
     use super::*;
-
-    #[test]
-    fn the_logarithm_is_within_two_ulps() {
-        let mut x = 1e-300_f64;
-        while x < 1e300 {
-            for y in [x, x * 1.37, x * 0.71, 1.0 + x.min(0.5)] {
-                let want = y.ln();
-                let got = ln(y);
-                assert!(
-                    (got - want).abs() <= 2.0 * f64::EPSILON * want.abs().max(1e-300),
-                    "{y}"
-                );
-            }
-            x *= 3.1;
-        }
-        assert_eq!(ln(1.0), 0.0);
-        assert_eq!(ln(0.0), f64::NEG_INFINITY);
-        assert!((ln(5e-324) - 5e-324_f64.ln()).abs() < 1e-12);
-    }
-
-    #[test]
-    fn the_stirling_series_meets_the_exact_correction() {
-        // ln k! - ((k + 1/2) ln(k + 1) - (k + 1) + ln(2 pi) / 2) at 50 digits (mpmath).
-        for (k, exact) in [
-            (10.0, 0.007_573_675_487_951_841),
-            (25.0, 0.003_204_970_228_055_038),
-            (1000.0, 8.325_008_048_062_296e-5),
-        ] {
-            assert!((stirling_correction(k) - exact).abs() < 4e-13, "{k}");
-        }
-    }
-
-    /// The pmf of `Binomial(n, p)` at every `k`, by the recursion in f64.
-    fn pmf(n: u64, p: f64) -> Vec<f64> {
-        let mut logs = Vec::new();
-        let mut acc = (n as f64) * (1.0 - p).ln();
-        for k in 0..=n {
-            logs.push(acc);
-            acc += ((n - k) as f64).ln() - ((k + 1) as f64).ln() + p.ln() - (1.0 - p).ln();
-        }
-        logs.into_iter().map(f64::exp).collect()
-    }
-
-    /// Pearson's statistic of `draws` against `Binomial(n, p)`, cells of expected
-    /// count below 5 pooled, and its degrees of freedom.
-    fn chi2(n: u64, p: f64, draws: &[u64]) -> (f64, usize) {
-        let probs = pmf(n, p);
-        let total = draws.len() as f64;
-        let mut seen = vec![0.0; probs.len()];
-        for &d in draws {
-            seen[d as usize] += 1.0;
-        }
-        let (mut stat, mut df, mut pool_e, mut pool_o) = (0.0, 0, 0.0, 0.0);
-        for (e, o) in probs.iter().zip(&seen) {
-            pool_e += e * total;
-            pool_o += o;
-            if pool_e >= 5.0 {
-                stat += (pool_o - pool_e).powi(2) / pool_e;
-                df += 1;
-                pool_e = 0.0;
-                pool_o = 0.0;
-            }
-        }
-        (stat + (pool_o - pool_e).powi(2) / pool_e.max(1e-300), df)
-    }
-
-    #[test]
-    fn binomial_draws_follow_the_binomial_law() {
-        // Both samplers, both sides of 1/2, and the squeeze's far tails.
-        for (n, p) in [
-            (30_u64, 0.1),
-            (7, 0.5),
-            (1_000, 0.004),
-            (200, 0.3),
-            (5_000, 0.5),
-            (40, 0.75),
-            (100_000, 0.01),
-            (1_000_000, 0.2),
-        ] {
-            let draws: Vec<u64> = (0..40_000_u32)
-                .map(|b| {
-                    binomial(
-                        n,
-                        p,
-                        Stream {
-                            key: key_of(9),
-                            replicate: b,
-                            node: 3,
-                        },
-                    )
-                })
-                .collect();
-            assert!(draws.iter().all(|&d| d <= n));
-            let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64;
-            let sd = ((n as f64) * p * (1.0 - p) / draws.len() as f64).sqrt();
-            assert!((mean - n as f64 * p).abs() < 5.0 * sd, "{n} {p} {mean}");
-            if n <= 200_000 {
-                let (stat, df) = chi2(n, p, &draws);
-                // The 1e-4 upper quantile of chi2(df) is below df + 9 sqrt(df) + 20.
-                let limit = df as f64 + 9.0 * (df as f64).sqrt() + 20.0;
-                assert!(stat < limit, "{n} {p}: chi2 {stat} on {df}");
-            }
-        }
-    }
 
     #[test]
     fn draws_keep_each_stratum_total_and_ignore_the_threads() {
@@ -651,6 +448,50 @@ mod tests {
                     reference(counts, 77, 3 + b as u32, &mut want, 0, cells, total);
                     assert_eq!(row, &want[..], "{counts:?} replicate {b}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn batched_draws_are_the_scalar_draws() {
+        // Means from 10 up, shares on both sides of 1/2 and at the extremes, totals up to
+        // 2^52: the squeeze, the test near the mode, the test far from it, rejections.
+        let totals = [
+            20_u64,
+            41,
+            600,
+            1_203,
+            70_000,
+            1_000_003,
+            1 << 40,
+            (1 << 52) - 1,
+        ];
+        let shares = [0.5, 0.48, 0.3, 0.9, 0.004, 1e-9, 0.999_999];
+        let mut batch = Batch::default();
+        let mut want = Vec::new();
+        for replicate in 0..60_u32 {
+            let stream = Stream {
+                key: key_of(12_345),
+                replicate,
+                node: 0,
+            };
+            batch.clear();
+            want.clear();
+            for &n in &totals {
+                for &p in &shares {
+                    let node = want.len() as u32 * 7 + 1;
+                    let at = Stream { node, ..stream };
+                    want.push(binomial(n, p, at));
+                    if let Err(draw) = binomial_or_btrd(n, p, at) {
+                        batch.push(want.len() - 1, draw, node);
+                    }
+                }
+            }
+            assert!(batch.slot.len() > 30);
+            let mut left = vec![u64::MAX; want.len()];
+            batch.take(stream, &mut left);
+            for (&slot, &d) in batch.slot.iter().zip(&batch.draw) {
+                assert_eq!(left[slot], want[slot], "{} {} {replicate}", d.n, d.p);
             }
         }
     }
