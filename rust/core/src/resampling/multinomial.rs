@@ -41,17 +41,25 @@ struct Node {
 /// A level's BTRD draws, side by side.
 #[derive(Default)]
 struct Batch {
-    /// The level node each draw splits, the draw, its node and its attempt.
-    slot: Vec<usize>,
-    draw: Vec<Btrd>,
-    node: Vec<u32>,
+    /// Each draw and the level node it splits.
+    owner: Vec<Owner>,
+    /// The draws as lanes (their first attempts taken in place), each draw's
+    /// attempt, and a later round's lanes.
+    first: Lanes,
     attempt: Vec<u32>,
-    /// The draws a round takes (indices), and those the next round takes.
+    later: Lanes,
+    /// The draws a round takes (indices), those the next round takes, and those
+    /// whose uniform fell outside the squeeze.
     todo: Vec<usize>,
     again: Vec<usize>,
     outside: Vec<usize>,
-    /// A round's lanes (padded to whole vectors) and their results.
-    lanes: Lanes,
+}
+
+/// A BTRD draw and the level node whose split it is.
+#[derive(Clone, Copy)]
+struct Owner {
+    slot: usize,
+    draw: Btrd,
 }
 
 /// The lanes of one vector pass.
@@ -74,15 +82,8 @@ impl Lanes {
         self.attempt.clear();
     }
 
-    fn push(&mut self, draw: Btrd, node: u32, attempt: u32) {
-        self.n.push(draw.n);
-        self.p.push(draw.p);
-        self.node.push(node);
-        self.attempt.push(attempt);
-    }
-
     /// Whole vectors: padding lanes of any valid BTRD arguments (their results
-    /// unread), and room for the results.
+    /// unread), the attempts (0 where not given), and room for the results.
     fn pad(&mut self) {
         let width = self.n.len().div_ceil(LANES) * LANES;
         self.n.resize(width, 20.0);
@@ -94,11 +95,14 @@ impl Lanes {
         self.accepted.resize(width, false);
     }
 
-    /// The lanes of the draws `which`.
-    fn gather(&mut self, which: &[usize], draw: &[Btrd], node: &[u32], attempt: &[u32]) {
+    /// The lanes of the draws `which` of `all`, at their attempts.
+    fn gather(&mut self, which: &[usize], all: &Lanes, attempt: &[u32]) {
         self.clear();
         for &i in which {
-            self.push(draw[i], node[i], attempt[i]);
+            self.n.push(all.n[i]);
+            self.p.push(all.p[i]);
+            self.node.push(all.node[i]);
+            self.attempt.push(attempt[i]);
         }
         self.pad();
     }
@@ -119,20 +123,17 @@ impl Lanes {
 
 impl Batch {
     fn clear(&mut self) {
-        self.slot.clear();
-        self.draw.clear();
-        self.node.clear();
-        self.attempt.clear();
-        self.lanes.clear();
+        self.owner.clear();
+        self.first.clear();
     }
 
-    /// A draw to take (the first round's lanes filled as the draws come).
+    /// A draw to take, for level node `slot`.
+    #[inline]
     fn push(&mut self, slot: usize, draw: Btrd, node: u32) {
-        self.slot.push(slot);
-        self.draw.push(draw);
-        self.node.push(node);
-        self.attempt.push(0);
-        self.lanes.push(draw, node, 0);
+        self.owner.push(Owner { slot, draw });
+        self.first.n.push(draw.n);
+        self.first.p.push(draw.p);
+        self.first.node.push(node);
     }
 
     /// Every draw's count into `left[slot]`, in rounds of vector passes: each
@@ -142,42 +143,49 @@ impl Batch {
     /// attempts, words and operations as the scalar sampler, so the same counts.
     fn take(&mut self, stream: Stream, left: &mut [u64]) {
         let Self {
-            slot,
-            draw,
-            node,
+            owner,
+            first,
             attempt,
+            later,
             todo,
             again,
             outside,
-            lanes,
         } = self;
+        let live = owner.len();
+        if live == 0 {
+            return;
+        }
+        first.pad();
+        attempt.clear();
+        attempt.resize(live, 0);
         todo.clear();
-        todo.extend(0..slot.len());
-        lanes.pad();
-        let mut first = true;
+        todo.extend(0..live);
+        let mut round = 0;
         while !todo.is_empty() {
             again.clear();
             outside.clear();
-            if !first {
-                lanes.gather(todo, draw, node, attempt);
-            }
-            first = false;
+            let lanes = if round == 0 {
+                &mut *first
+            } else {
+                later.gather(todo, first, attempt);
+                &mut *later
+            };
             let (draws, count, state, _) = lanes.split(stream);
             squeeze_attempts(draws, count, state);
             for (j, &i) in todo.iter().enumerate() {
                 match lanes.state[j] {
-                    SQUEEZED => left[slot[i]] = draw[i].count(lanes.count[j]),
+                    SQUEEZED => left[owner[i].slot] = owner[i].draw.count(lanes.count[j]),
                     OUTSIDE => outside.push(i),
                     _ => again.push(i),
                 }
             }
             if !outside.is_empty() {
-                lanes.gather(outside, draw, node, attempt);
-                let (draws, count, _, accepted) = lanes.split(stream);
+                later.gather(outside, first, attempt);
+                let (draws, count, _, accepted) = later.split(stream);
                 full_attempts(draws, count, accepted);
                 for (j, &i) in outside.iter().enumerate() {
-                    if lanes.accepted[j] {
-                        left[slot[i]] = draw[i].count(lanes.count[j]);
+                    if later.accepted[j] {
+                        left[owner[i].slot] = owner[i].draw.count(later.count[j]);
                     } else {
                         again.push(i);
                     }
@@ -187,6 +195,7 @@ impl Batch {
                 attempt[i] = attempt[i].wrapping_add(1);
             }
             std::mem::swap(todo, again);
+            round += 1;
         }
     }
 }
@@ -487,11 +496,12 @@ mod tests {
                     }
                 }
             }
-            assert!(batch.slot.len() > 30);
+            assert!(batch.owner.len() > 30);
             let mut left = vec![u64::MAX; want.len()];
             batch.take(stream, &mut left);
-            for (&slot, &d) in batch.slot.iter().zip(&batch.draw) {
-                assert_eq!(left[slot], want[slot], "{} {} {replicate}", d.n, d.p);
+            for o in &batch.owner {
+                let (n, p) = (o.draw.n, o.draw.p);
+                assert_eq!(left[o.slot], want[o.slot], "{n} {p} {replicate}");
             }
         }
     }
