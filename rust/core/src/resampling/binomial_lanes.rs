@@ -40,28 +40,59 @@ macro_rules! each {
 
 type F = [f64; LANES];
 
-/// [`LANES`] draws `Binomial(n, p)` (`p <= 1/2`, `n p >= 10`) from the words
-/// `w` of their attempt 0: the counts, and whether the attempt accepted them. Step by step across the
-/// lanes, each step one vector operation.
+/// BTRD's hat for [`LANES`] draws `Binomial(n, p)` (`p <= 1/2`, `n p >= 10`):
+/// Hörmann's constants, lane by lane.
+struct Hat {
+    q: F,
+    npq: F,
+    spq: F,
+    a: F,
+    b: F,
+    c: F,
+    vr: F,
+}
+
 #[inline(always)]
-fn lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], accepted: &mut [bool]) {
+fn hat(n: &F, p: &F) -> Hat {
     let q: F = each!(|l| 1.0 - p[l]);
     let npq: F = each!(|l| (n[l] * p[l]) * q[l]);
     let spq: F = each!(|l| npq[l].sqrt());
     let b: F = each!(|l| 1.15 + 2.53 * spq[l]);
     let a: F = each!(|l| (-0.0873 + 0.0248 * b[l]) + 0.01 * p[l]);
     let c: F = each!(|l| n[l] * p[l] + 0.5);
-    let alpha: F = each!(|l| (2.83 + 5.1 / b[l]) * spq[l]);
     let vr: F = each!(|l| 0.92 - 4.2 / b[l]);
+    Hat {
+        q,
+        npq,
+        spq,
+        a,
+        b,
+        c,
+        vr,
+    }
+}
+
+/// The attempt of [`LANES`] draws whose first uniform fell outside the
+/// squeeze ([`squeeze_lanes`] said `OUTSIDE` for these words): the count, and
+/// whether the attempt accepted it. Step by step across the lanes, each step
+/// one vector operation.
+#[inline(always)]
+fn outside_lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], accepted: &mut [bool]) {
+    let Hat {
+        q,
+        npq,
+        spq,
+        a,
+        b,
+        c,
+        vr,
+    } = hat(n, p);
+    let alpha: F = each!(|l| (2.83 + 5.1 / b[l]) * spq[l]);
     let m: F = each!(|l| floor((n[l] + 1.0) * p[l]));
     let r: F = each!(|l| p[l] / q[l]);
     let v: F = each!(|l| open_unit(w[0][l], w[1][l]));
     let second: F = each!(|l| open_unit(w[2][l], w[3][l]));
-    // Inside the squeeze: one uniform.
-    let fast: [bool; LANES] = each!(|l| v[l] <= 0.86 * vr[l]);
-    let uf: F = each!(|l| v[l] / vr[l] - 0.43);
-    let kf: F = each!(|l| floor((2.0 * a[l] / (0.5 - uf[l].abs()) + b[l]) * uf[l] + c[l]));
-    // Outside it: the second uniform and the test near the mode.
+    // The second uniform, then the test near the mode or far from it.
     let u0: F = each!(|l| v[l] / vr[l] - 0.93);
     let wide: [bool; LANES] = each!(|l| v[l] >= vr[l]);
     let u: F = each!(|l| if wide[l] {
@@ -124,17 +155,13 @@ fn lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], accepted: &mut 
             v2[l] * ratio[l] <= 1.0
         };
         let far_accept = lv[l] < t[l] - rho[l] || (lv[l] <= t[l] + rho[l] && lv[l] <= bound[l]);
-        accepted[l] = if fast[l] {
-            kf[l] >= 0.0 && kf[l] <= n[l]
+        let test = if km[l] <= NEAR {
+            near_accept
         } else {
-            inside
-                && if km[l] <= NEAR {
-                    near_accept
-                } else {
-                    far_accept
-                }
+            far_accept
         };
-        count[l] = if fast[l] { kf[l] } else { k[l] };
+        accepted[l] = inside && test;
+        count[l] = k[l];
     }
 }
 
@@ -150,16 +177,10 @@ fn words(node: &[u32], attempt: &[u32], key: [u32; 2], replicate: u32) -> [[u32;
 }
 
 /// The squeeze of [`LANES`] draws: `SQUEEZED` with the count, `REJECTED`, or
-/// `OUTSIDE` (the uniform fell outside the squeeze: [`lanes`] decides).
+/// `OUTSIDE` (the uniform fell outside the squeeze: [`outside_lanes`] decides).
 #[inline(always)]
 fn squeeze_lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], state: &mut [u8]) {
-    let q: F = each!(|l| 1.0 - p[l]);
-    let npq: F = each!(|l| (n[l] * p[l]) * q[l]);
-    let spq: F = each!(|l| npq[l].sqrt());
-    let b: F = each!(|l| 1.15 + 2.53 * spq[l]);
-    let a: F = each!(|l| (-0.0873 + 0.0248 * b[l]) + 0.01 * p[l]);
-    let c: F = each!(|l| n[l] * p[l] + 0.5);
-    let vr: F = each!(|l| 0.92 - 4.2 / b[l]);
+    let Hat { a, b, c, vr, .. } = hat(n, p);
     let v: F = each!(|l| open_unit(w[0][l], w[1][l]));
     let uf: F = each!(|l| v[l] / vr[l] - 0.43);
     let kf: F = each!(|l| floor((2.0 * a[l] / (0.5 - uf[l].abs()) + b[l]) * uf[l] + c[l]));
@@ -191,7 +212,7 @@ fn full_in(draws: Draws<'_>, count: &mut [f64], accepted: &mut [bool]) {
     for c in 0..draws.n.len() / LANES {
         let (n, p, w) = draws.chunk(c);
         let at = c * LANES..(c + 1) * LANES;
-        lanes(&n, &p, &w, &mut count[at.clone()], &mut accepted[at]);
+        outside_lanes(&n, &p, &w, &mut count[at.clone()], &mut accepted[at]);
     }
 }
 
@@ -231,7 +252,8 @@ widest! {
 }
 
 widest! {
-    /// Each draw's attempt decided in full: the count, and whether the attempt
-    /// accepted it.
+    /// The attempt of draws whose first uniform fell outside the squeeze
+    /// (`OUTSIDE` from [`squeeze_attempts`] at the same attempt), decided in
+    /// full: the count, and whether the attempt accepted it.
     pub(super) fn full_attempts(draws: Draws<'_>, count: &mut [f64], accepted: &mut [bool]) => full_in
 }
