@@ -214,8 +214,8 @@ struct Scratch {
 const NO_SPLIT: u64 = u64::MAX;
 
 /// The draws of one replicate (`out` zeroed), level by level: the draws of a
-/// level are independent of each other, so their first attempts run in vector
-/// lanes and the processor overlaps the rest.
+/// level are independent of each other, so their BTRD attempts run in vector
+/// lanes, round by round ([`Batch::take`]).
 fn draw_replicate(
     out: &mut [f64],
     share: &[f64],
