@@ -221,6 +221,30 @@ def test_undefined_replicates_are_counted() -> None:
     assert r.per_class["0"]["precision"].n_undefined == 0
 
 
+@pytest.mark.parametrize("method", ["percentile", "basic", "normal"])
+def test_intervals_read_together_equal_each_read_alone(method: str) -> None:
+    """The intervals of every metric, read off the replicates in one pass, equal one
+    :func:`intervals.replicate_interval` per metric, bit for bit, undefined (NaN) replicates too."""
+    rng = np.random.default_rng(8)
+    # One row of class 0: the replicates that lose it leave informedness undefined.
+    y = np.array([0] + [1] * 29)
+    pred = np.where(rng.random(y.size) < 0.7, y, 1 - y)
+    r = cmetrics.bootstrap(y, y_pred=pred, n_resamples=300, seed=3, method=method, return_distribution=True)
+    assert r.distribution is not None
+    assert np.isnan(r.distribution["informedness"]).any()
+    seen = 0
+    for key, reps in r.distribution.items():
+        name, _, label = key.rstrip("]").partition("[")
+        iv = r.per_class[label][name] if label else r.metrics[name]
+        defined = reps[~np.isnan(reps)]
+        low, high = intervals.replicate_interval(iv.estimate, reps, method, 0.95)
+        assert (iv.low, iv.high) == (low, high) or (math.isnan(iv.low) and math.isnan(low)), key
+        assert iv.standard_error == float(np.std(defined, ddof=1)), key
+        assert iv.n_undefined >= int(np.isnan(reps).sum()), key
+        seen += 1
+    assert seen == len(r.metrics) + sum(len(row) for row in r.per_class.values()) >= 20
+
+
 def test_stratified_cells_keep_each_stratum_size() -> None:
     y = np.array([0] * 30 + [1] * 70)
     pred = np.where(np.arange(100) % 3 == 0, 1 - y, y)

@@ -33,7 +33,7 @@ from cmetrics._derive.counted_table import CountedTable, label_codes
 from cmetrics._derive.probability_pass import accumulate, prob_inputs
 from cmetrics._results.intervals import BootstrapResult, IntervalMethod, MetricInterval, Provenance, Scheme
 from cmetrics.exceptions import LabelError, ValidationError
-from cmetrics.uncertainty.intervals import acceleration, replicate_interval
+from cmetrics.uncertainty.intervals import acceleration, replicate_interval, replicate_intervals
 
 _LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 #: Rows of leave-one-out sums built at a time.
@@ -515,18 +515,42 @@ def design_intervals(
 
         return lambda: acceleration(*design.jackknife(metric))
 
+    # Every chosen metric's replicates, one row per value (a metric, or a metric of one class), read
+    # in one pass (:func:`replicate_intervals`); BCa and rows with an undefined replicate one by one.
+    rows: list[tuple[str, str | None, int | None]] = []
+    estimates: list[F64] = []
+    blocks: list[F64] = []
+    flags: list[npt.NDArray[np.bool_]] = []
     for name in chosen:
         if name in full_m:
-            out[name] = metric_interval(
-                name, float(full_m[name].value[0]), reps_m[name], method, level, accel_of(name, None)
-            )
-            dist[name] = reps_m[name].value
+            rows.append((name, None, None))
+            estimates.append(full_m[name].value[:1])
+            blocks.append(reps_m[name].value[None, :])
+            flags.append(reps_m[name].undefined[None, :])
             continue
-        for j, label in enumerate(names):
-            reps = rm.Values(reps_pc[name].value[:, j], reps_pc[name].undefined[:, j])
-            estimate = float(full_pc[name].value[0, j])
-            per_class.setdefault(label, {})[name] = metric_interval(
-                name, estimate, reps, method, level, accel_of(name, j)
+        rows.extend((name, label, j) for j, label in enumerate(names))
+        estimates.append(full_pc[name].value[0, : len(names)])
+        blocks.append(reps_pc[name].value[:, : len(names)].T)
+        flags.append(reps_pc[name].undefined[:, : len(names)].T)
+    if not rows:
+        return BootstrapResult(out, per_class, prov, dist if return_distribution else None)
+    values = np.ascontiguousarray(np.concatenate(blocks))
+    undefined = np.concatenate(flags)
+    n_undefined = undefined.sum(axis=1)
+    est = np.concatenate(estimates).astype(np.float64)
+    low, high, se, done = replicate_intervals(est, values, method, level)
+    for i, (name, label, j) in enumerate(rows):
+        if done[i]:
+            iv = MetricInterval(
+                float(est[i]), float(se[i]), float(low[i]), float(high[i]), int(n_undefined[i]), values.shape[1]
             )
-            dist[f"{name}[{label}]"] = reps.value
+        else:
+            reps = rm.Values(values[i], undefined[i])
+            iv = metric_interval(name, float(est[i]), reps, method, level, accel_of(name, j))
+        if label is None:
+            out[name] = iv
+            dist[name] = values[i]
+        else:
+            per_class.setdefault(label, {})[name] = iv
+            dist[f"{name}[{label}]"] = values[i]
     return BootstrapResult(out, per_class, prov, dist if return_distribution else None)
