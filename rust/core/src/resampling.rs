@@ -10,6 +10,7 @@ mod binomial;
 mod binomial_lanes;
 mod multinomial;
 mod ranking;
+mod rounds;
 mod sums;
 
 pub use multinomial::multinomial_draws;

@@ -123,7 +123,16 @@ pub(super) fn stirling_correction(k: f64) -> f64 {
     let r = 1.0 / (k + 1.0);
     let rr = r * r;
     let series = (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - rr / 1680.0) * rr) * rr) * r;
-    let small = STIRLING_CORRECTION[(k.max(0.0) as usize).min(9)];
+    // The table's entry `min(max(k, 0), 9)` by selects rather than an index (a lane's
+    // table load would be a scalar load per lane).
+    let mut small = STIRLING_CORRECTION[9];
+    for j in (0..9).rev() {
+        small = if k < (j + 1) as f64 {
+            STIRLING_CORRECTION[j]
+        } else {
+            small
+        };
+    }
     if k < 10.0 {
         small
     } else {

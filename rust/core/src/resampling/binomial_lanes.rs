@@ -3,12 +3,14 @@
 //! loop, in the same order, written without branches (every path computed,
 //! each lane's own picked), so that the compiler keeps every quantity of the
 //! eight draws in one vector register (AVX-512 or AVX2, chosen at run time;
-//! plain code elsewhere). An attempt is taken in two passes: the squeeze of
-//! every draw (one uniform: most draws end there), then the full test of the
-//! draws whose uniform fell outside it (the second uniform, the ratio of
-//! products near the mode, the logarithmic squeeze and Stirling's test far
-//! from it). A rejected draw takes its next attempt in the next round
-//! ([`super::multinomial`] keeps the rounds). Bit for bit the scalar draws.
+//! plain code elsewhere). An attempt is taken in passes, each over only the
+//! draws it concerns: the squeeze of every draw (one uniform: most draws end
+//! there); for the draws whose uniform fell outside it, the candidate of the
+//! second uniform; then the test that decides the candidate, the ratio of
+//! products near the mode or the logarithms (the log-scale squeeze and
+//! Stirling's test) far from it, each pass on its own draws so that no lane
+//! computes the other test. A rejected draw takes its next attempt in the next
+//! round ([`super::rounds`] keeps the rounds). Bit for bit the scalar draws.
 
 use super::binomial::{floor, ln_positive, open_unit, stirling_correction};
 use crate::cpu::widest;
@@ -23,9 +25,13 @@ pub(super) const SQUEEZED: u8 = 0;
 pub(super) const REJECTED: u8 = 1;
 /// A squeeze's verdict: the uniform fell outside the squeeze.
 pub(super) const OUTSIDE: u8 = 2;
+/// A candidate's test: the ratio of products near the mode.
+pub(super) const NEAR: u8 = 3;
+/// A candidate's test: the logarithms far from it.
+pub(super) const FAR: u8 = 4;
 
 /// The farthest `|k - m|` whose acceptance test is the ratio of products.
-const NEAR: f64 = 15.0;
+const NEAR_MODE: f64 = 15.0;
 
 /// `[f64; LANES]` or another lane array, each lane `$e` at `$l`.
 macro_rules! each {
@@ -43,8 +49,6 @@ type F = [f64; LANES];
 /// BTRD's hat for [`LANES`] draws `Binomial(n, p)` (`p <= 1/2`, `n p >= 10`):
 /// Hörmann's constants, lane by lane.
 struct Hat {
-    q: F,
-    npq: F,
     spq: F,
     a: F,
     b: F,
@@ -61,38 +65,32 @@ fn hat(n: &F, p: &F) -> Hat {
     let a: F = each!(|l| (-0.0873 + 0.0248 * b[l]) + 0.01 * p[l]);
     let c: F = each!(|l| n[l] * p[l] + 0.5);
     let vr: F = each!(|l| 0.92 - 4.2 / b[l]);
-    Hat {
-        q,
-        npq,
-        spq,
-        a,
-        b,
-        c,
-        vr,
-    }
+    Hat { spq, a, b, c, vr }
 }
 
-/// The attempt of [`LANES`] draws whose first uniform fell outside the
-/// squeeze ([`squeeze_lanes`] said `OUTSIDE` for these words): the count, and
-/// whether the attempt accepted it. Step by step across the lanes, each step
-/// one vector operation.
+/// The second step of an attempt whose first uniform fell outside the
+/// squeeze ([`squeeze_lanes`] said `OUTSIDE` for these words), for [`LANES`]
+/// draws: the candidate count `k` and the scaled uniform `v` it is tested
+/// with, and which test decides (`NEAR`: the ratio of products, `FAR`: the
+/// logarithms), or `REJECTED` (`k` outside `0..=n`). Step by step across the
+/// lanes, each step one vector operation.
 #[inline(always)]
-fn outside_lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], accepted: &mut [bool]) {
+fn candidate_lanes(
+    n: &F,
+    p: &F,
+    w: &[[u32; LANES]; 4],
+    kc: &mut [f64],
+    vc: &mut [f64],
+    state: &mut [u8],
+) {
     let Hat {
-        q,
-        npq,
-        spq,
-        a,
-        b,
-        c,
-        vr,
+        spq, a, b, c, vr, ..
     } = hat(n, p);
     let alpha: F = each!(|l| (2.83 + 5.1 / b[l]) * spq[l]);
     let m: F = each!(|l| floor((n[l] + 1.0) * p[l]));
-    let r: F = each!(|l| p[l] / q[l]);
     let v: F = each!(|l| open_unit(w[0][l], w[1][l]));
     let second: F = each!(|l| open_unit(w[2][l], w[3][l]));
-    // The second uniform, then the test near the mode or far from it.
+    // The second uniform, then the candidate.
     let u0: F = each!(|l| v[l] / vr[l] - 0.93);
     let wide: [bool; LANES] = each!(|l| v[l] >= vr[l]);
     let u: F = each!(|l| if wide[l] {
@@ -104,6 +102,26 @@ fn outside_lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], accepte
     let k: F = each!(|l| floor((2.0 * a[l] / us[l] + b[l]) * u[l] + c[l]));
     let v2: F = each!(|l| if wide[l] { v[l] } else { second[l] * vr[l] });
     let v2: F = each!(|l| v2[l] * alpha[l] / (a[l] / (us[l] * us[l]) + b[l]));
+    for l in 0..LANES {
+        state[l] = if !(k[l] >= 0.0 && k[l] <= n[l]) {
+            REJECTED
+        } else if (k[l] - m[l]).abs() <= NEAR_MODE {
+            NEAR
+        } else {
+            FAR
+        };
+        kc[l] = k[l];
+        vc[l] = v2[l];
+    }
+}
+
+/// The test near the mode of [`LANES`] candidates (`|k - m| <= 15`): `f(k) /
+/// f(m)` as the ratio of two products and a power of `p / q`, against `v`.
+#[inline(always)]
+fn near_lanes(n: &F, p: &F, k: &F, v: &F, accepted: &mut [bool]) {
+    let q: F = each!(|l| 1.0 - p[l]);
+    let m: F = each!(|l| floor((n[l] + 1.0) * p[l]));
+    let r: F = each!(|l| p[l] / q[l]);
     let km: F = each!(|l| (k[l] - m[l]).abs());
     let up: [bool; LANES] = each!(|l| m[l] < k[l]);
     let lo: F = each!(|l| if up[l] { m[l] } else { k[l] });
@@ -119,7 +137,7 @@ fn outside_lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], accepte
         den = each!(|l| if i[l] <= hi[l] { den[l] * i[l] } else { den[l] });
     }
     // r^km by repeated squaring, the multiplications of `power` (km <= 15: four bits).
-    let e: [i32; LANES] = each!(|l| if km[l] <= NEAR { km[l] as i32 } else { 0 });
+    let e: [i32; LANES] = each!(|l| km[l] as i32);
     let (mut acc, mut base): (F, F) = ([1.0; LANES], r);
     for bit in 0..4 {
         acc = each!(|l| if (e[l] >> bit) & 1 == 1 {
@@ -130,8 +148,25 @@ fn outside_lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], accepte
         base = each!(|l| base[l] * base[l]);
     }
     let ratio: F = each!(|l| acc[l] * num[l] / den[l]);
-    // Far from the mode: the squeeze on the log scale, then the exact test by Stirling's formula.
-    let lv: F = each!(|l| ln_positive(v2[l]));
+    for l in 0..LANES {
+        accepted[l] = if up[l] {
+            v[l] <= ratio[l]
+        } else {
+            v[l] * ratio[l] <= 1.0
+        };
+    }
+}
+
+/// The test far from the mode of [`LANES`] candidates: the squeeze on the
+/// log scale, then the exact test by Stirling's formula.
+#[inline(always)]
+fn far_lanes(n: &F, p: &F, k: &F, v: &F, accepted: &mut [bool]) {
+    let q: F = each!(|l| 1.0 - p[l]);
+    let npq: F = each!(|l| (n[l] * p[l]) * q[l]);
+    let m: F = each!(|l| floor((n[l] + 1.0) * p[l]));
+    let r: F = each!(|l| p[l] / q[l]);
+    let km: F = each!(|l| (k[l] - m[l]).abs());
+    let lv: F = each!(|l| ln_positive(v[l]));
     let rho: F =
         each!(|l| (km[l] / npq[l]) * (((km[l] / 3.0 + 0.625) * km[l] + 1.0 / 6.0) / npq[l] + 0.5));
     let t: F = each!(|l| -(km[l] * km[l]) / (2.0 * npq[l]));
@@ -148,20 +183,7 @@ fn outside_lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], accepte
         - stirling_correction(k[l])
         - stirling_correction(n[l] - k[l]));
     for l in 0..LANES {
-        let inside = k[l] >= 0.0 && k[l] <= n[l];
-        let near_accept = if up[l] {
-            v2[l] <= ratio[l]
-        } else {
-            v2[l] * ratio[l] <= 1.0
-        };
-        let far_accept = lv[l] < t[l] - rho[l] || (lv[l] <= t[l] + rho[l] && lv[l] <= bound[l]);
-        let test = if km[l] <= NEAR {
-            near_accept
-        } else {
-            far_accept
-        };
-        accepted[l] = inside && test;
-        count[l] = k[l];
+        accepted[l] = lv[l] < t[l] - rho[l] || (lv[l] <= t[l] + rho[l] && lv[l] <= bound[l]);
     }
 }
 
@@ -177,7 +199,7 @@ fn words(node: &[u32], attempt: &[u32], key: [u32; 2], replicate: u32) -> [[u32;
 }
 
 /// The squeeze of [`LANES`] draws: `SQUEEZED` with the count, `REJECTED`, or
-/// `OUTSIDE` (the uniform fell outside the squeeze: [`outside_lanes`] decides).
+/// `OUTSIDE` (the uniform fell outside the squeeze: [`candidate_lanes`] goes on).
 #[inline(always)]
 fn squeeze_lanes(n: &F, p: &F, w: &[[u32; LANES]; 4], count: &mut [f64], state: &mut [u8]) {
     let Hat { a, b, c, vr, .. } = hat(n, p);
@@ -206,13 +228,38 @@ fn squeeze_in(draws: Draws<'_>, count: &mut [f64], state: &mut [u8]) {
     }
 }
 
-/// [`full_attempts`] on every chunk of [`LANES`] draws.
+/// [`candidates`] on every chunk of [`LANES`] draws.
 #[inline(always)]
-fn full_in(draws: Draws<'_>, count: &mut [f64], accepted: &mut [bool]) {
+fn candidates_in(draws: Draws<'_>, k: &mut [f64], v: &mut [f64], state: &mut [u8]) {
     for c in 0..draws.n.len() / LANES {
         let (n, p, w) = draws.chunk(c);
         let at = c * LANES..(c + 1) * LANES;
-        outside_lanes(&n, &p, &w, &mut count[at.clone()], &mut accepted[at]);
+        candidate_lanes(
+            &n,
+            &p,
+            &w,
+            &mut k[at.clone()],
+            &mut v[at.clone()],
+            &mut state[at],
+        );
+    }
+}
+
+/// [`near_tests`] on every chunk of [`LANES`] candidates.
+#[inline(always)]
+fn near_in(tests: Tests<'_>, accepted: &mut [bool]) {
+    for c in 0..tests.n.len() / LANES {
+        let (n, p, k, v) = tests.chunk(c);
+        near_lanes(&n, &p, &k, &v, &mut accepted[c * LANES..(c + 1) * LANES]);
+    }
+}
+
+/// [`far_tests`] on every chunk of [`LANES`] candidates.
+#[inline(always)]
+fn far_in(tests: Tests<'_>, accepted: &mut [bool]) {
+    for c in 0..tests.n.len() / LANES {
+        let (n, p, k, v) = tests.chunk(c);
+        far_lanes(&n, &p, &k, &v, &mut accepted[c * LANES..(c + 1) * LANES]);
     }
 }
 
@@ -251,9 +298,50 @@ widest! {
     pub(super) fn squeeze_attempts(draws: Draws<'_>, count: &mut [f64], state: &mut [u8]) => squeeze_in
 }
 
+/// Candidates `k` of draws `Binomial(n[i], p[i])` and the uniforms `v`
+/// they are tested with; the lengths whole multiples of [`LANES`].
+#[derive(Clone, Copy)]
+pub(super) struct Tests<'a> {
+    pub n: &'a [f64],
+    pub p: &'a [f64],
+    pub k: &'a [f64],
+    pub v: &'a [f64],
+}
+
+impl Tests<'_> {
+    /// Chunk `c`'s lanes.
+    #[inline(always)]
+    fn chunk(&self, c: usize) -> (F, F, F, F) {
+        let at = c * LANES..(c + 1) * LANES;
+        let (n, p, k, v) = (
+            &self.n[at.clone()],
+            &self.p[at.clone()],
+            &self.k[at.clone()],
+            &self.v[at],
+        );
+        (
+            each!(|l| n[l]),
+            each!(|l| p[l]),
+            each!(|l| k[l]),
+            each!(|l| v[l]),
+        )
+    }
+}
+
 widest! {
-    /// The attempt of draws whose first uniform fell outside the squeeze
-    /// (`OUTSIDE` from [`squeeze_attempts`] at the same attempt), decided in
-    /// full: the count, and whether the attempt accepted it.
-    pub(super) fn full_attempts(draws: Draws<'_>, count: &mut [f64], accepted: &mut [bool]) => full_in
+    /// The second step of draws whose first uniform fell outside the
+    /// squeeze (`OUTSIDE` from [`squeeze_attempts`] at the same attempt): the
+    /// candidate, its uniform, and `NEAR`, `FAR` (the test that decides:
+    /// [`near_tests`], [`far_tests`]) or `REJECTED`.
+    pub(super) fn candidates(draws: Draws<'_>, k: &mut [f64], v: &mut [f64], state: &mut [u8]) => candidates_in
+}
+
+widest! {
+    /// Whether the test near the mode accepts each candidate.
+    pub(super) fn near_tests(tests: Tests<'_>, accepted: &mut [bool]) => near_in
+}
+
+widest! {
+    /// Whether the test far from the mode accepts each candidate.
+    pub(super) fn far_tests(tests: Tests<'_>, accepted: &mut [bool]) => far_in
 }

@@ -15,265 +15,252 @@
 //! backend (`cmetrics._numpy.multinomial`) draws the same counts, level by
 //! level, bit for bit (the sampler: [`super::binomial`]).
 //!
-//! Here a replicate's tree is drawn level by level: the draws of a level are
-//! independent, so their first attempts run side by side in vector lanes
-//! ([`super::binomial_lanes`]) and only the draws that attempt leaves open take
-//! the scalar steps.
+//! The tree's shape does not depend on the replicate: it is laid out once per
+//! call ([`Tree`]), level by level, each split's stream, share and the places
+//! its two counts go in flat arrays. A replicate then walks the levels: the
+//! first attempts of a level's splits run side by side in vector lanes
+//! straight off those arrays ([`super::binomial_lanes`]), and the few draws
+//! that attempt leaves open take their next steps in rounds
+//! ([`super::rounds`]).
 
 use super::binomial::{binomial_or_btrd, Btrd, Stream, MAX_TOTAL};
-use super::binomial_lanes::{
-    full_attempts, squeeze_attempts, Draws, LANES, OUTSIDE, REJECTED, SQUEEZED,
-};
+use super::binomial_lanes::{squeeze_attempts, Draws, LANES, OUTSIDE, REJECTED, SQUEEZED};
+use super::rounds::Batch;
 use crate::error::{MetricError, Result};
 use crate::memory::try_filled;
 use crate::parallel::Pool;
 use crate::random::key_of;
 use rayon::prelude::*;
 
-/// A node of the split tree: cells `lo..hi` holding `m` resampled rows.
-#[derive(Clone, Copy)]
-struct Node {
-    lo: usize,
-    hi: usize,
-    m: u64,
-}
-
-/// A level's BTRD draws, side by side.
-#[derive(Default)]
-struct Batch {
-    /// Each draw and the level node it splits.
-    owner: Vec<Owner>,
-    /// The draws as lanes (their first attempts taken in place), each draw's
-    /// attempt, and a later round's lanes.
-    first: Lanes,
-    attempt: Vec<u32>,
-    later: Lanes,
-    /// The draws a round takes (indices), those the next round takes, and those
-    /// whose uniform fell outside the squeeze.
-    todo: Vec<usize>,
-    again: Vec<usize>,
-    outside: Vec<usize>,
-}
-
-/// A BTRD draw and the level node whose split it is.
-#[derive(Clone, Copy)]
-struct Owner {
-    slot: usize,
-    draw: Btrd,
-}
-
-/// The lanes of one vector pass.
-#[derive(Default)]
-struct Lanes {
-    n: Vec<f64>,
-    p: Vec<f64>,
+/// The split tree of a call, level by level, each level padded to whole
+/// vectors of [`LANES`] splits. A replicate's counts live in one array of
+/// slots: the splits' (the rows each holds) first, then one per cell (the
+/// cell's count), then a sink that the padding splits write to.
+struct Tree {
+    /// Per split: the stream's node (the split's position), the left share,
+    /// BTRD's share (`min(p, 1 - p)`; 0 where no draw can need BTRD), whether
+    /// the left count is BTRD's count's complement, and the slots of the
+    /// left and right counts.
     node: Vec<u32>,
-    attempt: Vec<u32>,
+    share: Vec<f64>,
+    small: Vec<f64>,
+    flipped: Vec<bool>,
+    left: Vec<u32>,
+    right: Vec<u32>,
+    /// Each level's splits (whole vectors).
+    levels: Vec<(usize, usize)>,
+    /// Each stratum's root slot and total.
+    roots: Vec<(usize, f64)>,
+    /// The number of splits (padding included) and of cells.
+    splits: usize,
+    cells: usize,
+}
+
+impl Tree {
+    /// The tree of the strata `(lo, hi, total)` over `share`.
+    fn new(share: &[f64], strata: &[(usize, usize, u64)]) -> Result<Self> {
+        let cells = share.len();
+        // The cell ranges of each level's splits.
+        let mut ranges: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut level: Vec<(usize, usize)> = strata
+            .iter()
+            .filter(|s| s.1 - s.0 >= 2)
+            .map(|s| (s.0, s.1))
+            .collect();
+        while !level.is_empty() {
+            let mut next = Vec::with_capacity(level.len() * 2);
+            for &(lo, hi) in &level {
+                let mid = lo + (hi - lo) / 2;
+                next.extend(
+                    [(lo, mid), (mid, hi)]
+                        .into_iter()
+                        .filter(|c| c.1 - c.0 >= 2),
+                );
+            }
+            ranges.push(std::mem::replace(&mut level, next));
+        }
+        let mut levels = Vec::with_capacity(ranges.len());
+        let mut start = 0;
+        for r in &ranges {
+            let end = start + r.len().div_ceil(LANES) * LANES;
+            levels.push((start, end));
+            start = end;
+        }
+        let splits = start;
+        let sink = u32::try_from(splits + cells).map_err(|_| MetricError::InvalidValue {
+            arg: "counts",
+            detail: "at most 2^31 cells".into(),
+        })?;
+        let mut tree = Self {
+            node: try_filled(splits, 0, "the multinomial tree")?,
+            share: try_filled(splits, 0.0, "the multinomial tree")?,
+            small: try_filled(splits, 0.0, "the multinomial tree")?,
+            flipped: try_filled(splits, false, "the multinomial tree")?,
+            left: try_filled(splits, sink, "the multinomial tree")?,
+            right: try_filled(splits, sink, "the multinomial tree")?,
+            levels,
+            roots: Vec::with_capacity(strata.len()),
+            splits,
+            cells,
+        };
+        // A child's slot: the next split of the level below, or its cell's.
+        let leaf = |lo: usize| (splits + lo) as u32;
+        for (depth, r) in ranges.iter().enumerate() {
+            let first = tree.levels[depth].0;
+            let mut below = tree.levels.get(depth + 1).map_or(0, |l| l.0);
+            for (j, &(lo, hi)) in r.iter().enumerate() {
+                let at = first + j;
+                let mid = lo + (hi - lo) / 2;
+                let p = share[mid];
+                tree.node[at] = mid as u32;
+                tree.share[at] = p;
+                if p > 0.0 && p < 1.0 {
+                    tree.flipped[at] = p > 0.5;
+                    tree.small[at] = if p > 0.5 { 1.0 - p } else { p };
+                }
+                for (slot, (clo, chi)) in [
+                    (&mut tree.left[at], (lo, mid)),
+                    (&mut tree.right[at], (mid, hi)),
+                ] {
+                    *slot = if chi - clo >= 2 {
+                        below += 1;
+                        (below - 1) as u32
+                    } else {
+                        leaf(clo)
+                    };
+                }
+            }
+        }
+        let mut root = 0;
+        for &(lo, hi, total) in strata {
+            match hi - lo {
+                0 => {}
+                1 => tree.roots.push((splits + lo, total as f64)),
+                _ => {
+                    tree.roots.push((root, total as f64));
+                    root += 1;
+                }
+            }
+        }
+        Ok(tree)
+    }
+
+    /// The widest level.
+    fn width(&self) -> usize {
+        self.levels.iter().map(|l| l.1 - l.0).max().unwrap_or(0)
+    }
+}
+
+/// A replicate's working space: every slot's count, a level's first
+/// attempts (their attempt numbers, all 0; counts and verdicts), the draws
+/// left open.
+struct Scratch {
+    slots: Vec<f64>,
+    zeros: Vec<u32>,
     count: Vec<f64>,
     state: Vec<u8>,
-    accepted: Vec<bool>,
-}
-
-impl Lanes {
-    fn clear(&mut self) {
-        self.n.clear();
-        self.p.clear();
-        self.node.clear();
-        self.attempt.clear();
-    }
-
-    /// Whole vectors: padding lanes of any valid BTRD arguments (their results
-    /// unread), the attempts (0 where not given), and room for the results.
-    fn pad(&mut self) {
-        let width = self.n.len().div_ceil(LANES) * LANES;
-        self.n.resize(width, 20.0);
-        self.p.resize(width, 0.5);
-        self.node.resize(width, 0);
-        self.attempt.resize(width, 0);
-        self.count.resize(width, 0.0);
-        self.state.resize(width, REJECTED);
-        self.accepted.resize(width, false);
-    }
-
-    /// The lanes of the draws `which` of `all`, at their attempts.
-    fn gather(&mut self, which: &[usize], all: &Lanes, attempt: &[u32]) {
-        self.clear();
-        for &i in which {
-            self.n.push(all.n[i]);
-            self.p.push(all.p[i]);
-            self.node.push(all.node[i]);
-            self.attempt.push(attempt[i]);
-        }
-        self.pad();
-    }
-
-    /// The lanes' draws and the buffers of their results.
-    fn split(&mut self, stream: Stream) -> (Draws<'_>, &mut [f64], &mut [u8], &mut [bool]) {
-        let draws = Draws {
-            n: &self.n,
-            p: &self.p,
-            node: &self.node,
-            attempt: &self.attempt,
-            key: stream.key,
-            replicate: stream.replicate,
-        };
-        (draws, &mut self.count, &mut self.state, &mut self.accepted)
-    }
-}
-
-impl Batch {
-    fn clear(&mut self) {
-        self.owner.clear();
-        self.first.clear();
-    }
-
-    /// A draw to take, for level node `slot`.
-    #[inline]
-    fn push(&mut self, slot: usize, draw: Btrd, node: u32) {
-        self.owner.push(Owner { slot, draw });
-        self.first.n.push(draw.n);
-        self.first.p.push(draw.p);
-        self.first.node.push(node);
-    }
-
-    /// Every draw's count into `left[slot]`, in rounds of vector passes: each
-    /// round takes one attempt of every draw still open, the squeeze of all
-    /// first, then the full test of those whose uniform fell outside it; the
-    /// draws it rejects take their next attempt in the next round. The same
-    /// attempts, words and operations as the scalar sampler, so the same counts.
-    fn take(&mut self, stream: Stream, left: &mut [u64]) {
-        let Self {
-            owner,
-            first,
-            attempt,
-            later,
-            todo,
-            again,
-            outside,
-        } = self;
-        let live = owner.len();
-        if live == 0 {
-            return;
-        }
-        first.pad();
-        attempt.clear();
-        attempt.resize(live, 0);
-        todo.clear();
-        todo.extend(0..live);
-        let mut round = 0;
-        while !todo.is_empty() {
-            again.clear();
-            outside.clear();
-            let lanes = if round == 0 {
-                &mut *first
-            } else {
-                later.gather(todo, first, attempt);
-                &mut *later
-            };
-            let (draws, count, state, _) = lanes.split(stream);
-            squeeze_attempts(draws, count, state);
-            for (j, &i) in todo.iter().enumerate() {
-                match lanes.state[j] {
-                    SQUEEZED => left[owner[i].slot] = owner[i].draw.count(lanes.count[j]),
-                    OUTSIDE => outside.push(i),
-                    _ => again.push(i),
-                }
-            }
-            if !outside.is_empty() {
-                later.gather(outside, first, attempt);
-                let (draws, count, _, accepted) = later.split(stream);
-                full_attempts(draws, count, accepted);
-                for (j, &i) in outside.iter().enumerate() {
-                    if later.accepted[j] {
-                        left[owner[i].slot] = owner[i].draw.count(later.count[j]);
-                    } else {
-                        again.push(i);
-                    }
-                }
-            }
-            for &i in again.iter() {
-                attempt[i] = attempt[i].wrapping_add(1);
-            }
-            std::mem::swap(todo, again);
-            round += 1;
-        }
-    }
-}
-
-/// A replicate's working space: the nodes of a level and the next, each
-/// node's left count, the level's BTRD draws.
-#[derive(Default)]
-struct Scratch {
-    level: Vec<Node>,
-    next: Vec<Node>,
-    left: Vec<u64>,
     batch: Batch,
 }
 
-/// `left` of a node that does not split (one cell, or no rows).
-const NO_SPLIT: u64 = u64::MAX;
+impl Scratch {
+    fn new(tree: &Tree) -> Self {
+        let width = tree.width();
+        Self {
+            // The padding splits hold 0 rows throughout: nothing writes to their slots.
+            slots: vec![0.0; tree.splits + tree.cells + 1],
+            zeros: vec![0; width],
+            count: vec![0.0; width],
+            state: vec![REJECTED; width],
+            batch: Batch::default(),
+        }
+    }
+}
 
-/// The draws of one replicate (`out` zeroed), level by level: the draws of a
-/// level are independent of each other, so their BTRD attempts run in vector
-/// lanes, round by round ([`Batch::take`]).
-fn draw_replicate(
-    out: &mut [f64],
-    share: &[f64],
-    strata: &[(usize, usize, u64)],
-    stream: Stream,
-    scratch: &mut Scratch,
-) {
+/// The draws of one replicate into `out`, level by level: the first attempts
+/// of a level's splits in vector lanes straight off the tree's arrays (a
+/// lane whose split needs no BTRD draw is computed and not read: that split
+/// draws alone, by inversion or not at all), then the draws those attempts
+/// left open, in rounds ([`Batch::take`]). Every count exact in float64
+/// (the totals are below 2^53).
+fn draw_replicate(out: &mut [f64], tree: &Tree, stream: Stream, scratch: &mut Scratch) {
     let Scratch {
-        level,
-        next,
-        left,
+        slots,
+        zeros,
+        count,
+        state,
         batch,
     } = scratch;
-    level.clear();
-    level.extend(
-        strata
-            .iter()
-            .filter(|s| s.1 > s.0)
-            .map(|&(lo, hi, m)| Node { lo, hi, m }),
-    );
-    while !level.is_empty() {
-        left.clear();
+    for &(slot, total) in &tree.roots {
+        slots[slot] = total;
+    }
+    for &(a, b) in &tree.levels {
+        let width = b - a;
+        let draws = Draws {
+            n: &slots[a..b],
+            p: &tree.small[a..b],
+            node: &tree.node[a..b],
+            attempt: &zeros[..width],
+            key: stream.key,
+            replicate: stream.replicate,
+        };
+        squeeze_attempts(draws, &mut count[..width], &mut state[..width]);
         batch.clear();
-        for (slot, &Node { lo, hi, m }) in level.iter().enumerate() {
-            if hi - lo == 1 {
-                out[lo] = m as f64;
-                left.push(NO_SPLIT);
-                continue;
-            }
-            if m == 0 {
-                left.push(NO_SPLIT);
-                continue;
-            }
-            let mid = lo + (hi - lo) / 2;
-            let node = mid as u32;
-            match binomial_or_btrd(m, share[mid], Stream { node, ..stream }) {
-                Ok(k) => left.push(k),
-                Err(draw) => {
-                    left.push(0);
-                    batch.push(slot, draw, node);
+        for i in a..b {
+            let n = slots[i];
+            let left = if n * tree.small[i] >= 10.0 {
+                let j = i - a;
+                match state[j] {
+                    SQUEEZED => flip(count[j], n, tree.flipped[i]),
+                    verdict => {
+                        let draw = Btrd {
+                            n,
+                            p: tree.small[i],
+                            total: n as u64,
+                            flipped: tree.flipped[i],
+                        };
+                        let outside = verdict == OUTSIDE;
+                        batch.push(i, draw, tree.node[i], u32::from(!outside), outside);
+                        continue;
+                    }
                 }
-            }
+            } else {
+                let at = Stream {
+                    node: tree.node[i],
+                    ..stream
+                };
+                match binomial_or_btrd(n as u64, tree.share[i], at) {
+                    Ok(k) => k as f64,
+                    Err(draw) => {
+                        // Not reached (the test above is BTRD's own); kept whole all the same.
+                        batch.push(i, draw, tree.node[i], 0, false);
+                        continue;
+                    }
+                }
+            };
+            slots[tree.left[i] as usize] = left;
+            slots[tree.right[i] as usize] = n - left;
         }
-        batch.take(stream, left);
-        next.clear();
-        for (&Node { lo, hi, m }, &l) in level.iter().zip(left.iter()) {
-            if l == NO_SPLIT {
-                continue;
-            }
-            let mid = lo + (hi - lo) / 2;
-            next.push(Node { lo, hi: mid, m: l });
-            next.push(Node {
-                lo: mid,
-                hi,
-                m: m - l,
-            });
+        if batch.is_empty() {
+            continue;
         }
-        std::mem::swap(level, next);
+        batch.take(stream);
+        for (&i, &k) in batch.owner.iter().zip(batch.count.iter()) {
+            let n = slots[i];
+            let left = flip(k, n, tree.flipped[i]);
+            slots[tree.left[i] as usize] = left;
+            slots[tree.right[i] as usize] = n - left;
+        }
+    }
+    out.copy_from_slice(&slots[tree.splits..tree.splits + tree.cells]);
+}
+
+/// The left count of a split of `n` rows from BTRD's count `k`.
+#[inline]
+fn flip(k: f64, n: f64, flipped: bool) -> f64 {
+    if flipped {
+        n - k
+    } else {
+        k
     }
 }
 
@@ -340,6 +327,7 @@ pub fn multinomial_draws(
     if cells == 0 {
         return Ok(out);
     }
+    let tree = Tree::new(&share, &strata)?;
     let key = key_of(seed);
     let draw = |scratch: &mut Scratch, (b, row): (usize, &mut [f64])| -> Result<()> {
         pool.check()?;
@@ -348,17 +336,17 @@ pub fn multinomial_draws(
             replicate: (first + b as u64) as u32,
             node: 0,
         };
-        draw_replicate(row, &share, &strata, stream, scratch);
+        draw_replicate(row, &tree, stream, scratch);
         Ok(())
     };
     if pool.threads() > 1 && count > 1 {
         pool.install(|| {
             out.par_chunks_mut(cells)
                 .enumerate()
-                .try_for_each_init(Scratch::default, draw)
+                .try_for_each_init(|| Scratch::new(&tree), draw)
         })?;
     } else {
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch::new(&tree);
         out.chunks_mut(cells)
             .enumerate()
             .try_for_each(|item| draw(&mut scratch, item))?;
@@ -462,46 +450,27 @@ mod tests {
     }
 
     #[test]
-    fn batched_draws_are_the_scalar_draws() {
-        // Means from 10 up, shares on both sides of 1/2 and at the extremes, totals up to
-        // 2^52: the squeeze, the test near the mode, the test far from it, rejections.
-        let totals = [
-            20_u64,
-            41,
-            600,
-            1_203,
-            70_000,
-            1_000_003,
-            1 << 40,
-            (1 << 52) - 1,
+    fn strata_of_every_shape_draw_as_the_depth_first_draws() {
+        // One-cell strata, an empty one, a stratum without rows, a one-cell stratum without
+        // rows, cells past the last stratum (never drawn: 0), odd and even widths, inversion
+        // and BTRD splits side by side in a level.
+        let counts = [
+            7_u64, 0, 0, 3, 900, 2, 0, 0, 0, 50_000, 1, 1, 12, 40, 40_000, 3, 5, 6, 5, 2,
         ];
-        let shares = [0.5, 0.48, 0.3, 0.9, 0.004, 1e-9, 0.999_999];
-        let mut batch = Batch::default();
-        let mut want = Vec::new();
-        for replicate in 0..60_u32 {
-            let stream = Stream {
-                key: key_of(12_345),
-                replicate,
-                node: 0,
-            };
-            batch.clear();
-            want.clear();
-            for &n in &totals {
-                for &p in &shares {
-                    let node = want.len() as u32 * 7 + 1;
-                    let at = Stream { node, ..stream };
-                    want.push(binomial(n, p, at));
-                    if let Err(draw) = binomial_or_btrd(n, p, at) {
-                        batch.push(want.len() - 1, draw, node);
+        let ends = [1, 1, 4, 5, 8, 9, 15, 18];
+        for threads in [1, 3] {
+            let got = multinomial_draws(&counts, &ends, 5, 40, 99, &Pool::new(threads)).unwrap();
+            for (b, row) in got.chunks(counts.len()).enumerate() {
+                let mut want = vec![0.0; counts.len()];
+                let mut lo = 0;
+                for &hi in &ends {
+                    if hi > lo {
+                        let total = counts[lo..hi].iter().sum();
+                        reference(&counts, 99, 5 + b as u32, &mut want, lo, hi, total);
                     }
+                    lo = hi;
                 }
-            }
-            assert!(batch.owner.len() > 30);
-            let mut left = vec![u64::MAX; want.len()];
-            batch.take(stream, &mut left);
-            for o in &batch.owner {
-                let (n, p) = (o.draw.n, o.draw.p);
-                assert_eq!(left[o.slot], want[o.slot], "{n} {p} {replicate}");
+                assert_eq!(row, &want[..], "replicate {b}");
             }
         }
     }
