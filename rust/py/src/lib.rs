@@ -1,7 +1,7 @@
 //! `cmetrics._core`: thin PyO3 bindings over `cmetrics-core`.
 //!
 //! Each function borrows its numpy inputs (zero-copy), releases the GIL around
-//! the core call and maps errors through [`error::run`]. One file per family,
+//! the core call and maps errors through `error::run`. One file per family,
 //! mirroring `python/cmetrics/`.
 
 mod arrays;

@@ -3,7 +3,7 @@
 
 use crate::ranking::BinaryRanking;
 
-/// What [`evaluate_proba`] computes besides the two confusion matrices.
+/// What [`crate::probabilistic::evaluate_proba`] computes besides the two confusion matrices.
 #[derive(Debug, Clone, Copy)]
 pub struct ProbOptions {
     /// Check that each row sums to 1 within `atol`.

@@ -122,7 +122,7 @@ impl Sink for GroupSink {
 
 /// The tie groups of `(positive, score, weight)` (checks as [`super::binary_ranking`]).
 /// Unweighted rows with few distinct scores are counted in hash tables
-/// ([`hashed_groups`]: the same groups, without sorting the rows).
+/// (`hashed_groups`: the same groups, without sorting the rows).
 ///
 /// # Errors
 /// Length mismatch, empty input, a non-finite score, an invalid weight.

@@ -171,7 +171,7 @@ fn key_ranges(runs: &[&Groups], parts: usize) -> Vec<Vec<(usize, usize)>> {
 /// The walk of the union of `states` ([`union_states`], then
 /// [`GroupState::walk`]) without making the union: their tie groups are
 /// merged by key straight into the walk. Without weights, from
-/// [`PIECE_WALK_MIN`] groups the key space is cut into [`PIECES`] ranges (as
+/// `PIECE_WALK_MIN` groups the key space is cut into `PIECES` ranges (as
 /// many whatever the thread count), each merged and walked on its own from
 /// the counts below it, side by side on the threads, and the pieces combined
 /// in order; the counts are exact and the curve sums are added piece by
