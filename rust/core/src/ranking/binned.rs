@@ -111,7 +111,7 @@ type ColumnGroups = (Vec<super::ScoreGroups>, Option<(usize, usize)>);
 /// count. Memory: `(bins + 1)` cells per column.
 ///
 /// # Errors
-/// As [`super::one_vs_rest`]; a score outside [0, 1]; `bins` of 0.
+/// As [`fn@super::one_vs_rest`]; a score outside [0, 1]; `bins` of 0.
 pub fn binned_one_vs_rest<X: Score>(
     codes: &[u32],
     scores: Matrix<'_, X>,

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::parallel::reserve_big;
 
 /// Sorted tie groups (adjacent equal keys past `u32::MAX` counts, or from
-/// different states after [`union_states`]; every reader adds them up).
+/// different states after [`super::union_states`]; every reader adds them up).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Groups {
     pub(super) keys: Vec<u64>,

@@ -20,7 +20,7 @@ use crate::parallel::Pool;
 /// of rows whose sums are added in chunk order.
 ///
 /// # Errors
-/// As [`super::one_vs_rest`] (shapes, codes, weights), an interruption.
+/// As [`fn@super::one_vs_rest`] (shapes, codes, weights), an interruption.
 pub fn rank_histogram<X: Score>(
     codes: &[u32],
     scores: Matrix<'_, X>,

@@ -68,7 +68,7 @@ pub(super) fn ln(x: f64) -> f64 {
     ln_positive(x)
 }
 
-/// [`ln`] of `x > 0`, written with selects rather than branches (so that it
+/// `ln` of `x > 0`, written with selects rather than branches (so that it
 /// runs in vector lanes too; a lane's other inputs give unread values).
 #[inline(always)]
 pub(super) fn ln_positive(x: f64) -> f64 {

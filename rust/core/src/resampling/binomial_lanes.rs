@@ -294,7 +294,7 @@ impl Draws<'_> {
 
 widest! {
     /// The squeeze of each draw's attempt: `SQUEEZED` (its count in
-    /// `count`), `REJECTED`, or `OUTSIDE` (for [`full_attempts`]).
+    /// `count`), `REJECTED`, or `OUTSIDE` (for [`candidates`]).
     pub(super) fn squeeze_attempts(draws: Draws<'_>, count: &mut [f64], state: &mut [u8]) => squeeze_in
 }
 

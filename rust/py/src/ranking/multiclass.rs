@@ -1,5 +1,5 @@
 //! The multiclass kernels over a score matrix of any dtype and layout (read
-//! through one macro, [`on_matrix`]): one-vs-rest walks, the true class's rank
+//! through one macro, `on_matrix!`): one-vs-rest walks, the true class's rank
 //! histogram, the binned one-vs-rest histograms, Hand and Till's one-vs-one AUROC.
 
 use super::binary::{ranking_py, CurvesArg};
