@@ -454,8 +454,17 @@ mod tests {
 
     #[test]
     fn replicates_equal_a_weighted_pair_count_on_any_thread_count() {
-        let n = 3000;
-        let score: Vec<f64> = (0..n).map(|i| ((i * 7919) % 97) as f64 / 97.0).collect();
+        // One group of sixteen replicates in 97 tie groups; then three groups
+        // (split unevenly between threads) over 251 values of 300 rows, most
+        // of them alone in their tie group.
+        against_pair_counts(3000, 7, 97);
+        against_pair_counts(300, 40, 251);
+    }
+
+    fn against_pair_counts(n: usize, n_resamples: usize, values: usize) {
+        let score: Vec<f64> = (0..n)
+            .map(|i| ((i * 7919) % values) as f64 / values as f64)
+            .collect();
         let positive: Vec<bool> = (0..n).map(|i| (i * 31 + i / 7) % 3 == 0).collect();
         let got = replicate_ranking(
             &positive,
@@ -463,12 +472,12 @@ mod tests {
             None,
             RowIds::From(10),
             3,
-            7,
+            n_resamples,
             true,
             &Pool::sequential(),
         )
         .unwrap();
-        for b in 0..7 {
+        for b in 0..n_resamples {
             let w: Vec<f64> = (0..n).map(|i| weight(3, 10 + i as u64, b)).collect();
             let (mut num, mut p, mut q) = (0.0, 0.0, 0.0);
             for i in 0..n {
@@ -534,7 +543,7 @@ mod tests {
                 None,
                 RowIds::From(10),
                 3,
-                7,
+                n_resamples,
                 true,
                 &Pool::new(threads),
             )
