@@ -386,9 +386,13 @@ pub mod x86 {
         let draws = Draws::new(seed, group);
         out.clear();
         out.reserve(rows.len());
-        // SAFETY: `chunk` holds `4 V` u64, 32 bytes per vector.
-        let load = |chunk: &[u64], v: usize| unsafe {
-            _mm512_castsi256_si512(_mm256_loadu_si256(chunk.as_ptr().add(ROWS * v).cast()))
+        // Vector `v` of a chunk: its rows `4 v .. 4 v + 4`, 32 bytes.
+        let load = |chunk: &[u64], v: usize| {
+            assert!(chunk.len() >= ROWS * (v + 1));
+            // SAFETY: the chunk holds those four u64 (just checked).
+            unsafe {
+                _mm512_castsi256_si512(_mm256_loadu_si256(chunk.as_ptr().add(ROWS * v).cast()))
+            }
         };
         let mut chunks = rows.chunks_exact(ROWS * CHAINS);
         for chunk in &mut chunks {
