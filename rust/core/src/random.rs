@@ -220,10 +220,10 @@ pub mod x86 {
     use super::{key_of, M0, M1, POISSON1_THRESHOLDS, W0, W1};
     use std::arch::x86_64::{
         __m512i, _mm256_loadu_si256, _mm512_castsi256_si512, _mm512_cmpge_epu32_mask,
-        _mm512_mask_add_epi32, _mm512_mask_blend_epi32, _mm512_mul_epu32, _mm512_mullo_epi32,
-        _mm512_or_si512, _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_set1_epi64,
-        _mm512_setr_epi32, _mm512_setzero_si512, _mm512_slli_epi32, _mm512_srli_epi64,
-        _mm512_storeu_si512, _mm512_ternarylogic_epi32,
+        _mm512_loadu_si512, _mm512_mask_add_epi32, _mm512_mask_blend_epi32, _mm512_mul_epu32,
+        _mm512_mullo_epi32, _mm512_or_si512, _mm512_permutexvar_epi32, _mm512_set1_epi32,
+        _mm512_set1_epi64, _mm512_setr_epi32, _mm512_setzero_si512, _mm512_slli_epi32,
+        _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi32,
     };
 
     /// The high and low words of `a * m` lane by lane (`m` in the low word of
@@ -270,7 +270,8 @@ pub mod x86 {
         fn new(seed: u64, group: u32) -> Self {
             let [k0, k1] = key_of(seed);
             let b = group.wrapping_mul(4) as i32;
-            // SAFETY (all): register operations only; callers enable avx512f.
+            // SAFETY (all): register operations and one load of a 64-byte
+            // array alive for the call; callers enable avx512f.
             unsafe {
                 let mut round_keys = [(_mm512_setzero_si512(), _mm512_setzero_si512()); 10];
                 let (mut ka, mut kb) = (k0, k1);
@@ -287,23 +288,11 @@ pub mod x86 {
                     m0_32: _mm512_set1_epi32(M0 as i32),
                     m1_32: _mm512_set1_epi32(M1 as i32),
                     round_keys,
-                    block: _mm512_setr_epi32(
-                        b,
-                        b + 1,
-                        b + 2,
-                        b + 3,
-                        b,
-                        b + 1,
-                        b + 2,
-                        b + 3,
-                        b,
-                        b + 1,
-                        b + 2,
-                        b + 3,
-                        b,
-                        b + 1,
-                        b + 2,
-                        b + 3,
+                    // Lane l draws block 4 group + l % 4.
+                    block: _mm512_loadu_si512(
+                        std::array::from_fn::<i32, 16, _>(|l| b.wrapping_add((l % 4) as i32))
+                            .as_ptr()
+                            .cast(),
                     ),
                     take_lo: _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6),
                     take_hi: _mm512_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7),
