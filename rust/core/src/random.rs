@@ -222,22 +222,23 @@ pub mod x86 {
         __m512i, _mm256_loadu_si256, _mm512_castsi256_si512, _mm512_cmpge_epu32_mask,
         _mm512_loadu_si512, _mm512_mask_add_epi32, _mm512_mask_blend_epi32, _mm512_mul_epu32,
         _mm512_mullo_epi32, _mm512_or_si512, _mm512_permutexvar_epi32, _mm512_set1_epi32,
-        _mm512_set1_epi64, _mm512_setr_epi32, _mm512_setzero_si512, _mm512_slli_epi32,
-        _mm512_srli_epi64, _mm512_storeu_si512, _mm512_ternarylogic_epi32,
+        _mm512_setr_epi32, _mm512_setzero_si512, _mm512_slli_epi32, _mm512_srli_epi64,
+        _mm512_storeu_si512, _mm512_ternarylogic_epi32,
     };
 
-    /// The high and low words of `a * m` lane by lane (`m` in the low word of
-    /// every 64-bit lane, `m32` in every 32-bit lane): the high words from the
-    /// even and odd lanes' 64-bit products, the low ones multiplied apart
-    /// (picking them out of those products by shift and blend was slower).
+    /// The high and low words of `a * m` lane by lane (`m` in every 32-bit
+    /// lane; the 32 x 32 -> 64-bit products read the low one of each 64-bit
+    /// lane): the high words from the even and odd lanes' products, the low
+    /// ones multiplied apart (picking them out of those products by shift and
+    /// blend was slower).
     #[inline(always)]
-    fn mulhilo(a: __m512i, m: __m512i, m32: __m512i) -> (__m512i, __m512i) {
+    fn mulhilo(a: __m512i, m: __m512i) -> (__m512i, __m512i) {
         // SAFETY (all): register operations only; callers enable avx512f.
         unsafe {
             let even = _mm512_mul_epu32(a, m);
             let odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), m);
             let hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(even), odd);
-            let lo = _mm512_mullo_epi32(a, m32);
+            let lo = _mm512_mullo_epi32(a, m);
             (hi, lo)
         }
     }
@@ -255,8 +256,6 @@ pub mod x86 {
     struct Draws {
         m0: __m512i,
         m1: __m512i,
-        m0_32: __m512i,
-        m1_32: __m512i,
         round_keys: [(__m512i, __m512i); 10],
         block: __m512i,
         take_lo: __m512i,
@@ -283,10 +282,8 @@ pub mod x86 {
                     *keys = (_mm512_set1_epi32(ka as i32), _mm512_set1_epi32(kb as i32));
                 }
                 Draws {
-                    m0: _mm512_set1_epi64(i64::from(M0)),
-                    m1: _mm512_set1_epi64(i64::from(M1)),
-                    m0_32: _mm512_set1_epi32(M0 as i32),
-                    m1_32: _mm512_set1_epi32(M1 as i32),
+                    m0: _mm512_set1_epi32(M0 as i32),
+                    m1: _mm512_set1_epi32(M1 as i32),
                     round_keys,
                     // Lane l draws block 4 group + l % 4.
                     block: _mm512_loadu_si512(
@@ -314,8 +311,8 @@ pub mod x86 {
                 let mut c3 = [_mm512_setzero_si512(); V];
                 for &(ka, kb) in &self.round_keys {
                     for v in 0..V {
-                        let (hi0, lo0) = mulhilo(c0[v], self.m0, self.m0_32);
-                        let (hi1, lo1) = mulhilo(c2[v], self.m1, self.m1_32);
+                        let (hi0, lo0) = mulhilo(c0[v], self.m0);
+                        let (hi1, lo1) = mulhilo(c2[v], self.m1);
                         // a ^ b ^ c
                         c0[v] = _mm512_ternarylogic_epi32::<0x96>(hi1, c1[v], ka);
                         c2[v] = _mm512_ternarylogic_epi32::<0x96>(hi0, c3[v], kb);
