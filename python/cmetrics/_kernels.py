@@ -36,10 +36,11 @@ Bools = npt.NDArray[np.bool_]
 #: Which curve points ``threshold_counts`` drops: none, scikit-learn's ROC rule, or its
 #: precision-recall / DET rule.
 CurveDrop = Literal["none", "collinear", "flat"]
-#: What a walk computes beyond the pair counts: every curve term (True), none (False), or the
+#: What a walk computes beyond the pair counts: every curve term (True), none (False), the
 #: average precision alone ("precision": the other curve terms NaN, one division per tie group
-#: holding positives).
-CurveTerms = bool | Literal["precision"]
+#: holding positives), or DeLong's placements alone ("placements": the other curve terms NaN;
+#: without weights, exact integer sums in the branch-free pair walk).
+CurveTerms = bool | Literal["precision", "placements"]
 
 
 class Counted(NamedTuple):

@@ -226,6 +226,11 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "binary_ranking": lambda k: k.binary_ranking(OK, SCORE, W),
     "binary_ranking precision": lambda k: k.binary_ranking(OK, SCORE.astype(np.float32), None, "precision"),
     "binary_ranking precision weighted": lambda k: k.binary_ranking(OK, SCORE, W, "precision"),
+    "binary_ranking placements": lambda k: k.binary_ranking(OK, SCORE, None, "placements"),
+    "binary_ranking placements tied float32": lambda k: k.binary_ranking(
+        OK, np.round(SCORE, 1).astype(np.float32), None, "placements"
+    ),
+    "binary_ranking placements weighted": lambda k: k.binary_ranking(OK, SCORE, W, "placements"),
     "score_groups": lambda k: k.score_groups(OK, SCORE, W),
     "merge_groups": lambda k: k.merge_groups(k.score_groups(OK[:50], SCORE[:50]), k.score_groups(OK[50:], SCORE[50:])),
     "walk_groups": lambda k: k.walk_groups(k.score_groups(OK, SCORE)),
@@ -242,6 +247,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     ),
     "one_vs_rest precision": lambda k: k.one_vs_rest(
         PROBA.astype(np.float32), [0, 2, 3], codes=Y.astype(np.uint32), curves="precision"
+    ),
+    "one_vs_rest placements": lambda k: k.one_vs_rest(
+        PROBA.astype(np.float32), [0, 2, 3], codes=Y.astype(np.uint32), curves="placements"
     ),
     "binned_one_vs_rest": lambda k: k.binned_one_vs_rest(np.round(PROBA, 2), Y.astype(np.uint32), 16, W),
     "rank_histogram": lambda k: k.rank_histogram(np.round(PROBA, 1), Y.astype(np.uint32), W),

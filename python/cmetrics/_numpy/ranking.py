@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -76,22 +77,26 @@ def binary_ranking(
     n_threads: int = 0,
 ) -> BinaryRanking:
 
-    precision_only = check_curves(curves)
+    named = check_curves(curves)
     # The tie groups (checks included), walked from the highest score down.
     r = _walk_ascending(score_groups(positive, score, sample_weight), curves is not False)
-    if precision_only:
+    if named == "precision":
         return r._replace(aupr_trapezoid=math.nan, aurc=math.nan, placement_pos_sq=math.nan, placement_neg_sq=math.nan)
+    if named == "placements":
+        return r._replace(average_precision=math.nan, aupr_trapezoid=math.nan, aurc=math.nan)
     return r
 
 
-def check_curves(curves: object) -> bool:
-    """``curves=`` of the walks: True, False or ``"precision"`` (whether it is the last, as the
-    Rust kernels take it)."""
+def check_curves(curves: object) -> Literal["precision", "placements"] | None:
+    """``curves=`` of the walks: True, False, ``"precision"`` or ``"placements"`` (the name, or
+    None for a flag), as the Rust kernels take it."""
     if isinstance(curves, bool):
-        return False
-    if isinstance(curves, str) and curves == "precision":
-        return True
-    raise ValidationError(f"curves must be True, False or 'precision', got {curves!r}")
+        return None
+    if curves == "precision":
+        return "precision"
+    if curves == "placements":
+        return "placements"
+    raise ValidationError(f"curves must be True, False, 'precision' or 'placements', got {curves!r}")
 
 
 def _exact_dot(a: np.ndarray, b: np.ndarray, bound: int) -> int:

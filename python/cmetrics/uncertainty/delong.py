@@ -74,8 +74,8 @@ def delong(
             f"y_true has {positive.shape[0]} rows but y_score has {score.shape[0]}; pass arrays of the same length"
         )
     _one_class(positive)
-    # The AUROC's own walk carries the placements' squared sums (curves=True).
-    d = resolve_backend(backend).binary_ranking(positive, score, None, curves=True, n_threads=get_num_threads())
+    # The AUROC's own branch-free walk carries the placements' squared sums (and no other curve term).
+    d = resolve_backend(backend).binary_ranking(positive, score, None, curves="placements", n_threads=get_num_threads())
     m, n = d.n_pos, d.n_neg
     auc = _auc(d)
     s10 = max(d.placement_pos_sq - m * auc * auc, 0.0) / (m - 1) if m > 1 else 0.0

@@ -108,10 +108,11 @@ fn float32_tie_groups_equal_the_general_path() {
 }
 
 /// The walk of pair counts alone (no curves: no branch per row) gives the
-/// counts of the full walk, and the walk of the average precision alone its
-/// AP to the bit (the other curve terms NaN), on every key path (packed
-/// float32 with ties and nearly without, the two sides of float64, integers
-/// in hash tables), in pieces and whole, weighted too.
+/// counts of the full walk, the walk of the average precision alone its AP
+/// to the bit (the other curve terms NaN), and the walk of DeLong's
+/// placements alone (exact integer sums) its placements to 1e-12, on every
+/// key path (packed float32 with ties and nearly without, the two sides of
+/// float64, integers in hash tables), in pieces and whole, weighted too.
 #[test]
 fn pair_count_and_precision_walks_equal_the_full_walk() {
     let n = 150_000;
@@ -140,20 +141,53 @@ fn pair_count_and_precision_walks_equal_the_full_walk() {
                 let l = &labels[..rows];
                 let w = Some(&weights[..rows]);
                 let walks = [
-                    [Curves::Off, Curves::Precision, Curves::All]
-                        .map(|c| binary_ranking(l, &dense[..rows], None, c, &pool).unwrap()),
-                    [Curves::Off, Curves::Precision, Curves::All]
-                        .map(|c| binary_ranking(l, &sparse[..rows], None, c, &pool).unwrap()),
-                    [Curves::Off, Curves::Precision, Curves::All]
-                        .map(|c| binary_ranking(l, &fine[..rows], None, c, &pool).unwrap()),
-                    [Curves::Off, Curves::Precision, Curves::All]
-                        .map(|c| binary_ranking(l, &ints[..rows], None, c, &pool).unwrap()),
-                    [Curves::Off, Curves::Precision, Curves::All]
-                        .map(|c| binary_ranking(l, &dense[..rows], w, c, &pool).unwrap()),
+                    [
+                        Curves::Off,
+                        Curves::Precision,
+                        Curves::All,
+                        Curves::Placements,
+                    ]
+                    .map(|c| binary_ranking(l, &dense[..rows], None, c, &pool).unwrap()),
+                    [
+                        Curves::Off,
+                        Curves::Precision,
+                        Curves::All,
+                        Curves::Placements,
+                    ]
+                    .map(|c| binary_ranking(l, &sparse[..rows], None, c, &pool).unwrap()),
+                    [
+                        Curves::Off,
+                        Curves::Precision,
+                        Curves::All,
+                        Curves::Placements,
+                    ]
+                    .map(|c| binary_ranking(l, &fine[..rows], None, c, &pool).unwrap()),
+                    [
+                        Curves::Off,
+                        Curves::Precision,
+                        Curves::All,
+                        Curves::Placements,
+                    ]
+                    .map(|c| binary_ranking(l, &ints[..rows], None, c, &pool).unwrap()),
+                    [
+                        Curves::Off,
+                        Curves::Precision,
+                        Curves::All,
+                        Curves::Placements,
+                    ]
+                    .map(|c| binary_ranking(l, &dense[..rows], w, c, &pool).unwrap()),
                 ];
-                for [off, precision, all] in walks {
+                for [off, precision, all, placements] in walks {
                     assert_eq!(pairs(&off), pairs(&all));
                     assert_eq!(pairs(&precision), pairs(&all));
+                    assert_eq!(pairs(&placements), pairs(&all));
+                    assert!(placements.average_precision.is_nan() && placements.aurc.is_nan());
+                    for (a, b) in [
+                        (placements.placement_pos_sq, all.placement_pos_sq),
+                        (placements.placement_neg_sq, all.placement_neg_sq),
+                    ] {
+                        assert!((a - b).abs() <= 1e-12 * b.abs(), "{a} against {b}");
+                    }
                     assert!(off.average_precision.is_nan() && all.average_precision.is_finite());
                     assert_eq!(
                         precision.average_precision.to_bits(),

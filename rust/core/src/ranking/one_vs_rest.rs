@@ -231,12 +231,34 @@ fn walk_packed_columns(
     pool: &Pool,
 ) -> Result<Vec<BinaryRanking>> {
     let n = codes.len() as u64;
-    let mut counts = vec![0_u64; columns.iter().max().map_or(0, |&c| c + 1)];
-    for &k in codes {
-        if let Some(slot) = counts.get_mut(k as usize) {
-            *slot += 1;
+    // The rows of each class, counted in chunks on the pool's threads
+    // (integer sums: the same counts in any split).
+    let width = columns.iter().max().map_or(0, |&c| c + 1);
+    let count = |chunk: &[u32]| {
+        let mut counts = vec![0_u64; width];
+        for &k in chunk {
+            if let Some(slot) = counts.get_mut(k as usize) {
+                *slot += 1;
+            }
         }
-    }
+        counts
+    };
+    let add = |mut a: Vec<u64>, b: Vec<u64>| {
+        for (x, y) in a.iter_mut().zip(b) {
+            *x += y;
+        }
+        a
+    };
+    let counts = if pool.parallel_for(codes.len()) {
+        pool.install(|| {
+            codes
+                .par_chunks(CHECK_ROWS)
+                .map(count)
+                .reduce(|| vec![0; width], add)
+        })
+    } else {
+        count(codes)
+    };
     let one = |(mut column, &col): (Vec<u32>, &usize)| -> Result<BinaryRanking> {
         sort_keys_alone(&mut column, pool)?;
         let n_pos = counts.get(col).copied().unwrap_or(0);

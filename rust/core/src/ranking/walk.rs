@@ -27,6 +27,10 @@ pub(super) fn walk<S: Stream>(
     Ok(w.result())
 }
 
+/// The most rows whose placements [`Curves::Placements`] sums in integers:
+/// each term is below `(2 n)^2`, so `n` terms stay below `2^128`.
+const EXACT_PLACEMENTS_MAX: u64 = 1 << 40;
+
 /// The state of [`walk`]: rows and weights strictly below the current tie
 /// group, the group's own counts, and the sums so far. Weights are
 /// multiplied by `scale` (a power of two, see [`weight_scale`]) as they come
@@ -38,6 +42,11 @@ pub(super) struct Walk {
     curves: bool,
     /// Of the curve terms, the average precision alone (the others NaN).
     ap_only: bool,
+    /// Of the curve terms, DeLong's placements alone (the others NaN).
+    placements_only: bool,
+    /// With the placements alone, unweighted and below [`EXACT_PLACEMENTS_MAX`]
+    /// rows: summed exactly in `s10` and `s01` (else as the full walk does).
+    exact_placements: bool,
     scale: f64,
     /// Scaled totals.
     sw_pos: f64,
@@ -77,6 +86,11 @@ pub(super) struct Walk {
     v01_sq: f64,
     per_neg: f64,
     per_pos: f64,
+    /// Without weights and with the placements alone ([`Curves::Placements`]):
+    /// `4 n_neg^2` times the positives' squared placements and `4 n_pos^2`
+    /// times the negatives', exact (see [`pairs`]).
+    pub(super) s10: u128,
+    pub(super) s01: u128,
 }
 
 impl Walk {
@@ -94,9 +108,11 @@ impl Walk {
         }
         if !S::WEIGHTED && !self.weighted {
             if !self.curves {
-                self.run_pairs::<S, false>(rows, n, pool);
+                self.run_pairs::<S, false, false>(rows, n, pool);
             } else if self.ap_only {
-                self.run_pairs::<S, true>(rows, n, pool);
+                self.run_pairs::<S, true, false>(rows, n, pool);
+            } else if self.exact_placements {
+                self.run_pairs::<S, false, true>(rows, n, pool);
             } else {
                 self.run_counted(rows, n, pool);
             }
@@ -263,6 +279,8 @@ impl Walk {
         self.groups += p.groups;
         self.ordered += p.ordered;
         self.tied += p.tied;
+        self.s10 += p.s10;
+        self.s01 += p.s01;
         if self.curves {
             self.ap += p.ap;
             self.aurc += p.aurc;
@@ -308,6 +326,10 @@ impl Walk {
             weighted,
             curves: curves != Curves::Off,
             ap_only: curves == Curves::Precision,
+            placements_only: curves == Curves::Placements,
+            exact_placements: curves == Curves::Placements
+                && !weighted
+                && t.n_pos + t.n_neg < EXACT_PLACEMENTS_MAX,
             scale,
             sw_pos: t.w_pos * scale,
             sw_neg: t.w_neg * scale,
@@ -353,6 +375,8 @@ impl Walk {
             } else {
                 0.0
             },
+            s10: 0,
+            s01: 0,
         }
     }
 
@@ -421,7 +445,13 @@ impl Walk {
     fn close_counted_group(&mut self) {
         self.tied += u128::from(self.gp) * u128::from(self.gn);
         let (gp, gn) = (self.gp as f64, self.gn as f64);
-        if self.curves {
+        if self.exact_placements {
+            // The exact sums of the pair walk's (module `pairs`), per group.
+            let x = u128::from(2 * self.neg_below + self.gn);
+            let d = u128::from(2 * self.r.n_pos - 2 * self.pos_below - self.gp);
+            self.s10 += u128::from(self.gp) * x * x;
+            self.s01 += u128::from(self.gn) * d * d;
+        } else if self.curves {
             let tp = self.sw_pos - self.w_pos_below;
             let precision = tp / (tp + (self.sw_neg - self.w_neg_below));
             if self.first_precision.is_nan() {
@@ -512,9 +542,25 @@ impl Walk {
         // `w_pos_below` ends as the positive weight summed in walk order, the
         // order of the AP numerator: a perfect ranking gives exactly 1.
         let curve = |v: f64, ok: bool| if self.curves && ok { v } else { f64::NAN };
-        r.average_precision = curve(self.ap / self.w_pos_below, self.w_pos_below > 0.0);
-        r.aupr_trapezoid = curve(self.aupr, self.sw_pos > 0.0 && !self.ap_only);
-        r.aurc = curve(self.aurc, self.sw_pos + self.sw_neg > 0.0 && !self.ap_only);
+        let pl = self.placements_only;
+        let every = !self.ap_only && !pl;
+        r.average_precision = curve(self.ap / self.w_pos_below, self.w_pos_below > 0.0 && !pl);
+        r.aupr_trapezoid = curve(self.aupr, self.sw_pos > 0.0 && every);
+        r.aurc = curve(self.aurc, self.sw_pos + self.sw_neg > 0.0 && every);
+        if self.exact_placements {
+            // The exact sums over 4 n^2, each rounded once (0 for an empty side).
+            let share = |s: u128, n: u64| {
+                let n = n as f64;
+                if n > 0.0 {
+                    s as f64 / (4.0 * n * n)
+                } else {
+                    0.0
+                }
+            };
+            r.placement_pos_sq = share(self.s10, r.n_neg);
+            r.placement_neg_sq = share(self.s01, r.n_pos);
+            return r;
+        }
         // The weighted sums are in scaled weights (a power of two: exact to undo).
         let unscale = |v: f64| {
             if self.curves && !self.ap_only {

@@ -46,7 +46,8 @@ macro_rules! with_scores {
 pub(crate) use with_scores;
 
 /// The `curves` argument of the walks: `True` (every curve term), `False`
-/// (pair counts only) or `"precision"` (the average precision alone).
+/// (pair counts only), `"precision"` (the average precision alone) or
+/// `"placements"` (DeLong's placements alone).
 #[derive(FromPyObject)]
 pub(crate) enum CurvesArg {
     Flag(bool),
@@ -58,8 +59,9 @@ impl CurvesArg {
         match self {
             CurvesArg::Flag(all) => Ok((*all).into()),
             CurvesArg::Named(name) if name == "precision" => Ok(rk::Curves::Precision),
+            CurvesArg::Named(name) if name == "placements" => Ok(rk::Curves::Placements),
             CurvesArg::Named(name) => Err(crate::error::ValidationError::new_err(format!(
-                "curves must be True, False or 'precision', got {name:?}"
+                "curves must be True, False, 'precision' or 'placements', got {name:?}"
             ))),
         }
     }

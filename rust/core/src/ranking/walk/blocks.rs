@@ -129,8 +129,9 @@ impl Walk {
         let Some(&head) = keys.first() else {
             return;
         };
-        let mut walk = Pairs::start::<AP>(self, u64::from(head >> 1), head & 1 == 1);
-        let row = |walk: &mut Pairs, key: u32| walk.row::<AP>(u64::from(key >> 1), key & 1 == 1);
+        let mut walk = Pairs::start::<AP, false>(self, u64::from(head >> 1), head & 1 == 1);
+        let row =
+            |walk: &mut Pairs, key: u32| walk.row::<AP, false>(u64::from(key >> 1), key & 1 == 1);
         let n = keys.len();
         let mut i = 1;
         while i < n {
@@ -164,7 +165,7 @@ impl Walk {
             i = end;
             walk.settle();
         }
-        walk.finish::<AP>(self);
+        walk.finish::<AP, false>(self);
     }
 }
 

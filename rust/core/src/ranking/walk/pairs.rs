@@ -16,6 +16,18 @@
 //! the next group with positives opens. Groups without positives add nothing
 //! (the full walk adds `0 * precision` for them), so the sum has the full
 //! walk's bits.
+//!
+//! With `PL`, DeLong's placements too, in exact integers. A positive row of a
+//! group with `nb` negatives below it is placed above `nb + gn / 2` of the
+//! `N` negatives; its group's negatives came first, so `nb + gn` is the
+//! negatives seen at that row and `2 N v10 = nb + seen` is known there. A
+//! negative row is placed below `P - pe + gp / 2` of the `P` positives (`pe`:
+//! positives seen when its group closes, `pb`: below the group), so
+//! `2 P v01 = 2 P - pb - pe`, known when the next group opens: each opening
+//! row adds the closing group's `gn (2 P - pb - pe)^2`, by a mask, not a
+//! branch. The squares are `u128`: below `2^82` each and the sums below
+//! `2^122` for the fewer than `2^40` rows this walk takes (past them the
+//! full walk sums the placements in floating point).
 
 use super::super::stream::Stream;
 use super::Walk;
@@ -47,6 +59,10 @@ pub(super) struct Pairs {
     pending_group: u64,
     pending_gp: u64,
     pending_precision: f64,
+    /// With `PL`: twice the positives, and the exact sums (see the module).
+    two_pos: u64,
+    s10: u128,
+    s01: u128,
 }
 
 impl Pairs {
@@ -54,7 +70,7 @@ impl Pairs {
     /// group boundary), its first row (`key`, positive `p`) opening a group
     /// and adding no tie (it is first in its group).
     #[inline(always)]
-    pub(super) fn start<const AP: bool>(walk: &Walk, key: u64, p: bool) -> Self {
+    pub(super) fn start<const AP: bool, const PL: bool>(walk: &Walk, key: u64, p: bool) -> Self {
         let mut s = Self {
             pos_seen: walk.pos_below,
             neg_seen: walk.neg_below,
@@ -72,10 +88,16 @@ impl Pairs {
             pending_group: 0,
             pending_gp: 0,
             pending_precision: 0.0,
+            two_pos: 2 * walk.r.n_pos,
+            s10: walk.s10,
+            s01: walk.s01,
         };
         s.ordered += u128::from(s.nb & u64::from(p).wrapping_neg());
         if AP && p {
             s.positive(s.groups, s.pb, s.nb);
+        }
+        if PL {
+            s.placed(p);
         }
         s.pos_seen += u64::from(p);
         s.neg_seen += u64::from(!p);
@@ -97,11 +119,30 @@ impl Pairs {
         self.pending_gp += 1;
     }
 
+    /// With `PL`: a positive row's term, its group's negatives all seen.
+    #[inline(always)]
+    fn placed(&mut self, p: bool) {
+        let x = (self.nb + self.neg_seen) & u64::from(p).wrapping_neg();
+        self.s10 += u128::from(x) * u128::from(x);
+    }
+
+    /// With `PL`: the term of the open group's negatives, added when `closes`
+    /// (its positives all seen).
+    #[inline(always)]
+    fn close_placed(&mut self, closes: bool) {
+        let gn = (self.neg_seen - self.nb) & u64::from(closes).wrapping_neg();
+        let d = self.two_pos - self.pb - self.pos_seen;
+        self.s01 += u128::from(gn) * (u128::from(d) * u128::from(d));
+    }
+
     /// The next row: key `k`, positive `p`.
     #[inline(always)]
-    pub(super) fn row<const AP: bool>(&mut self, k: u64, p: bool) {
+    pub(super) fn row<const AP: bool, const PL: bool>(&mut self, k: u64, p: bool) {
         let opens = k != self.prev;
-        if AP {
+        if PL {
+            self.close_placed(opens);
+        }
+        if AP || PL {
             self.pb = if opens { self.pos_seen } else { self.pb };
         }
         self.nb = if opens { self.neg_seen } else { self.nb };
@@ -111,6 +152,9 @@ impl Pairs {
         self.all += self.neg_seen & pm;
         if AP && p {
             self.positive(self.groups, self.pb, self.nb);
+        }
+        if PL {
+            self.placed(p);
         }
         self.pos_seen += u64::from(p);
         self.neg_seen += u64::from(!p);
@@ -128,13 +172,17 @@ impl Pairs {
     /// Where the walk leaves `walk`: the groups, the pair counts (the block
     /// settled), no group open (the last one closes, its ties already
     /// counted), the rows seen below what comes next and, with `AP`, the
-    /// last group's term added.
+    /// last group's term added (with `PL`, its negatives' placements).
     #[allow(clippy::cast_precision_loss)]
     #[inline(always)]
-    pub(super) fn finish<const AP: bool>(mut self, walk: &mut Walk) {
+    pub(super) fn finish<const AP: bool, const PL: bool>(mut self, walk: &mut Walk) {
         self.settle();
         if AP {
             walk.ap = self.ap + self.pending_gp as f64 * self.pending_precision;
+        }
+        if PL {
+            self.close_placed(true);
+            (walk.s10, walk.s01) = (self.s10, self.s01);
         }
         walk.groups = self.groups;
         (walk.ordered, walk.tied) = (self.ordered, self.tied);
@@ -146,24 +194,26 @@ impl Pairs {
 
 impl Walk {
     /// [`Walk::run_rows`] without weights or curves (with `AP`, the average
-    /// precision alone): the pair counts, with no branch per row, by the
-    /// steps of [`Pairs`]. The same counts and bits as
-    /// [`Walk::run_counted`], in about half the time.
-    pub(super) fn run_pairs<S: Stream, const AP: bool>(
+    /// precision alone; with `PL`, DeLong's placements alone): the pair
+    /// counts, with no branch per row, by the steps of [`Pairs`]. The same
+    /// counts and bits as [`Walk::run_counted`], in about half the time.
+    pub(super) fn run_pairs<S: Stream, const AP: bool, const PL: bool>(
         &mut self,
         mut rows: S,
         n: u64,
         pool: &Pool,
     ) {
+        // The packed blocks skip rows; the placements need every row.
         if let Some(keys) = rows
             .packed_u32()
+            .filter(|_| !PL)
             .and_then(|k| k.get(..usize::try_from(n).ok()?))
         {
             self.run_pairs_packed::<AP>(keys, pool);
             return;
         }
         let (k, p, _) = rows.next();
-        let mut walk = Pairs::start::<AP>(self, k, p);
+        let mut walk = Pairs::start::<AP, PL>(self, k, p);
         let mut left = n - 1;
         while left > 0 {
             if pool.stopped() {
@@ -172,11 +222,147 @@ impl Walk {
             let step = left.min(CHECK_ROWS as u64);
             for _ in 0..step {
                 let (k, p, _) = rows.next();
-                walk.row::<AP>(k, p);
+                walk.row::<AP, PL>(k, p);
             }
             walk.settle();
             left -= step;
         }
-        walk.finish::<AP>(self);
+        walk.finish::<AP, PL>(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::binary::{Curves, Totals};
+    use super::super::super::stream::Merge;
+    use super::Walk;
+    use crate::parallel::Pool;
+
+    /// The placements' sums over tie groups `(key, positives, negatives)` in
+    /// ascending order, exactly: `sum gp (2 nb + gn)^2` and
+    /// `sum gn (2 P - 2 pb - gp)^2`.
+    fn exact(groups: &[(u64, u64, u64)]) -> (u128, u128) {
+        let two_pos: u64 = 2 * groups.iter().map(|g| g.1).sum::<u64>();
+        let (mut pb, mut nb, mut s10, mut s01) = (0_u64, 0_u64, 0_u128, 0_u128);
+        for &(_, gp, gn) in groups {
+            let x = u128::from(2 * nb + gn);
+            let d = u128::from(two_pos - 2 * pb - gp);
+            s10 += u128::from(gp) * x * x;
+            s01 += u128::from(gn) * d * d;
+            pb += gp;
+            nb += gn;
+        }
+        (s10, s01)
+    }
+
+    /// The branch-free placements walk, whole and in two pieces cut at a
+    /// group boundary, gives the exact sums of the groups rounded once, and
+    /// the full walk's pair counts and (float) placements to 1e-12; with
+    /// every score tied, one row, and one side empty too.
+    #[test]
+    #[allow(clippy::cast_precision_loss)]
+    fn placements_walk_sums_exactly() {
+        let pool = Pool::new(1);
+        let mut s = 7_u64;
+        for (n, distinct, every) in [
+            (1, 3, 2),
+            (9, 1, 3),
+            (2000, 40, 3),
+            (5000, 1 << 30, 4),
+            (3000, 7, 1),
+        ] {
+            let mut rows: Vec<(u64, bool)> = (0..n)
+                .map(|_| {
+                    s = s
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    ((s >> 33) % distinct, (s >> 13).is_multiple_of(every))
+                })
+                .collect();
+            rows.sort_unstable();
+            let pos: Vec<u64> = rows.iter().filter(|r| r.1).map(|r| r.0).collect();
+            let neg: Vec<u64> = rows.iter().filter(|r| !r.1).map(|r| r.0).collect();
+            let mut groups: Vec<(u64, u64, u64)> = Vec::new();
+            for &(k, p) in &rows {
+                match groups.last_mut() {
+                    Some(g) if g.0 == k => {
+                        g.1 += u64::from(p);
+                        g.2 += u64::from(!p);
+                    }
+                    _ => groups.push((k, u64::from(p), u64::from(!p))),
+                }
+            }
+            let totals = Totals::counted(pos.len() as u64, neg.len() as u64);
+            let (s10, s01) = exact(&groups);
+            let share = |s: u128, n: usize| {
+                if n > 0 {
+                    s as f64 / (4.0 * (n as f64) * (n as f64))
+                } else {
+                    0.0
+                }
+            };
+            let run = |curves: Curves| {
+                let mut w = Walk::new(totals, false, curves);
+                w.run(Merge::<u64, false>::new(&pos, &neg), n as u64, &pool);
+                w.result()
+            };
+            let (pl, all) = (run(Curves::Placements), run(Curves::All));
+            assert_eq!(
+                pl.placement_pos_sq.to_bits(),
+                share(s10, neg.len()).to_bits()
+            );
+            assert_eq!(
+                pl.placement_neg_sq.to_bits(),
+                share(s01, pos.len()).to_bits()
+            );
+            assert!(
+                pl.average_precision.is_nan() && pl.aurc.is_nan() && pl.aupr_trapezoid.is_nan()
+            );
+            assert_eq!(
+                (pl.ordered, pl.tied, pl.n_thresholds),
+                (all.ordered, all.tied, all.n_thresholds)
+            );
+            for (a, b) in [
+                (pl.placement_pos_sq, all.placement_pos_sq),
+                (pl.placement_neg_sq, all.placement_neg_sq),
+            ] {
+                assert!((a - b).abs() <= 1e-12 * b.abs(), "n {n}: {a} against {b}");
+            }
+            // Two pieces cut where the middle group starts.
+            let cut = groups.len() / 2;
+            let (Some(&(key, ..)), true) = (groups.get(cut), groups.len() > 1) else {
+                continue;
+            };
+            let (p0, n0) = (
+                pos.partition_point(|&k| k < key),
+                neg.partition_point(|&k| k < key),
+            );
+            let mut low = Walk::starting_after(totals, Curves::Placements, 0, 0);
+            low.run_rows(
+                Merge::<u64, false>::new(&pos[..p0], &neg[..n0]),
+                (p0 + n0) as u64,
+                &pool,
+            );
+            let mut high = Walk::starting_after(totals, Curves::Placements, p0 as u64, n0 as u64);
+            let rest = (pos.len() - p0 + neg.len() - n0) as u64;
+            high.run_rows(
+                Merge::<u64, false>::new(&pos[p0..], &neg[n0..]),
+                rest,
+                &pool,
+            );
+            let both = Walk::combine(totals, Curves::Placements, vec![low, high]);
+            assert_eq!(
+                (
+                    both.placement_pos_sq.to_bits(),
+                    both.placement_neg_sq.to_bits(),
+                    both.tied
+                ),
+                (
+                    pl.placement_pos_sq.to_bits(),
+                    pl.placement_neg_sq.to_bits(),
+                    pl.tied
+                )
+            );
+        }
     }
 }
