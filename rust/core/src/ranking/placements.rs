@@ -119,15 +119,14 @@ pub fn paired_placements<X: Score, Y: Score>(
     let n = positive.len();
     let n_pos = count_positive(positive, pool);
     let n_neg = n as u64 - n_pos;
-    let mut va = placements_buffer(n, "the placements of score_a")?;
-    let mut vb = placements_buffer(n, "the placements of score_b")?;
+    // Each model's buffer made (its pages faulted in) on the thread that places it.
     let (ra, rb) = pool.install(|| {
         rayon::join(
-            || place(positive, score_a, n_pos, &mut va, true, pool),
-            || place(positive, score_b, n_pos, &mut vb, true, pool),
+            || placed(positive, score_a, n_pos, "the placements of score_a", pool),
+            || placed(positive, score_b, n_pos, "the placements of score_b", pool),
         )
     });
-    let (a, b) = (ra?, rb?);
+    let ((a, va), (b, vb)) = (ra?, rb?);
     let (auc_a, auc_b) = (a.auc(n_pos, n_neg), b.auc(n_pos, n_neg));
     let sums = |c: usize| {
         let lo = c * CHECK_ROWS;
@@ -163,6 +162,20 @@ pub fn paired_placements<X: Score, Y: Score>(
         positive: [total[0], total[1], total[2]],
         negative: [total[3], total[4], total[5]],
     })
+}
+
+/// The pair counts and every row's placement of one model ([`place`] on the
+/// calling thread, into a buffer of its own).
+fn placed<X: Score>(
+    positive: &[bool],
+    score: &[X],
+    n_pos: u64,
+    what: &'static str,
+    pool: &Pool,
+) -> Result<(PairCounts, Vec<f64>)> {
+    let mut out = placements_buffer(score.len(), what)?;
+    let counts = place(positive, score, n_pos, &mut out, true, pool)?;
+    Ok((counts, out))
 }
 
 /// `n` zeros, huge-page backed: the walk writes them in score order, all over
