@@ -135,47 +135,23 @@ fn pair_count_and_precision_walks_equal_the_full_walk() {
     let weights: Vec<f64> = (0..n).map(|_| (r() % 7) as f64 * 0.375).collect();
     let first_row_positive: Vec<bool> = ok.iter().enumerate().map(|(i, &p)| p || i == 0).collect();
     let pairs = |a: &BinaryRanking| (a.ordered, a.tied, a.reversed, a.n_thresholds);
+    const MODES: [Curves; 4] = [
+        Curves::Off,
+        Curves::Precision,
+        Curves::All,
+        Curves::Placements,
+    ];
     for pool in [Pool::new(1), Pool::new(3).with_min_parallel(0)] {
         for labels in [&ok, &first_row_positive] {
             for rows in [n, 5000] {
                 let l = &labels[..rows];
                 let w = Some(&weights[..rows]);
                 let walks = [
-                    [
-                        Curves::Off,
-                        Curves::Precision,
-                        Curves::All,
-                        Curves::Placements,
-                    ]
-                    .map(|c| binary_ranking(l, &dense[..rows], None, c, &pool).unwrap()),
-                    [
-                        Curves::Off,
-                        Curves::Precision,
-                        Curves::All,
-                        Curves::Placements,
-                    ]
-                    .map(|c| binary_ranking(l, &sparse[..rows], None, c, &pool).unwrap()),
-                    [
-                        Curves::Off,
-                        Curves::Precision,
-                        Curves::All,
-                        Curves::Placements,
-                    ]
-                    .map(|c| binary_ranking(l, &fine[..rows], None, c, &pool).unwrap()),
-                    [
-                        Curves::Off,
-                        Curves::Precision,
-                        Curves::All,
-                        Curves::Placements,
-                    ]
-                    .map(|c| binary_ranking(l, &ints[..rows], None, c, &pool).unwrap()),
-                    [
-                        Curves::Off,
-                        Curves::Precision,
-                        Curves::All,
-                        Curves::Placements,
-                    ]
-                    .map(|c| binary_ranking(l, &dense[..rows], w, c, &pool).unwrap()),
+                    MODES.map(|c| binary_ranking(l, &dense[..rows], None, c, &pool).unwrap()),
+                    MODES.map(|c| binary_ranking(l, &sparse[..rows], None, c, &pool).unwrap()),
+                    MODES.map(|c| binary_ranking(l, &fine[..rows], None, c, &pool).unwrap()),
+                    MODES.map(|c| binary_ranking(l, &ints[..rows], None, c, &pool).unwrap()),
+                    MODES.map(|c| binary_ranking(l, &dense[..rows], w, c, &pool).unwrap()),
                 ];
                 for [off, precision, all, placements] in walks {
                     assert_eq!(pairs(&off), pairs(&all));

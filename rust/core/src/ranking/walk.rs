@@ -89,8 +89,8 @@ pub(super) struct Walk {
     /// Without weights and with the placements alone ([`Curves::Placements`]):
     /// `4 n_neg^2` times the positives' squared placements and `4 n_pos^2`
     /// times the negatives', exact (see [`pairs`]).
-    pub(super) s10: u128,
-    pub(super) s01: u128,
+    s10: u128,
+    s01: u128,
 }
 
 impl Walk {
