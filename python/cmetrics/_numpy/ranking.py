@@ -248,10 +248,12 @@ def _placed(positive: np.ndarray, score: np.ndarray) -> tuple[F64, int, int]:
     neg_below = np.cumsum(gn) - gn
     pos_below = np.cumsum(gp) - gp
     n_pos = int(gp.sum())
-    per_pos = 1.0 / n_pos if n_pos else 0.0
-    per_neg = 1.0 / (n - n_pos) if n > n_pos else 0.0
-    v10 = (neg_below + 0.5 * gn) * per_neg
-    v01 = (n_pos - pos_below - 0.5 * gp) * per_pos
+    # Integer numerators over twice the other side's count, one rounding each (as the Rust
+    # walk); a side facing no rows places 0.
+    over_neg = 2.0 * (n - n_pos) if n > n_pos else np.inf
+    over_pos = 2.0 * n_pos if n_pos else np.inf
+    v10 = (2 * neg_below + gn) / over_neg
+    v01 = (2 * (n_pos - pos_below) - gp) / over_pos
     group = np.repeat(np.arange(starts.size), size)
     out = np.empty(n)
     out[order] = np.where(p, v10[group], v01[group])

@@ -12,7 +12,7 @@
 //! thread count. Integer counts are exact in any order.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
@@ -231,15 +231,22 @@ pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize, what: &'static str) -> 
         what,
         bytes: bytes_of::<T>(v.len().saturating_add(additional)),
     })?;
+    let size = std::mem::size_of::<T>();
+    let start = v.as_ptr() as usize + v.len() * size;
+    advise_huge(start, v.as_ptr() as usize + v.capacity() * size);
+    Ok(())
+}
+
+/// Ask the kernel to back the whole 2 MiB pages of the address range
+/// `start..end` (memory the caller owns and has not touched) with
+/// transparent huge pages; elsewhere than on Linux, nothing.
+fn advise_huge(start: usize, end: usize) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 1 << 21;
-        let size = std::mem::size_of::<T>();
-        let start = v.as_ptr() as usize + v.len() * size;
-        let end = v.as_ptr() as usize + v.capacity() * size;
         let (a, b) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
         if b > a {
-            // SAFETY: the range lies inside this vector's spare capacity;
+            // SAFETY: the range lies inside an allocation of the caller's;
             // MADV_HUGEPAGE only changes how the kernel backs it (a failure
             // is harmless and ignored).
             unsafe {
@@ -247,7 +254,8 @@ pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize, what: &'static str) -> 
             }
         }
     }
-    Ok(())
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, end);
 }
 
 /// An empty vector with room for `n` values whose large allocation is backed
@@ -259,22 +267,36 @@ pub fn reserve_big<T>(v: &mut Vec<T>, additional: usize, what: &'static str) -> 
 /// [`MetricError::OutOfMemory`] naming `what` when the allocator refuses.
 pub fn big_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     let v: Vec<T> = try_with_capacity(n, what)?;
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 1 << 21;
-        let start = v.as_ptr() as usize;
-        let end = start + n * std::mem::size_of::<T>();
-        let (a, b) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
-        if b > a {
-            // SAFETY: the range lies inside this vector's own allocation,
-            // which nothing has touched yet; MADV_HUGEPAGE only changes how
-            // the kernel backs it (a failure is harmless and ignored).
-            unsafe {
-                libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
+    let start = v.as_ptr() as usize;
+    advise_huge(start, start + n * std::mem::size_of::<T>());
     Ok(v)
+}
+
+/// `n` atomic slots holding zero, huge-page backed as in [`big_vec`], for
+/// threads that each write their own scattered slots at once. The zeros cost
+/// no writing (a fresh allocation of zeros is made of untouched pages), so
+/// each page is faulted in by the thread that first writes it.
+///
+/// # Errors
+/// [`MetricError::OutOfMemory`] naming `what` when the allocator refuses.
+pub fn zeroed_slots(n: usize, what: &'static str) -> Result<Vec<AtomicU64>> {
+    let refused = || MetricError::OutOfMemory {
+        what,
+        bytes: bytes_of::<AtomicU64>(n),
+    };
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<AtomicU64>(n).map_err(|_| refused())?;
+    // SAFETY: the layout has a non-zero size (n > 0).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<AtomicU64>();
+    if ptr.is_null() {
+        return Err(refused());
+    }
+    advise_huge(ptr as usize, ptr as usize + layout.size());
+    // SAFETY: `ptr` comes from the global allocator with the layout of `n`
+    // values of `AtomicU64`, and all-zero bytes are a valid `AtomicU64` (0).
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// `(0..n).map(item)` collected into a vector (huge-page backed, see

@@ -5,33 +5,26 @@
 //! of two models' placements over the same rows); one model's variance needs
 //! only their squared sums, which the walk carries ([`super::BinaryRanking`]).
 
+mod ordered;
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 use super::binary::check_pair;
 use super::keys::Score;
 use crate::error::{MetricError, Result};
-use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
-use crate::sort::{sort_high_bits_alone, sort_keys};
+use crate::parallel::{big_vec, collect_chunked, zeroed_slots, Pool, CHECK_ROWS};
+use crate::sort::sort_keys;
+pub use ordered::PairCounts;
+use ordered::{
+    add_to_side, crowded, ordered, prefetch, sorted_key_rows, walk_pieces, Tally, Visit,
+    PACKED_ROWS,
+};
 use rayon::prelude::*;
-use rdst::{RadixKey, RadixSort};
 
-/// A row's order key with its index beside it; sorted by the key alone.
-#[derive(Debug, Clone, Copy, Default)]
-struct Keyed {
-    key: u64,
-    row: u32,
-}
-
-impl RadixKey for Keyed {
-    const LEVELS: usize = 8;
-    #[inline]
-    fn get_level(&self, level: usize) -> u8 {
-        (self.key >> (level * 8)) as u8
-    }
-}
-
-/// Rows sorted by the radix sort of [`Keyed`] items at most (uninterruptible,
-/// about a fifth of a second per 2^25 rows); more go through
-/// [`sort_keys`], which looks at the stop flag between blocks.
-const RADIX_ROWS: usize = 1 << 25;
+/// Rows past which the exact sums of [`paired_placements`] could leave 128
+/// bits (each numerator is below `2^(b + 1)` for `n < 2^b` rows, a sum of
+/// `n` products of two below `2^(3b + 2)`).
+const EXACT_ROWS: usize = 1 << 40;
 
 /// Each row's placement.
 ///
@@ -40,32 +33,29 @@ const RADIX_ROWS: usize = 1 << 25;
 /// [`MetricError::Interrupted`] (a side without rows gives the other side 0).
 pub fn row_placements<X: Score>(positive: &[bool], score: &[X], pool: &Pool) -> Result<Vec<f64>> {
     check_scores(positive, score)?;
-    let mut out = placements_buffer(score.len(), "the placements")?;
+    check_rows(score.len())?;
+    let n = score.len();
     let n_pos = count_positive(positive, pool);
-    place(positive, score, n_pos, &mut out, false, pool)?;
-    Ok(out)
-}
-
-/// One model's exact pair counts, from the walk that placed its rows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PairCounts {
-    /// (positive, negative) pairs with the positive scored higher.
-    pub ordered: u128,
-    /// (positive, negative) pairs scored equal.
-    pub tied: u128,
-}
-
-impl PairCounts {
-    /// The AUROC `(ordered + tied / 2) / (n_pos n_neg)` (0 without pairs).
-    #[must_use]
+    let order = ordered(positive, score, false, pool)?;
+    let slots = zeroed_slots(n, "the placements")?;
+    walk_pieces(&order, score, positive, n_pos, || Writer(&slots), pool)?;
+    drop(order);
+    // A numerator over twice the other side's count (0 without that side).
     #[allow(clippy::cast_precision_loss)]
-    pub fn auc(self, n_pos: u64, n_neg: u64) -> f64 {
-        let pairs = u128::from(n_pos) * u128::from(n_neg);
-        if pairs == 0 {
-            return 0.0;
+    let over = |side: u64| {
+        if side > 0 {
+            2.0 * side as f64
+        } else {
+            f64::INFINITY
         }
-        (2.0 * self.ordered as f64 + self.tied as f64) / (2.0 * pairs as f64)
-    }
+    };
+    let (pos_over, neg_over) = (over(n as u64 - n_pos), over(n_pos));
+    #[allow(clippy::cast_precision_loss)]
+    collect_chunked(
+        n,
+        |i| slots[i].load(Relaxed) as f64 / if positive[i] { pos_over } else { neg_over },
+        pool,
+    )
 }
 
 /// What DeLong's paired test needs of two models scored on the same rows: each
@@ -89,10 +79,13 @@ pub struct PairedPlacements {
     pub negative: [f64; 3],
 }
 
-/// DeLong's paired summary of two models on the same rows: both models placed
-/// side by side (one sort of each model's scores, each on its own thread),
-/// then one pass over the rows for the covariance sums (in fixed chunks added
-/// in order: the result does not depend on the thread count).
+/// DeLong's paired summary of two models on the same rows. Both models' rows
+/// are sorted side by side (one model on each thread); then model a's walk
+/// writes each row's placement numerator, and model b's walk reads it beside
+/// its own, each walk in pieces on all threads. Every sum is an exact integer
+/// (the placements share a denominator per side), centred and divided once at
+/// the end: the result does not depend on the thread count and is exact up to
+/// a few roundings.
 ///
 /// # Errors
 /// Lengths that differ, no rows, a score that is not finite (named `score_a`
@@ -117,73 +110,121 @@ pub fn paired_placements<X: Score, Y: Score>(
         }
     }
     let n = positive.len();
+    check_rows(n)?;
     let n_pos = count_positive(positive, pool);
     let n_neg = n as u64 - n_pos;
-    // Each model's buffer made (its pages faulted in) on the thread that places it.
-    let (ra, rb) = pool.install(|| {
+    let (oa, ob) = pool.install(|| {
         rayon::join(
-            || placed(positive, score_a, n_pos, "the placements of score_a", pool),
-            || placed(positive, score_b, n_pos, "the placements of score_b", pool),
+            || ordered(positive, score_a, true, pool),
+            || ordered(positive, score_b, true, pool),
         )
     });
-    let ((a, va), (b, vb)) = (ra?, rb?);
-    let (auc_a, auc_b) = (a.auc(n_pos, n_neg), b.auc(n_pos, n_neg));
-    let sums = |c: usize| {
-        let lo = c * CHECK_ROWS;
-        let hi = (lo + CHECK_ROWS).min(n);
-        let mut s = [0.0f64; 6];
-        for ((&p, &x), &y) in positive[lo..hi].iter().zip(&va[lo..hi]).zip(&vb[lo..hi]) {
-            let (da, db) = (x - auc_a, y - auc_b);
-            let at = if p { 0 } else { 3 };
-            s[at] += da * da;
-            s[at + 1] += db * db;
-            s[at + 2] += da * db;
-        }
-        s
-    };
-    let chunks = n.div_ceil(CHECK_ROWS);
-    let parts: Vec<[f64; 6]> = if pool.parallel_for(n) {
-        pool.install(|| (0..chunks).into_par_iter().map(sums).collect())
-    } else {
-        (0..chunks).map(sums).collect()
-    };
-    pool.check()?;
-    let mut total = [0.0f64; 6];
-    for part in &parts {
-        for (t, v) in total.iter_mut().zip(part) {
-            *t += v;
-        }
+    let (oa, ob) = (oa?, ob?);
+    let slots = zeroed_slots(n, "the placements of score_a")?;
+    let mut a = Tally::default();
+    for (t, _) in walk_pieces(&oa, score_a, positive, n_pos, || Writer(&slots), pool)? {
+        a.add(&t);
     }
+    drop(oa);
+    let (mut b, mut cross) = (Tally::default(), [0u128; 2]);
+    let reader = || Reader {
+        slots: &slots,
+        cross: [0; 2],
+    };
+    for (t, r) in walk_pieces(&ob, score_b, positive, n_pos, reader, pool)? {
+        b.add(&t);
+        cross[0] += r.cross[0];
+        cross[1] += r.cross[1];
+    }
+    let (sa, sb) = (a.counts.numerators(), b.counts.numerators());
+    // Side 1 (positive rows): n_pos numerators over 2 n_neg; side 0 the reverse.
+    let side = |s: usize, count: u64, other: u64| -> [f64; 3] {
+        if count == 0 || other == 0 {
+            return [0.0; 3];
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let scale = 4.0 * other as f64 * other as f64;
+        [
+            centred(a.squares[s], sa, sa, count) / scale,
+            centred(b.squares[s], sb, sb, count) / scale,
+            centred(cross[s], sa, sb, count) / scale,
+        ]
+    };
     Ok(PairedPlacements {
         n_pos,
         n_neg,
-        a,
-        b,
-        positive: [total[0], total[1], total[2]],
-        negative: [total[3], total[4], total[5]],
+        a: a.counts,
+        b: b.counts,
+        positive: side(1, n_pos, n_neg),
+        negative: side(0, n_neg, n_pos),
     })
 }
 
-/// The pair counts and every row's placement of one model ([`place`] on the
-/// calling thread, into a buffer of its own).
-fn placed<X: Score>(
-    positive: &[bool],
-    score: &[X],
-    n_pos: u64,
-    what: &'static str,
-    pool: &Pool,
-) -> Result<(PairCounts, Vec<f64>)> {
-    let mut out = placements_buffer(score.len(), what)?;
-    let counts = place(positive, score, n_pos, &mut out, true, pool)?;
-    Ok((counts, out))
+/// `sum xy - (sum x)(sum y) / count` from the exact sums, with one rounding
+/// of its integer part and one of the fraction: the centred cross product.
+/// The sums come from fewer than [`EXACT_ROWS`] rows, so no product here
+/// leaves 128 bits.
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
+fn centred(sum_xy: u128, sum_x: u128, sum_y: u128, count: u64) -> f64 {
+    let c = u128::from(count);
+    // (sum_x)(sum_y) / c = q sum_y + r sum_y / c, where sum_x = q c + r.
+    let (q, r) = (sum_x / c, sum_x % c);
+    let rest = r * sum_y;
+    let whole = q * sum_y + rest / c;
+    (sum_xy as i128 - whole as i128) as f64 - (rest % c) as f64 / count as f64
 }
 
-/// `n` zeros, huge-page backed: the walk writes them in score order, all over
-/// the buffer, where small pages would cost a TLB miss a row.
-fn placements_buffer(n: usize, what: &'static str) -> Result<Vec<f64>> {
-    let mut v = big_vec(n, what)?;
-    v.resize(n, 0.0);
-    Ok(v)
+/// Model a's walk: each row's numerator written to its slot.
+struct Writer<'a>(&'a [AtomicU64]);
+
+impl Visit for Writer<'_> {
+    #[inline(always)]
+    fn ahead(&self, row: usize) {
+        prefetch(self.0, row);
+    }
+
+    #[inline(always)]
+    fn row(&mut self, _: bool, row: usize, numerator: u64) {
+        if let Some(slot) = self.0.get(row) {
+            slot.store(numerator, Relaxed);
+        }
+    }
+}
+
+/// Model b's walk: each row's numerator times model a's, summed per side.
+struct Reader<'a> {
+    slots: &'a [AtomicU64],
+    cross: [u128; 2],
+}
+
+impl Visit for Reader<'_> {
+    #[inline(always)]
+    fn ahead(&self, row: usize) {
+        prefetch(self.slots, row);
+    }
+
+    #[inline(always)]
+    fn row(&mut self, positive: bool, row: usize, numerator: u64) {
+        let a = self.slots.get(row).map_or(0, |s| s.load(Relaxed));
+        add_to_side(
+            &mut self.cross,
+            positive,
+            u128::from(a) * u128::from(numerator),
+        );
+    }
+}
+
+/// Refuse more rows than the exact sums hold (far more than any memory).
+fn check_rows(n: usize) -> Result<()> {
+    if n >= EXACT_ROWS {
+        return Err(MetricError::LimitExceeded {
+            what: "the rows of a placement walk",
+            needed: n as u128,
+            limit: EXACT_ROWS as u128 - 1,
+            hint: "score the rows in parts",
+        });
+    }
+    Ok(())
 }
 
 fn first_non_finite<X: Score>(score: &[X]) -> Option<(usize, f64)> {
@@ -199,194 +240,6 @@ fn count_positive(positive: &[bool], pool: &Pool) -> u64 {
         pool.install(|| positive.par_chunks(CHECK_ROWS).map(count).sum())
     } else {
         count(positive)
-    }
-}
-
-/// Rows whose index fits a packed key ([`place`]); more take the `u128` sort.
-const PACKED_ROWS: usize = 1 << 32;
-
-/// Place every row of checked input into `out` (row order) and count the
-/// pairs. Up to [`PACKED_ROWS`] rows, each row becomes one `u64`: the high
-/// bits of its score's key, its class, its index; those sort as plain `u64`
-/// (a radix sort, on the calling thread when `alone`), then a run of rows
-/// whose high bits agree is put in the order of the full keys (a run of
-/// equal scores, the usual case, is only checked). More rows sort as
-/// `(key, row)` pairs.
-fn place<X: Score>(
-    positive: &[bool],
-    score: &[X],
-    n_pos: u64,
-    out: &mut [f64],
-    alone: bool,
-    pool: &Pool,
-) -> Result<PairCounts> {
-    let n = score.len();
-    #[allow(clippy::cast_precision_loss)]
-    let mut walk = PlacementWalk {
-        total_pos: n_pos as f64,
-        per_pos: if n_pos > 0 { 1.0 / n_pos as f64 } else { 0.0 },
-        per_neg: if (n as u64) > n_pos {
-            1.0 / (n as u64 - n_pos) as f64
-        } else {
-            0.0
-        },
-        ..PlacementWalk::default()
-    };
-    let row_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
-    let low = row_bits + 1;
-    if n > PACKED_ROWS || crowded(score, low) {
-        let order = sorted_key_rows(score, pool)?;
-        let (mut start, mut next_check) = (0, CHECK_ROWS);
-        while start < n {
-            if start >= next_check {
-                pool.check()?;
-                next_check = start + CHECK_ROWS;
-            }
-            let key = order[start].0;
-            let end = start + order[start..].iter().take_while(|r| r.0 == key).count();
-            walk.group(order[start..end].iter().map(|r| (positive[r.1], r.1)), out);
-            start = end;
-        }
-        return Ok(walk.counts);
-    }
-    let mut packed: Vec<u64> = collect_chunked(
-        n,
-        |i| (score[i].key() >> low << low) | (u64::from(positive[i]) << row_bits) | i as u64,
-        pool,
-    )?;
-    if alone {
-        // Only the key's bits order the rows (the run fix-up below orders a
-        // run by its full keys): the low bytes need no radix pass.
-        sort_high_bits_alone(&mut packed, low, pool)?;
-    } else {
-        sort_keys(&mut packed, pool)?;
-    }
-    let row_mask = (1u64 << row_bits) - 1;
-    let unpack = |p: u64| ((p >> row_bits) & 1 == 1, (p & row_mask) as usize);
-    let mut run: Vec<(u64, u64)> = Vec::new();
-    let mut start = 0;
-    let mut next_check = CHECK_ROWS;
-    while start < n {
-        if start >= next_check {
-            pool.check()?;
-            next_check = start + CHECK_ROWS;
-        }
-        if let Some(&ahead) = packed.get(start + LOOK_AHEAD) {
-            prefetch(out, (ahead & row_mask) as usize);
-        }
-        let first = packed[start];
-        let high = first >> low;
-        if packed.get(start + 1).is_none_or(|&p| p >> low != high) {
-            let (p, row) = unpack(first);
-            walk.single(p, row, out);
-            start += 1;
-            continue;
-        }
-        let end = start
-            + packed[start..]
-                .iter()
-                .take_while(|&&p| p >> low == high)
-                .count();
-        {
-            run.clear();
-            run.extend(
-                packed[start..end]
-                    .iter()
-                    .map(|&p| (score[(p & row_mask) as usize].key(), p)),
-            );
-            if run.windows(2).any(|w| w[0].0 > w[1].0) {
-                run.sort_unstable();
-            }
-            let mut at = 0;
-            while at < run.len() {
-                let key = run[at].0;
-                let stop = at + run[at..].iter().take_while(|r| r.0 == key).count();
-                walk.group(run[at..stop].iter().map(|r| unpack(r.1)), out);
-                at = stop;
-            }
-        }
-        start = end;
-    }
-    Ok(walk.counts)
-}
-
-/// Whether a sample of the scores holds two that differ in their key's low
-/// `low` bits only: scores crowding near one value (saturated probabilities),
-/// whose packed keys would leave long runs to order by the full keys.
-fn crowded<X: Score>(score: &[X], low: u32) -> bool {
-    const SAMPLE: usize = 1023;
-    let n = score.len();
-    if n < 1 << 16 {
-        return false;
-    }
-    let mut keys: Vec<u64> = (0..SAMPLE).map(|i| score[i * n / SAMPLE].key()).collect();
-    keys.sort_unstable();
-    keys.windows(2)
-        .any(|w| w[0] != w[1] && (w[0] ^ w[1]) >> low == 0)
-}
-
-/// Rows ahead in score order whose placement slot is fetched into the cache
-/// before the walk writes it (the slots lie all over the buffer).
-const LOOK_AHEAD: usize = 64;
-
-/// A hint that `out[row]` is written soon.
-#[inline(always)]
-fn prefetch(out: &[f64], row: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(slot) = out.get(row) {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of every x86-64 target, and a prefetch of a
-        // valid address (a slot of `out`) reads or writes nothing.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(slot).cast()) };
-    }
-}
-
-/// The walk over tie groups in ascending score order that places their rows.
-#[derive(Debug, Default)]
-struct PlacementWalk {
-    total_pos: f64,
-    per_pos: f64,
-    per_neg: f64,
-    pos_below: u64,
-    neg_below: u64,
-    counts: PairCounts,
-}
-
-impl PlacementWalk {
-    /// A tie group of one row (most rows of continuous scores).
-    #[inline(always)]
-    #[allow(clippy::cast_precision_loss)]
-    fn single(&mut self, p: bool, row: usize, out: &mut [f64]) {
-        let v10 = self.neg_below as f64 * self.per_neg;
-        let v01 = (self.total_pos - self.pos_below as f64) * self.per_pos;
-        if let Some(slot) = out.get_mut(row) {
-            *slot = if p { v10 } else { v01 };
-        }
-        self.counts.ordered += u128::from(self.neg_below) * u128::from(p);
-        self.pos_below += u64::from(p);
-        self.neg_below += u64::from(!p);
-    }
-
-    /// One tie group's rows as `(positive, row)`; a group is small, so the
-    /// rows are gone through twice (counted, then placed).
-    #[allow(clippy::cast_precision_loss)]
-    fn group<I: Iterator<Item = (bool, usize)> + Clone>(&mut self, rows: I, out: &mut [f64]) {
-        let (mut gp, mut gn) = (0u64, 0u64);
-        for (p, _) in rows.clone() {
-            gp += u64::from(p);
-            gn += u64::from(!p);
-        }
-        let v10 = (self.neg_below as f64 + 0.5 * gn as f64) * self.per_neg;
-        let v01 = (self.total_pos - self.pos_below as f64 - 0.5 * gp as f64) * self.per_pos;
-        for (p, row) in rows {
-            if let Some(slot) = out.get_mut(row) {
-                *slot = if p { v10 } else { v01 };
-            }
-        }
-        self.counts.ordered += u128::from(gp) * u128::from(self.neg_below);
-        self.counts.tied += u128::from(gp) * u128::from(gn);
-        self.pos_below += gp;
-        self.neg_below += gn;
     }
 }
 
@@ -464,33 +317,6 @@ pub(crate) fn sorted_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64
     Ok(out)
 }
 
-/// `(key, row)` of every row in ascending key order.
-fn sorted_key_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
-    let n = score.len();
-    let key = |i: usize| score.get(i).map_or(0, |s| s.key());
-    if n <= RADIX_ROWS {
-        #[allow(clippy::cast_possible_truncation)]
-        let mut rows: Vec<Keyed> = collect_chunked(
-            n,
-            |i| Keyed {
-                key: key(i),
-                row: i as u32,
-            },
-            pool,
-        )?;
-        pool.install(|| rows.radix_sort_unstable());
-        pool.check()?;
-        return Ok(rows.iter().map(|r| (r.key, r.row as usize)).collect());
-    }
-    let mut rows: Vec<u128> = collect_chunked(n, |i| (u128::from(key(i)) << 64) | i as u128, pool)?;
-    sort_keys(&mut rows, pool)?;
-    #[allow(clippy::cast_possible_truncation)]
-    Ok(rows
-        .iter()
-        .map(|&r| ((r >> 64) as u64, r as u64 as usize))
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,6 +368,132 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Each row's placement from the other side's sorted scores (binary
+    /// searches, no walk).
+    fn searched(positive: &[bool], score: &[f64]) -> Vec<f64> {
+        let side = |want: bool| {
+            let mut v: Vec<f64> = (0..score.len())
+                .filter(|&i| positive[i] == want)
+                .map(|i| score[i])
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let (pos, neg) = (side(true), side(false));
+        let count = |v: &[f64], s: f64| {
+            let below = v.partition_point(|&x| x < s);
+            (below, v.partition_point(|&x| x <= s) - below)
+        };
+        (0..score.len())
+            .map(|i| {
+                let s = score[i];
+                if positive[i] {
+                    let (below, tied) = count(&neg, s);
+                    (below as f64 + 0.5 * tied as f64) / neg.len().max(1) as f64
+                } else {
+                    let (below, tied) = count(&pos, s);
+                    let above = pos.len() - below - tied;
+                    (above as f64 + 0.5 * tied as f64) / pos.len().max(1) as f64
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pieces_on_any_thread_count_give_the_searched_sums() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let grid = |n: usize, next: &mut dyn FnMut() -> u64| -> Vec<(bool, f64, f64)> {
+            (0..n)
+                .map(|_| {
+                    let h = next();
+                    let a = (h % 37) as f64 / 37.0;
+                    (
+                        (h >> 40).is_multiple_of(3) || a > 0.8 && (h >> 50).is_multiple_of(2),
+                        a,
+                        a + ((h >> 20) % 500) as f64 / 400.0,
+                    )
+                })
+                .collect()
+        };
+        let mut cases = vec![grid(3000, &mut next)];
+        // Model a all tied; model b continuous.
+        cases.push(
+            (0..2000)
+                .map(|i| {
+                    let h = next();
+                    (h.is_multiple_of(4), 0.5, (h >> 11) as f64 + f64::from(i))
+                })
+                .collect(),
+        );
+        // Scores crowded near 1 (the (key, row) order) beside a coarse grid.
+        cases.push(
+            (0..70_000)
+                .map(|_| {
+                    let h = next();
+                    (
+                        (h >> 33) % 5 < 2,
+                        1.0 - (h % 1000) as f64 * 1e-13,
+                        ((h >> 17) % 64) as f64,
+                    )
+                })
+                .collect(),
+        );
+        for rows in cases {
+            let positive: Vec<bool> = rows.iter().map(|r| r.0).collect();
+            let a: Vec<f64> = rows.iter().map(|r| r.1).collect();
+            let b: Vec<f64> = rows.iter().map(|r| r.2).collect();
+            let (va, vb) = (searched(&positive, &a), searched(&positive, &b));
+            let m = positive.iter().filter(|&&p| p).count();
+            let mean = |v: &[f64], side: bool| {
+                let (sum, k) = v
+                    .iter()
+                    .zip(&positive)
+                    .filter(|(_, &p)| p == side)
+                    .fold((0.0, 0), |(s, k), (x, _)| (s + x, k + 1));
+                sum / f64::from(k)
+            };
+            let (auc_a, auc_b) = (mean(&va, true), mean(&vb, true));
+            let mut first: Option<PairedPlacements> = None;
+            for pool in [
+                Pool::sequential(),
+                Pool::new(2).with_min_parallel(0),
+                Pool::new(3).with_min_parallel(0),
+            ] {
+                let got = paired_placements(&positive, &a, &b, &pool).unwrap();
+                assert_eq!(got.n_pos, m as u64);
+                // Exact integer sums: the same bits at every thread count.
+                assert_eq!(*first.get_or_insert(got), got);
+                assert!((got.a.auc(got.n_pos, got.n_neg) - auc_a).abs() < 1e-12);
+                assert!((got.b.auc(got.n_pos, got.n_neg) - auc_b).abs() < 1e-12);
+                for (side, sums) in [(true, got.positive), (false, got.negative)] {
+                    let mut want = [0.0f64; 3];
+                    let (ma, mb) = (mean(&va, side), mean(&vb, side));
+                    for i in (0..a.len()).filter(|&i| positive[i] == side) {
+                        let (da, db) = (va[i] - ma, vb[i] - mb);
+                        want[0] += da * da;
+                        want[1] += db * db;
+                        want[2] += da * db;
+                    }
+                    for (g, w) in sums.iter().zip(want) {
+                        assert!((g - w).abs() <= 1e-9 * w.abs().max(1e-3), "{g} against {w}");
+                    }
+                }
+                for (score, want) in [(&a, &va), (&b, &vb)] {
+                    let placed = row_placements(&positive, score, &pool).unwrap();
+                    for (g, w) in placed.iter().zip(want.iter()) {
+                        assert!((g - w).abs() < 1e-15, "{g} against {w}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
