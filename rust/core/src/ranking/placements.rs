@@ -12,13 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use super::binary::check_pair;
 use super::keys::Score;
 use crate::error::{MetricError, Result};
-use crate::parallel::{big_vec, collect_chunked, zeroed_slots, Pool, CHECK_ROWS};
-use crate::sort::sort_keys;
+use crate::parallel::{collect_chunked, zeroed_slots, Pool, CHECK_ROWS};
+pub(crate) use ordered::sorted_rows;
 pub use ordered::PairCounts;
-use ordered::{
-    add_to_side, crowded, ordered, prefetch, sorted_key_rows, walk_pieces, Tally, Visit,
-    PACKED_ROWS,
-};
+use ordered::{add_to_side, ordered, prefetch, walk_pieces, Tally, Visit};
 use rayon::prelude::*;
 
 /// Rows past which the exact sums of [`paired_placements`] could leave 128
@@ -260,61 +257,6 @@ pub(crate) fn check_scores<X: Score>(positive: &[bool], score: &[X]) -> Result<(
         });
     }
     Ok(())
-}
-
-/// `(group key, row)` of every row in ascending score order, where the group
-/// keys ascend with the scores and are equal exactly within a tie group (a row
-/// alone among rows of other high bits gets the high bits of its key, the
-/// rows of a run the full keys): each row's key, high bits only, and its index
-/// packed in one `u64` and sorted, then each run of equal high bits put in
-/// full-key order. Crowded scores ([`crowded`]) and more than
-/// [`PACKED_ROWS`] rows take the sort of `(key, row)` pairs
-/// ([`sorted_key_rows`]).
-pub(crate) fn sorted_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
-    let n = score.len();
-    let row_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
-    if n > PACKED_ROWS || crowded(score, row_bits) {
-        return sorted_key_rows(score, pool);
-    }
-    let mut packed: Vec<u64> = collect_chunked(
-        n,
-        |i| (score[i].key() >> row_bits << row_bits) | i as u64,
-        pool,
-    )?;
-    sort_keys(&mut packed, pool)?;
-    let row_mask = (1u64 << row_bits) - 1;
-    let mut out: Vec<(u64, usize)> = big_vec(n, "the sorted rows")?;
-    let mut run: Vec<(u64, usize)> = Vec::new();
-    let mut start = 0;
-    let mut next_check = CHECK_ROWS;
-    while start < n {
-        if start >= next_check {
-            pool.check()?;
-            next_check = start + CHECK_ROWS;
-        }
-        let high = packed[start] >> row_bits;
-        if packed.get(start + 1).is_none_or(|&p| p >> row_bits != high) {
-            out.push((high << row_bits, (packed[start] & row_mask) as usize));
-            start += 1;
-            continue;
-        }
-        let end = start
-            + packed[start..]
-                .iter()
-                .take_while(|&&p| p >> row_bits == high)
-                .count();
-        run.clear();
-        run.extend(packed[start..end].iter().map(|&p| {
-            let row = (p & row_mask) as usize;
-            (score[row].key(), row)
-        }));
-        if run.windows(2).any(|w| w[0].0 > w[1].0) {
-            run.sort_unstable();
-        }
-        out.extend_from_slice(&run);
-        start = end;
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

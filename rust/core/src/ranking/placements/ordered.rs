@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use crate::error::Result;
-use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
+use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::ranking::keys::Score;
 use crate::sort::{sort_high_bits_alone, sort_keys};
 use rayon::prelude::*;
@@ -39,7 +39,7 @@ impl RadixKey for Keyed {
 const RADIX_ROWS: usize = 1 << 25;
 
 /// Rows whose index fits a packed key ([`ordered`]); more take the `u128` sort.
-pub(super) const PACKED_ROWS: usize = 1 << 32;
+const PACKED_ROWS: usize = 1 << 32;
 
 /// Rows ahead in score order whose slot is fetched into the cache before the
 /// walk reaches it (the slots lie all over a buffer of one per row).
@@ -103,7 +103,7 @@ pub(super) fn ordered<X: Score>(
 /// Whether a sample of the scores holds two that differ in their key's low
 /// `low` bits only: scores crowding near one value (saturated probabilities),
 /// whose packed keys would leave long runs to order by the full keys.
-pub(super) fn crowded<X: Score>(score: &[X], low: u32) -> bool {
+fn crowded<X: Score>(score: &[X], low: u32) -> bool {
     const SAMPLE: usize = 1023;
     let n = score.len();
     if n < 1 << 16 {
@@ -116,7 +116,7 @@ pub(super) fn crowded<X: Score>(score: &[X], low: u32) -> bool {
 }
 
 /// `(key, row)` of every row in ascending key order.
-pub(super) fn sorted_key_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
+fn sorted_key_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
     let n = score.len();
     let key = |i: usize| score.get(i).map_or(0, |s| s.key());
     if n <= RADIX_ROWS {
@@ -168,6 +168,99 @@ impl PairCounts {
     pub(super) fn numerators(self) -> u128 {
         2 * self.ordered + self.tied
     }
+}
+
+/// The run of packed keys at `start` (the keys whose bits above `low` agree
+/// with its own) as `(full key, packed key)` in `run`, in full-key order (a
+/// run of equal scores, the usual case, is only checked): the run's end.
+fn take_run<X: Score>(
+    keys: &[u64],
+    start: usize,
+    low: u32,
+    row_mask: u64,
+    score: &[X],
+    run: &mut Vec<(u64, u64)>,
+) -> usize {
+    let high = keys[start] >> low;
+    let end = start
+        + keys[start..]
+            .iter()
+            .take_while(|&&p| p >> low == high)
+            .count();
+    run.clear();
+    run.extend(
+        keys[start..end]
+            .iter()
+            .map(|&p| (score.get((p & row_mask) as usize).map_or(0, |s| s.key()), p)),
+    );
+    if run.windows(2).any(|w| w[0].0 > w[1].0) {
+        run.sort_unstable();
+    }
+    end
+}
+
+/// A hint that the scores of the rows at `at` and after it are read soon
+/// when the two packed keys there start or continue a run ([`take_run`]
+/// reads a run's full keys from all over `score`; perf showed a third of a
+/// walk stalled on those reads).
+#[inline(always)]
+fn fetch_run_scores<X: Score>(keys: &[u64], at: usize, low: u32, row_mask: u64, score: &[X]) {
+    if let (Some(&first), Some(&next)) = (keys.get(at), keys.get(at + 1)) {
+        if (first ^ next) >> low == 0 {
+            prefetch(score, (first & row_mask) as usize);
+            prefetch(score, (next & row_mask) as usize);
+        }
+    }
+}
+
+/// `(group key, row)` of every row in ascending score order, where the group
+/// keys ascend with the scores and are equal exactly within a tie group (a row
+/// alone among rows of other high bits gets the high bits of its key, the
+/// rows of a run the full keys): each row's key, high bits only, and its index
+/// packed in one `u64` and sorted, then each run of equal high bits put in
+/// full-key order. Crowded scores ([`crowded`]) and more than
+/// [`PACKED_ROWS`] rows take the sort of `(key, row)` pairs
+/// ([`sorted_key_rows`]).
+///
+/// # Errors
+/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted) or
+/// [`MetricError::OutOfMemory`](crate::error::MetricError::OutOfMemory).
+pub(crate) fn sorted_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
+    let n = score.len();
+    let row_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
+    if n > PACKED_ROWS || crowded(score, row_bits) {
+        return sorted_key_rows(score, pool);
+    }
+    let mut packed: Vec<u64> = collect_chunked(
+        n,
+        |i| (score[i].key() >> row_bits << row_bits) | i as u64,
+        pool,
+    )?;
+    sort_keys(&mut packed, pool)?;
+    let row_mask = (1u64 << row_bits) - 1;
+    let mut out: Vec<(u64, usize)> = big_vec(n, "the sorted rows")?;
+    let mut run: Vec<(u64, u64)> = Vec::new();
+    let mut start = 0;
+    let mut next_check = CHECK_ROWS;
+    while start < n {
+        if start >= next_check {
+            pool.check()?;
+            next_check = start + CHECK_ROWS;
+        }
+        fetch_run_scores(&packed, start + LOOK_AHEAD, row_bits, row_mask, score);
+        let first = packed[start];
+        if packed
+            .get(start + 1)
+            .is_none_or(|&p| (p ^ first) >> row_bits != 0)
+        {
+            out.push((first >> row_bits << row_bits, (first & row_mask) as usize));
+            start += 1;
+            continue;
+        }
+        start = take_run(&packed, start, row_bits, row_mask, score, &mut run);
+        out.extend(run.iter().map(|&(key, p)| (key, (p & row_mask) as usize)));
+    }
+    Ok(out)
 }
 
 /// What a walk does with each row's placement numerator.
@@ -324,39 +417,17 @@ impl Ordered {
                         next_check = start + CHECK_ROWS;
                     }
                     if let Some(&ahead) = keys.get(start + LOOK_AHEAD) {
-                        let row = (ahead & row_mask) as usize;
-                        visit.ahead(row);
-                        // A run's rows are put in order by their full keys,
-                        // read from `score` all over it: fetched ahead too.
-                        if let Some(&next) = keys.get(start + LOOK_AHEAD + 1) {
-                            if next >> low == ahead >> low {
-                                prefetch(score, row);
-                                prefetch(score, (next & row_mask) as usize);
-                            }
-                        }
+                        visit.ahead((ahead & row_mask) as usize);
                     }
+                    fetch_run_scores(keys, start + LOOK_AHEAD, low, row_mask, score);
                     let first = keys[start];
-                    let high = first >> low;
-                    if keys.get(start + 1).is_none_or(|&p| p >> low != high) {
+                    if keys.get(start + 1).is_none_or(|&p| (p ^ first) >> low != 0) {
                         let (p, row) = unpack(first);
                         tally.single(p, row, visit);
                         start += 1;
                         continue;
                     }
-                    let end = start
-                        + keys[start..]
-                            .iter()
-                            .take_while(|&&p| p >> low == high)
-                            .count();
-                    run.clear();
-                    run.extend(
-                        keys[start..end]
-                            .iter()
-                            .map(|&p| (score[(p & row_mask) as usize].key(), p)),
-                    );
-                    if run.windows(2).any(|w| w[0].0 > w[1].0) {
-                        run.sort_unstable();
-                    }
+                    let end = take_run(keys, start, low, row_mask, score, &mut run);
                     let mut at = 0;
                     while at < run.len() {
                         let key = run[at].0;
