@@ -1,5 +1,6 @@
-//! One model's rows in ascending score order, and the walk over them in
-//! pieces that gives every row the numerator of its placement.
+//! Rows in ascending score order: one model's for the walk over them in
+//! pieces that gives every row the numerator of its placement, and
+//! [`sorted_rows`] for the bootstrap's ranking walk.
 //!
 //! A positive row's placement is `(2 nb + gn) / (2 n_neg)` and a negative
 //! row's `(2 pa + gp) / (2 n_pos)`, where `nb` counts the negatives scored
@@ -68,7 +69,8 @@ pub(super) enum Ordered {
 /// on the pool.
 ///
 /// # Errors
-/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted) or [`MetricError::OutOfMemory`](crate::error::MetricError::OutOfMemory).
+/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted) or
+/// [`MetricError::OutOfMemory`](crate::error::MetricError::OutOfMemory).
 pub(super) fn ordered<X: Score>(
     positive: &[bool],
     score: &[X],
