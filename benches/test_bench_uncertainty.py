@@ -133,20 +133,22 @@ def binary_1e7() -> tuple[np.ndarray, np.ndarray]:
     return rng.random(N) < s, s
 
 
-@pytest.mark.benchmark(group="bootstrap: 1000 Poisson replicates of binary AUROC (and AP), 10^7 rows")
-@pytest.mark.parametrize("rounded", [False, True])
+@pytest.mark.benchmark(group="bootstrap: 1000 replicates of binary AUROC (and AP), 10^7 rows")
+@pytest.mark.parametrize("decimals", [None, 3, 4])
 @pytest.mark.parametrize("with_ap", [False, True])
-def test_ranking_replicates(benchmark: Any, binary_1e7: Any, rounded: bool, with_ap: bool) -> None:
-    """Scores uniform in [0, 1] (all distinct) or rounded to 3 decimals (1001 tie groups)."""
+def test_ranking_replicates(benchmark: Any, binary_1e7: Any, decimals: int | None, with_ap: bool) -> None:
+    """Scores uniform in [0, 1]: all distinct (the Poisson row walk), or rounded to 3 or 4
+    decimals (1001 or 10001 tie groups: the multinomial on the (group, class) cells)."""
     y, s = binary_1e7
-    s = np.round(s, 3) if rounded else s
+    s = s if decimals is None else np.round(s, decimals)
     p = np.stack([1 - s, s], axis=1)
     metrics = ["roc_auc", "average_precision"] if with_ap else ["roc_auc"]
     r = benchmark.pedantic(
         lambda: cmetrics.bootstrap(y, y_proba=p, metrics=metrics, n_resamples=B), rounds=1, iterations=1
     )
     assert r["roc_auc"].low < r["roc_auc"].estimate < r["roc_auc"].high
-    record(f"ranking_replicates{'_rounded' if rounded else ''}{'_ap' if with_ap else ''}", benchmark)
+    shape = "" if decimals is None else "_rounded" if decimals == 3 else f"_rounded{decimals}"
+    record(f"ranking_replicates{shape}{'_ap' if with_ap else ''}", benchmark)
 
 
 @pytest.mark.benchmark(group="DeLong at 10^7")

@@ -290,11 +290,17 @@ def test_group_kernels_against_numpy_and_errors(be: str) -> None:
         k.merge_groups(short, short)
 
 
-@pytest.mark.parametrize("kind", ["rounded", "float32", "int64", "mixed", "continuous"])
+@pytest.mark.parametrize(
+    "kind", ["rounded", "float32", "int64", "mixed", "continuous", "ten_thousand", "sampled", "sampled_continuous"]
+)
 def test_hashed_tie_groups_equal_the_sorted_ones(kind: str) -> None:
     """Past 2^16 unweighted rows with few distinct scores the Rust kernel counts the groups in
-    hash tables: the groups equal numpy's (np.unique and counts), on 1 and 2 threads; scores
-    that are few only in the sample (``mixed``: half the rows continuous) fall back to the sort."""
+    hash tables: the groups equal numpy's (np.unique and counts), on 1 and 2 threads. A sample
+    of 4096 evenly spaced scores estimates the distinct count: ``mixed`` (half the rows
+    continuous) and ``continuous`` take the sort; ``ten_thousand`` (10^4 distinct) is hashed;
+    ``sampled`` puts ten values on the sampled rows and 10^4 elsewhere, so the table starts small
+    and grows; ``sampled_continuous`` the same with continuous scores elsewhere, so the table
+    grows to its limit and the sort takes over."""
     if "rust" not in BACKENDS:
         pytest.skip("the Rust backend is not built")
     from cmetrics import _core
@@ -309,7 +315,14 @@ def test_hashed_tie_groups_equal_the_sorted_ones(kind: str) -> None:
         "int64": np.array([-(2**63), 2**63 - 1, 0, 7, 2**53 + 1, 2**53])[rng.integers(0, 6, n)],
         "mixed": np.where(u < 0.5, np.round(u, 1), rng.random(n)),
         "continuous": u,
+        "ten_thousand": np.round(u, 4),
+        "sampled": np.round(u, 4),
+        "sampled_continuous": u,
     }[kind]
+    if kind.startswith("sampled"):
+        # The rows the sample reads (every (n // 4096)-th) hold ten values.
+        at = np.arange(4096) * (n // 4096)
+        score[at] = np.round(u[at], 1)
     ok = rng.random(n) < 0.4
     want = npb.score_groups(ok, score, None)
     values = np.unique(score)

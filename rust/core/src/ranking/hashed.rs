@@ -2,10 +2,11 @@
 //! tables instead of sorting every row: scores rounded to a few decimals,
 //! small integers, a model that outputs a few hundred calibrated values.
 //!
-//! A sample of the scores decides whether to try; a table that outgrows
-//! [`MAX_GROUPS`] gives up (the caller sorts). Counts are integers, so the
-//! tables of the threads add up to the same groups on any thread count, and
-//! the groups equal those the sort gives.
+//! A sample of the scores estimates the distinct count and decides whether
+//! to try; the tables start at the estimate's size and double as they fill,
+//! and one that outgrows [`MAX_GROUPS`] gives up (the caller sorts). Counts
+//! are integers, so the tables of the threads add up to the same groups on
+//! any thread count, and the groups equal those the sort gives.
 
 use rayon::prelude::*;
 
@@ -18,13 +19,19 @@ const MIN_ROWS: usize = 1 << 16;
 /// Scores sampled (evenly spaced) to estimate the distinct count.
 const SAMPLE: usize = 4096;
 /// The most distinct scores a table holds before giving up.
-const MAX_GROUPS: usize = 1 << 14;
+const MAX_GROUPS: usize = 1 << 15;
 /// Rows one task of the parallel count reads.
 const CHUNK: usize = 1 << 16;
 
-/// Whether the sample of the scores repeats enough values (at least a fifth
-/// of it) for the distinct count to be well under [`MAX_GROUPS`].
-fn few_distinct<X: Score>(score: &[X]) -> bool {
+/// Whether a sample of the scores suggests at most three quarters of
+/// [`MAX_GROUPS`] distinct scores: Chao's estimate of the distinct count
+/// from the sample's distinct values `d`, its values seen once `f1` and twice
+/// `f2` (A. Chao, "Nonparametric estimation of the number of classes in a
+/// population", Scand. J. Statist. 11, 1984; the bias-corrected form
+/// `d + f1 (f1 - 1) / (2 (f2 + 1))`). Continuous scores (nearly every sampled
+/// value once) estimate far more; a wrong guess costs one table filled past
+/// the limit, then the sort.
+fn few_distinct<X: Score>(score: &[X]) -> Option<usize> {
     let step = (score.len() / SAMPLE).max(1);
     let mut keys: Vec<u64> = score
         .iter()
@@ -32,53 +39,91 @@ fn few_distinct<X: Score>(score: &[X]) -> bool {
         .take(SAMPLE)
         .map(|s| s.key())
         .collect();
-    let m = keys.len();
     keys.sort_unstable();
-    keys.dedup();
-    5 * keys.len() <= 4 * m
+    let (mut d, mut f1, mut f2) = (0usize, 0usize, 0usize);
+    for run in keys.chunk_by(|a, b| a == b) {
+        d += 1;
+        f1 += usize::from(run.len() == 1);
+        f2 += usize::from(run.len() == 2);
+    }
+    let estimate = d + f1 * f1.saturating_sub(1) / (2 * (f2 + 1));
+    (4 * estimate <= 3 * MAX_GROUPS).then_some(estimate)
 }
 
 /// Open addressing on the score keys: a slot is free while both its counts
-/// are 0.
+/// are 0. The table starts at the size the sample suggests and doubles while
+/// it is half full, up to `2 MAX_GROUPS` slots.
 #[derive(Clone)]
 struct Table {
     slots: Vec<(u64, u64, u64)>,
     used: usize,
+    /// `64 - log2(slots)`: the shift that takes a hash to a slot.
+    shift: u32,
 }
 
 impl Table {
-    const BITS: u32 = (2 * MAX_GROUPS).trailing_zeros();
-
-    fn new() -> Self {
+    /// A table with room for about `groups` keys.
+    fn with_groups(groups: usize) -> Self {
+        let len = (2 * groups)
+            .next_power_of_two()
+            .clamp(1 << 10, 2 * MAX_GROUPS);
         Self {
-            slots: vec![(0, 0, 0); 2 * MAX_GROUPS],
+            slots: vec![(0, 0, 0); len],
             used: 0,
+            shift: 64 - len.trailing_zeros(),
         }
     }
 
-    /// Count `pos` positive and `neg` negative rows at `key`; false once
-    /// the table holds more than [`MAX_GROUPS`] keys.
+    /// Count `pos` positive and `neg` negative rows at `key` (not both 0);
+    /// false once the table would hold more than [`MAX_GROUPS`] keys.
     #[inline(always)]
     fn add(&mut self, key: u64, pos: u64, neg: u64) -> bool {
+        if self.place(key, pos, neg) {
+            self.used += 1;
+            if 2 * self.used > self.slots.len() {
+                return self.grow();
+            }
+        }
+        true
+    }
+
+    /// Count the rows at `key`'s slot: whether the key took a free slot.
+    #[inline(always)]
+    fn place(&mut self, key: u64, pos: u64, neg: u64) -> bool {
         let mask = self.slots.len() - 1;
         #[allow(clippy::cast_possible_truncation)]
-        let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - Self::BITS)) as usize;
-        loop {
-            let Some(slot) = self.slots.get_mut(i) else {
-                return false;
-            };
+        let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        // A table is at most half full, so a free slot or the key turns up.
+        while let Some(slot) = self.slots.get_mut(i) {
             if slot.1 == 0 && slot.2 == 0 {
                 *slot = (key, pos, neg);
-                self.used += 1;
-                return self.used <= MAX_GROUPS;
+                return true;
             }
             if slot.0 == key {
                 slot.1 += pos;
                 slot.2 += neg;
-                return true;
+                return false;
             }
             i = (i + 1) & mask;
         }
+        false
+    }
+
+    /// Twice the slots, every key placed again; false past the largest table.
+    #[cold]
+    fn grow(&mut self) -> bool {
+        if self.slots.len() >= 2 * MAX_GROUPS {
+            return false;
+        }
+        let len = 2 * self.slots.len();
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0, 0); len]);
+        self.shift -= 1;
+        for (k, p, n) in old {
+            if p > 0 || n > 0 {
+                self.place(k, p, n);
+            }
+        }
+        true
     }
 
     /// The rows of one chunk counted in; false on a non-finite score (the
@@ -114,9 +159,14 @@ pub(super) fn hashed_groups<X: Score>(
     score: &[X],
     pool: &Pool,
 ) -> Result<Option<Vec<(u64, u64, u64)>>> {
-    if score.len() < MIN_ROWS || !few_distinct(score) {
+    if score.len() < MIN_ROWS {
         return Ok(None);
     }
+    let Some(estimate) = few_distinct(score) else {
+        return Ok(None);
+    };
+    // Room for twice the estimate from the start: few tables grow.
+    let new = || Table::with_groups(2 * estimate);
     let chunk = |mut t: Table, (ps, ss): (&[bool], &[X])| {
         if pool.stopped() || !t.count(ps, ss) {
             return None;
@@ -128,14 +178,20 @@ pub(super) fn hashed_groups<X: Score>(
             positive
                 .par_chunks(CHUNK)
                 .zip(score.par_chunks(CHUNK))
-                .try_fold(Table::new, chunk)
-                .try_reduce(Table::new, |a, b| a.absorb(&b))
+                .try_fold(new, chunk)
+                .try_reduce(new, |a, b| {
+                    if a.used >= b.used {
+                        a.absorb(&b)
+                    } else {
+                        b.absorb(&a)
+                    }
+                })
         })
     } else {
         positive
             .chunks(CHUNK)
             .zip(score.chunks(CHUNK))
-            .try_fold(Table::new(), chunk)
+            .try_fold(new(), chunk)
     };
     pool.check()?;
     Ok(table.map(|t| {
@@ -147,4 +203,86 @@ pub(super) fn hashed_groups<X: Score>(
         found.sort_unstable_by_key(|g| g.0);
         found
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// Groups counted by a map, as `hashed_groups` gives them.
+    fn counted(positive: &[bool], score: &[f64]) -> Vec<(u64, u64, u64)> {
+        let mut m: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        for (&p, s) in positive.iter().zip(score) {
+            let e = m.entry(s.key()).or_default();
+            e.0 += u64::from(p);
+            e.1 += u64::from(!p);
+        }
+        m.into_iter().map(|(k, (p, n))| (k, p, n)).collect()
+    }
+
+    /// A stream of pseudo-random 53-bit integers.
+    fn stream(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            x >> 11
+        }
+    }
+
+    #[test]
+    fn tables_grow_from_the_estimate_and_give_up_past_the_limit() {
+        let n = 300_000;
+        let step = n / SAMPLE;
+        let mut next = stream(7);
+        let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(3)).collect();
+        // The sampled rows hold ten values (the estimate is ten), the others
+        // `elsewhere` more.
+        #[allow(clippy::cast_precision_loss)]
+        let mut scores = |elsewhere: u64| -> Vec<f64> {
+            (0..n)
+                .map(|i| {
+                    if i % step == 0 && i / step < SAMPLE {
+                        (next() % 10) as f64
+                    } else {
+                        (next() % elsewhere) as f64 + 0.5
+                    }
+                })
+                .collect()
+        };
+        let (grown, many) = (scores(20_000), scores(1 << 40));
+        assert_eq!(few_distinct(&grown), Some(10));
+        assert_eq!(few_distinct(&many), Some(10));
+        let want = counted(&positive, &grown);
+        assert!(want.len() > 20_000);
+        for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
+            // 20,000 more values: the tables grow from 1024 slots and count them all.
+            assert_eq!(
+                hashed_groups(&positive, &grown, &pool).unwrap(),
+                Some(want.clone())
+            );
+            // Past MAX_GROUPS values: the tables give up.
+            assert_eq!(hashed_groups(&positive, &many, &pool).unwrap(), None);
+        }
+    }
+
+    #[test]
+    fn the_estimate_tells_few_scores_from_many() {
+        let mut next = stream(3);
+        #[allow(clippy::cast_precision_loss)]
+        let mut uniform = |distinct: u64| -> Vec<f64> {
+            (0..1_000_000).map(|_| (next() % distinct) as f64).collect()
+        };
+        // Chao's estimate within a fifth of the truth where a table is tried.
+        for distinct in [100, 1_000, 10_000, 20_000] {
+            let got = few_distinct(&uniform(distinct)).unwrap();
+            #[allow(clippy::cast_precision_loss)]
+            let err = (got as f64 / distinct as f64 - 1.0).abs();
+            assert!(err < 0.2, "{distinct}: {got}");
+        }
+        assert_eq!(few_distinct(&uniform(100_000)), None);
+        assert_eq!(few_distinct(&uniform(1 << 50)), None);
+    }
 }
