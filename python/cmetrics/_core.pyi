@@ -90,6 +90,7 @@ __all__ = [
     "sort_algorithm",
     "threshold_counts",
     "union_states",
+    "walk_cell_weights",
     "walk_groups",
     "walk_states",
     "walk_union",
@@ -147,6 +148,9 @@ def multinomial_draws(
     seed: int,
     n_threads: int = 0,
 ) -> npt.NDArray[np.float64]: ...
+def walk_cell_weights(
+    drawn: npt.NDArray[np.float64], cells: npt.NDArray[np.uint64], groups: int, curves: bool = True
+) -> RankingReplicates: ...
 def replicate_sums(
     values: F64,
     segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]],

@@ -479,6 +479,13 @@ class Kernels(Protocol):
         seed: int,
         n_threads: int = 0,
     ) -> npt.NDArray[np.float64]: ...
+    def walk_cell_weights(
+        self,
+        drawn: npt.NDArray[np.float64],
+        cells: npt.NDArray[np.uint64],
+        groups: int,
+        curves: bool = True,
+    ) -> RankingReplicates: ...
     def replicate_sums(
         self,
         values: F64,

@@ -278,6 +278,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "multinomial_draws": lambda k: k.multinomial_draws(
         np.array([3, 0, 97, 4_000, 12, 10**9], dtype=np.uint64), np.array([3, 6], dtype=np.uint64), 70, 9, 2**35 + 1
     ),
+    "walk_cell_weights": lambda k: k.walk_cell_weights(
+        np.random.default_rng(5).integers(0, 9, (7, 5)).astype(np.float64), np.array([0, 2, 3, 6, 9], np.uint64), 5
+    ),
     "replicate_sums": lambda k: k.replicate_sums(
         np.ascontiguousarray(PROBA[:, :3], dtype=np.float64),
         [(2, (Y % 3 * 2).astype(np.uint32)), (1, 6)],
@@ -378,6 +381,21 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     (
         "multinomial total",
         lambda k: k.multinomial_draws(np.array([2**52, 2**52], np.uint64), np.array([2], np.uint64), 0, 1, 0),
+        ValidationError,
+    ),
+    (
+        "cell walk columns",
+        lambda k: k.walk_cell_weights(np.ones((2, 3)), np.arange(2, dtype=np.uint64), 2),
+        ValidationError,
+    ),
+    (
+        "cell walk order",
+        lambda k: k.walk_cell_weights(np.ones((2, 2)), np.array([1, 0], np.uint64), 2),
+        ValidationError,
+    ),
+    (
+        "cell walk range",
+        lambda k: k.walk_cell_weights(np.ones((2, 2)), np.array([0, 4], np.uint64), 2),
         ValidationError,
     ),
     ("state weights", lambda k: k.GroupState(True).add(OK[:2], SCORE[:2]), ValidationError),

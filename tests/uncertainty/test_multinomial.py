@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.metrics import average_precision_score, roc_auc_score
 
 from cmetrics._backend import resolve_backend, rust_available
 from cmetrics._numpy.multinomial import exact_ln
@@ -131,3 +132,30 @@ def test_the_logarithm_is_exact_to_two_ulps() -> None:
 def test_bad_arguments_raise_the_same_error(backend: str, counts, ends, first, count, match) -> None:
     with pytest.raises(ValidationError, match=match):
         _draws(backend, counts, ends, first, count, seed=0)
+
+
+def test_drawn_cells_walk_as_weighted_rows(backend: str) -> None:
+    """Each replicate of drawn (group, side) cell weights gives scikit-learn's AUROC and average
+    precision of the cells taken as weighted rows (positives of group ``c`` at cell ``c``,
+    negatives at ``groups + c``, group 0 the highest score), with empty groups and sides left
+    out of ``cells``; a replicate without one side has NaN pair metrics."""
+    rng = np.random.default_rng(23)
+    be = resolve_backend(backend)
+    for _ in range(40):
+        groups = int(rng.integers(1, 40))
+        m = int(rng.integers(1, 2 * groups + 1))
+        cells = np.sort(rng.choice(2 * groups, m, replace=False)).astype(np.uint64)
+        drawn = rng.integers(0, 5, (6, m)).astype(np.float64)
+        got = be.walk_cell_weights(drawn, cells, groups)
+        truth = (cells < groups).astype(int)
+        score = -np.where(cells < groups, cells, cells - groups).astype(np.float64)
+        for b in range(drawn.shape[0]):
+            w = drawn[b]
+            p, n = w[truth == 1].sum(), w[truth == 0].sum()
+            assert (got.w_pos[b], got.w_neg[b]) == (p, n)
+            if p > 0 and n > 0:
+                assert got.auroc[b] == pytest.approx(roc_auc_score(truth, score, sample_weight=w), rel=1e-12)
+                want_ap = average_precision_score(truth, score, sample_weight=w)
+                assert got.average_precision[b] == pytest.approx(want_ap, rel=1e-12)
+            else:
+                assert math.isnan(got.auroc[b]) and math.isnan(got.tied_share[b])

@@ -45,7 +45,13 @@ from cmetrics._numpy.probabilistic import (
     evaluate_proba,
     evaluate_proba_groups,
 )
-from cmetrics._numpy.random import philox4x32_blocks, poisson_weights, replicate_ranking, replicate_sums
+from cmetrics._numpy.random import (
+    philox4x32_blocks,
+    poisson_weights,
+    replicate_ranking,
+    replicate_sums,
+    walk_cell_weights,
+)
 from cmetrics._numpy.ranking import (
     GroupState,
     add_segments,
@@ -107,6 +113,7 @@ __all__ = [
     "score_groups",
     "threshold_counts",
     "union_states",
+    "walk_cell_weights",
     "walk_groups",
     "walk_states",
     "walk_union",

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from cmetrics._base.value_checks import check_finite, check_weights
 from cmetrics._kernels import F64, RankingReplicates
-from cmetrics.exceptions import LengthMismatchError, ShapeError
+from cmetrics.exceptions import LengthMismatchError, ShapeError, ValidationError
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -172,6 +172,31 @@ def replicate_sums(
 
 #: Replicates walked at a time by :func:`replicate_ranking` (bounds a ``B x groups`` temporary).
 _RANKING_REPLICATES = 8
+
+
+def walk_cell_weights(
+    drawn: npt.NDArray[np.float64], cells: npt.NDArray[np.uint64], groups: int, curves: bool = True
+) -> RankingReplicates:
+    """The ranking metrics of each replicate of drawn (group, side) cell weights: ``drawn`` is
+    ``replicates x cells``, ``cells`` the listed cells in increasing order (cell ``c < groups``
+    the positives of group ``c``, ``groups + c`` its negatives, the groups from the highest score
+    down); the rows' own pair counts 0."""
+    drawn = np.asarray(drawn, dtype=np.float64)
+    cells = np.asarray(cells, dtype=np.uint64)
+    if drawn.ndim != 2 or drawn.shape[1] != cells.size:
+        raise ValidationError(
+            f"drawn has {drawn.shape[-1] if drawn.ndim else 0} columns but there are {cells.size} cells; "
+            "pass one column per cell"
+        )
+    if cells.size and (np.any(cells[1:] <= cells[:-1]) or int(cells[-1]) // 2 >= groups):
+        raise ValidationError(f"cells: the cells must increase and stay below {2 * groups}")
+    # Only the groups that hold a listed cell (an empty group changes no sum), in their order.
+    negative = cells >= groups
+    present, at = np.unique(np.where(negative, cells - np.uint64(groups), cells), return_inverse=True)
+    full = np.zeros((drawn.shape[0], 2 * present.size))
+    full[:, at + present.size * negative] = drawn
+    gp, gn = full[:, : present.size], full[:, present.size :]
+    return RankingReplicates(*walk_group_weights(gp, gn, curves), 0, 0, 0, 0)
 
 
 def walk_group_weights(

@@ -41,7 +41,6 @@ from cmetrics._base.config import get_num_threads
 from cmetrics._derive import ranking_jackknife, ranking_walk
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics._kernels import BinaryRanking, Groups, RankingReplicates
-from cmetrics._numpy.random import walk_group_weights
 from cmetrics._results.grouped import GroupedReport, LazyReports
 from cmetrics._results.intervals import (
     BootstrapResult,
@@ -461,15 +460,25 @@ def _cell_replicates(groups: Groups, prov: Provenance, curves: bool, backend: Ba
     counts = np.concatenate([groups.n_pos[::-1], groups.n_neg[::-1]]).astype(np.int64)
     occupied = np.flatnonzero(counts)
 
-    def block(b: int) -> tuple[F64, ...]:
+    be, cells = resolve_backend(backend), occupied.astype(np.uint64)
+
+    def block(b: int) -> RankingReplicates:
         drawn = multinomial_block(counts[occupied], [np.arange(occupied.size)], prov.n_resamples, prov.seed, b, backend)
-        cells = np.zeros((drawn.shape[0], 2 * g))
-        cells[:, occupied] = drawn
-        return walk_group_weights(cells[:, :g], cells[:, g:], curves)
+        return be.walk_cell_weights(drawn, cells, g, curves)
 
     parts = over_blocks(prov.n_resamples, occupied.size, block)
-    auroc, ap, tied, aurc, w_pos, w_neg = (np.concatenate(column) for column in zip(*parts, strict=True))
-    return RankingReplicates(auroc, ap, tied, aurc, w_pos, w_neg, 0, 0, 0, 0)
+    return RankingReplicates(
+        auroc=np.concatenate([part.auroc for part in parts]),
+        average_precision=np.concatenate([part.average_precision for part in parts]),
+        tied_share=np.concatenate([part.tied_share for part in parts]),
+        aurc=np.concatenate([part.aurc for part in parts]),
+        w_pos=np.concatenate([part.w_pos for part in parts]),
+        w_neg=np.concatenate([part.w_neg for part in parts]),
+        ordered=0,
+        tied=0,
+        n_pos=0,
+        n_neg=0,
+    )
 
 
 def check_bootstrap(

@@ -4,15 +4,18 @@
 //! Poisson bootstrap of sums over rows, segment by segment, each row weighted
 //! by its Poisson(1) draw from [`crate::random`]) and `ranking` (the Poisson
 //! replicate walks of AUROC and average precision, on the row keys of
-//! `sums`).
+//! `sums`) and `cell_walk` (the same metrics of replicates drawn on the tie
+//! groups' cells by `multinomial`).
 
 mod binomial;
 mod binomial_lanes;
+mod cell_walk;
 mod multinomial;
 mod ranking;
 mod rounds;
 mod sums;
 
+pub use cell_walk::walk_cell_weights;
 pub use multinomial::multinomial_draws;
 pub use ranking::{replicate_ranking, RankingReplicates};
 pub use sums::{replicate_sums, Columns, Replicates, RowIds, Segment};

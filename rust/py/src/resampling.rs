@@ -5,7 +5,8 @@
 use cmetrics_core::random::{philox4x32, row_weights};
 use cmetrics_core::resampling::{
     multinomial_draws as core_multinomial, replicate_ranking as core_ranking,
-    replicate_sums as core_sums, Columns, Replicates, RowIds, Segment,
+    replicate_sums as core_sums, walk_cell_weights as core_cell_walk, Columns, Replicates, RowIds,
+    Segment,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
@@ -215,6 +216,49 @@ pub fn multinomial_draws<'py>(
         .map_err(|e| ValidationError::new_err(e.to_string()))
 }
 
+/// The ranking metrics of each replicate of drawn (group, side) cell weights:
+/// `drawn` is `replicates x cells`, `cells` the listed cells in increasing
+/// order (cell `c < groups` the positives of group `c`, `groups + c` its
+/// negatives, the groups from the highest score down). The same
+/// `RankingReplicates` as [`replicate_ranking`], the rows' pair counts 0.
+#[pyfunction]
+#[pyo3(signature = (drawn, cells, groups, curves=true))]
+pub fn walk_cell_weights<'py>(
+    py: Python<'py>,
+    drawn: PyReadonlyArray2<'py, f64>,
+    cells: PyReadonlyArray1<'py, u64>,
+    groups: usize,
+    curves: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    if drawn.shape()[1] != cells.len() {
+        return Err(ValidationError::new_err(format!(
+            "drawn has {} columns but there are {} cells; pass one column per cell",
+            drawn.shape()[1],
+            cells.len()
+        )));
+    }
+    let d = slice2(&drawn, "drawn")?;
+    let c = slice(&cells, "cells")?
+        .iter()
+        .map(|&e| usize::try_from(e).unwrap_or(usize::MAX))
+        .collect::<Vec<usize>>();
+    let r = run(py, || core_cell_walk(d, &c, groups, curves))?;
+    named!(
+        py,
+        "RankingReplicates",
+        PyArray1::from_vec(py, r.auroc),
+        PyArray1::from_vec(py, r.average_precision),
+        PyArray1::from_vec(py, r.tied_share),
+        PyArray1::from_vec(py, r.aurc),
+        PyArray1::from_vec(py, r.w_pos),
+        PyArray1::from_vec(py, r.w_neg),
+        0u64,
+        0u64,
+        0u64,
+        0u64,
+    )
+}
+
 /// Add the functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(philox4x32_blocks, m)?)?;
@@ -222,5 +266,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replicate_sums, m)?)?;
     m.add_function(wrap_pyfunction!(replicate_ranking, m)?)?;
     m.add_function(wrap_pyfunction!(multinomial_draws, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_cell_weights, m)?)?;
     Ok(())
 }

@@ -1,0 +1,210 @@
+//! The ranking metrics of replicates drawn on the (group, side) cells of
+//! unweighted rows with few distinct scores (the multinomial scheme): each
+//! replicate is one pass over its tie groups' drawn weights, highest score
+//! first, with the sums of the row walk ([`super::ranking`]).
+
+use super::ranking::RankingReplicates;
+use crate::ensure;
+use crate::error::{MetricError, Result};
+
+/// The sums of one replicate's walk.
+#[derive(Default)]
+struct Walk {
+    tp: f64,
+    fp: f64,
+    auc: f64,
+    ap: f64,
+    tied: f64,
+    risk: f64,
+}
+
+impl Walk {
+    /// One tie group of `gp` positive and `gn` negative weight.
+    #[inline]
+    fn group(&mut self, gp: f64, gn: f64) {
+        self.auc += gn * (self.tp + 0.5 * gp);
+        self.tied += gp * gn;
+        self.tp += gp;
+        self.fp += gn;
+        let drawn = gp + gn;
+        if drawn > 0.0 {
+            let precision = self.tp / (self.tp + self.fp);
+            if gp > 0.0 {
+                self.ap += gp * precision;
+            }
+            self.risk += drawn * (1.0 - precision);
+        }
+    }
+}
+
+/// The ranking metrics of each replicate of drawn cell weights: `drawn` holds
+/// `replicates` rows of one weight per listed cell, `cells` the listed cells
+/// in increasing order, cell `c < groups` the positives of tie group `c` and
+/// cell `groups + c` its negatives, the groups from the highest score down.
+/// The AUROC, tied share and weights of every replicate; the average
+/// precision and the AURC when `curves` (else NaN); the pair metrics NaN in a
+/// replicate without both sides, the AURC in one without weight. The rows'
+/// own pair counts are left 0 (the walk of the groups gives them).
+///
+/// # Errors
+/// [`MetricError::InvalidValue`] when `drawn` is not whole rows of the cells
+/// or the cells do not increase within `2 groups`.
+pub fn walk_cell_weights(
+    drawn: &[f64],
+    cells: &[usize],
+    groups: usize,
+    curves: bool,
+) -> Result<RankingReplicates> {
+    let m = cells.len();
+    ensure!(
+        drawn.len().is_multiple_of(m),
+        MetricError::InvalidValue {
+            arg: "drawn",
+            detail: format!("{} weights are not whole rows of {m} cells", drawn.len()),
+        }
+    );
+    ensure!(
+        cells.windows(2).all(|w| w[0] < w[1])
+            && cells.last().is_none_or(|&c| c < groups.saturating_mul(2)),
+        MetricError::InvalidValue {
+            arg: "cells",
+            detail: format!("the cells must increase and stay below {}", 2 * groups),
+        }
+    );
+    // The positive cells come first; the negatives start at `split`.
+    let split = cells.partition_point(|&c| c < groups);
+    let replicates = drawn.len().checked_div(m).unwrap_or(0);
+    let mut out = RankingReplicates::default();
+    for row in drawn.chunks_exact(m.max(1)).take(replicates) {
+        let (mut i, mut j) = (0, split);
+        let mut walk = Walk::default();
+        while i < split || j < m {
+            let pos_group = cells.get(i).filter(|_| i < split).copied();
+            let neg_group = cells.get(j).map(|&c| c - groups);
+            let (gp, gn) = match (pos_group, neg_group) {
+                (Some(a), Some(b)) if a == b => {
+                    i += 1;
+                    j += 1;
+                    (row[i - 1], row[j - 1])
+                }
+                (Some(a), Some(b)) if a < b => {
+                    i += 1;
+                    (row[i - 1], 0.0)
+                }
+                (Some(_), None) => {
+                    i += 1;
+                    (row[i - 1], 0.0)
+                }
+                _ => {
+                    j += 1;
+                    (0.0, row[j - 1])
+                }
+            };
+            walk.group(gp, gn);
+        }
+        let (p, n) = (walk.tp, walk.fp);
+        let both = p > 0.0 && n > 0.0;
+        let pairs = p * n;
+        let total = p + n;
+        out.auroc
+            .push(if both { walk.auc / pairs } else { f64::NAN });
+        out.tied_share
+            .push(if both { walk.tied / pairs } else { f64::NAN });
+        out.average_precision.push(if curves && both {
+            walk.ap / p
+        } else {
+            f64::NAN
+        });
+        out.aurc.push(if curves && total > 0.0 {
+            walk.risk / total
+        } else {
+            f64::NAN
+        });
+        out.w_pos.push(p);
+        out.w_neg.push(n);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The metrics of one replicate from the weights of every group, walked
+    /// as the definitions say (plain loops, no merge of the cell lists).
+    fn naive(gp: &[f64], gn: &[f64]) -> [f64; 4] {
+        let (p, n): (f64, f64) = (gp.iter().sum(), gn.iter().sum());
+        let mut auc = 0.0;
+        let mut tied = 0.0;
+        for (a, &pa) in gp.iter().enumerate() {
+            for (b, &nb) in gn.iter().enumerate() {
+                // Group a above group b when a < b (highest score first).
+                if a < b {
+                    auc += pa * nb;
+                } else if a == b {
+                    auc += 0.5 * pa * nb;
+                    tied += pa * nb;
+                }
+            }
+        }
+        let (mut ap, mut risk) = (0.0, 0.0);
+        for (g, (&pg, &ng)) in gp.iter().zip(gn).enumerate() {
+            let tp: f64 = gp[..=g].iter().sum();
+            let fp: f64 = gn[..=g].iter().sum();
+            if pg + ng > 0.0 {
+                ap += pg * tp / (tp + fp);
+                risk += (pg + ng) * fp / (tp + fp);
+            }
+        }
+        [auc / (p * n), tied / (p * n), ap / p, risk / (p + n)]
+    }
+
+    #[test]
+    fn each_replicate_walks_its_groups() {
+        let groups = 5;
+        // Group 1 has no positives, group 3 no negatives, group 4 no rows.
+        let cells = [0, 2, 3, groups, groups + 1, groups + 2];
+        #[rustfmt::skip]
+        let drawn = [
+            3.0, 1.0, 2.0, 4.0, 0.0, 5.0,
+            0.0, 2.0, 0.0, 1.0, 3.0, 0.0,
+            1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+        ];
+        let got = walk_cell_weights(&drawn, &cells, groups, true).unwrap();
+        for (r, row) in drawn.chunks(6).enumerate() {
+            let mut gp = vec![0.0; groups];
+            let mut gn = vec![0.0; groups];
+            for (&c, &w) in cells.iter().zip(row) {
+                if c < groups {
+                    gp[c] = w;
+                } else {
+                    gn[c - groups] = w;
+                }
+            }
+            let want = naive(&gp, &gn);
+            let have = [
+                got.auroc[r],
+                got.tied_share[r],
+                got.average_precision[r],
+                got.aurc[r],
+            ];
+            for (h, w) in have.iter().zip(want) {
+                assert!((h - w).abs() <= 1e-15, "replicate {r}: {h} against {w}");
+            }
+            assert_eq!(
+                (got.w_pos[r], got.w_neg[r]),
+                (gp.iter().sum(), gn.iter().sum())
+            );
+        }
+        let flat = walk_cell_weights(&drawn, &cells, groups, false).unwrap();
+        assert_eq!(flat.auroc, got.auroc);
+        assert!(flat.average_precision.iter().all(|v| v.is_nan()));
+        // A replicate without negatives: the pair metrics are NaN, the AURC is 0.
+        let alone = walk_cell_weights(&[2.0, 0.0], &[0, groups], groups, true).unwrap();
+        assert!(alone.auroc[0].is_nan() && alone.tied_share[0].is_nan());
+        assert!(alone.aurc[0].abs() < 1e-300);
+        assert!(walk_cell_weights(&drawn[..5], &cells, groups, true).is_err());
+        assert!(walk_cell_weights(&drawn, &[0, 2, 3, 5, 6, 10], groups, true).is_err());
+        assert!(walk_cell_weights(&drawn, &[0, 3, 2, 5, 6, 7], groups, true).is_err());
+    }
+}
