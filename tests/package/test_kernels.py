@@ -388,6 +388,7 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
         lambda k: k.walk_cell_weights(np.ones((2, 3)), np.arange(2, dtype=np.uint64), 2),
         ValidationError,
     ),
+    ("cell walk empty", lambda k: k.walk_cell_weights(np.ones((2, 0)), np.zeros(0, np.uint64), 2), ValidationError),
     (
         "cell walk order",
         lambda k: k.walk_cell_weights(np.ones((2, 2)), np.array([1, 0], np.uint64), 2),

@@ -188,7 +188,9 @@ def walk_cell_weights(
             f"drawn has {drawn.shape[-1] if drawn.ndim else 0} columns but there are {cells.size} cells; "
             "pass one column per cell"
         )
-    if cells.size and (np.any(cells[1:] <= cells[:-1]) or int(cells[-1]) // 2 >= groups):
+    if cells.size == 0:
+        raise ValidationError("cells: list at least one cell")
+    if np.any(cells[1:] <= cells[:-1]) or int(cells[-1]) // 2 >= groups:
         raise ValidationError(f"cells: the cells must increase and stay below {2 * groups}")
     # Only the groups that hold a listed cell (an empty group changes no sum), in their order.
     negative = cells >= groups

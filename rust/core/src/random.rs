@@ -73,6 +73,19 @@ pub(crate) fn philox_lanes<const LANES: usize>(
     [c0, c1, c2, c3]
 }
 
+/// A small deterministic generator for the unit tests (the high bits of a
+/// linear congruential generator; no extra dependency).
+#[cfg(test)]
+pub(crate) fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed;
+    move || {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        s >> 33
+    }
+}
+
 /// `POISSON1_THRESHOLDS[k - 1] = round(2^32 P(X <= k - 1))` for `X ~ Poisson(1)`,
 /// for every `k` whose threshold is below `2^32`: a 32-bit word `u` gives the
 /// draw `#{k : u >= POISSON1_THRESHOLDS[k - 1]}`. Computed with exact rational

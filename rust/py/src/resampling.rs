@@ -5,8 +5,8 @@
 use cmetrics_core::random::{philox4x32, row_weights};
 use cmetrics_core::resampling::{
     multinomial_draws as core_multinomial, replicate_ranking as core_ranking,
-    replicate_sums as core_sums, walk_cell_weights as core_cell_walk, Columns, Replicates, RowIds,
-    Segment,
+    replicate_sums as core_sums, walk_cell_weights as core_cell_walk, Columns, RankingReplicates,
+    Replicates, RowIds, Segment,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
@@ -171,6 +171,11 @@ pub fn replicate_ranking<'py>(
         &pool,
         |pool| { core_ranking(p, s, w, ids, seed, n_resamples, curves, pool) }
     )?);
+    ranking_replicates(py, r)
+}
+
+/// The Python `RankingReplicates` of a kernel's result.
+fn ranking_replicates(py: Python<'_>, r: RankingReplicates) -> PyResult<Bound<'_, PyAny>> {
     named!(
         py,
         "RankingReplicates",
@@ -243,20 +248,7 @@ pub fn walk_cell_weights<'py>(
         .map(|&e| usize::try_from(e).unwrap_or(usize::MAX))
         .collect::<Vec<usize>>();
     let r = run(py, || core_cell_walk(d, &c, groups, curves))?;
-    named!(
-        py,
-        "RankingReplicates",
-        PyArray1::from_vec(py, r.auroc),
-        PyArray1::from_vec(py, r.average_precision),
-        PyArray1::from_vec(py, r.tied_share),
-        PyArray1::from_vec(py, r.aurc),
-        PyArray1::from_vec(py, r.w_pos),
-        PyArray1::from_vec(py, r.w_neg),
-        0u64,
-        0u64,
-        0u64,
-        0u64,
-    )
+    ranking_replicates(py, r)
 }
 
 /// Add the functions to the module.

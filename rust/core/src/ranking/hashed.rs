@@ -208,6 +208,7 @@ pub(super) fn hashed_groups<X: Score>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random::lcg;
     use std::collections::BTreeMap;
 
     /// Groups counted by a map, as `hashed_groups` gives them.
@@ -221,22 +222,11 @@ mod tests {
         m.into_iter().map(|(k, (p, n))| (k, p, n)).collect()
     }
 
-    /// A stream of pseudo-random 53-bit integers.
-    fn stream(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            x >> 11
-        }
-    }
-
     #[test]
     fn tables_grow_from_the_estimate_and_give_up_past_the_limit() {
         let n = 300_000;
         let step = n / SAMPLE;
-        let mut next = stream(7);
+        let mut next = lcg(7);
         let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(3)).collect();
         // The sampled rows hold ten values (the estimate is ten), the others
         // `elsewhere` more.
@@ -270,7 +260,7 @@ mod tests {
 
     #[test]
     fn the_estimate_tells_few_scores_from_many() {
-        let mut next = stream(3);
+        let mut next = lcg(3);
         #[allow(clippy::cast_precision_loss)]
         let mut uniform = |distinct: u64| -> Vec<f64> {
             (0..1_000_000).map(|_| (next() % distinct) as f64).collect()

@@ -141,18 +141,9 @@ pub fn kendall_counts_with<X: Score, Y: Score>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random::lcg;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
-
-    fn lcg(seed: u64) -> impl FnMut() -> u64 {
-        let mut s = seed;
-        move || {
-            s = s
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            s >> 33
-        }
-    }
 
     /// Pair counts by looking at every pair.
     fn naive(x: &[f64], y: &[f64]) -> KendallCounts {

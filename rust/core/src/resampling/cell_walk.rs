@@ -47,8 +47,8 @@ impl Walk {
 /// own pair counts are left 0 (the walk of the groups gives them).
 ///
 /// # Errors
-/// [`MetricError::InvalidValue`] when `drawn` is not whole rows of the cells
-/// or the cells do not increase within `2 groups`.
+/// [`MetricError::InvalidValue`] when no cell is listed, `drawn` is not
+/// whole rows of the cells, or the cells do not increase within `2 groups`.
 pub fn walk_cell_weights(
     drawn: &[f64],
     cells: &[usize],
@@ -57,10 +57,13 @@ pub fn walk_cell_weights(
 ) -> Result<RankingReplicates> {
     let m = cells.len();
     ensure!(
-        drawn.len().is_multiple_of(m),
+        m > 0 && drawn.len().is_multiple_of(m),
         MetricError::InvalidValue {
             arg: "drawn",
-            detail: format!("{} weights are not whole rows of {m} cells", drawn.len()),
+            detail: format!(
+                "{} weights are not whole rows of {m} cells (at least one)",
+                drawn.len()
+            ),
         }
     );
     ensure!(
@@ -73,9 +76,8 @@ pub fn walk_cell_weights(
     );
     // The positive cells come first; the negatives start at `split`.
     let split = cells.partition_point(|&c| c < groups);
-    let replicates = drawn.len().checked_div(m).unwrap_or(0);
     let mut out = RankingReplicates::default();
-    for row in drawn.chunks_exact(m.max(1)).take(replicates) {
+    for row in drawn.chunks_exact(m) {
         let (mut i, mut j) = (0, split);
         let mut walk = Walk::default();
         while i < split || j < m {
@@ -204,6 +206,7 @@ mod tests {
         assert!(alone.auroc[0].is_nan() && alone.tied_share[0].is_nan());
         assert!(alone.aurc[0].abs() < 1e-300);
         assert!(walk_cell_weights(&drawn[..5], &cells, groups, true).is_err());
+        assert!(walk_cell_weights(&[], &[], groups, true).is_err());
         assert!(walk_cell_weights(&drawn, &[0, 2, 3, 5, 6, 10], groups, true).is_err());
         assert!(walk_cell_weights(&drawn, &[0, 3, 2, 5, 6, 7], groups, true).is_err());
     }
