@@ -54,6 +54,16 @@ pub fn slice2<'a, T: numpy::Element>(
     a.as_slice().map_err(|_| not_contiguous(name))
 }
 
+/// A 1-D `uint64` array of indices or positions as `usize` (a value past
+/// the platform's range becomes `usize::MAX`, which the kernels refuse as
+/// out of range).
+pub fn usizes(a: &PyReadonlyArray1<'_, u64>, name: &str) -> PyResult<Vec<usize>> {
+    Ok(slice(a, name)?
+        .iter()
+        .map(|&e| usize::try_from(e).unwrap_or(usize::MAX))
+        .collect())
+}
+
 /// Borrow a C- or Fortran-contiguous 2-D array (no copy): its flat data and
 /// whether that data holds columns (Fortran order) rather than rows.
 pub fn matrix<'a, T: numpy::Element>(

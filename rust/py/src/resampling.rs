@@ -15,7 +15,7 @@ use numpy::{
 };
 use pyo3::prelude::*;
 
-use crate::arrays::{opt_slice, slice, slice2};
+use crate::arrays::{opt_slice, slice, slice2, usizes};
 use crate::error::{run, run_pool, ValidationError};
 use crate::ranking::{with_scores, ScoreArray};
 use crate::results::named;
@@ -207,10 +207,7 @@ pub fn multinomial_draws<'py>(
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let c = slice(&counts, "counts")?;
-    let ends = slice(&stratum_ends, "stratum_ends")?
-        .iter()
-        .map(|&e| usize::try_from(e).unwrap_or(usize::MAX))
-        .collect::<Vec<usize>>();
+    let ends = usizes(&stratum_ends, "stratum_ends")?;
     let cells = c.len();
     let pool = Pool::new(n_threads);
     let out = run_pool(py, cells.saturating_mul(count) / 8, &pool, |pool| {
@@ -243,10 +240,7 @@ pub fn walk_cell_weights<'py>(
         )));
     }
     let d = slice2(&drawn, "drawn")?;
-    let c = slice(&cells, "cells")?
-        .iter()
-        .map(|&e| usize::try_from(e).unwrap_or(usize::MAX))
-        .collect::<Vec<usize>>();
+    let c = usizes(&cells, "cells")?;
     let r = run(py, || core_cell_walk(d, &c, groups, curves))?;
     ranking_replicates(py, r)
 }
