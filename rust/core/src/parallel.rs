@@ -272,6 +272,50 @@ pub fn big_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// An atomic integer whose all-zero bytes are the value 0: the slots
+/// [`zeroed_slots`] hands out. Sealed: only `AtomicU32` and `AtomicU64`.
+pub trait ZeroSlot: Sync + sealed::Sealed {
+    /// The widest value a slot holds.
+    const MAX: u64;
+    /// Store `value` (at most [`Self::MAX`]).
+    fn put(&self, value: u64);
+    /// The value stored.
+    fn get(&self) -> u64;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for std::sync::atomic::AtomicU32 {}
+    impl Sealed for std::sync::atomic::AtomicU64 {}
+}
+
+impl ZeroSlot for std::sync::atomic::AtomicU32 {
+    const MAX: u64 = u32::MAX as u64;
+    #[inline(always)]
+    fn put(&self, value: u64) {
+        // At most `MAX` by the caller's choice of slot (a wider value would
+        // be cut to its low bits, never read out of bounds).
+        #[allow(clippy::cast_possible_truncation)]
+        self.store(value as u32, std::sync::atomic::Ordering::Relaxed);
+    }
+    #[inline(always)]
+    fn get(&self) -> u64 {
+        u64::from(self.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl ZeroSlot for AtomicU64 {
+    const MAX: u64 = u64::MAX;
+    #[inline(always)]
+    fn put(&self, value: u64) {
+        self.store(value, std::sync::atomic::Ordering::Relaxed);
+    }
+    #[inline(always)]
+    fn get(&self) -> u64 {
+        self.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// `n` atomic slots holding zero, huge-page backed as in [`big_vec`], for
 /// threads that each write their own scattered slots at once. The zeros cost
 /// no writing (a fresh allocation of zeros is made of untouched pages), so
@@ -279,23 +323,23 @@ pub fn big_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
 ///
 /// # Errors
 /// [`MetricError::OutOfMemory`] naming `what` when the allocator refuses.
-pub fn zeroed_slots(n: usize, what: &'static str) -> Result<Vec<AtomicU64>> {
+pub fn zeroed_slots<S: ZeroSlot>(n: usize, what: &'static str) -> Result<Vec<S>> {
     let refused = || MetricError::OutOfMemory {
         what,
-        bytes: bytes_of::<AtomicU64>(n),
+        bytes: bytes_of::<S>(n),
     };
     if n == 0 {
         return Ok(Vec::new());
     }
-    let layout = std::alloc::Layout::array::<AtomicU64>(n).map_err(|_| refused())?;
+    let layout = std::alloc::Layout::array::<S>(n).map_err(|_| refused())?;
     // SAFETY: the layout has a non-zero size (n > 0).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<AtomicU64>();
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<S>();
     if ptr.is_null() {
         return Err(refused());
     }
     advise_huge(ptr as usize, ptr as usize + layout.size());
     // SAFETY: `ptr` comes from the global allocator with the layout of `n`
-    // values of `AtomicU64`, and all-zero bytes are a valid `AtomicU64` (0).
+    // values of `S`, an atomic integer (sealed) whose all-zero bytes are 0.
     Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
