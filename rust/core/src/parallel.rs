@@ -12,7 +12,7 @@
 //! thread count. Integer counts are exact in any order.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
@@ -275,7 +275,7 @@ pub fn big_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
 /// An atomic integer whose all-zero bytes are the value 0: the slots
 /// [`zeroed_slots`] hands out. Sealed: only `AtomicU32` and `AtomicU64`.
 pub trait ZeroSlot: Sync + sealed::Sealed {
-    /// The widest value a slot holds.
+    /// The largest value a slot holds.
     const MAX: u64;
     /// Store `value` (at most [`Self::MAX`]).
     fn put(&self, value: u64);
@@ -289,18 +289,18 @@ mod sealed {
     impl Sealed for std::sync::atomic::AtomicU64 {}
 }
 
-impl ZeroSlot for std::sync::atomic::AtomicU32 {
+impl ZeroSlot for AtomicU32 {
     const MAX: u64 = u32::MAX as u64;
     #[inline(always)]
     fn put(&self, value: u64) {
         // At most `MAX` by the caller's choice of slot (a wider value would
         // be cut to its low bits, never read out of bounds).
         #[allow(clippy::cast_possible_truncation)]
-        self.store(value as u32, std::sync::atomic::Ordering::Relaxed);
+        self.store(value as u32, Ordering::Relaxed);
     }
     #[inline(always)]
     fn get(&self) -> u64 {
-        u64::from(self.load(std::sync::atomic::Ordering::Relaxed))
+        u64::from(self.load(Ordering::Relaxed))
     }
 }
 
@@ -308,11 +308,11 @@ impl ZeroSlot for AtomicU64 {
     const MAX: u64 = u64::MAX;
     #[inline(always)]
     fn put(&self, value: u64) {
-        self.store(value, std::sync::atomic::Ordering::Relaxed);
+        self.store(value, Ordering::Relaxed);
     }
     #[inline(always)]
     fn get(&self) -> u64 {
-        self.load(std::sync::atomic::Ordering::Relaxed)
+        self.load(Ordering::Relaxed)
     }
 }
 

@@ -154,7 +154,8 @@ pub fn paired_placements<X: Score, Y: Score>(
     })
 }
 
-/// The two walks of [`paired_placements`] over rows of one outcome.
+/// What the two walks of [`paired_placements`] share: the rows' outcomes,
+/// the positive rows' count and the pool.
 struct Walks<'a> {
     positive: &'a [bool],
     n_pos: u64,
