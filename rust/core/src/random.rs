@@ -74,7 +74,9 @@ pub(crate) fn philox_lanes<const LANES: usize>(
 }
 
 /// A small deterministic generator for the unit tests (the high bits of a
-/// linear congruential generator; no extra dependency).
+/// linear congruential generator; no extra dependency). Each value has 31
+/// random bits (`0 .. 2^31`): shifting it right by 31 or more gives zero; a
+/// test that wants more bits joins several values.
 #[cfg(test)]
 pub(crate) fn lcg(seed: u64) -> impl FnMut() -> u64 {
     let mut s = seed;
