@@ -70,6 +70,28 @@ def test_cells_covary_as_a_multinomial(backend: str) -> None:
     assert (drawn[:, 6] == 0).all()
 
 
+@pytest.mark.parametrize("cell", [0, 1, 7])
+def test_poisson_draws_and_completion_follow_the_binomial_law(backend: str, cell: int) -> None:
+    counts = POISSON_STRATUM
+    n = sum(counts)
+    reps = 20_000 if backend == "rust" else 6_000
+    drawn = _draws(backend, counts, [len(counts)], 0, reps, seed=23)
+    assert (drawn.sum(axis=1) == n).all()
+    stat, df = _pearson(drawn[:, cell], n, counts[cell] / n)
+    assert stat < stats.chi2.ppf(1 - 1e-4, max(df, 1)), (stat, df)
+
+
+def test_poisson_draws_and_completion_covary_as_a_multinomial(backend: str) -> None:
+    counts = np.array(POISSON_STRATUM)
+    n, reps = int(counts.sum()), 6_000
+    drawn = _draws(backend, counts.tolist(), [counts.size], 0, reps, seed=4)[:, :6]
+    p = counts[:6] / n
+    cov = np.cov(drawn, rowvar=False)
+    want = n * (np.diag(p) - np.outer(p, p))
+    se = np.sqrt(n * n * (np.outer(p, p) + np.diag(p) ** 2) / reps) + 1e-9
+    assert np.all(np.abs(cov - want) < 6 * se + 0.05 * np.sqrt(np.outer(np.diag(want), np.diag(want))))
+
+
 def test_strata_keep_their_totals(backend: str) -> None:
     counts = [5, 0, 17, 300, 2, 9_000, 1, 44, 12]
     drawn = _draws(backend, counts, [3, 3, 8, 9], 5, 50, seed=2)
@@ -90,7 +112,17 @@ CASES = [
     # A 20 x 20 confusion matrix as a model leaves it: a heavy diagonal, every other cell a few
     # hundred (the leaves' splits of BTRD, taken in vector lanes by the Rust core).
     ([70_000 if i % 21 == 0 else 280 + i % 41 for i in range(400)], [400]),
+    # Strata of 1024 rows or more over at least 2 sqrt(rows) occupied cells: Poisson draws and
+    # completion (the tree for the replicates whose draws overshoot), beside a small stratum on
+    # the tree; a 30 x 30 matrix; a huge cell among ones (a table of 24,000 entries); zero cells.
+    ([10 + i % 30 for i in range(400)] + [3, 9, 0, 4], [400, 404]),
+    ([5_000 if i % 31 == 0 else 20 for i in range(900)], [900]),
+    ([1] * 2_000 + [10**6], [2_001]),
+    ([0 if i % 7 == 0 else 1 + i % 49 for i in range(3_000)], [1_000, 1_000, 3_000]),
 ]
+
+#: A stratum drawn by Poisson draws and completion: 400 cells, one of 500 rows.
+POISSON_STRATUM = [500] + [10 + i % 30 for i in range(399)]
 
 
 @pytest.mark.skipif(not rust_available(), reason="compares the Rust core with the numpy backend")

@@ -10,6 +10,10 @@ level by level, a level's BTRD draws eight at a time in vector lanes. Both use o
 operations and the logarithm :func:`exact_ln` (written in them), so the counts are the same bit
 for bit.
 
+A large stratum (at least 1024 rows over at least ``2 sqrt(rows)`` occupied cells) is drawn by
+Poisson draws and completion instead (:mod:`cmetrics._numpy.poisson_cells`), its replicates that
+overshoot by the tree.
+
 The binomial sampler is inversion from zero below a mean of 10 (Kachitvichyanukul and
 Schmeiser's BINV) and Hörmann's BTRD above ("The generation of binomial random variates",
 1993).
@@ -20,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from cmetrics._numpy import poisson_cells
 from cmetrics._numpy.random import philox4x32_blocks
 from cmetrics.exceptions import OutOfMemoryError, ValidationError
 
@@ -304,11 +309,34 @@ def multinomial_draws(counts: U64, stratum_ends: U64, first: int, count: int, se
         raise OutOfMemoryError(msg) from e
     if not bounds or count == 0:
         return out
+    replicates = (first + np.arange(count)).astype(np.uint32)
+    # The large strata by Poisson draws and completion (the tree for the replicates that
+    # overshoot); the rest on the tree.
+    chosen = poisson_cells.plan(c, bounds)
+    by_poisson = chosen[0] if chosen is not None else []
+    done = {(s.lo, s.hi) for s in by_poisson}
+    rest = [b for b in bounds if b not in done]
+    if rest:
+        out += _tree(c, rest, replicates, seed)
+    if chosen is not None:
+        key = (seed & 0xFFFFFFFF, seed >> 32)
+        for s in by_poisson:
+            drawn, over = poisson_cells.draw(s, chosen[1], replicates, key)
+            if over.any():
+                drawn[over] = _tree(c, [(s.lo, s.hi)], replicates[over], seed)[:, s.lo : s.hi]
+            out[:, s.lo : s.hi] = drawn
+    return out
+
+
+def _tree(c: U64, bounds: list[tuple[int, int]], replicates: U32, seed: int) -> F64:
+    """The split tree's draws of the strata ``bounds`` in ``replicates``: ``len x cells``
+    (the cells of other strata 0)."""
+    count = replicates.size
+    out = np.zeros((count, c.size))
     prefix = np.concatenate([[0], np.cumsum(c, dtype=np.uint64)]).astype(np.uint64)
     lo = np.array([b[0] for b in bounds], dtype=np.int64)
     hi = np.array([b[1] for b in bounds], dtype=np.int64)
     m = np.tile((prefix[hi] - prefix[lo])[None, :], (count, 1))
-    replicates = (first + np.arange(count)).astype(np.uint32)
     while lo.size:
         leaf = hi - lo == 1
         out[:, lo[leaf]] = m[:, leaf]

@@ -139,6 +139,14 @@ pub const ROW_WEIGHTS: u32 = 0;
 /// (counter: replicate, split position, attempt, this tag).
 pub const CELL_SPLITS: u32 = 1;
 
+/// The stream of the multinomial scheme's Poisson draws of a large stratum's
+/// cells (counter: cell pair, replicate, 0, this tag).
+pub const CELL_POISSON: u32 = 2;
+
+/// The stream of the multinomial scheme's completion rows (counter: row,
+/// replicate, the stratum's first cell, this tag plus the attempt times 256).
+pub const CELL_COMPLETIONS: u32 = 3;
+
 /// How many lanes the row-weight draws take at a time (one AVX-512 register of
 /// 32-bit words).
 pub const LANES: usize = 16;

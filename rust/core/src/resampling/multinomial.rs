@@ -22,15 +22,22 @@
 //! straight off those arrays ([`super::binomial_lanes`]), and the few draws
 //! that attempt leaves open take their next steps in rounds
 //! ([`super::rounds`]).
+//!
+//! A large stratum (at least 1024 rows over at least `2 sqrt(rows)` occupied
+//! cells) is drawn by Poisson draws and completion instead
+//! ([`super::poisson_cells`]), cheaper per cell and as exact; its own tree
+//! draws the replicates whose Poisson draws overshoot.
 
 use super::binomial::{binomial_or_btrd, Btrd, Stream, MAX_TOTAL};
 use super::binomial_lanes::{squeeze_attempts, Draws, LANES, OUTSIDE, REJECTED, SQUEEZED};
+use super::poisson_cells::Plan;
 use super::rounds::Batch;
 use crate::error::{MetricError, Result};
 use crate::memory::try_filled;
 use crate::parallel::Pool;
 use crate::random::key_of;
 use rayon::prelude::*;
+use std::collections::HashSet;
 
 /// The split tree of a call, level by level, each level padded to whole
 /// vectors of [`LANES`] splits. A replicate's counts live in one array of
@@ -57,8 +64,10 @@ struct Tree {
 }
 
 impl Tree {
-    /// The tree of the strata `(lo, hi, total)` over `share`.
-    fn new(share: &[f64], strata: &[(usize, usize, u64)]) -> Result<Self> {
+    /// The tree of the strata `(lo, hi, total)` over `share`, the cells of
+    /// `share` being the call's from `offset` on (a split's stream names its
+    /// position in the call's cells).
+    fn new(share: &[f64], strata: &[(usize, usize, u64)], offset: usize) -> Result<Self> {
         let cells = share.len();
         // The cell ranges of each level's splits.
         let mut ranges: Vec<Vec<(usize, usize)>> = Vec::new();
@@ -112,7 +121,7 @@ impl Tree {
                 let at = first + j;
                 let mid = lo + (hi - lo) / 2;
                 let p = share[mid];
-                tree.node[at] = mid as u32;
+                tree.node[at] = (mid + offset) as u32;
                 tree.share[at] = p;
                 if p > 0.0 && p < 1.0 {
                     tree.flipped[at] = p > 0.5;
@@ -327,29 +336,65 @@ pub fn multinomial_draws(
     if cells == 0 {
         return Ok(out);
     }
-    let tree = Tree::new(&share, &strata)?;
+    // The large strata by Poisson draws and completion, each with its own tree
+    // for the replicates whose draws overshoot; the rest on one tree.
+    let plan = Plan::new(counts, &strata)?;
+    let by_poisson = plan.as_ref().map_or(&[][..], |p| &p.strata[..]);
+    let mut fallbacks = Vec::with_capacity(by_poisson.len());
+    for s in by_poisson {
+        let total = prefix[s.hi] - prefix[s.lo];
+        fallbacks.push(Tree::new(
+            &share[s.lo..s.hi],
+            &[(0, s.hi - s.lo, total)],
+            s.lo,
+        )?);
+    }
+    // Strata of cells are told apart by their first cell (one of no cells draws nothing).
+    let drawn: HashSet<usize> = by_poisson.iter().map(|s| s.lo).collect();
+    let rest: Vec<_> = strata
+        .iter()
+        .filter(|t| t.1 == t.0 || !drawn.contains(&t.0))
+        .copied()
+        .collect();
+    let tree = Tree::new(&share, &rest, 0)?;
     let key = key_of(seed);
-    let draw = |scratch: &mut Scratch, (b, row): (usize, &mut [f64])| -> Result<()> {
+    let scratch = || {
+        (
+            Scratch::new(&tree),
+            fallbacks.iter().map(Scratch::new).collect::<Vec<_>>(),
+        )
+    };
+    let draw = |(own, theirs): &mut (Scratch, Vec<Scratch>), (b, row): (usize, &mut [f64])| {
         pool.check()?;
         let stream = Stream {
             key,
             replicate: (first + b as u64) as u32,
             node: 0,
         };
-        draw_replicate(row, &tree, stream, scratch);
+        if !tree.roots.is_empty() {
+            draw_replicate(row, &tree, stream, own);
+        }
+        if let Some(plan) = &plan {
+            for ((s, fallback), space) in plan.strata.iter().zip(&fallbacks).zip(theirs) {
+                let cells = &mut row[s.lo..s.hi];
+                if !plan.draw(s, cells, key, stream.replicate) {
+                    draw_replicate(cells, fallback, stream, space);
+                }
+            }
+        }
         Ok(())
     };
     if pool.threads() > 1 && count > 1 {
         pool.install(|| {
             out.par_chunks_mut(cells)
                 .enumerate()
-                .try_for_each_init(|| Scratch::new(&tree), draw)
+                .try_for_each_init(scratch, draw)
         })?;
     } else {
-        let mut scratch = Scratch::new(&tree);
+        let mut space = scratch();
         out.chunks_mut(cells)
             .enumerate()
-            .try_for_each(|item| draw(&mut scratch, item))?;
+            .try_for_each(|item| draw(&mut space, item))?;
     }
     Ok(out)
 }
@@ -473,6 +518,74 @@ mod tests {
                 assert_eq!(row, &want[..], "replicate {b}");
             }
         }
+    }
+
+    /// 400 cells of 10 to 39 rows (9,700 rows: drawn by Poisson draws and
+    /// completion) and a small stratum on the tree.
+    fn mixed_counts() -> (Vec<u64>, [usize; 2]) {
+        let mut counts: Vec<u64> = (0..400).map(|i| 10 + (i % 30)).collect();
+        counts.extend([3, 9, 0, 4]);
+        (counts, [400, 404])
+    }
+
+    #[test]
+    fn large_strata_keep_their_totals_ignore_the_threads_and_fall_back_to_the_tree() {
+        let (counts, ends) = mixed_counts();
+        let one = multinomial_draws(&counts, &ends, 0, 300, 11, &Pool::sequential()).unwrap();
+        let two = multinomial_draws(&counts, &ends, 0, 300, 11, &Pool::new(3)).unwrap();
+        assert_eq!(one, two);
+        let alone = multinomial_draws(&counts, &ends, 17, 1, 11, &Pool::sequential()).unwrap();
+        assert_eq!(alone, one[17 * 404..18 * 404]);
+        let plan = Plan::new(&counts, &[(0, 400, 9_700), (400, 404, 16)])
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.strata.len(), 1, "the small stratum keeps the tree");
+        let mut fell_back = 0;
+        for (b, row) in one.chunks(404).enumerate() {
+            assert_eq!(row[..400].iter().sum::<f64>(), 9_700.0);
+            let mut want = vec![0.0; 404];
+            reference(&counts, 11, b as u32, &mut want, 400, 404, 16);
+            assert_eq!(row[400..], want[400..]);
+            if !plan.draw(&plan.strata[0], &mut want[..400], key_of(11), b as u32) {
+                fell_back += 1;
+                reference(&counts, 11, b as u32, &mut want, 0, 400, 9_700);
+            }
+            assert_eq!(row[..400], want[..400], "replicate {b}");
+        }
+        assert!(
+            (1..30).contains(&fell_back),
+            "{fell_back} of 300 on the tree"
+        );
+    }
+
+    #[test]
+    fn poisson_and_completion_draw_the_multinomial_law() {
+        // Mean c_i and variance c_i (1 - p_i) of 4,000 replicates, against the
+        // multinomial's, within 5 standard errors.
+        let (counts, ends) = mixed_counts();
+        let replicates = 4_000;
+        let got = multinomial_draws(&counts, &ends, 0, replicates, 3, &Pool::new(2)).unwrap();
+        let n = 9_700.0;
+        let b = replicates as f64;
+        let mut ratio = 0.0;
+        for i in 0..400 {
+            let c = counts[i] as f64;
+            let column: Vec<f64> = got.chunks(404).map(|r| r[i]).collect();
+            let mean = column.iter().sum::<f64>() / b;
+            let var = c * (1.0 - c / n);
+            assert!(
+                (mean - c).abs() < 5.0 * (var / b).sqrt(),
+                "cell {i}: {mean}"
+            );
+            let sample = column.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (b - 1.0);
+            ratio += sample / var / 400.0;
+        }
+        // The average of 400 nearly independent variance ratios: standard error
+        // sqrt(2 / 4000) / 20 (the covariances follow: every total is fixed).
+        assert!(
+            (ratio - 1.0).abs() < 5.0 * (2.0 / b).sqrt() / 20.0,
+            "{ratio}"
+        );
     }
 
     #[test]

@@ -1,0 +1,451 @@
+//! The multinomial draws of a large stratum by Poisson draws and completion
+//! (docs/definitions.md §11): each occupied cell `i` draws
+//! `X_i ~ Poisson(c_i (1 - d))` independently, `d = 2 / sqrt(n)`; given their
+//! total `t`, `X` is `Multinomial(t, c / n)`, so when `t <= n` adding `n - t`
+//! rows drawn one at a time from the cells' shares `c / n` gives exactly
+//! `Multinomial(n, c / n)`. When `t > n` (about 2% of replicates) the caller
+//! draws that stratum's replicate by the split tree instead; both branches are
+//! exact, so their mixture is.
+//!
+//! A Poisson draw is an inversion of a table shared by every cell of the same
+//! rate (one per distinct count and stratum size), so a draw costs one
+//! counter-based block per two cells and a search; the completions cost one
+//! block per row or two and a guided search of the prefix sums. Every step is
+//! an IEEE-exact operation in the order `cmetrics._numpy.multinomial` takes,
+//! so both backends draw the same counts bit for bit.
+
+use crate::cpu::widest;
+use crate::error::Result;
+use crate::memory::try_filled;
+use crate::random::{philox4x32_10, philox_lanes, CELL_COMPLETIONS, CELL_POISSON};
+
+/// Blocks drawn side by side.
+const LANES: usize = 16;
+/// Guide buckets per cell.
+const GUIDE: usize = 4;
+use std::collections::HashMap;
+
+/// Strata of fewer rows keep the split tree.
+pub(super) const MIN_TOTAL: u64 = 1 << 10;
+/// The most entries the tables of one call may hold (32 MiB); past it every
+/// stratum keeps the split tree.
+pub(super) const TABLE_BUDGET: usize = 1 << 22;
+
+/// Whether a stratum of `total` rows and `occupied` nonzero cells is drawn by
+/// Poisson draws and completion: at least [`MIN_TOTAL`] rows, and at least
+/// `2 sqrt(total)` occupied cells (the completions, about `2 sqrt(total)`
+/// rows, then cost less than the cells' draws; the tree costs more per cell).
+#[must_use]
+pub(super) fn eligible(total: u64, occupied: u64) -> bool {
+    total >= MIN_TOTAL && u128::from(occupied) * u128::from(occupied) >= 4 * u128::from(total)
+}
+
+/// The Poisson rate of a cell of `count` rows in a stratum of `total` rows.
+#[inline]
+#[must_use]
+pub(super) fn rate(count: u64, total: u64) -> f64 {
+    count as f64 * (1.0 - 2.0 / (total as f64).sqrt())
+}
+
+/// The first value and the number of entries of the table of `rate`: the
+/// values within `12 sqrt(rate) + 12` of its floor (the mass outside is below
+/// `10^-30`, far below the 2^-53 resolution of a uniform).
+#[must_use]
+pub(super) fn table_span(rate: f64) -> (f64, usize) {
+    let mode = rate.floor();
+    let width = (12.0 * rate.sqrt()).floor() + 12.0;
+    let low = (mode - width).max(0.0);
+    (low, (mode + width - low) as usize + 1)
+}
+
+/// The cumulative weights of `rate`'s table: the weight of its floor `m` is 1,
+/// of `k > m` the product of `rate / j` for `j = m + 1 ..= k`, of `k < m` the
+/// product of `j / rate` for `j = m, m - 1, ..., k + 1`; summed from the first
+/// value up, in order.
+fn fill_table(rate: f64, low: f64, out: &mut [f64]) {
+    let mode = rate.floor();
+    let at = (mode - low) as usize;
+    out[at] = 1.0;
+    let mut w = 1.0;
+    for (i, slot) in out[at + 1..].iter_mut().enumerate() {
+        w *= rate / (mode + 1.0 + i as f64);
+        *slot = w;
+    }
+    let mut w = 1.0;
+    for (i, slot) in out[..at].iter_mut().rev().enumerate() {
+        w *= (mode - i as f64) / rate;
+        *slot = w;
+    }
+    let mut sum = 0.0;
+    for slot in out.iter_mut() {
+        sum += *slot;
+        *slot = sum;
+    }
+}
+
+/// A stratum drawn by Poisson draws and completion: its cells, rows, the
+/// shift that takes a 64-bit word to `[0, 2^bits)` with `2^bits >= total`,
+/// the prefix sums of its counts and a guide into them.
+pub(super) struct Stratum {
+    pub(super) lo: usize,
+    pub(super) hi: usize,
+    total: u64,
+    shift: u32,
+    prefix: Vec<u64>,
+    guide: Vec<u32>,
+}
+
+/// The Poisson tables of a call, one per distinct rate, end to end; each
+/// cell's table (`u32::MAX`: an empty cell, or a stratum on the tree).
+pub(super) struct Plan {
+    pub(super) strata: Vec<Stratum>,
+    cdf: Vec<f64>,
+    start: Vec<usize>,
+    low: Vec<f64>,
+    table: Vec<u32>,
+    /// Per table entry `g`: the entry that `u = g / len` lands on (a start
+    /// for the search of [`Plan::invert`]).
+    hint: Vec<u32>,
+}
+
+impl Plan {
+    /// The plan of the eligible strata of `strata` (`(lo, hi, total)`), or
+    /// `None` when none is eligible or their tables pass [`TABLE_BUDGET`].
+    pub(super) fn new(counts: &[u64], strata: &[(usize, usize, u64)]) -> Result<Option<Self>> {
+        let mut chosen = Vec::new();
+        let mut rates: HashMap<u64, u32> = HashMap::new();
+        let mut spans: Vec<(f64, f64, usize)> = Vec::new();
+        let mut entries = 0_usize;
+        for &(lo, hi, total) in strata {
+            let occupied = counts[lo..hi].iter().filter(|&&c| c > 0).count() as u64;
+            if !eligible(total, occupied) {
+                continue;
+            }
+            for &c in &counts[lo..hi] {
+                if c == 0 {
+                    continue;
+                }
+                let r = rate(c, total);
+                rates.entry(r.to_bits()).or_insert_with(|| {
+                    let (low, len) = table_span(r);
+                    entries += len;
+                    spans.push((r, low, len));
+                    (spans.len() - 1) as u32
+                });
+                if entries > TABLE_BUDGET {
+                    return Ok(None);
+                }
+            }
+            chosen.push((lo, hi, total));
+        }
+        if chosen.is_empty() {
+            return Ok(None);
+        }
+        let mut cdf = try_filled(entries, 0.0, "the Poisson tables")?;
+        let mut start = Vec::with_capacity(spans.len() + 1);
+        let mut low = Vec::with_capacity(spans.len());
+        let mut at = 0;
+        for &(r, l, len) in &spans {
+            fill_table(r, l, &mut cdf[at..at + len]);
+            start.push(at);
+            low.push(l);
+            at += len;
+        }
+        start.push(at);
+        let mut hint = try_filled(entries, 0_u32, "the Poisson tables")?;
+        for t in 0..spans.len() {
+            let (a, b) = (start[t], start[t + 1]);
+            let total = cdf[b - 1];
+            let mut k = 0;
+            for g in 0..b - a {
+                let v = g as f64 / (b - a) as f64 * total;
+                while k + 1 < b - a && cdf[a + k] <= v {
+                    k += 1;
+                }
+                hint[a + g] = k as u32;
+            }
+        }
+        let mut table = try_filled(counts.len(), u32::MAX, "the Poisson tables")?;
+        let mut out = Vec::with_capacity(chosen.len());
+        for (lo, hi, total) in chosen {
+            for i in lo..hi {
+                if counts[i] > 0 {
+                    table[i] = rates[&rate(counts[i], total).to_bits()];
+                }
+            }
+            let cells = hi - lo;
+            let mut prefix = try_filled(cells + 1, 0_u64, "the Poisson tables")?;
+            for (i, &c) in counts[lo..hi].iter().enumerate() {
+                prefix[i + 1] = prefix[i] + c;
+            }
+            let buckets = GUIDE * cells;
+            let mut guide = try_filled(buckets, 0_u32, "the Poisson tables")?;
+            let mut k = 0;
+            for (g, slot) in guide.iter_mut().enumerate() {
+                let t = (g as u128 * u128::from(total) / buckets as u128) as u64;
+                while prefix[k + 1] <= t {
+                    k += 1;
+                }
+                *slot = k as u32;
+            }
+            out.push(Stratum {
+                lo,
+                hi,
+                total,
+                shift: (total - 1).leading_zeros(),
+                prefix,
+                guide,
+            });
+        }
+        Ok(Some(Self {
+            strata: out,
+            cdf,
+            start,
+            low,
+            table,
+            hint,
+        }))
+    }
+
+    /// The Poisson draw of `table` for the 64-bit word `x`: the first entry
+    /// whose cumulative weight passes `u` times the table's total, with
+    /// `u = (x >> 11 + 1/2) 2^-53`.
+    #[inline(always)]
+    fn invert(&self, table: usize, x: u64) -> f64 {
+        let (a, b) = (self.start[table], self.start[table + 1]);
+        let cdf = &self.cdf[a..b];
+        let last = cdf.len() - 1;
+        let u = ((x >> 11) as f64 + 0.5) * (1.0 / 9_007_199_254_740_992.0);
+        let v = u * cdf[last];
+        // The hint of `floor(u len)`, walked down then up to the first entry past `v`.
+        let mut k = self.hint[a + ((u * cdf.len() as f64) as usize).min(last)] as usize;
+        while k > 0 && cdf[k - 1] > v {
+            k -= 1;
+        }
+        // Most buckets hold at most one step: taken without a branch.
+        k += usize::from(k < last && cdf[k] <= v);
+        while k < last && cdf[k] <= v {
+            k += 1;
+        }
+        self.low[table] + k as f64
+    }
+
+    /// Replicate `replicate` of `stratum` into `out` (its cells), or `false`
+    /// when the Poisson draws total more than the stratum's rows (`out` is
+    /// then to be drawn by the split tree).
+    pub(super) fn draw(
+        &self,
+        stratum: &Stratum,
+        out: &mut [f64],
+        key: [u32; 2],
+        replicate: u32,
+    ) -> bool {
+        let mut fits = false;
+        draw_widest(self, stratum, out, key, replicate, &mut fits);
+        fits
+    }
+}
+
+widest! {
+    /// [`draw_replicate`] with the widest vectors this CPU has.
+    fn draw_widest(
+        plan: &Plan,
+        stratum: &Stratum,
+        out: &mut [f64],
+        key: [u32; 2],
+        replicate: u32,
+        fits: &mut bool,
+    ) => draw_replicate
+}
+
+/// Replicate `replicate` of `stratum` into `out` (its cells); `fits` says
+/// whether the Poisson draws totalled at most the stratum's rows (else `out`
+/// is to be drawn by the split tree). Inlined into [`draw_widest`]'s copies;
+/// no multiply-add is fused, so every instruction set gives the same bits.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // the four words of a block, lane by lane
+fn draw_replicate(
+    plan: &Plan,
+    stratum: &Stratum,
+    out: &mut [f64],
+    key: [u32; 2],
+    replicate: u32,
+    fits: &mut bool,
+) {
+    let mut sum = 0.0;
+    let first = stratum.lo >> 1;
+    let pairs = ((stratum.hi - 1) >> 1) + 1 - first;
+    for group in (0..pairs).step_by(LANES) {
+        let mut counter = [
+            [0; LANES],
+            [replicate; LANES],
+            [0; LANES],
+            [CELL_POISSON; LANES],
+        ];
+        for (l, c) in counter[0].iter_mut().enumerate() {
+            *c = (first + group + l) as u32;
+        }
+        let w = philox_lanes::<LANES>(counter, key);
+        for l in 0..LANES.min(pairs - group) {
+            for h in 0..2 {
+                let i = 2 * (first + group + l) + h;
+                if i < stratum.lo || i >= stratum.hi {
+                    continue;
+                }
+                let t = plan.table[i];
+                let k = if t == u32::MAX {
+                    0.0
+                } else {
+                    let x = (u64::from(w[2 * h][l]) << 32) | u64::from(w[2 * h + 1][l]);
+                    plan.invert(t as usize, x)
+                };
+                out[i - stratum.lo] = k;
+                sum += k;
+            }
+        }
+    }
+    // Every count and the sum are integers below 2^53: exact.
+    let total = stratum.total as f64;
+    if sum > total || total - sum >= 4_294_967_296.0 {
+        *fits = false;
+        return;
+    }
+    let extra = (total - sum) as u32;
+    let scale = stratum.guide.len() as f64 / total;
+    let last = stratum.guide.len() - 1;
+    for group in (0..extra).step_by(LANES) {
+        let mut counter = [
+            [0; LANES],
+            [replicate; LANES],
+            [stratum.lo as u32; LANES],
+            [CELL_COMPLETIONS; LANES],
+        ];
+        for (l, c) in counter[0].iter_mut().enumerate() {
+            *c = group.wrapping_add(l as u32);
+        }
+        let w = philox_lanes::<LANES>(counter, key);
+        for l in 0..LANES.min((extra - group) as usize) {
+            let first = ((u64::from(w[0][l]) << 32) | u64::from(w[1][l])) >> stratum.shift;
+            let second = ((u64::from(w[2][l]) << 32) | u64::from(w[3][l])) >> stratum.shift;
+            let v = if first < stratum.total {
+                first
+            } else if second < stratum.total {
+                second
+            } else {
+                uniform_below(stratum, key, group + l as u32, replicate)
+            };
+            // The guide's cell for `v`, walked to the cell whose rows hold it.
+            let mut k = stratum.guide[((v as f64 * scale) as usize).min(last)] as usize;
+            while k > 0 && stratum.prefix[k] > v {
+                k -= 1;
+            }
+            while stratum.prefix[k + 1] <= v {
+                k += 1;
+            }
+            out[k] += 1.0;
+        }
+    }
+    *fits = true;
+}
+
+/// A uniform integer in `[0, total)` for completion row `row`: the top bits of
+/// the 64-bit words of blocks `(row, replicate, lo, CELL_COMPLETIONS + 256 a)`,
+/// `a = 0, 1, ...`, two words a block, the first below `total`.
+#[inline(never)]
+fn uniform_below(stratum: &Stratum, key: [u32; 2], row: u32, replicate: u32) -> u64 {
+    let mut attempt = 1_u32;
+    loop {
+        let w = philox4x32_10(
+            [
+                row,
+                replicate,
+                stratum.lo as u32,
+                CELL_COMPLETIONS.wrapping_add(attempt << 8),
+            ],
+            key,
+        );
+        for h in [0, 2] {
+            let x = (u64::from(w[h]) << 32) | u64::from(w[h + 1]);
+            let v = x >> stratum.shift;
+            if v < stratum.total {
+                return v;
+            }
+        }
+        attempt = attempt.wrapping_add(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::key_of;
+
+    /// `ln k!` by a plain sum (exact enough for the comparison below).
+    fn ln_factorial(k: u64) -> f64 {
+        (2..=k).map(|j| (j as f64).ln()).sum()
+    }
+
+    #[test]
+    fn tables_are_the_poisson_law() {
+        for rate in [0.3, 1.0, 7.5, 99.0, 12_345.6] {
+            let (low, len) = table_span(rate);
+            let mut cdf = vec![0.0; len];
+            fill_table(rate, low, &mut cdf);
+            let total = cdf[len - 1];
+            let mut previous = 0.0;
+            for (i, &c) in cdf.iter().enumerate() {
+                let k = low as u64 + i as u64;
+                let want = (k as f64 * rate.ln() - rate - ln_factorial(k)).exp();
+                let got = (c - previous) / total;
+                previous = c;
+                assert!(
+                    (got - want).abs() <= 1e-9 * want + 1e-15,
+                    "rate {rate} k {k}: {got} vs {want}"
+                );
+            }
+            // The mass left outside the table is negligible.
+            let inside: f64 = (0..len)
+                .map(|i| {
+                    let k = low as u64 + i as u64;
+                    (k as f64 * rate.ln() - rate - ln_factorial(k)).exp()
+                })
+                .sum();
+            assert!((1.0 - inside).abs() < 1e-9, "rate {rate}: {inside}");
+        }
+    }
+
+    #[test]
+    fn eligibility_weighs_cells_against_rows() {
+        assert!(!eligible(1023, 1023));
+        assert!(eligible(1024, 64));
+        assert!(!eligible(1024, 63));
+        assert!(eligible(10_000_000, 6_325));
+        assert!(!eligible(10_000_000, 6_324));
+        assert!(eligible(u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn a_plan_over_the_budget_is_none() {
+        // 4,000 distinct counts from 1,000 to 5,000 over 16,000 cells: eligible, but
+        // about 1,300 entries a table.
+        let counts: Vec<u64> = (0..16_000).map(|i| 1_000 + i % 4_000).collect();
+        let total = counts.iter().sum();
+        assert!(eligible(total, 16_000));
+        assert!(Plan::new(&counts, &[(0, 16_000, total)]).unwrap().is_none());
+        // The same count everywhere: one table.
+        let counts = vec![2_000_u64; 8_000];
+        assert!(Plan::new(&counts, &[(0, 8_000, 16_000_000)])
+            .unwrap()
+            .is_some());
+        let counts = [3_u64; 100];
+        let plan = Plan::new(&counts, &[(0, 100, 300)]).unwrap();
+        assert!(plan.is_none(), "300 rows keep the tree");
+        let counts = vec![20_u64; 100];
+        let plan = Plan::new(&counts, &[(0, 100, 2_000)]).unwrap().unwrap();
+        let mut out = vec![0.0; 100];
+        let drawn = (0..50)
+            .filter(|&b| plan.draw(&plan.strata[0], &mut out, key_of(5), b))
+            .count();
+        assert!(drawn > 40);
+    }
+}
