@@ -317,22 +317,22 @@ def multinomial_draws(counts: U64, stratum_ends: U64, first: int, count: int, se
     done = {(s.lo, s.hi) for s in by_poisson}
     rest = [b for b in bounds if b not in done]
     if rest:
-        out += _tree(c, rest, replicates, seed)
+        _tree(c, rest, replicates, seed, out)
     if chosen is not None:
         key = (seed & 0xFFFFFFFF, seed >> 32)
         for s in by_poisson:
             drawn, over = poisson_cells.draw(s, chosen[1], replicates, key)
             if over.any():
-                drawn[over] = _tree(c, [(s.lo, s.hi)], replicates[over], seed)[:, s.lo : s.hi]
+                again = np.zeros((int(over.sum()), c.size))
+                drawn[over] = _tree(c, [(s.lo, s.hi)], replicates[over], seed, again)[:, s.lo : s.hi]
             out[:, s.lo : s.hi] = drawn
     return out
 
 
-def _tree(c: U64, bounds: list[tuple[int, int]], replicates: U32, seed: int) -> F64:
-    """The split tree's draws of the strata ``bounds`` in ``replicates``: ``len x cells``
-    (the cells of other strata 0)."""
+def _tree(c: U64, bounds: list[tuple[int, int]], replicates: U32, seed: int, out: F64) -> F64:
+    """The split tree's draws of the strata ``bounds`` in ``replicates``, written into the
+    cells of those strata in ``out`` (``len x cells``), which is returned."""
     count = replicates.size
-    out = np.zeros((count, c.size))
     prefix = np.concatenate([[0], np.cumsum(c, dtype=np.uint64)]).astype(np.uint64)
     lo = np.array([b[0] for b in bounds], dtype=np.int64)
     hi = np.array([b[1] for b in bounds], dtype=np.int64)
