@@ -11,19 +11,19 @@
 //! rate (one per distinct count and stratum size), so a draw costs one
 //! counter-based block per two cells and a search; the completions cost one
 //! block per row or two and a guided search of the prefix sums. Every step is
-//! an IEEE-exact operation in the order `cmetrics._numpy.multinomial` takes,
+//! an IEEE-exact operation in the order `cmetrics._numpy.poisson_cells` takes,
 //! so both backends draw the same counts bit for bit.
 
 use crate::cpu::widest;
 use crate::error::Result;
 use crate::memory::try_filled;
 use crate::random::{philox4x32_10, philox_lanes, CELL_COMPLETIONS, CELL_POISSON};
+use std::collections::HashMap;
 
 /// Blocks drawn side by side.
 const LANES: usize = 16;
 /// Guide buckets per cell.
 const GUIDE: usize = 4;
-use std::collections::HashMap;
 
 /// Strata of fewer rows keep the split tree.
 pub(super) const MIN_TOTAL: u64 = 1 << 10;
@@ -49,7 +49,8 @@ pub(super) fn rate(count: u64, total: u64) -> f64 {
 
 /// The first value and the number of entries of the table of `rate`: the
 /// values within `12 sqrt(rate) + 12` of its floor (the mass outside is below
-/// `10^-30`, far below the 2^-53 resolution of a uniform).
+/// `10^-24` at every rate, the most near a rate of 1; far below the 2^-53
+/// resolution of a uniform).
 #[must_use]
 pub(super) fn table_span(rate: f64) -> (f64, usize) {
     let mode = rate.floor();
