@@ -119,6 +119,9 @@ CASES = [
     ([5_000 if i % 31 == 0 else 20 for i in range(900)], [900]),
     ([1] * 2_000 + [10**6], [2_001]),
     ([0 if i % 7 == 0 else 1 + i % 49 for i in range(3_000)], [1_000, 1_000, 3_000]),
+    # A Poisson stratum starting at an odd cell (its cells' Philox pairs straddle the strata)
+    # with runs of zero cells, so some pairs serve one occupied cell and some two.
+    ([7] + [0 if i % 3 == 0 or i % 17 < 4 else 5 + i % 40 for i in range(3_001)], [1, 3_002]),
 ]
 
 #: A stratum drawn by Poisson draws and completion: 400 cells, one of 500 rows.

@@ -321,11 +321,11 @@ def multinomial_draws(counts: U64, stratum_ends: U64, first: int, count: int, se
     if chosen is not None:
         key = (seed & 0xFFFFFFFF, seed >> 32)
         for s in by_poisson:
-            drawn, over = poisson_cells.draw(s, chosen[1], replicates, key)
+            drawn = out[:, s.lo : s.hi]
+            over = poisson_cells.draw(s, chosen[1], replicates, key, drawn)
             if over.any():
                 again = np.zeros((int(over.sum()), c.size))
                 drawn[over] = _tree(c, [(s.lo, s.hi)], replicates[over], seed, again)[:, s.lo : s.hi]
-            out[:, s.lo : s.hi] = drawn
     return out
 
 

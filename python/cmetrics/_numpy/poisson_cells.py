@@ -23,6 +23,7 @@ from cmetrics._numpy.random import philox4x32_blocks
 F64 = npt.NDArray[np.float64]
 U64 = npt.NDArray[np.uint64]
 U32 = npt.NDArray[np.uint32]
+I64 = npt.NDArray[np.int64]
 Bool = npt.NDArray[np.bool_]
 
 #: The stream tags of the Poisson draws and of the completion rows.
@@ -73,54 +74,74 @@ def table(r: float, low: float, length: int) -> F64:
 
 @dataclass(frozen=True)
 class Stratum:
-    """A stratum drawn by Poisson draws and completion: its cells, rows, the tables of its
-    occupied cells and the prefix sums of its counts."""
+    """A stratum drawn by Poisson draws and completion: its cells, rows, its occupied cells (local
+    indices) grouped by table, the slice of those each table serves, the Philox pairs they draw
+    from (``global cell >> 1``, distinct and ascending) and where each occupied cell's word lies
+    among the pairs' words (``2 pair + 1`` for an odd cell, which takes the second), and the
+    prefix sums of its counts."""
 
     lo: int
     hi: int
     total: int
-    tables: dict[int, npt.NDArray[np.int64]]
+    occupied: I64
+    tables: list[tuple[int, int, int]]
+    pairs: U64
+    word_of: I64
     prefix: U64
 
 
 def plan(counts: U64, bounds: list[tuple[int, int]]) -> tuple[list[Stratum], list[tuple[float, F64]]] | None:
     """The strata of ``bounds`` to draw by Poisson draws and completion and the tables (first
-    value, cumulative weights), or ``None`` when none is eligible or the tables pass the budget."""
+    value, cumulative weights), or ``None`` when none is eligible or the tables pass the budget.
+
+    A table serves every cell of one rate (:func:`rate`, the same float product per distinct
+    count), across strata; the distinct counts of a stratum come from one ``np.unique``."""
     rates: dict[float, int] = {}
     spans: list[tuple[float, float, int]] = []
     entries = 0
     chosen = []
     for lo, hi in bounds:
-        c = [int(x) for x in counts[lo:hi]]
-        total = sum(c)
-        if not eligible(total, sum(1 for x in c if x > 0)):
+        c = np.asarray(counts[lo:hi], dtype=np.uint64)
+        occupied = np.flatnonzero(c)
+        total = int(c.sum(dtype=np.uint64))
+        if not eligible(total, occupied.size):
             continue
-        of_cell: dict[int, list[int]] = {}
-        for i, x in enumerate(c):
-            if x == 0:
-                continue
-            r = rate(x, total)
+        distinct, inverse = np.unique(c[occupied], return_inverse=True)
+        shrink = 1.0 - 2.0 / math.sqrt(float(total))
+        table_of = np.empty(distinct.size, dtype=np.int64)
+        for j, r in enumerate((distinct.astype(np.float64) * shrink).tolist()):
             t = rates.get(r)
             if t is None:
                 low, length = table_span(r)
                 entries += length
+                if entries > TABLE_BUDGET:
+                    return None
                 spans.append((r, low, length))
                 t = rates[r] = len(spans) - 1
-            if entries > TABLE_BUDGET:
-                return None
-            of_cell.setdefault(t, []).append(i)
-        prefix = np.concatenate([[0], np.cumsum(counts[lo:hi], dtype=np.uint64)]).astype(np.uint64)
-        cells = {t: np.array(v, dtype=np.int64) for t, v in of_cell.items()}
-        chosen.append(Stratum(lo, hi, total, cells, prefix))
+            table_of[j] = t
+        cell_table = table_of[inverse.ravel()]
+        by_table = np.argsort(cell_table, kind="stable")
+        occupied, cell_table = occupied[by_table], cell_table[by_table]
+        starts = np.flatnonzero(np.diff(cell_table, prepend=-1)).tolist()
+        ends = [*starts[1:], occupied.size]
+        slices = [(int(cell_table[a]), a, b) for a, b in zip(starts, ends, strict=True)]
+        glob = occupied.astype(np.uint64) + np.uint64(lo)
+        pairs, pair_of = np.unique(glob >> np.uint64(1), return_inverse=True)
+        word_of = 2 * pair_of.ravel() + (glob & np.uint64(1)).astype(np.int64)
+        prefix = np.concatenate([[0], np.cumsum(c, dtype=np.uint64)]).astype(np.uint64)
+        chosen.append(Stratum(lo, hi, total, occupied, slices, pairs, word_of, prefix))
     if not chosen:
         return None
     return chosen, [(low, table(r, low, length)) for r, low, length in spans]
 
 
-def _words(counter: U32, key: tuple[int, int]) -> tuple[U64, U64]:
-    """The two 64-bit words of each block of ``counter`` (``m x 4``)."""
-    w = philox4x32_blocks(counter, key).astype(np.uint64)
-    return (w[:, 0] << _SHIFT) | w[:, 1], (w[:, 2] << _SHIFT) | w[:, 3]
+def _words(counter: U32, key: tuple[int, int]) -> U64:
+    """The two 64-bit words ``(w0 << 32 | w1, w2 << 32 | w3)`` of each block of ``counter``
+    (``m x 4``), as an ``m x 2`` array."""
+    w = philox4x32_blocks(counter, key)
+    words: U64 = np.left_shift(w[:, 0::2].astype(np.uint64), _SHIFT)
+    np.bitwise_or(words, w[:, 1::2], out=words)
+    return words
 
 
 def _counters(a: npt.ArrayLike, b: npt.ArrayLike, c: npt.ArrayLike, d: npt.ArrayLike) -> U32:
@@ -139,9 +160,8 @@ def _uniform_below(stratum: Stratum, rows: U64, replicates: U32, key: tuple[int,
     attempt = 0
     while open_.size:
         tag = (CELL_COMPLETIONS + (attempt << 8)) & 0xFFFFFFFF
-        first, second = _words(_counters(rows[open_], replicates[open_], stratum.lo, tag), key)
-        first >>= shift
-        second >>= shift
+        words = _words(_counters(rows[open_], replicates[open_], stratum.lo, tag), key) >> shift
+        first, second = words[:, 0], words[:, 1]
         total = np.uint64(stratum.total)
         take_first = first < total
         take_second = ~take_first & (second < total)
@@ -152,38 +172,40 @@ def _uniform_below(stratum: Stratum, rows: U64, replicates: U32, key: tuple[int,
     return out
 
 
-def draw(stratum: Stratum, tables: list[tuple[float, F64]], replicates: U32, key: tuple[int, int]) -> tuple[F64, Bool]:
-    """The counts of ``stratum``'s cells in each of ``replicates`` (``len x cells``) and which
-    replicates overshot (their rows are to be drawn by the split tree)."""
+def draw(stratum: Stratum, tables: list[tuple[float, F64]], replicates: U32, key: tuple[int, int], out: F64) -> Bool:
+    """The counts of ``stratum``'s cells in each of ``replicates``, written into ``out``
+    (``len x cells``, zero on entry), and which replicates overshot (their rows are to be drawn
+    by the split tree)."""
     cells = stratum.hi - stratum.lo
-    out = np.zeros((replicates.size, cells))
     over = np.zeros(replicates.size, dtype=np.bool_)
     # About cells + 2 sqrt(total) draws a replicate; a chunk of replicates keeps the temporaries
     # near _CHUNK draws.
     step = max(1, _CHUNK // (cells + 2 * math.isqrt(stratum.total) + 1))
     for a in range(0, replicates.size, step):
-        out[a : a + step], over[a : a + step] = _draw_chunk(stratum, tables, replicates[a : a + step], key)
-    return out, over
+        over[a : a + step] = _draw_chunk(stratum, tables, replicates[a : a + step], key, out[a : a + step])
+    return over
 
 
 def _draw_chunk(
-    stratum: Stratum, tables: list[tuple[float, F64]], replicates: U32, key: tuple[int, int]
-) -> tuple[F64, Bool]:
-    """:func:`draw` of a few replicates at once."""
-    cells = stratum.hi - stratum.lo
-    out = np.zeros((replicates.size, cells))
-    for t, local in stratum.tables.items():
+    stratum: Stratum, tables: list[tuple[float, F64]], replicates: U32, key: tuple[int, int], out: F64
+) -> Bool:
+    """:func:`draw` of a few replicates at once, into ``out``. One Philox block per pair of
+    cells (its first word for the even cell, its second for the odd one), as the Rust core."""
+    counters = _counters(stratum.pairs[None, :], replicates[:, None], 0, CELL_POISSON)
+    words = _words(counters, key)
+    x = words.reshape(replicates.size, 2 * stratum.pairs.size)[:, stratum.word_of]
+    del words
+    u = ((x >> np.uint64(11)).astype(np.float64) + 0.5) * _TWO_M53
+    del x
+    drawn = np.empty_like(u)
+    for t, a, b in stratum.tables:
         low, cdf = tables[t]
-        glob = local + stratum.lo
-        first, second = _words(_counters((glob >> 1)[None, :], replicates[:, None], 0, CELL_POISSON), key)
-        shape = (replicates.size, local.size)
-        x = np.where(((glob & 1) == 0)[None, :], first.reshape(shape), second.reshape(shape))
-        u = ((x >> np.uint64(11)).astype(np.float64) + 0.5) * _TWO_M53
-        k = np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), cdf.size - 1)
-        out[:, local] = low + k
+        k = np.minimum(np.searchsorted(cdf, u[:, a:b] * cdf[-1], side="right"), cdf.size - 1)
+        drawn[:, a:b] = low + k
+    out[:, stratum.occupied] = drawn
     total = float(stratum.total)
     sums = out.sum(axis=1)
-    over = (sums > total) | (total - sums >= 4294967296.0)
+    over: Bool = (sums > total) | (total - sums >= 4294967296.0)
     extra = np.where(over, 0.0, total - sums).astype(np.int64)
     if extra.sum():
         which = np.repeat(np.arange(replicates.size), extra)
@@ -191,5 +213,5 @@ def _draw_chunk(
         rows = (np.arange(which.size) - np.repeat(starts, extra)).astype(np.uint64)
         v = _uniform_below(stratum, rows, replicates[which], key)
         cell = np.searchsorted(stratum.prefix[1:], v, side="right")
-        out += np.bincount(which * cells + cell, minlength=replicates.size * cells).reshape(replicates.size, cells)
-    return out, over
+        np.add.at(out, (which, cell), 1.0)
+    return over
