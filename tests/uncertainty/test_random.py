@@ -56,6 +56,18 @@ def test_the_poisson_thresholds_are_the_exact_quantiles() -> None:
     assert numpy_random.POISSON1_THRESHOLDS.tolist() == want
 
 
+def test_a_word_draws_how_many_thresholds_it_reaches() -> None:
+    # Every threshold, one below and one above it, the extremes, and random words: the count of
+    # thresholds <= u, as a plain loop counts it.
+    t = [int(x) for x in numpy_random.POISSON1_THRESHOLDS]
+    edges = [0, 1, 2**32 - 1] + [x + d for x in t for d in (-1, 0, 1)]
+    words = np.array(edges + np.random.default_rng(4).integers(0, 2**32, 5_000).tolist(), dtype=np.uint32)
+    got = numpy_random.poisson1(words)
+    assert got.dtype == np.uint8
+    assert got.tolist() == [sum(x <= int(u) for x in t) for u in words]
+    assert got.max() == len(t)
+
+
 def test_both_backends_draw_the_same_weights() -> None:
     if not cmetrics.rust_available():
         pytest.skip("the Rust extension is not built")

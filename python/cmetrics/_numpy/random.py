@@ -108,14 +108,27 @@ def _words(rows: npt.NDArray[np.uint64], seed: int, block: int) -> npt.NDArray[n
     return philox4x32_blocks(ctr, (seed & 0xFFFFFFFF, seed >> 32))
 
 
+def poisson1(words: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
+    """The Poisson(1) draw of each word: how many of :data:`POISSON1_THRESHOLDS` are ``<= u``.
+    Four comparisons (``np.searchsorted`` over the twelve thresholds was 3-4x slower); the words
+    past the fourth threshold (about 1.9%) are searched."""
+    w = np.asarray(words, dtype=np.uint32)
+    draws: npt.NDArray[np.uint8] = (w >= POISSON1_THRESHOLDS[0]).view(np.uint8).copy()
+    for t in POISSON1_THRESHOLDS[1:4]:
+        draws += (w >= t).view(np.uint8)
+    far = w >= POISSON1_THRESHOLDS[3]
+    if far.any():
+        draws[far] = np.searchsorted(POISSON1_THRESHOLDS, w[far], side="right")
+    return draws
+
+
 def poisson_weights(rows: npt.NDArray[np.uint64], seed: int, n_resamples: int) -> npt.NDArray[np.uint8]:
     """The Poisson(1) weight of each of ``rows`` in replicates ``0 .. n_resamples``:
     ``n_resamples x len(rows)`` uint8."""
     ids = np.asarray(rows, dtype=np.uint64)
     out = np.empty((n_resamples, ids.size), dtype=np.uint8)
     for block in range((n_resamples + 3) // 4):
-        words = _words(ids, seed, block)
-        draws = np.searchsorted(POISSON1_THRESHOLDS, words, side="right").astype(np.uint8)
+        draws = poisson1(_words(ids, seed, block))
         for j in range(4):
             b = 4 * block + j
             if b < n_resamples:
@@ -127,7 +140,7 @@ def _weights_between(rows: npt.NDArray[np.uint64], seed: int, lo: int, hi: int) 
     """The weights of ``rows`` in replicates ``lo .. hi`` (``hi - lo`` x ``len(rows)``)."""
     out = np.empty((hi - lo, rows.size))
     for block in range(lo // 4, (hi + 3) // 4):
-        draws = np.searchsorted(POISSON1_THRESHOLDS, _words(rows, seed, block), side="right")
+        draws = poisson1(_words(rows, seed, block))
         for j in range(4):
             b = 4 * block + j
             if lo <= b < hi:
@@ -180,17 +193,25 @@ def replicate_sums(
             ids = np.arange(lo, hi, dtype=np.uint64) + np.uint64(rows)
         else:
             ids = np.asarray(rows[lo:hi], dtype=np.uint64)
-        w = poisson_weights(ids, seed, n_resamples).astype(np.float64)
+        w8 = poisson_weights(ids, seed, n_resamples)
+        w: npt.NDArray[np.float64] | None = None
         at = 0
         for length, cols in segments:
             block = v[lo:hi, at : at + length]
             if isinstance(cols, int):
+                if w is None:
+                    w = w8.astype(np.float64)
                 out[:, cols : cols + length] += w @ block
             else:
+                # The rows grouped by column (stably): one gather of the weights' columns, then
+                # each column's rows a contiguous slice (a boolean gather per column was 8x slower).
                 c = np.asarray(cols[lo:hi])
-                for col in np.unique(c):
-                    pick = c == col
-                    out[:, col : col + length] += w[:, pick] @ block[pick]
+                order = np.argsort(c, kind="stable")
+                by_col, rows_w, rows_v = c[order], np.take(w8, order, axis=1).astype(np.float64), block[order]
+                cuts = (np.flatnonzero(by_col[1:] != by_col[:-1]) + 1).tolist()
+                for a, b in zip([0, *cuts], [*cuts, by_col.size], strict=True):
+                    col = int(by_col[a])
+                    out[:, col : col + length] += rows_w[:, a:b] @ rows_v[a:b]
             at += length
     return out
 
