@@ -258,18 +258,20 @@ def walk_group_weights(
     tp_before = tp_after - gp
     p_total, n_total = tp_after[:, -1], fp_after[:, -1]
     auc = np.sum(gn * (tp_before + 0.5 * gp), axis=1)
-    drawn = gp + gn
-    nan = np.full(gp.shape[0], np.nan)
+    ap = aurc = np.full(gp.shape[0], np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
-        precision = np.where(drawn > 0, tp_after / (tp_after + fp_after), 0.0)
         ok = (p_total > 0) & (n_total > 0)
         pair_weight = p_total * n_total
         auroc = np.where(ok, auc / pair_weight, np.nan)
-        ap = np.where(ok, np.sum(np.where(gp > 0, gp * precision, 0.0), axis=1) / p_total, np.nan) if curves else nan
         tied = np.where(ok, np.sum(gp * gn, axis=1) / pair_weight, np.nan)
-        total = p_total + n_total
-        risk = np.sum(np.where(drawn > 0, drawn * (1.0 - precision), 0.0), axis=1)
-        aurc = np.where(total > 0, risk / total, np.nan) if curves else nan
+        if curves:
+            # The precision and risk of every group only for the curves (most of the walk).
+            drawn = gp + gn
+            precision = np.where(drawn > 0, tp_after / (tp_after + fp_after), 0.0)
+            ap = np.where(ok, np.sum(np.where(gp > 0, gp * precision, 0.0), axis=1) / p_total, np.nan)
+            total = p_total + n_total
+            risk = np.sum(np.where(drawn > 0, drawn * (1.0 - precision), 0.0), axis=1)
+            aurc = np.where(total > 0, risk / total, np.nan)
     return auroc, ap, tied, aurc, p_total, n_total
 
 
@@ -308,14 +310,16 @@ def replicate_ranking(
     sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[order]
     g = starts.size
     out = [np.empty(n_resamples) for _ in range(6)]
+    ordered_ids = ids[order]
+    sw_pos, sw_neg = sw * pos, sw * ~pos
     for lo in range(0, n_resamples, _RANKING_REPLICATES):
         hi = min(lo + _RANKING_REPLICATES, n_resamples)
-        w = _weights_between(ids[order], seed, lo, hi)
+        w = _weights_between(ordered_ids, seed, lo, hi)
         gp = np.zeros((hi - lo, g))
         gn = np.zeros((hi - lo, g))
         for b in range(hi - lo):
-            gp[b] = np.bincount(group, weights=w[b] * sw * pos, minlength=g)
-            gn[b] = np.bincount(group, weights=w[b] * sw * ~pos, minlength=g)
+            gp[b] = np.bincount(group, weights=w[b] * sw_pos, minlength=g)
+            gn[b] = np.bincount(group, weights=w[b] * sw_neg, minlength=g)
         for column, values in zip(out, walk_group_weights(gp, gn, curves), strict=True):
             column[lo:hi] = values
     pairs = [0, 0, 0, 0]
