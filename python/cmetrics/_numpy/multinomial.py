@@ -333,7 +333,7 @@ def _tree(c: U64, bounds: list[tuple[int, int]], replicates: U32, seed: int, out
     """The split tree's draws of the strata ``bounds`` in ``replicates``, written into the
     cells of those strata in ``out`` (``len x cells``), which is returned."""
     count = replicates.size
-    prefix = np.concatenate([[0], np.cumsum(c, dtype=np.uint64)]).astype(np.uint64)
+    prefix = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(c, dtype=np.uint64)])
     lo = np.array([b[0] for b in bounds], dtype=np.int64)
     hi = np.array([b[1] for b in bounds], dtype=np.int64)
     m = np.tile((prefix[hi] - prefix[lo])[None, :], (count, 1))

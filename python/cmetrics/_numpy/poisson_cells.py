@@ -128,7 +128,7 @@ def plan(counts: U64, bounds: list[tuple[int, int]]) -> tuple[list[Stratum], lis
         glob = occupied.astype(np.uint64) + np.uint64(lo)
         pairs, pair_of = np.unique(glob >> np.uint64(1), return_inverse=True)
         word_of = 2 * pair_of.ravel() + (glob & np.uint64(1)).astype(np.int64)
-        prefix = np.concatenate([[0], np.cumsum(c, dtype=np.uint64)]).astype(np.uint64)
+        prefix = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(c, dtype=np.uint64)])
         chosen.append(Stratum(lo, hi, total, occupied, slices, pairs, word_of, prefix))
     if not chosen:
         return None

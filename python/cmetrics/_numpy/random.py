@@ -125,20 +125,13 @@ def poisson1(words: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
 def poisson_weights(rows: npt.NDArray[np.uint64], seed: int, n_resamples: int) -> npt.NDArray[np.uint8]:
     """The Poisson(1) weight of each of ``rows`` in replicates ``0 .. n_resamples``:
     ``n_resamples x len(rows)`` uint8."""
-    ids = np.asarray(rows, dtype=np.uint64)
-    out = np.empty((n_resamples, ids.size), dtype=np.uint8)
-    for block in range((n_resamples + 3) // 4):
-        draws = poisson1(_words(ids, seed, block))
-        for j in range(4):
-            b = 4 * block + j
-            if b < n_resamples:
-                out[b] = draws[:, j]
-    return out
+    return _weights_between(np.asarray(rows, dtype=np.uint64), seed, 0, n_resamples)
 
 
-def _weights_between(rows: npt.NDArray[np.uint64], seed: int, lo: int, hi: int) -> npt.NDArray[np.float64]:
-    """The weights of ``rows`` in replicates ``lo .. hi`` (``hi - lo`` x ``len(rows)``)."""
-    out = np.empty((hi - lo, rows.size))
+def _weights_between(rows: npt.NDArray[np.uint64], seed: int, lo: int, hi: int) -> npt.NDArray[np.uint8]:
+    """The weights of ``rows`` in replicates ``lo .. hi`` (``hi - lo`` x ``len(rows)``, uint8):
+    replicate ``b`` is word ``b % 4`` of block ``b // 4``."""
+    out = np.empty((hi - lo, rows.size), dtype=np.uint8)
     for block in range(lo // 4, (hi + 3) // 4):
         draws = poisson1(_words(rows, seed, block))
         for j in range(4):
