@@ -39,6 +39,25 @@ pub fn avx2() -> bool {
     })
 }
 
+/// Whether the CPU is Intel's (CPUID leaf 0 names the vendor). Some kernels
+/// order their instructions per vendor: the same results, different ports.
+#[must_use]
+pub fn intel() -> bool {
+    static IS: OnceLock<bool> = OnceLock::new();
+    *IS.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // CPUID leaf 0 names the vendor in EBX, EDX, ECX.
+            #[allow(unused_unsafe)]
+            // SAFETY: CPUID exists on every x86-64 CPU.
+            let id = unsafe { std::arch::x86_64::__cpuid(0) };
+            (id.ebx, id.edx, id.ecx) == (0x756e_6547, 0x4965_6e69, 0x6c65_746e)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    })
+}
+
 /// `fn $name`, running the `#[inline(always)]` function `$body` (same
 /// arguments, no result) compiled for the widest vectors this CPU has: AVX-512 (as
 /// [`avx512`] checks it), AVX2 ([`avx2`]), or the baseline, chosen at run

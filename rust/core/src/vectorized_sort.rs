@@ -47,7 +47,7 @@ pub fn chosen() -> SortAlgorithm {
     static CHOSEN: OnceLock<SortAlgorithm> = OnceLock::new();
     *CHOSEN.get_or_init(|| {
         let forced = std::env::var("CMETRICS_SORT").ok();
-        choose(forced.as_deref(), intel_with_avx2())
+        choose(forced.as_deref(), crate::cpu::intel() && crate::cpu::avx2())
     })
 }
 
@@ -64,23 +64,6 @@ pub fn choose(forced: Option<&str>, intel_avx2: bool) -> SortAlgorithm {
         SortAlgorithm::Vectorized
     } else {
         SortAlgorithm::Radix
-    }
-}
-
-/// Whether the CPU is Intel's and has AVX2.
-fn intel_with_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // CPUID leaf 0 names the vendor in EBX, EDX, ECX.
-        #[allow(unused_unsafe)]
-        // SAFETY: CPUID exists on every x86-64 CPU.
-        let id = unsafe { std::arch::x86_64::__cpuid(0) };
-        let intel = (id.ebx, id.edx, id.ecx) == (0x756e_6547, 0x4965_6e69, 0x6c65_746e);
-        intel && std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
