@@ -256,9 +256,10 @@ pub mod x86 {
     /// odd words into place and picks the products' halves with masked
     /// `vpshufd` (Intel: the shuffles run on port 5 while the products hold
     /// port 0; 0.72 -> 0.63 ns a weight at best on one core of an Emerald
-    /// Rapids guest); otherwise shifts and a blend give the high words and `vpmullo`
-    /// the low ones (AMD Zen 4: 0.60 ns, where the shuffles took 0.80 ns,
-    /// queued on one port, and `vpmullo` is one fast instruction).
+    /// Rapids guest); otherwise shifts and a blend give the high words and
+    /// `vpmullo`, one fast instruction there, the low ones (AMD Zen 4, with
+    /// one chain of rounds: 0.63 ns, the shuffles 0.80 ns, queued on one
+    /// port; not measured since the four chains).
     #[inline(always)]
     fn mulhilo<const SHUFFLED: bool>(a: __m512i, m: __m512i) -> (__m512i, __m512i) {
         // SAFETY (all): register operations only; callers enable avx512f.
@@ -418,7 +419,7 @@ pub mod x86 {
     /// # Safety
     /// The CPU must have `avx512f`.
     #[target_feature(enable = "avx512f")]
-    pub(crate) unsafe fn row_weights16_as<const SHUFFLED: bool>(
+    pub(super) unsafe fn row_weights16_as<const SHUFFLED: bool>(
         seed: u64,
         group: u32,
         rows: &[u64],
