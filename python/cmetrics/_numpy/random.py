@@ -77,8 +77,8 @@ def philox4x32_blocks(
     q0 = np.empty(min(m, _PHILOX_ROWS), dtype=np.uint64)
     q1 = np.empty_like(q0)
     for a in range(0, m, _PHILOX_ROWS):
-        rows = c[a : a + _PHILOX_ROWS].astype(np.uint64)
-        c0, c1, c2, c3 = (rows[:, j].copy() for j in range(4))
+        # Each word widened straight into its own contiguous buffer (one copy, not two).
+        c0, c1, c2, c3 = (c[a : a + _PHILOX_ROWS, j].astype(np.uint64) for j in range(4))
         p0, p1 = q0[: c0.size], q1[: c0.size]
         for r0, r1 in round_keys:
             np.multiply(c0, _M0, out=p0)
@@ -251,7 +251,8 @@ def walk_group_weights(
     tp_before = tp_after - gp
     p_total, n_total = tp_after[:, -1], fp_after[:, -1]
     auc = np.sum(gn * (tp_before + 0.5 * gp), axis=1)
-    ap = aurc = np.full(gp.shape[0], np.nan)
+    # One array each: the result's fields must not share memory.
+    ap, aurc = np.full(gp.shape[0], np.nan), np.full(gp.shape[0], np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = (p_total > 0) & (n_total > 0)
         pair_weight = p_total * n_total
