@@ -4,7 +4,10 @@ driver merges them in row order with :func:`cmetrics.merge_all`: the same fixed 
 Spark use, so the report equals ``cmetrics.evaluate`` on all the rows.
 
 Run ``python examples/ray_data_recipe.py PARQUET_DIR --label y --pred yhat`` (or ``--proba p_0
-p_1 ...``, ``--weight w``, ``--batch-rows N``); it needs ``pip install "ray[data]"``. The test
+p_1 ...``, ``--weight w``, ``--batch-rows N``, ``--output report.json``); it needs ``pip install
+"ray[data]"``. The report is JSON, on standard output or in the ``--output`` file: Ray's raylet
+prints its own warnings to the driver's standard output (``log_to_driver=False`` does not stop
+them), so a program that parses the report should ask for the file. The test
 ``tests/engines/test_ray_recipe.py`` runs it on a local two-CPU Ray.
 """
 
@@ -14,6 +17,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--proba", nargs="*", default=[])
     parser.add_argument("--weight")
     parser.add_argument("--batch-rows", type=int, default=BATCH_ROWS, help="rows per state (default 2^20)")
+    parser.add_argument("--output", type=Path, help="write the JSON report here (default: standard output)")
     args = parser.parse_args(argv)
     numeric = all(v.lstrip("-").isdigit() for v in args.labels)
     labels: list[Any] = [int(v) for v in args.labels] if numeric else args.labels
@@ -94,7 +99,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     finally:
         ray.shutdown()
-    json.dump({"states": len(states), "report": cmetrics.merge_all(states).report().to_dict()}, sys.stdout)
+    result = {"states": len(states), "report": cmetrics.merge_all(states).report().to_dict()}
+    if args.output is None:
+        json.dump(result, sys.stdout)
+    else:
+        args.output.write_text(json.dumps(result), encoding="utf-8")
 
 
 if __name__ == "__main__":

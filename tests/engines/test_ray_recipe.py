@@ -45,15 +45,19 @@ def dump(tmp_path: Path, seed: int) -> dict[str, np.ndarray]:
 
 
 def run(path: Path, *args: str) -> dict[str, Any]:
+    """The recipe's report, read from its ``--output`` file: the raylet may print warnings (such as
+    "8 PYTHON worker processes have been started") to the driver's standard output."""
+    report_file = path.with_name(f"{path.name}-report.json")  # beside the Parquet directory, not in it
+    command = [sys.executable, str(RECIPE), str(path), "--label", "y", "--labels", *LABELS, "--batch-rows", "7000"]
     out = subprocess.run(
-        [sys.executable, str(RECIPE), str(path), "--label", "y", "--labels", *LABELS, "--batch-rows", "7000", *args],
+        [*command, "--output", str(report_file), *args],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout)
+    result = json.loads(report_file.read_text(encoding="utf-8"))
     assert result["states"] == 6  # 40,000 rows in batches of 7,000, merged on the driver
     report: dict[str, Any] = result["report"]
     return report

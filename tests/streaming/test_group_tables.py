@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import sklearn.metrics as skm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,6 +188,25 @@ def test_the_summary_of_all_groups_at_once_equals_their_reports(
     extra: dict[str, Any] = {"labels": np.arange(6)} if fixed else {}
     g = cmetrics.evaluate(t, y_pred=p, sample_weight=w, groups=groups, backend=backend, **extra)
     assert_columns_match_reports(g)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kappa_of_weighted_groups_that_are_nearly_all_correct(backend: str) -> None:
+    """A few wrong rows of tiny weight beside heavy correct ones: the summary's kappa sums the
+    wrong weight cell by cell, as the report does (``total - trace`` cancels it away), and both
+    equal scikit-learn's (a group whose truth is one class included: kappa 0 up to rounding)."""
+    t = np.array([0, 1, 1, 0, 1, 1, 1, 1])
+    p = np.array([0, 1, 0, 0, 1, 0, 1, 0])
+    w = np.array([1e-7, 1.0, 3e-7, 2.0, 0.75, 1.3e-9, 0.04874492462670288, 1.9881849724838176])
+    groups = np.array([0, 0, 0, 1, 1, 1, 2, 2])  # group 2's truth is one class
+    g = cmetrics.evaluate(t, y_pred=p, sample_weight=w, groups=groups, backend=backend)
+    kappa = g.summary_columns(["cohen_kappa"])["cohen_kappa"]
+    for i, key in enumerate(g):
+        rows = groups == key
+        want = skm.cohen_kappa_score(t[rows], p[rows], sample_weight=w[rows])
+        assert kappa[i] == pytest.approx(want, rel=1e-12, abs=1e-300), key
+        assert g[key].metrics["cohen_kappa"] == pytest.approx(want, rel=1e-12, abs=1e-300), key
+    assert abs(kappa[2]) < 1e-15
 
 
 def test_a_group_without_weight_and_groups_missing_labels() -> None:

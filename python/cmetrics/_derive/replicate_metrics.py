@@ -138,12 +138,28 @@ def table_metrics(c: F64, present: Bools | None = None) -> tuple[dict[str, Value
     return marginal_metrics(tp, c.sum(axis=2), c.sum(axis=1), present)
 
 
+def off_diagonal(c: F64) -> F64:
+    """Each table's weight off its diagonal (``B x K x K`` -> ``B``), summed cell by cell: with
+    weights, ``total - trace`` loses the few wrong rows' weight to cancellation when most of
+    the weight is on the diagonal."""
+    k = c.shape[-1]
+    off = 1.0 - np.eye(k)
+    return np.asarray(np.einsum("bij,ij->b", c, off), dtype=np.float64)
+
+
 def marginal_metrics(
-    tp: F64, n: F64, m: F64, present: Bools | None = None, wanted: frozenset[str] | None = None
+    tp: F64,
+    n: F64,
+    m: F64,
+    present: Bools | None = None,
+    wanted: frozenset[str] | None = None,
+    errors: F64 | None = None,
 ) -> tuple[dict[str, Values], dict[str, Values]]:
     """:func:`table_metrics` from each table's diagonal ``tp``, true sums ``n`` and predicted
     sums ``m`` (``B x K`` each): all that the metrics of a confusion matrix read. ``wanted``:
-    the metrics needed (the others may be left out; default all)."""
+    the metrics needed (the others may be left out; default all). ``errors``: each table's
+    weight off the diagonal (:func:`off_diagonal`), for weighted tables; default
+    ``total - trace``, exact for counts."""
 
     def needs(*names: str) -> bool:
         return wanted is None or any(name.startswith(names) for name in wanted)
@@ -172,10 +188,16 @@ def marginal_metrics(
     if needs("cohen_kappa"):
         # Cohen's kappa (unweighted): 1 - observed disagreement / expected disagreement, the
         # expected one summed as scikit-learn sums it (the off-diagonal cells of the outer
-        # product of the marginals): exactly 0 when one label holds all the weight.
+        # product of the marginals): exactly 0 when one label holds all the weight. Both are
+        # sums of nonnegative terms, never differences (which cancel when one class or the
+        # diagonal holds nearly all the weight): the other classes' true weight is the sum of
+        # those before a class and those after it.
         safe = np.where(total > 0, total, 1.0)
-        den = np.einsum("bi,bi->b", m, total[:, None] - n) / safe
-        observed = total - tp.sum(axis=1)
+        others = np.zeros_like(n)
+        others[:, 1:] = np.cumsum(n[:, :-1], axis=1)
+        others[:, :-1] += np.cumsum(n[:, :0:-1], axis=1)[:, ::-1]
+        den = np.einsum("bi,bi->b", m, others) / safe
+        observed = total - tp.sum(axis=1) if errors is None else errors
         no_kappa = (den == 0) | (total == 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             kappa = np.where(no_kappa, np.nan, 1.0 - observed / np.where(no_kappa, 1.0, den))

@@ -286,7 +286,10 @@ def summary_columns(tables: GroupTables, fixed: bool, names: Sequence[str]) -> d
     table = tables.counts if tables.weighted is None else tables.weighted
     n, m = (rows, cols) if tables.weighted is None else tables.marginals(tables.weighted)
     tp = np.einsum("gii->gi", table).astype(np.float64)
-    metrics, _ = rm.marginal_metrics(tp, n.astype(np.float64), m.astype(np.float64), present, frozenset(names))
+    errors = None if tables.weighted is None else rm.off_diagonal(tables.weighted)
+    metrics, _ = rm.marginal_metrics(
+        tp, n.astype(np.float64), m.astype(np.float64), present, frozenset(names), errors=errors
+    )
     scored = tables.total_weights() > 0  # a group without weight has no value at all
     out = {name: np.where(scored, metrics[name].value, np.nan) for name in names if name in metrics}
     if "n_samples" in names:
