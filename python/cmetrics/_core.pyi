@@ -53,6 +53,7 @@ __all__ = [
     "cohen_kappa",
     "confusion_matrix",
     "confusion_matrix_codes",
+    "draw_cell_walks",
     "encode_objects",
     "encode_strings",
     "entropy_modulated_accuracy",
@@ -148,6 +149,16 @@ def multinomial_draws(
     seed: int,
     n_threads: int = 0,
 ) -> npt.NDArray[np.float64]: ...
+def draw_cell_walks(
+    counts: npt.NDArray[np.uint64],
+    cells: npt.NDArray[np.uint64],
+    groups: int,
+    first: int,
+    count: int,
+    seed: int,
+    curves: bool = True,
+    n_threads: int = 0,
+) -> RankingReplicates: ...
 def walk_cell_weights(
     drawn: npt.NDArray[np.float64], cells: npt.NDArray[np.uint64], groups: int, curves: bool = True
 ) -> RankingReplicates: ...

@@ -479,6 +479,17 @@ class Kernels(Protocol):
         seed: int,
         n_threads: int = 0,
     ) -> npt.NDArray[np.float64]: ...
+    def draw_cell_walks(
+        self,
+        counts: npt.NDArray[np.uint64],
+        cells: npt.NDArray[np.uint64],
+        groups: int,
+        first: int,
+        count: int,
+        seed: int,
+        curves: bool = True,
+        n_threads: int = 0,
+    ) -> RankingReplicates: ...
     def walk_cell_weights(
         self,
         drawn: npt.NDArray[np.float64],

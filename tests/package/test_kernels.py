@@ -281,6 +281,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "walk_cell_weights": lambda k: k.walk_cell_weights(
         np.random.default_rng(5).integers(0, 9, (7, 5)).astype(np.float64), np.array([0, 2, 3, 6, 9], np.uint64), 5
     ),
+    "draw_cell_walks": lambda k: k.draw_cell_walks(
+        np.array([3, 1, 40, 7, 2], np.uint64), np.array([0, 2, 3, 6, 9], np.uint64), 5, 60, 70, 2**33 + 5
+    ),
     "replicate_sums": lambda k: k.replicate_sums(
         np.ascontiguousarray(PROBA[:, :3], dtype=np.float64),
         [(2, (Y % 3 * 2).astype(np.uint32)), (1, 6)],
@@ -397,6 +400,26 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     (
         "cell walk range",
         lambda k: k.walk_cell_weights(np.ones((2, 2)), np.array([0, 4], np.uint64), 2),
+        ValidationError,
+    ),
+    (
+        "cell draws counts",
+        lambda k: k.draw_cell_walks(np.ones(3, np.uint64), np.arange(2, dtype=np.uint64), 2, 0, 1, 0),
+        ValidationError,
+    ),
+    (
+        "cell draws order",
+        lambda k: k.draw_cell_walks(np.ones(2, np.uint64), np.array([1, 0], np.uint64), 2, 0, 1, 0),
+        ValidationError,
+    ),
+    (
+        "cell draws replicates",
+        lambda k: k.draw_cell_walks(np.ones(2, np.uint64), np.arange(2, dtype=np.uint64), 2, 2**32 - 1, 2, 0),
+        ValidationError,
+    ),
+    (
+        "cell draws total",
+        lambda k: k.draw_cell_walks(np.full(2, 2**52, np.uint64), np.arange(2, dtype=np.uint64), 2, 0, 1, 0),
         ValidationError,
     ),
     ("state weights", lambda k: k.GroupState(True).add(OK[:2], SCORE[:2]), ValidationError),

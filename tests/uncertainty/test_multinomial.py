@@ -194,3 +194,34 @@ def test_drawn_cells_walk_as_weighted_rows(backend: str) -> None:
                 assert got.average_precision[b] == pytest.approx(want_ap, rel=1e-12)
             else:
                 assert math.isnan(got.auroc[b]) and math.isnan(got.tied_share[b])
+
+
+@pytest.mark.parametrize(("occupied", "top"), [(3, 80), (2_400, 80), (4_000, 1_000)])
+def test_drawing_and_walking_at_once_is_the_two_steps(backend: str, occupied: int, top: int) -> None:
+    """``draw_cell_walks`` gives, bit for bit, the walk of the cells that ``multinomial_draws``
+    draws from the same counts (one stratum; 2,400 occupied cells of 10^5 rows take the Poisson
+    draws and completion, 4,000 cells of 2 x 10^6 rows invert their many tables in table order),
+    on any thread count and on both backends."""
+    rng = np.random.default_rng(occupied)
+    groups = occupied
+    cells = np.sort(rng.choice(2 * groups, occupied, replace=False)).astype(U64)
+    counts = rng.integers(1, top, occupied).astype(U64)
+    be = resolve_backend(backend)
+    for curves in (True, False):
+        drawn = be.multinomial_draws(counts, np.array([occupied], U64), 70, 90, 2**33 + 1)
+        want = be.walk_cell_weights(drawn, cells, groups, curves)
+        for threads in (1, 2, 8):
+            got = be.draw_cell_walks(counts, cells, groups, 70, 90, 2**33 + 1, curves, n_threads=threads)
+            for field in ("auroc", "average_precision", "tied_share", "aurc", "w_pos", "w_neg"):
+                a, b = getattr(got, field), getattr(want, field)
+                assert a.dtype == np.float64 and a.tobytes() == b.tobytes(), (field, threads)
+        if rust_available() and backend == "rust":
+            # The same draws (their totals equal bit for bit); the walks sum the curves in
+            # another order (numpy by cumulative sums).
+            other = resolve_backend("numpy").draw_cell_walks(counts, cells, groups, 70, 90, 2**33 + 1, curves)
+            assert other.w_pos.tobytes() == want.w_pos.tobytes() and other.w_neg.tobytes() == want.w_neg.tobytes()
+            for field in ("auroc", "average_precision", "tied_share", "aurc"):
+                a, b = getattr(other, field), getattr(want, field)
+                assert np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True), field
+    none = be.draw_cell_walks(counts, cells, groups, 0, 0, 1)
+    assert none.auroc.shape == (0,) and none.w_neg.shape == (0,)

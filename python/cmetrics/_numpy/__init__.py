@@ -40,7 +40,7 @@ from cmetrics._numpy.multiclass_ranking import (
     rank_histogram_groups,
     row_sum_range,
 )
-from cmetrics._numpy.multinomial import multinomial_draws
+from cmetrics._numpy.multinomial import draw_cell_walks, multinomial_draws
 from cmetrics._numpy.probabilistic import (
     evaluate_proba,
     evaluate_proba_groups,
@@ -78,6 +78,7 @@ __all__ = [
     "cohen_kappa",
     "confusion_matrix",
     "confusion_matrix_codes",
+    "draw_cell_walks",
     "encode_objects",
     "encode_strings",
     "entropy_modulated_accuracy",

@@ -24,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from cmetrics._kernels import RankingReplicates
 from cmetrics._numpy import poisson_cells
-from cmetrics._numpy.random import philox4x32_blocks
+from cmetrics._numpy.random import philox4x32_blocks, walk_cell_weights
 from cmetrics.exceptions import OutOfMemoryError, ValidationError
 
 F64 = npt.NDArray[np.float64]
@@ -358,3 +359,47 @@ def _tree(c: U64, bounds: list[tuple[int, int]], replicates: U32, seed: int, out
         lo, hi = np.concatenate([lo, mid]), np.concatenate([mid, hi])
         m = np.concatenate([left, m - left], axis=1)
     return out
+
+
+#: Replicates drawn and walked at a time by :func:`draw_cell_walks` (bounds its ``B x cells`` draws).
+_WALKED_REPLICATES = 64
+
+
+def draw_cell_walks(
+    counts: U64,
+    cells: U64,
+    groups: int,
+    first: int,
+    count: int,
+    seed: int,
+    curves: bool = True,
+    n_threads: int = 0,
+) -> RankingReplicates:
+    """Replicates ``first .. first + count`` of :func:`walk_cell_weights` drawn on the spot:
+    ``counts`` holds the rows of each listed cell (one stratum), each replicate's cell weights
+    :func:`multinomial_draws` of them; drawn and walked 64 replicates at a time (``n_threads``
+    is the Rust core's; unused here)."""
+    del n_threads
+    c = np.asarray(counts, dtype=np.uint64)
+    listed = np.asarray(cells, dtype=np.uint64)
+    if c.size != listed.size:
+        msg = f"counts is invalid: {c.size} counts for {listed.size} cells: give one count per listed cell"
+        raise ValidationError(msg)
+    if first + count > 1 << 32:
+        msg = "count is invalid: at most 2^32 cells and 2^32 replicates"
+        raise ValidationError(msg)
+    ends = np.array([c.size], dtype=np.uint64)
+    starts = range(first, first + count, _WALKED_REPLICATES)
+    parts = [
+        walk_cell_weights(
+            multinomial_draws(c, ends, lo, min(_WALKED_REPLICATES, first + count - lo), seed), listed, groups, curves
+        )
+        for lo in starts
+    ] or [walk_cell_weights(np.zeros((0, listed.size)), listed, groups, curves)]
+
+    def joined(name: str) -> F64:
+        return np.concatenate([getattr(part, name) for part in parts])
+
+    fields = ("auroc", "average_precision", "tied_share", "aurc", "w_pos", "w_neg")
+    auroc, ap, tied, aurc, w_pos, w_neg = (joined(name) for name in fields)
+    return RankingReplicates(auroc, ap, tied, aurc, w_pos, w_neg, 0, 0, 0, 0)

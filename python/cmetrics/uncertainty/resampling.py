@@ -75,8 +75,6 @@ from cmetrics.uncertainty.schemes import (
     encode_model,
     layout,
     metric_interval,
-    multinomial_block,
-    over_blocks,
     package_version,
     poisson_design,
 )
@@ -453,31 +451,22 @@ def ranking_cells(positive: npt.NDArray[np.bool_], score: F64, backend: Backend)
 
 def _cell_replicates(groups: Groups, prov: Provenance, curves: bool, backend: Backend) -> RankingReplicates:
     """Each replicate's ranking metrics from the (group, side) cells drawn from one multinomial
-    of all the rows, in blocks of replicates (the blocks of the confusion-matrix cells); the
-    rows' own pair counts are left 0 (the walk of the groups gives them)."""
+    of all the rows (the draws of the confusion-matrix cells' multinomial scheme), each
+    replicate walked as soon as it is drawn; the rows' own pair counts are left 0 (the walk of
+    the groups gives them)."""
     g = groups.values.size
     # Highest score first, positives then negatives; only occupied cells are drawn.
     counts = np.concatenate([groups.n_pos[::-1], groups.n_neg[::-1]]).astype(np.int64)
     occupied = np.flatnonzero(counts)
-
-    be, cells = resolve_backend(backend), occupied.astype(np.uint64)
-
-    def block(b: int) -> RankingReplicates:
-        drawn = multinomial_block(counts[occupied], [np.arange(occupied.size)], prov.n_resamples, prov.seed, b, backend)
-        return be.walk_cell_weights(drawn, cells, g, curves)
-
-    parts = over_blocks(prov.n_resamples, occupied.size, block)
-    return RankingReplicates(
-        auroc=np.concatenate([part.auroc for part in parts]),
-        average_precision=np.concatenate([part.average_precision for part in parts]),
-        tied_share=np.concatenate([part.tied_share for part in parts]),
-        aurc=np.concatenate([part.aurc for part in parts]),
-        w_pos=np.concatenate([part.w_pos for part in parts]),
-        w_neg=np.concatenate([part.w_neg for part in parts]),
-        ordered=0,
-        tied=0,
-        n_pos=0,
-        n_neg=0,
+    return resolve_backend(backend).draw_cell_walks(
+        counts[occupied].astype(np.uint64),
+        occupied.astype(np.uint64),
+        g,
+        0,
+        prov.n_resamples,
+        prov.seed,
+        curves,
+        n_threads=get_num_threads(),
     )
 
 

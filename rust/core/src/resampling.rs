@@ -17,7 +17,7 @@ mod ranking;
 mod rounds;
 mod sums;
 
-pub use cell_walk::walk_cell_weights;
+pub use cell_walk::{draw_cell_walks, walk_cell_weights};
 pub use multinomial::multinomial_draws;
 pub use ranking::{replicate_ranking, RankingReplicates};
 pub use sums::{replicate_sums, Columns, Replicates, RowIds, Segment};

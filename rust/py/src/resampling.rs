@@ -4,9 +4,9 @@
 
 use cmetrics_core::random::{philox4x32, row_weights};
 use cmetrics_core::resampling::{
-    multinomial_draws as core_multinomial, replicate_ranking as core_ranking,
-    replicate_sums as core_sums, walk_cell_weights as core_cell_walk, Columns, RankingReplicates,
-    Replicates, RowIds, Segment,
+    draw_cell_walks as core_draw_walks, multinomial_draws as core_multinomial,
+    replicate_ranking as core_ranking, replicate_sums as core_sums,
+    walk_cell_weights as core_cell_walk, Columns, RankingReplicates, Replicates, RowIds, Segment,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
@@ -245,6 +245,34 @@ pub fn walk_cell_weights<'py>(
     ranking_replicates(py, r)
 }
 
+/// Replicates `first .. first + count` of `walk_cell_weights` drawn on the
+/// spot: `counts` holds the rows of each listed cell (one stratum), each
+/// replicate's cell weights `multinomial_draws` of them, walked as soon as
+/// drawn. The same `RankingReplicates` as the two calls, bit for bit, on any
+/// thread count, without the `count x cells` draws in memory.
+#[pyfunction]
+#[pyo3(signature = (counts, cells, groups, first, count, seed, curves=true, n_threads=0))]
+#[allow(clippy::too_many_arguments)] // the two calls' arguments, as Python passes them
+pub fn draw_cell_walks<'py>(
+    py: Python<'py>,
+    counts: PyReadonlyArray1<'py, u64>,
+    cells: PyReadonlyArray1<'py, u64>,
+    groups: usize,
+    first: u64,
+    count: usize,
+    seed: u64,
+    curves: bool,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let n = slice(&counts, "counts")?;
+    let c = usizes(&cells, "cells")?;
+    let pool = Pool::new(n_threads);
+    let r = run_pool(py, c.len().saturating_mul(count) / 8, &pool, |pool| {
+        core_draw_walks(n, &c, groups, (first, count, seed), curves, pool)
+    })?;
+    ranking_replicates(py, r)
+}
+
 /// Add the functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(philox4x32_blocks, m)?)?;
@@ -253,5 +281,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replicate_ranking, m)?)?;
     m.add_function(wrap_pyfunction!(multinomial_draws, m)?)?;
     m.add_function(wrap_pyfunction!(walk_cell_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(draw_cell_walks, m)?)?;
     Ok(())
 }

@@ -3,9 +3,15 @@
 //! replicate is one pass over its tie groups' drawn weights, highest score
 //! first, with the sums of the row walk ([`super::ranking`]).
 
+use super::multinomial::{check_replicates, Drawing, Space};
+#[cfg(doc)]
+use super::multinomial_draws;
 use super::ranking::RankingReplicates;
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::memory::try_filled;
+use crate::parallel::Pool;
+use rayon::prelude::*;
 
 /// The sums of one replicate's walk.
 #[derive(Default)]
@@ -34,6 +40,96 @@ impl Walk {
             }
             self.risk += drawn * (1.0 - precision);
         }
+    }
+}
+
+/// The checks of the listed cells: at least one, increasing, below `2 groups`.
+fn check_cells(cells: &[usize], groups: usize) -> Result<()> {
+    ensure!(
+        !cells.is_empty(),
+        MetricError::InvalidValue {
+            arg: "cells",
+            detail: "list at least one cell".into(),
+        }
+    );
+    ensure!(
+        cells.windows(2).all(|w| w[0] < w[1])
+            && cells.last().is_none_or(|&c| c < groups.saturating_mul(2)),
+        MetricError::InvalidValue {
+            arg: "cells",
+            detail: format!("the cells must increase and stay below {}", 2 * groups),
+        }
+    );
+    Ok(())
+}
+
+/// One replicate's metrics: AUROC, average precision, tied share, AURC and
+/// the positive and negative weights.
+type Metrics = [f64; 6];
+
+/// The metrics of one replicate's `row` of drawn weights (one per listed
+/// cell; the positive cells are those before `split`).
+fn walk_row(row: &[f64], cells: &[usize], split: usize, groups: usize, curves: bool) -> Metrics {
+    let m = cells.len();
+    let (mut i, mut j) = (0, split);
+    let mut walk = Walk::default();
+    while i < split || j < m {
+        let pos_group = cells.get(i).filter(|_| i < split).copied();
+        let neg_group = cells.get(j).map(|&c| c - groups);
+        let (gp, gn) = match (pos_group, neg_group) {
+            (Some(a), Some(b)) if a == b => {
+                i += 1;
+                j += 1;
+                (row[i - 1], row[j - 1])
+            }
+            (Some(a), Some(b)) if a < b => {
+                i += 1;
+                (row[i - 1], 0.0)
+            }
+            (Some(_), None) => {
+                i += 1;
+                (row[i - 1], 0.0)
+            }
+            _ => {
+                j += 1;
+                (0.0, row[j - 1])
+            }
+        };
+        walk.group(gp, gn);
+    }
+    let (p, n) = (walk.tp, walk.fp);
+    let both = p > 0.0 && n > 0.0;
+    let pairs = p * n;
+    let total = p + n;
+    [
+        if both { walk.auc / pairs } else { f64::NAN },
+        if curves && both {
+            walk.ap / p
+        } else {
+            f64::NAN
+        },
+        if both { walk.tied / pairs } else { f64::NAN },
+        if curves && total > 0.0 {
+            walk.risk / total
+        } else {
+            f64::NAN
+        },
+        p,
+        n,
+    ]
+}
+
+/// The replicates' metrics gathered into their columns.
+fn gather(metrics: &[Metrics]) -> RankingReplicates {
+    let column = |k: usize| metrics.iter().map(|r| r[k]).collect();
+    RankingReplicates {
+        auroc: column(0),
+        average_precision: column(1),
+        tied_share: column(2),
+        aurc: column(3),
+        w_pos: column(4),
+        w_neg: column(5),
+        pairs: [0; 4],
     }
 }
 
@@ -66,66 +162,74 @@ pub fn walk_cell_weights(
             ),
         }
     );
-    ensure!(
-        cells.windows(2).all(|w| w[0] < w[1])
-            && cells.last().is_none_or(|&c| c < groups.saturating_mul(2)),
-        MetricError::InvalidValue {
-            arg: "cells",
-            detail: format!("the cells must increase and stay below {}", 2 * groups),
-        }
-    );
+    check_cells(cells, groups)?;
     // The positive cells come first; the negatives start at `split`.
     let split = cells.partition_point(|&c| c < groups);
-    let mut out = RankingReplicates::default();
-    for row in drawn.chunks_exact(m) {
-        let (mut i, mut j) = (0, split);
-        let mut walk = Walk::default();
-        while i < split || j < m {
-            let pos_group = cells.get(i).filter(|_| i < split).copied();
-            let neg_group = cells.get(j).map(|&c| c - groups);
-            let (gp, gn) = match (pos_group, neg_group) {
-                (Some(a), Some(b)) if a == b => {
-                    i += 1;
-                    j += 1;
-                    (row[i - 1], row[j - 1])
-                }
-                (Some(a), Some(b)) if a < b => {
-                    i += 1;
-                    (row[i - 1], 0.0)
-                }
-                (Some(_), None) => {
-                    i += 1;
-                    (row[i - 1], 0.0)
-                }
-                _ => {
-                    j += 1;
-                    (0.0, row[j - 1])
-                }
-            };
-            walk.group(gp, gn);
+    let metrics: Vec<Metrics> = drawn
+        .chunks_exact(m)
+        .map(|row| walk_row(row, cells, split, groups, curves))
+        .collect();
+    Ok(gather(&metrics))
+}
+
+/// Replicates `first .. first + count` of [`walk_cell_weights`] drawn on the
+/// spot: `counts` holds the rows of each listed cell, and each replicate's
+/// cell weights are the multinomial draw of all the rows that
+/// [`multinomial_draws`] gives it (one stratum), walked as soon as drawn.
+/// The same metrics as the two calls, bit for bit, without the `count x
+/// cells` draws in memory, the call's draws laid out once for all the
+/// replicates, side by side on the pool's threads.
+///
+/// # Errors
+/// As [`walk_cell_weights`] and [`multinomial_draws`], and
+/// [`MetricError::InvalidValue`] when `counts` and `cells` differ in length.
+pub fn draw_cell_walks(
+    counts: &[u64],
+    cells: &[usize],
+    groups: usize,
+    draws: (u64, usize, u64),
+    curves: bool,
+    pool: &Pool,
+) -> Result<RankingReplicates> {
+    let (first, count, seed) = draws;
+    let m = cells.len();
+    ensure!(
+        counts.len() == m,
+        MetricError::InvalidValue {
+            arg: "counts",
+            detail: format!(
+                "{} counts for {m} cells: give one count per listed cell",
+                counts.len()
+            ),
         }
-        let (p, n) = (walk.tp, walk.fp);
-        let both = p > 0.0 && n > 0.0;
-        let pairs = p * n;
-        let total = p + n;
-        out.auroc
-            .push(if both { walk.auc / pairs } else { f64::NAN });
-        out.tied_share
-            .push(if both { walk.tied / pairs } else { f64::NAN });
-        out.average_precision.push(if curves && both {
-            walk.ap / p
-        } else {
-            f64::NAN
-        });
-        out.aurc.push(if curves && total > 0.0 {
-            walk.risk / total
-        } else {
-            f64::NAN
-        });
-        out.w_pos.push(p);
-        out.w_neg.push(n);
+    );
+    check_cells(cells, groups)?;
+    check_replicates(first, count, "count")?;
+    let drawing = Drawing::new(counts, &[m], seed)?;
+    let split = cells.partition_point(|&c| c < groups);
+    let mut metrics = try_filled(count, [0.0; 6], "the replicates' metrics")?;
+    let walk = |(space, row): &mut (Space, Vec<f64>), (b, out): (usize, &mut Metrics)| {
+        pool.check()?;
+        drawing.draw((first + b as u64) as u32, row, space);
+        *out = walk_row(row, cells, split, groups, curves);
+        Ok(())
+    };
+    let init = || (drawing.space(), vec![0.0; m]);
+    if pool.threads() > 1 && count > 1 {
+        pool.install(|| {
+            metrics
+                .par_iter_mut()
+                .enumerate()
+                .try_for_each_init(init, walk)
+        })?;
+    } else {
+        let mut space = init();
+        metrics
+            .iter_mut()
+            .enumerate()
+            .try_for_each(|item| walk(&mut space, item))?;
     }
-    Ok(out)
+    Ok(gather(&metrics))
 }
 
 #[cfg(test)]
@@ -209,5 +313,75 @@ mod tests {
         assert!(walk_cell_weights(&[], &[], groups, true).is_err());
         assert!(walk_cell_weights(&drawn, &[0, 2, 3, 5, 6, 10], groups, true).is_err());
         assert!(walk_cell_weights(&drawn, &[0, 3, 2, 5, 6, 7], groups, true).is_err());
+    }
+
+    /// The bits of every field of two replicate sets.
+    fn bits(r: &RankingReplicates) -> Vec<Vec<u64>> {
+        [
+            &r.auroc,
+            &r.average_precision,
+            &r.tied_share,
+            &r.aurc,
+            &r.w_pos,
+            &r.w_neg,
+        ]
+        .iter()
+        .map(|c| c.iter().map(|v| v.to_bits()).collect())
+        .collect()
+    }
+
+    #[test]
+    fn drawing_and_walking_at_once_equals_the_two_steps() {
+        use super::super::multinomial_draws;
+        // Rows of many groups: a stratum drawn by Poisson draws and completion
+        // (2,000 occupied cells over 10^5 rows), and a small one on the tree.
+        let groups = 1_500;
+        let mut cells = Vec::new();
+        let mut counts = Vec::new();
+        let mut state = 12_345_u64;
+        for c in 0..2 * groups {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let count = (state >> 58) * u64::from(!state.is_multiple_of(3));
+            if count > 0 {
+                cells.push(c);
+                counts.push(count * 3);
+            }
+        }
+        for (counts, cells) in [
+            (counts.clone(), cells.clone()),
+            (vec![3, 1, 4], vec![0, 2, groups + 1]),
+        ] {
+            let m = cells.len();
+            for curves in [true, false] {
+                let (first, count, seed) = (60, 70, 9);
+                let drawn =
+                    multinomial_draws(&counts, &[m], first, count, seed, &Pool::sequential())
+                        .unwrap();
+                let want = walk_cell_weights(&drawn, &cells, groups, curves).unwrap();
+                for threads in [1, 3] {
+                    let got = draw_cell_walks(
+                        &counts,
+                        &cells,
+                        groups,
+                        (first, count, seed),
+                        curves,
+                        &Pool::new(threads),
+                    )
+                    .unwrap();
+                    assert_eq!(bits(&got), bits(&want), "{m} cells, {threads} threads");
+                }
+            }
+        }
+        let pool = Pool::sequential();
+        let none = draw_cell_walks(&[2, 5], &[0, groups], groups, (0, 0, 1), true, &pool);
+        assert!(none.unwrap().auroc.is_empty());
+        // One count per cell; the cells in order; 2^32 replicates at most.
+        assert!(draw_cell_walks(&[2], &[0, groups], groups, (0, 1, 1), true, &pool).is_err());
+        assert!(draw_cell_walks(&[], &[], groups, (0, 1, 1), true, &pool).is_err());
+        assert!(draw_cell_walks(&[1, 1], &[3, 2], groups, (0, 1, 1), true, &pool).is_err());
+        let far = (u64::from(u32::MAX), 2, 1);
+        assert!(draw_cell_walks(&[1, 1], &[0, groups], groups, far, true, &pool).is_err());
     }
 }

@@ -273,6 +273,149 @@ fn flip(k: f64, n: f64, flipped: bool) -> f64 {
     }
 }
 
+/// One call's draws laid out once: the split tree of the small strata, the
+/// Poisson plan of the large ones with a tree each for the replicates whose
+/// Poisson draws overshoot, and the stream's key. Any replicate is then drawn
+/// on its own ([`Drawing::draw`]), the same on any thread.
+pub(super) struct Drawing {
+    tree: Tree,
+    plan: Option<Plan>,
+    fallbacks: Vec<Tree>,
+    key: [u32; 2],
+}
+
+/// A thread's working space for [`Drawing::draw`].
+pub(super) struct Space(Scratch, Vec<Scratch>);
+
+impl Drawing {
+    /// The draws of `counts`, stratum by stratum (`stratum_ends`: where each
+    /// stratum's cells end; each stratum keeps its total), under `seed`.
+    ///
+    /// # Errors
+    /// [`MetricError::InvalidValue`] when there are 2^32 cells or more, a
+    /// stratum's total reaches 2^53 or the ends are not increasing up to the
+    /// cell count; `OutOfMemory`.
+    pub(super) fn new(counts: &[u64], stratum_ends: &[usize], seed: u64) -> Result<Self> {
+        let cells = counts.len();
+        if u32::try_from(cells).is_err() {
+            return Err(MetricError::InvalidValue {
+                arg: "counts",
+                detail: "at most 2^32 cells and 2^32 replicates".into(),
+            });
+        }
+        let mut strata = Vec::with_capacity(stratum_ends.len());
+        let mut start = 0;
+        for &end in stratum_ends {
+            if end < start || end > cells {
+                return Err(MetricError::InvalidValue {
+                    arg: "stratum_ends",
+                    detail: "must increase up to the number of cells".into(),
+                });
+            }
+            let total = counts[start..end]
+                .iter()
+                .try_fold(0_u64, |t, &c| t.checked_add(c).filter(|&t| t < MAX_TOTAL));
+            let Some(total) = total else {
+                return Err(MetricError::InvalidValue {
+                    arg: "counts",
+                    detail:
+                        "a stratum holds 2^53 rows or more: too many to draw exactly in float64"
+                            .into(),
+                });
+            };
+            strata.push((start, end, total));
+            start = end;
+        }
+        // The left share of every split, named by its position.
+        let mut share = try_filled(cells, 0.0, "the multinomial shares")?;
+        let mut prefix = try_filled(cells + 1, 0_u64, "the multinomial shares")?;
+        for (i, &c) in counts.iter().enumerate() {
+            prefix[i + 1] = prefix[i] + c;
+        }
+        for &(lo, hi, _) in &strata {
+            fill_shares(&mut share, &prefix, lo, hi);
+        }
+        // The large strata by Poisson draws and completion, each with its own tree
+        // for the replicates whose draws overshoot; the rest on one tree.
+        let plan = if cells == 0 {
+            None
+        } else {
+            Plan::new(counts, &strata)?
+        };
+        let by_poisson = plan.as_ref().map_or(&[][..], |p| &p.strata[..]);
+        let mut fallbacks = Vec::with_capacity(by_poisson.len());
+        for s in by_poisson {
+            let total = prefix[s.hi] - prefix[s.lo];
+            fallbacks.push(Tree::new(
+                &share[s.lo..s.hi],
+                &[(0, s.hi - s.lo, total)],
+                s.lo,
+            )?);
+        }
+        // Strata of cells are told apart by their first cell (one of no cells draws nothing).
+        let drawn: HashSet<usize> = by_poisson.iter().map(|s| s.lo).collect();
+        let rest: Vec<_> = strata
+            .iter()
+            .filter(|t| t.1 == t.0 || !drawn.contains(&t.0))
+            .copied()
+            .collect();
+        let tree = Tree::new(&share, &rest, 0)?;
+        Ok(Self {
+            tree,
+            plan,
+            fallbacks,
+            key: key_of(seed),
+        })
+    }
+
+    /// A working space for [`Drawing::draw`].
+    pub(super) fn space(&self) -> Space {
+        Space(
+            Scratch::new(&self.tree),
+            self.fallbacks.iter().map(Scratch::new).collect(),
+        )
+    }
+
+    /// Replicate `replicate` into `row` (one count per cell, every cell
+    /// written).
+    pub(super) fn draw(&self, replicate: u32, row: &mut [f64], space: &mut Space) {
+        let Space(own, theirs) = space;
+        let stream = Stream {
+            key: self.key,
+            replicate,
+            node: 0,
+        };
+        if self.tree.roots.is_empty() {
+            // No stratum for the tree: the cells it would have copied are empty.
+            row.fill(0.0);
+        } else {
+            draw_replicate(row, &self.tree, stream, own);
+        }
+        if let Some(plan) = &self.plan {
+            for ((s, fallback), space) in plan.strata.iter().zip(&self.fallbacks).zip(theirs) {
+                let cells = &mut row[s.lo..s.hi];
+                if !plan.draw(s, cells, self.key, replicate) {
+                    draw_replicate(cells, fallback, stream, space);
+                }
+            }
+        }
+    }
+}
+
+/// Whether replicates `first .. first + count` have 32-bit numbers.
+///
+/// # Errors
+/// [`MetricError::InvalidValue`] (naming `arg`) when they do not.
+pub(super) fn check_replicates(first: u64, count: usize, arg: &'static str) -> Result<()> {
+    if first.saturating_add(count as u64) > 1 << 32 {
+        return Err(MetricError::InvalidValue {
+            arg,
+            detail: "at most 2^32 cells and 2^32 replicates".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Replicates `first .. first + count` of the multinomial resampling of
 /// `counts`, stratum by stratum (`stratum_ends`: where each stratum's cells
 /// end; each stratum keeps its total): `count x cells`, row-major.
@@ -289,109 +432,31 @@ pub fn multinomial_draws(
     pool: &Pool,
 ) -> Result<Vec<f64>> {
     let cells = counts.len();
-    if u32::try_from(cells).is_err() || first.saturating_add(count as u64) > 1 << 32 {
-        return Err(MetricError::InvalidValue {
-            arg: "counts",
-            detail: "at most 2^32 cells and 2^32 replicates".into(),
-        });
-    }
-    let mut strata = Vec::with_capacity(stratum_ends.len());
-    let mut start = 0;
-    for &end in stratum_ends {
-        if end < start || end > cells {
-            return Err(MetricError::InvalidValue {
-                arg: "stratum_ends",
-                detail: "must increase up to the number of cells".into(),
-            });
-        }
-        let total = counts[start..end]
-            .iter()
-            .try_fold(0_u64, |t, &c| t.checked_add(c).filter(|&t| t < MAX_TOTAL));
-        let Some(total) = total else {
-            return Err(MetricError::InvalidValue {
-                arg: "counts",
-                detail: "a stratum holds 2^53 rows or more: too many to draw exactly in float64"
-                    .into(),
-            });
-        };
-        strata.push((start, end, total));
-        start = end;
-    }
-    // The left share of every split, named by its position.
-    let mut share = try_filled(cells, 0.0, "the multinomial shares")?;
-    let mut prefix = try_filled(cells + 1, 0_u64, "the multinomial shares")?;
-    for (i, &c) in counts.iter().enumerate() {
-        prefix[i + 1] = prefix[i] + c;
-    }
-    for &(lo, hi, _) in &strata {
-        fill_shares(&mut share, &prefix, lo, hi);
-    }
+    check_replicates(first, count, "counts")?;
     let Some(size) = count.checked_mul(cells) else {
         return Err(MetricError::OutOfMemory {
             what: "the multinomial draws",
             bytes: (count as u128) * (cells as u128) * 8,
         });
     };
+    let drawing = Drawing::new(counts, stratum_ends, seed)?;
     let mut out = try_filled(size, 0.0, "the multinomial draws")?;
     if cells == 0 {
         return Ok(out);
     }
-    // The large strata by Poisson draws and completion, each with its own tree
-    // for the replicates whose draws overshoot; the rest on one tree.
-    let plan = Plan::new(counts, &strata)?;
-    let by_poisson = plan.as_ref().map_or(&[][..], |p| &p.strata[..]);
-    let mut fallbacks = Vec::with_capacity(by_poisson.len());
-    for s in by_poisson {
-        let total = prefix[s.hi] - prefix[s.lo];
-        fallbacks.push(Tree::new(
-            &share[s.lo..s.hi],
-            &[(0, s.hi - s.lo, total)],
-            s.lo,
-        )?);
-    }
-    // Strata of cells are told apart by their first cell (one of no cells draws nothing).
-    let drawn: HashSet<usize> = by_poisson.iter().map(|s| s.lo).collect();
-    let rest: Vec<_> = strata
-        .iter()
-        .filter(|t| t.1 == t.0 || !drawn.contains(&t.0))
-        .copied()
-        .collect();
-    let tree = Tree::new(&share, &rest, 0)?;
-    let key = key_of(seed);
-    let scratch = || {
-        (
-            Scratch::new(&tree),
-            fallbacks.iter().map(Scratch::new).collect::<Vec<_>>(),
-        )
-    };
-    let draw = |(own, theirs): &mut (Scratch, Vec<Scratch>), (b, row): (usize, &mut [f64])| {
+    let draw = |space: &mut Space, (b, row): (usize, &mut [f64])| {
         pool.check()?;
-        let stream = Stream {
-            key,
-            replicate: (first + b as u64) as u32,
-            node: 0,
-        };
-        if !tree.roots.is_empty() {
-            draw_replicate(row, &tree, stream, own);
-        }
-        if let Some(plan) = &plan {
-            for ((s, fallback), space) in plan.strata.iter().zip(&fallbacks).zip(theirs) {
-                let cells = &mut row[s.lo..s.hi];
-                if !plan.draw(s, cells, key, stream.replicate) {
-                    draw_replicate(cells, fallback, stream, space);
-                }
-            }
-        }
+        drawing.draw((first + b as u64) as u32, row, space);
         Ok(())
     };
     if pool.threads() > 1 && count > 1 {
         pool.install(|| {
             out.par_chunks_mut(cells)
                 .enumerate()
-                .try_for_each_init(scratch, draw)
+                .try_for_each_init(|| drawing.space(), draw)
         })?;
     } else {
-        let mut space = scratch();
+        let mut space = drawing.space();
         out.chunks_mut(cells)
             .enumerate()
             .try_for_each(|item| draw(&mut space, item))?;
