@@ -188,10 +188,11 @@ def marginal_metrics(
     if needs("cohen_kappa"):
         # Cohen's kappa (unweighted): 1 - observed disagreement / expected disagreement, the
         # expected one summed as scikit-learn sums it (the off-diagonal cells of the outer
-        # product of the marginals): exactly 0 when one label holds all the weight. Both are
-        # sums of nonnegative terms, never differences (which cancel when one class or the
-        # diagonal holds nearly all the weight): the other classes' true weight is the sum of
-        # those before a class and those after it.
+        # product of the marginals): 0 up to rounding when one label holds all the true or all
+        # the predicted weight, undefined when it holds both. Both disagreements are sums of
+        # nonnegative terms, never differences (which cancel when one class or the diagonal
+        # holds nearly all the weight): the other classes' true weight is the sum of those
+        # before a class and those after it.
         safe = np.where(total > 0, total, 1.0)
         others = np.zeros_like(n)
         others[:, 1:] = np.cumsum(n[:, :-1], axis=1)

@@ -395,7 +395,7 @@ def draw_cell_walks(
             multinomial_draws(c, ends, lo, min(_WALKED_REPLICATES, first + count - lo), seed), listed, groups, curves
         )
         for lo in starts
-    ] or [walk_cell_weights(np.zeros((0, listed.size)), listed, groups, curves)]
+    ] or [walk_cell_weights(multinomial_draws(c, ends, first, 0, seed), listed, groups, curves)]
 
     def joined(name: str) -> F64:
         return np.concatenate([getattr(part, name) for part in parts])
