@@ -286,7 +286,9 @@ def summary_columns(tables: GroupTables, fixed: bool, names: Sequence[str]) -> d
     table = tables.counts if tables.weighted is None else tables.weighted
     n, m = (rows, cols) if tables.weighted is None else tables.marginals(tables.weighted)
     tp = np.einsum("gii->gi", table).astype(np.float64)
-    errors = None if tables.weighted is None else rm.off_diagonal(tables.weighted)
+    # Kappa's wrong weight summed cell by cell (a pass over the weighted table) only when asked for.
+    weighted = tables.weighted
+    errors = rm.off_diagonal(weighted) if weighted is not None and "cohen_kappa" in names else None
     metrics, _ = rm.marginal_metrics(
         tp, n.astype(np.float64), m.astype(np.float64), present, frozenset(names), errors=errors
     )
