@@ -29,6 +29,7 @@ from cmetrics._kernels import (
     OneVsOne,
     PairedPlacements,
     Proba,
+    ProbabilityWalks,
     ProbAccumulators,
     RankingReplicates,
     RankingState,
@@ -76,6 +77,7 @@ __all__ = [
     "normalized_information_transfer",
     "one_vs_one",
     "one_vs_rest",
+    "one_vs_rest_of_probabilities",
     "paired_placements",
     "philox4x32_blocks",
     "poisson_weights",
@@ -224,6 +226,14 @@ def one_vs_rest(
     curves: CurveTerms = True,
     n_threads: int = 0,
 ) -> list[BinaryRanking]: ...
+def one_vs_rest_of_probabilities(
+    y_score: ScoreMatrix,
+    columns: list[int],
+    codes: npt.NDArray[np.uint32],
+    sample_weight: F64 | None = None,
+    curves: CurveTerms = True,
+    n_threads: int = 0,
+) -> ProbabilityWalks: ...
 def binned_one_vs_rest(
     y_score: ScoreMatrix,
     codes: npt.NDArray[np.uint32],

@@ -172,6 +172,15 @@ class RowSums(NamedTuple):
     high: float
 
 
+class ProbabilityWalks(NamedTuple):
+    """The one-vs-rest walks of probabilities whose rows must sum to 1 (numpy's ``allclose``),
+    ``walks`` None when some row does not, with the smallest and the largest row sum."""
+
+    walks: list[BinaryRanking] | None
+    low: float
+    high: float
+
+
 class OneVsOne(NamedTuple):
     """Hand and Till's pair AUROCs averaged over the pairs of classes with rows (NaN without a pair)."""
 
@@ -408,6 +417,15 @@ class Kernels(Protocol):
         curves: CurveTerms = True,
         n_threads: int = 0,
     ) -> list[BinaryRanking]: ...
+    def one_vs_rest_of_probabilities(
+        self,
+        y_score: ScoreMatrix,
+        columns: list[int],
+        codes: npt.NDArray[np.uint32],
+        sample_weight: F64 | None = None,
+        curves: CurveTerms = True,
+        n_threads: int = 0,
+    ) -> ProbabilityWalks: ...
     def binned_one_vs_rest(
         self,
         y_score: ScoreMatrix,

@@ -26,9 +26,15 @@ from cmetrics._base.undefined import undefined, warn
 from cmetrics._derive import multiclass_ranking, ranking_walk
 from cmetrics._derive.multiclass_ranking import MultiClass, RankAverage
 from cmetrics._derive.ranking_walk import SelectiveScores
-from cmetrics._kernels import BinaryRanking
+from cmetrics._kernels import BinaryRanking, ScoreMatrix
 from cmetrics._numpy.ranking import order_keys, tie_runs
-from cmetrics.exceptions import LabelError, NotImplementedOptionError, ShapeError, ValidationError
+from cmetrics.exceptions import (
+    LabelError,
+    NotImplementedOptionError,
+    ProbabilityError,
+    ShapeError,
+    ValidationError,
+)
 
 __all__ = [
     "SelectiveScores",
@@ -141,33 +147,19 @@ def roc_auc_score(
         if multi_class == "raise":
             raise ValidationError("multi_class must be in ('ovo', 'ovr') for a 2-D y_score")
         sm = multiclass_ranking.score_matrix(s, validation.as_1d(t, "y_true").shape[0], finite=False)
-        multiclass_ranking.check_sums_to_one(sm, backend)
-        if multi_class == "ovo" and average is None:
-            raise NotImplementedOptionError("average=None is not implemented for multi_class='ovo'.")
-        if average not in (("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted")):
-            shown = "('micro', 'macro', 'weighted', None)" if multi_class == "ovr" else "('macro', 'weighted')"
-            raise ValidationError(
-                f"average must be one of {shown} for multiclass problems with multi_class={multi_class!r}"
-            )
-        codes, _ = multiclass_ranking.encode(validation.as_1d(t, "y_true"), sm.shape[1], labels)
-        if multi_class == "ovo":
-            if sample_weight is not None:
-                msg = (
-                    "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be "
-                    "None in this case."
-                )
-                raise ValidationError(msg)
-            return multiclass_ranking.one_vs_one(codes, sm, average, backend)
-        return multiclass_ranking.averaged(
-            "auc",
-            sm,
-            codes=codes,
-            ind=None,
-            sample_weight=sample_weight,
-            average=average,
-            max_fpr=None,
-            backend=backend,
-        )
+        # One-vs-rest by class: the kernel checks that the rows sum to 1 in the pass that keys the
+        # columns (the matrix read once, not twice). The check still comes first: when a step
+        # before the kernel fails, rows that do not sum to 1 are the error reported.
+        fused = multi_class == "ovr" and average in ("macro", "weighted", None)
+        if not fused:
+            multiclass_ranking.check_sums_to_one(sm, backend)
+        try:
+            return _multiclass_auc(t, sm, multi_class, average, sample_weight, labels, fused, backend)
+        except (ValueError, TypeError) as error:
+            failed = error
+        if fused and not isinstance(failed, ProbabilityError):
+            multiclass_ranking.check_sums_to_one(sm, backend)  # its error first, as when it ran first
+        raise failed
     positive = validation.binary(t.ravel() if t.ndim == 2 else t, pos_label, greater_positive=True)
     # float32 scores stay float32: the kernels key them in place (a float64 copy is 80 MB at 10^7).
     score = validation.scores(s.ravel() if s.ndim == 2 else s, "y_score", keep_float32=True)
@@ -181,6 +173,47 @@ def roc_auc_score(
     if ranking_walk.no_pairs(d):
         return undefined("Only one class is present in y_true. ROC AUC score is not defined in that case.")
     return ranking_walk.refinement(d, "half", sample_weight is not None)
+
+
+def _multiclass_auc(
+    t: np.ndarray,
+    sm: ScoreMatrix,
+    multi_class: MultiClass,
+    average: RankAverage | None,
+    sample_weight: ArrayLike | None,
+    labels: ArrayLike | None,
+    probabilities: bool,
+    backend: Backend,
+) -> float | F64:
+    """:func:`roc_auc_score` of a multiclass ``y_true`` against an (n, K) score matrix, once the
+    rows are known to sum to 1 or ``probabilities`` asks the one-vs-rest walks to check it."""
+    if multi_class == "ovo" and average is None:
+        raise NotImplementedOptionError("average=None is not implemented for multi_class='ovo'.")
+    if average not in (("micro", "macro", "weighted", None) if multi_class == "ovr" else ("macro", "weighted")):
+        shown = "('micro', 'macro', 'weighted', None)" if multi_class == "ovr" else "('macro', 'weighted')"
+        raise ValidationError(
+            f"average must be one of {shown} for multiclass problems with multi_class={multi_class!r}"
+        )
+    codes, _ = multiclass_ranking.encode(validation.as_1d(t, "y_true"), sm.shape[1], labels)
+    if multi_class == "ovo":
+        if sample_weight is not None:
+            msg = (
+                "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must be "
+                "None in this case."
+            )
+            raise ValidationError(msg)
+        return multiclass_ranking.one_vs_one(codes, sm, average, backend)
+    return multiclass_ranking.averaged(
+        "auc",
+        sm,
+        codes=codes,
+        ind=None,
+        sample_weight=sample_weight,
+        average=average,
+        max_fpr=None,
+        backend=backend,
+        probabilities=probabilities,
+    )
 
 
 @overload

@@ -251,6 +251,18 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "one_vs_rest placements": lambda k: k.one_vs_rest(
         PROBA.astype(np.float32), [0, 2, 3], codes=Y.astype(np.uint32), curves="placements"
     ),
+    "one_vs_rest_of_probabilities": lambda k: k.one_vs_rest_of_probabilities(
+        PROBA.astype(np.float32), [0, 2, 3], Y.astype(np.uint32), curves="precision"
+    ),
+    "one_vs_rest_of_probabilities by columns": lambda k: k.one_vs_rest_of_probabilities(
+        np.asfortranarray(PROBA.astype(np.float32)), [3, 1], Y.astype(np.uint32), curves=False
+    ),
+    "one_vs_rest_of_probabilities weighted": lambda k: k.one_vs_rest_of_probabilities(
+        PROBA, [0, 1, 2, 3], Y.astype(np.uint32), W, curves=True
+    ),
+    "one_vs_rest_of_probabilities not summing to 1": lambda k: k.one_vs_rest_of_probabilities(
+        (PROBA * 1.001).astype(np.float32), [0], Y.astype(np.uint32)
+    ),
     "binned_one_vs_rest": lambda k: k.binned_one_vs_rest(np.round(PROBA, 2), Y.astype(np.uint32), 16, W),
     "rank_histogram": lambda k: k.rank_histogram(np.round(PROBA, 1), Y.astype(np.uint32), W),
     "row_sum_range": lambda k: k.row_sum_range(PROBA),
@@ -432,6 +444,26 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ("ovr empty", lambda k: k.one_vs_rest(PROBA[:0], [0], codes=Y[:0].astype(np.uint32)), ShapeError),
     ("ovr weights", lambda k: k.one_vs_rest(PROBA, [0], codes=Y.astype(np.uint32), sample_weight=-W), WeightError),
     ("ovr truth", lambda k: k.one_vs_rest(PROBA, [0]), ValidationError),
+    (
+        "ovr probabilities nan",
+        lambda k: k.one_vs_rest_of_probabilities(np.full((2, 2), np.nan, np.float32), [0], np.zeros(2, np.uint32)),
+        NonFiniteError,
+    ),
+    (
+        "ovr probabilities weights",
+        lambda k: k.one_vs_rest_of_probabilities(PROBA, [0], Y.astype(np.uint32), -W),
+        WeightError,
+    ),
+    (
+        "ovr probabilities lengths",
+        lambda k: k.one_vs_rest_of_probabilities(PROBA.astype(np.float32), [0], Y[:-1].astype(np.uint32)),
+        LengthMismatchError,
+    ),
+    (
+        "ovr probabilities column",
+        lambda k: k.one_vs_rest_of_probabilities(PROBA.astype(np.float32), [4], Y.astype(np.uint32)),
+        ShapeError,
+    ),
     (
         "ovr nan",
         lambda k: k.one_vs_rest(np.full((2, 2), np.nan), [0], indicator=np.ones((2, 2), np.bool_)),

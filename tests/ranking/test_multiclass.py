@@ -252,6 +252,47 @@ def test_invalid_combinations_raise(backend: str) -> None:
             cm.roc_auc_score(y, p, multi_class="ovx", backend=backend)  # type: ignore[arg-type]
 
 
+def test_rows_not_summing_to_one_are_reported_before_any_later_error(backend: str) -> None:
+    """The one-vs-rest kernel checks the row sums in the pass that keys the columns, after the
+    labels and weights are read; the error order stays scikit-learn's: scores that are not
+    probabilities are reported first, whatever else is wrong."""
+    rng = np.random.default_rng(12)
+    p = probabilities(rng, 60, 3, 2, np.float32)
+    y = np.arange(60) % 3
+    later: list[dict[str, Any]] = [
+        {"labels": [2, 1, 0]},  # not ordered
+        {"labels": [0, 1, 5]},  # a class of y_true not listed
+        {"sample_weight": -np.ones(60)},
+        {"sample_weight": np.full(60, np.nan)},
+    ]
+    for kw in later:
+        for average in ("macro", "weighted", None):
+            with pytest.raises(ProbabilityError, match="sum up to 1"):
+                cm.roc_auc_score(y, p * 2, multi_class="ovr", average=average, backend=backend, **kw)
+            with pytest.raises(ValueError, match="sum up to 1"):
+                sk.roc_auc_score(y, p * 2, multi_class="ovr", average=average, **kw)
+            with pytest.raises((LabelError, ValueError)) as err:
+                cm.roc_auc_score(y, p, multi_class="ovr", average=average, backend=backend, **kw)
+            assert not isinstance(err.value, ProbabilityError)
+    with pytest.raises(ProbabilityError, match="sum up to 1"):
+        cm.roc_auc_score(y % 2, p * 2, multi_class="ovr", backend=backend)  # 2 classes, 3 columns
+    with pytest.raises(ShapeError, match="Number of classes"):
+        cm.roc_auc_score(y % 2, p, multi_class="ovr", backend=backend)
+    bad = p.copy()
+    bad[41, 1] = np.nan
+    with pytest.raises(NonFiniteError, match=r"y_score\[124\]"):
+        cm.roc_auc_score(y, bad, multi_class="ovr", labels=[2, 1, 0], backend=backend)
+    # Every layout and precision the kernel keys (float32 rows packed in tiles, float32 columns,
+    # float64): scikit-learn's values.
+    w = rng.random(60)
+    for s in (p, np.asfortranarray(p), p.astype(np.float64)):
+        for average in ("macro", "weighted", None):
+            for sw in (None, w):
+                got = cm.roc_auc_score(y, s, multi_class="ovr", average=average, sample_weight=sw, backend=backend)
+                want = sk.roc_auc_score(y, s, multi_class="ovr", average=average, sample_weight=sw)
+                assert close(got, want), (s.dtype, s.flags.f_contiguous, average, sw is None)
+
+
 # -- curves -------------------------------------------------------------------------------------
 
 

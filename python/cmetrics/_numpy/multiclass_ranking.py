@@ -12,7 +12,16 @@ from fractions import Fraction
 import numpy as np
 
 from cmetrics._base.value_checks import check_2d, check_finite, check_weights
-from cmetrics._kernels import F64, BinaryRanking, CurveTerms, GroupedHistograms, Groups, OneVsOne, RowSums
+from cmetrics._kernels import (
+    F64,
+    BinaryRanking,
+    CurveTerms,
+    GroupedHistograms,
+    Groups,
+    OneVsOne,
+    ProbabilityWalks,
+    RowSums,
+)
 from cmetrics._numpy.grouping import check_offsets
 from cmetrics._numpy.ranking import binary_ranking, check_curves, order_keys
 from cmetrics.exceptions import LengthMismatchError, LimitExceededError, NonFiniteError, ShapeError, ValidationError
@@ -67,6 +76,31 @@ def one_vs_rest(
         positive = codes == c if codes is not None else np.ascontiguousarray(indicator[:, c])  # type: ignore[index]
         out.append(binary_ranking(positive, np.ascontiguousarray(y_score[:, c]), sample_weight, curves))
     return out
+
+
+def one_vs_rest_of_probabilities(
+    y_score: np.ndarray,
+    columns: list[int],
+    codes: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    curves: CurveTerms = True,
+    n_threads: int = 0,
+) -> ProbabilityWalks:
+    """The walks of :func:`one_vs_rest` by class codes, None when some row of the scores does
+    not sum to 1 within numpy's ``allclose``, with the smallest and the largest row sum (as the
+    Rust kernel, which takes the sums in the pass that writes its sort keys)."""
+    check_curves(curves)
+    _check_matrix(y_score, codes, None)
+    low, high = row_sum_range(y_score)
+    if not (_sums_to_one(low) and _sums_to_one(high)):
+        return ProbabilityWalks(None, low, high)
+    walks = one_vs_rest(y_score, columns, codes=codes, sample_weight=sample_weight, curves=curves)
+    return ProbabilityWalks(walks, low, high)
+
+
+def _sums_to_one(total: float) -> bool:
+    """numpy's ``allclose(1.0, total)``, false for NaN (as ``sums_to_one`` in Rust)."""
+    return abs(1.0 - total) <= 1e-8 + 1e-5 * abs(total)
 
 
 def one_vs_one(y_score: np.ndarray, codes: np.ndarray, n_threads: int = 0) -> OneVsOne:

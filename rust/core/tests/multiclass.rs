@@ -4,7 +4,8 @@
 
 use cmetrics_core::ranking::{
     binary_ranking, binned_one_vs_rest, grouped_binned_histograms, one_vs_one_auc, one_vs_rest,
-    rank_histogram, row_sum_range, threshold_counts, Curves, Drop, Matrix, Truth,
+    one_vs_rest_of_probabilities, rank_histogram, row_sum_range, threshold_counts, Curves, Drop,
+    Matrix, Truth,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -403,4 +404,132 @@ fn row_sum_range_is_the_extremes_of_the_row_sums() {
         column_major: false,
     };
     assert_eq!(row_sum_range(m, &Pool::sequential()).unwrap(), (0.75, 1.0));
+}
+
+/// The walks of probabilities whose rows must sum to 1 are `one_vs_rest`'s,
+/// and their row sums `row_sum_range`'s to the bit, on every path: float32
+/// rows packed in tiles (the sums taken in the pass that writes the keys),
+/// float32 columns (packed, one row at a time), float64 (the general path),
+/// weighted rows; rows that do not sum to 1 give no walk, and a non-finite
+/// score the error `row_sum_range` gives.
+#[test]
+fn walks_of_probabilities_are_one_vs_rest_with_the_row_sums() {
+    let (n, k) = (300_007, 5);
+    let mut x = 23_u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    let codes: Vec<u32> = (0..n).map(|_| (next() % k as u64) as u32).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let raw: Vec<f64> = (0..n * k).map(|_| (next() % 4096) as f64 + 1.0).collect();
+    let mut p64: Vec<f64> = Vec::with_capacity(n * k);
+    for row in raw.chunks_exact(k) {
+        let t: f64 = row.iter().sum();
+        p64.extend(row.iter().map(|v| v / t));
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let p32: Vec<f32> = p64.iter().map(|&v| v as f32).collect();
+    let by_cols32: Vec<f32> = (0..n * k).map(|i| p32[(i % n) * k + i / n]).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let w: Vec<f64> = (0..n).map(|i| (i % 3) as f64 + 0.5).collect();
+    let columns = [4_usize, 0, 2, 1, 3];
+    for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+        let check = |m32: Option<Matrix<'_, f32>>,
+                     m64: Option<Matrix<'_, f64>>,
+                     weight: Option<&[f64]>| {
+            let (got, want, sums) = match (m32, m64) {
+                (Some(m), _) => (
+                    one_vs_rest_of_probabilities(&codes, m, &columns, weight, false, &pool)
+                        .unwrap(),
+                    one_vs_rest(Truth::Codes(&codes), m, &columns, weight, false, &pool).unwrap(),
+                    row_sum_range(m, &pool).unwrap(),
+                ),
+                (None, Some(m)) => (
+                    one_vs_rest_of_probabilities(&codes, m, &columns, weight, false, &pool)
+                        .unwrap(),
+                    one_vs_rest(Truth::Codes(&codes), m, &columns, weight, false, &pool).unwrap(),
+                    row_sum_range(m, &pool).unwrap(),
+                ),
+                _ => unreachable!(),
+            };
+            assert_eq!(got.sums.0.to_bits(), sums.0.to_bits());
+            assert_eq!(got.sums.1.to_bits(), sums.1.to_bits());
+            assert!(sums.0 < sums.1 && (sums.0 - 1.0).abs() < 1e-6 && (sums.1 - 1.0).abs() < 1e-6);
+            assert_eq!(format!("{:?}", got.walks.unwrap()), format!("{want:?}"));
+        };
+        let rows32 = Matrix {
+            values: &p32,
+            n_cols: k,
+            column_major: false,
+        };
+        let cols32 = Matrix {
+            values: &by_cols32,
+            n_cols: k,
+            column_major: true,
+        };
+        let rows64 = Matrix {
+            values: &p64,
+            n_cols: k,
+            column_major: false,
+        };
+        check(Some(rows32), None, None);
+        check(Some(cols32), None, None);
+        check(None, Some(rows64), None);
+        check(Some(rows32), None, Some(&w));
+        // One row off by more than numpy's allclose allows: no walk, the sums still given.
+        for (scale, accepted) in [(1.0 + 2e-5, false), (1.0 + 5e-6, true)] {
+            let mut off = p32.clone();
+            for v in &mut off[(n - 1) * k..] {
+                *v *= scale;
+            }
+            let m = Matrix {
+                values: &off,
+                n_cols: k,
+                column_major: false,
+            };
+            let got =
+                one_vs_rest_of_probabilities(&codes, m, &columns, None, false, &pool).unwrap();
+            assert_eq!(got.sums, row_sum_range(m, &pool).unwrap());
+            assert_eq!(got.walks.is_some(), accepted);
+        }
+        // A non-finite score: row_sum_range's error, on the packed path and off it.
+        let mut bad = p32.clone();
+        bad[200_000 * k + 1] = f32::NAN;
+        let m = Matrix {
+            values: &bad,
+            n_cols: k,
+            column_major: false,
+        };
+        assert_eq!(
+            one_vs_rest_of_probabilities(&codes, m, &columns, None, false, &pool)
+                .unwrap_err()
+                .to_string(),
+            row_sum_range(m, &pool).unwrap_err().to_string()
+        );
+        // No rows: the error one_vs_rest gives.
+        let none = Matrix {
+            values: &p32[..0],
+            n_cols: k,
+            column_major: false,
+        };
+        assert_eq!(
+            one_vs_rest_of_probabilities(&codes[..0], none, &columns, None, false, &pool)
+                .unwrap_err()
+                .to_string(),
+            one_vs_rest(
+                Truth::Codes(&codes[..0]),
+                none,
+                &columns,
+                None,
+                false,
+                &pool
+            )
+            .unwrap_err()
+            .to_string()
+        );
+    }
 }

@@ -11,7 +11,7 @@
 
 use super::binary::{check_weights, BinaryRanking, Curves, Totals};
 use super::keys::{packed_u32, starts_as_f32, Score};
-use super::score_matrix::{check_matrix, Matrix, Truth};
+use super::score_matrix::{check_matrix, row_sum_range, sum_rows, Matrix, Truth};
 use super::strategy::binary_ranking;
 use super::stream::Packed;
 use super::walk::walk;
@@ -55,7 +55,7 @@ pub fn one_vs_rest<X: Score>(
         check_weights(w, n, "y_score")?;
     }
     if let (Truth::Codes(codes), None) = (truth, weight) {
-        if let Some(keys) = packed_columns(codes, &scores, columns, pool)? {
+        if let Some((keys, _)) = packed_columns(codes, &scores, columns, false, pool)? {
             return walk_packed_columns(keys, codes, columns, curves, pool);
         }
     }
@@ -78,6 +78,63 @@ pub fn one_vs_rest<X: Score>(
     pool.install(|| columns.par_iter().map(one).collect())
 }
 
+/// The walks of [`one_vs_rest`] of multiclass probabilities, whose rows must
+/// each sum to 1 (scikit-learn's rule for the one-vs-rest ROC AUC, as numpy's
+/// `allclose(1, sum)`: within `1e-8 + 1e-5 |sum|`), with the smallest and the
+/// largest row sum (each row summed left to right in float64, as
+/// [`row_sum_range`] sums them). The walks are `None` when a row's sum breaks
+/// the rule (no column is sorted then). Where the packed path serves, the
+/// sums are taken in the same pass that writes the sort keys, so the matrix
+/// is read once instead of twice; elsewhere [`row_sum_range`] runs first.
+///
+/// # Errors
+/// Those of [`one_vs_rest`] and of [`row_sum_range`] (a non-finite score is
+/// named by it, as when it runs alone).
+pub fn one_vs_rest_of_probabilities<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    columns: &[usize],
+    weight: Option<&[f64]>,
+    curves: impl Into<Curves>,
+    pool: &Pool,
+) -> Result<ProbabilityWalks> {
+    let curves: Curves = curves.into();
+    let truth = Truth::Codes(codes);
+    check_matrix(&scores, truth)?;
+    let accepted = |(lo, hi): (f64, f64)| sums_to_one(lo) && sums_to_one(hi);
+    if weight.is_none() && columns.iter().all(|&c| c < scores.n_cols) {
+        if let Some((keys, Some(sums))) = packed_columns(codes, &scores, columns, true, pool)? {
+            let walks = if accepted(sums) {
+                Some(walk_packed_columns(keys, codes, columns, curves, pool)?)
+            } else {
+                None
+            };
+            return Ok(ProbabilityWalks { walks, sums });
+        }
+    }
+    let sums = row_sum_range(scores, pool)?;
+    let walks = if accepted(sums) {
+        Some(one_vs_rest(truth, scores, columns, weight, curves, pool)?)
+    } else {
+        None
+    };
+    Ok(ProbabilityWalks { walks, sums })
+}
+
+/// What [`one_vs_rest_of_probabilities`] gives.
+#[derive(Debug, Clone)]
+pub struct ProbabilityWalks {
+    /// The walk of each requested column, `None` when a row sum is not 1.
+    pub walks: Option<Vec<BinaryRanking>>,
+    /// The smallest and the largest row sum (`inf, -inf` without rows).
+    pub sums: (f64, f64),
+}
+
+/// numpy's `allclose(1.0, sum)`: `|1 - sum| <= 1e-8 + 1e-5 |sum|` (false for NaN).
+fn sums_to_one(sum: f64) -> bool {
+    (1.0 - sum).abs() <= 1e-8 + 1e-5 * sum.abs()
+}
+
 /// The packed form of every requested column, when it exists: scores that
 /// are finite non-negative floats of at most 32 bits (probabilities, as
 /// float32 softmax outputs are) have bit patterns that order as the values
@@ -86,12 +143,15 @@ pub fn one_vs_rest<X: Score>(
 /// path's keys. One pass over the matrix writes every column's keys (a
 /// transpose, in parallel over chunks of rows); `None` when some score is
 /// negative, wider than 32 bits, or not finite, and the general path runs.
+/// With `sums`, the same pass also gives the smallest and the largest row sum
+/// (every column of a row, left to right in float64, as [`row_sum_range`]).
 fn packed_columns<X: Score>(
     codes: &[u32],
     scores: &Matrix<'_, X>,
     columns: &[usize],
+    sums: bool,
     pool: &Pool,
-) -> Result<Option<Vec<Vec<u32>>>> {
+) -> Result<Option<PackedKeys>> {
     let n = codes.len();
     if !starts_as_f32(
         (0..scores.rows().min(64)).flat_map(|i| columns.iter().map(move |&c| scores.at(n, i, c))),
@@ -119,14 +179,23 @@ fn packed_columns<X: Score>(
         }
     }
     let plan = Plan::new(scores.n_cols, columns);
-    let fill = |(c, piece): (usize, &mut Vec<&mut [std::mem::MaybeUninit<u32>]>)| -> bool {
+    let fill = |(c, piece): (usize, &mut Vec<&mut [std::mem::MaybeUninit<u32>]>)| -> Filled {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut extremes = |block: &[f64]| {
+            // Finite sums (every score is, where the keys are used).
+            for &sum in block {
+                lo = if sum < lo { sum } else { lo };
+                hi = if sum > hi { sum } else { hi };
+            }
+        };
         if pool.stopped() {
-            return true;
+            return (true, lo, hi);
         }
         let first = c * chunk_rows;
         let rows = piece.first().map_or(0, |p| p.len());
         let k = scores.n_cols;
         let mut ok = true;
+        let mut row_sums = [0.0_f64; TILE];
         if !scores.column_major && columns.len() <= TILE_COLUMNS && k <= TILE_WIDTH {
             // Tiles of TILE rows: every score's key (without the outcome)
             // computed in one contiguous pass into a small table, the true
@@ -142,6 +211,11 @@ fn packed_columns<X: Score>(
             ok &= values.len() == rows * k && truth.len() == rows;
             for (t, (block, codes)) in values.chunks(TILE * k).zip(truth.chunks(TILE)).enumerate() {
                 let m = codes.len();
+                if sums {
+                    let block_sums = row_sums.get_mut(..m).unwrap_or_default();
+                    sum_rows(block, k, block_sums);
+                    extremes(block_sums);
+                }
                 let keys = tile.get_mut(..block.len()).unwrap_or_default();
                 score_keys(block, keys);
                 for (row, &code) in keys.chunks_exact_mut(k).zip(codes) {
@@ -152,7 +226,18 @@ fn packed_columns<X: Score>(
                 let keys = keys.get(..m * k).unwrap_or_default();
                 ok &= read_columns(keys, k, columns, piece, t * TILE, NOT_A_KEY, plan.as_ref());
             }
-            return ok;
+            return (ok, lo, hi);
+        }
+        if sums {
+            for at in (first..first + rows).step_by(TILE) {
+                let block_sums = row_sums
+                    .get_mut(..(first + rows - at).min(TILE))
+                    .unwrap_or_default();
+                for (r, sum) in block_sums.iter_mut().enumerate() {
+                    *sum = (0..k).fold(0.0, |t, j| t + scores.at(n, at + r, j).to_f64());
+                }
+                extremes(block_sums);
+            }
         }
         for (out, &col) in piece.iter_mut().zip(columns) {
             for (r, slot) in out.iter_mut().enumerate() {
@@ -166,22 +251,20 @@ fn packed_columns<X: Score>(
                 slot.write(key.unwrap_or(0));
             }
         }
-        ok
+        (ok, lo, hi)
     };
-    let all_ok = if pool.parallel_for(n * columns.len()) {
+    let both = |a: Filled, b: Filled| (a.0 & b.0, a.1.min(b.1), a.2.max(b.2));
+    let none = (true, f64::INFINITY, f64::NEG_INFINITY);
+    let (all_ok, lo, hi) = if pool.parallel_for(n * columns.len()) {
         pool.install(|| {
             pieces
                 .par_iter_mut()
                 .enumerate()
                 .map(fill)
-                .reduce(|| true, |a, b| a & b)
+                .reduce(|| none, both)
         })
     } else {
-        pieces
-            .iter_mut()
-            .enumerate()
-            .map(fill)
-            .fold(true, |a, b| a & b)
+        pieces.iter_mut().enumerate().map(fill).fold(none, both)
     };
     pool.check()?;
     for column in &mut keys {
@@ -190,8 +273,16 @@ fn packed_columns<X: Score>(
         // raised, so every chunk ran to its end); `u32` needs no drop.
         unsafe { column.set_len(n) };
     }
-    Ok(all_ok.then_some(keys))
+    Ok(all_ok.then_some((keys, sums.then_some((lo, hi)))))
 }
+
+/// The sort keys of every requested column, and the smallest and the largest
+/// row sum when [`packed_columns`] was asked for them.
+type PackedKeys = (Vec<Vec<u32>>, Option<(f64, f64)>);
+
+/// What a chunk of [`packed_columns`] gives: whether every key was made, and
+/// the smallest and largest row sum of its rows (when asked for).
+type Filled = (bool, f64, f64);
 
 /// Rows of a tile of the transpose, the most columns it takes, and the most
 /// columns of the matrix it reads (its table is `TILE x TILE_WIDTH` keys).

@@ -124,7 +124,7 @@ const SUM_BLOCK: usize = 64;
 /// The sum of each row of the row-major `values` (`k` columns, as many rows
 /// as `sums` has), each left to right in float64: float32 rows [`LANES`] at a
 /// time, one per vector lane, where this CPU has AVX-512; else row by row.
-fn sum_rows<X: Score>(values: &[X], k: usize, sums: &mut [f64]) {
+pub(super) fn sum_rows<X: Score>(values: &[X], k: usize, sums: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if let Some(v) = X::as_f32s(values) {
         if crate::cpu::avx512() && k <= GATHER_COLUMNS {

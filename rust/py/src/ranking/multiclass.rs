@@ -102,6 +102,44 @@ pub fn one_vs_rest<'py>(
     walks.iter().map(|r| ranking_py(py, r)).collect()
 }
 
+/// `ProbabilityWalks(walks, low, high)`: the walks of `one_vs_rest` by class
+/// codes of probabilities whose rows must sum to 1 (numpy's `allclose`),
+/// `walks` None when some row does not, with the smallest and the largest row
+/// sum; the sums taken in the pass that writes the sort keys where it can
+/// (`rk::one_vs_rest_of_probabilities`).
+#[pyfunction]
+#[pyo3(signature = (y_score, columns, codes, sample_weight=None, curves=CurvesArg::Flag(true), n_threads=0))]
+#[pyo3(text_signature = "(y_score, columns, codes, sample_weight=None, curves=True, n_threads=0)")]
+pub fn one_vs_rest_of_probabilities<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    columns: Vec<usize>,
+    codes: PyReadonlyArray1<'py, u32>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    curves: CurvesArg,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let curves = curves.terms()?;
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let c = slice(&codes, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    let got = on_matrix!(py, pool, y_score, |m, pool| {
+        rk::one_vs_rest_of_probabilities(c, m, &columns, w, curves, pool)
+    });
+    let walks = match &got.walks {
+        Some(walks) => Some(
+            walks
+                .iter()
+                .map(|r| ranking_py(py, r))
+                .collect::<PyResult<Vec<_>>>()?,
+        ),
+        None => None,
+    };
+    let (low, high) = got.sums;
+    named!(py, "ProbabilityWalks", walks, low, high)
+}
+
 /// `RowSums(low, high)`: the smallest and the largest row sum of `y_score`
 /// (float64 sums), after checking every score is finite (`rk::row_sum_range`).
 #[pyfunction]
