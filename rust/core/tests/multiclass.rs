@@ -479,6 +479,21 @@ fn walks_of_probabilities_are_one_vs_rest_with_the_row_sums() {
         check(Some(rows32), None, None);
         check(Some(cols32), None, None);
         check(None, Some(rows64), None);
+        // float64 whose first rows are float32 values: the keys are tried and
+        // given up at a later row, then the general path.
+        let mut mixed = p64.clone();
+        for v in &mut mixed[..100 * k] {
+            *v = f64::from(*v as f32);
+        }
+        check(
+            None,
+            Some(Matrix {
+                values: &mixed,
+                n_cols: k,
+                column_major: false,
+            }),
+            None,
+        );
         check(Some(rows32), None, Some(&w));
         // One row off by more than numpy's allclose allows: no walk, the sums still given.
         for (scale, accepted) in [(1.0 + 2e-5, false), (1.0 + 5e-6, true)] {

@@ -59,6 +59,20 @@ pub fn one_vs_rest<X: Score>(
             return walk_packed_columns(keys, codes, columns, curves, pool);
         }
     }
+    each_column(truth, &scores, n, columns, weight, curves, pool)
+}
+
+/// The general path of [`one_vs_rest`], its arguments checked: each column
+/// gathered with its outcomes and walked as a binary ranking.
+fn each_column<X: Score>(
+    truth: Truth<'_>,
+    scores: &Matrix<'_, X>,
+    n: usize,
+    columns: &[usize],
+    weight: Option<&[f64]>,
+    curves: Curves,
+    pool: &Pool,
+) -> Result<Vec<BinaryRanking>> {
     let one = |&col: &usize| -> Result<BinaryRanking> {
         let positive: Vec<bool> = match truth {
             Truth::Codes(codes) => collect_chunked(
@@ -100,9 +114,13 @@ pub fn one_vs_rest_of_probabilities<X: Score>(
 ) -> Result<ProbabilityWalks> {
     let curves: Curves = curves.into();
     let truth = Truth::Codes(codes);
-    check_matrix(&scores, truth)?;
+    let n = check_matrix(&scores, truth)?;
     let accepted = |(lo, hi): (f64, f64)| sums_to_one(lo) && sums_to_one(hi);
-    if weight.is_none() && columns.iter().all(|&c| c < scores.n_cols) {
+    // Unweighted, every column in range: all `one_vs_rest` checks, so when
+    // some score has no packed key the general path follows directly (not a
+    // second attempt at the keys).
+    let packable = weight.is_none() && columns.iter().all(|&c| c < scores.n_cols);
+    if packable {
         if let Some((keys, Some(sums))) = packed_columns(codes, &scores, columns, true, pool)? {
             let walks = if accepted(sums) {
                 Some(walk_packed_columns(keys, codes, columns, curves, pool)?)
@@ -113,10 +131,10 @@ pub fn one_vs_rest_of_probabilities<X: Score>(
         }
     }
     let sums = row_sum_range(scores, pool)?;
-    let walks = if accepted(sums) {
-        Some(one_vs_rest(truth, scores, columns, weight, curves, pool)?)
-    } else {
-        None
+    let walks = match (accepted(sums), packable) {
+        (false, _) => None,
+        (true, true) => Some(each_column(truth, &scores, n, columns, None, curves, pool)?),
+        (true, false) => Some(one_vs_rest(truth, scores, columns, weight, curves, pool)?),
     };
     Ok(ProbabilityWalks { walks, sums })
 }
