@@ -42,6 +42,23 @@ pub fn one_vs_rest<X: Score>(
 ) -> Result<Vec<BinaryRanking>> {
     let curves: Curves = curves.into();
     let n = check_matrix(&scores, truth)?;
+    check_columns_and_weights(&scores, n, columns, weight)?;
+    if let (Truth::Codes(codes), None) = (truth, weight) {
+        if let Some((keys, _)) = packed_columns(codes, &scores, columns, false, pool)? {
+            return walk_packed_columns(keys, codes, columns, curves, pool);
+        }
+    }
+    each_column(truth, &scores, n, columns, weight, curves, pool)
+}
+
+/// The checks of [`one_vs_rest`] after [`check_matrix`] (which gave `n`):
+/// every requested column within the score columns, valid weights.
+fn check_columns_and_weights<X: Score>(
+    scores: &Matrix<'_, X>,
+    n: usize,
+    columns: &[usize],
+    weight: Option<&[f64]>,
+) -> Result<()> {
     if let Some(&c) = columns.iter().find(|&&c| c >= scores.n_cols) {
         return Err(MetricError::Shape {
             arg: "labels",
@@ -54,12 +71,7 @@ pub fn one_vs_rest<X: Score>(
     if let Some(w) = weight {
         check_weights(w, n, "y_score")?;
     }
-    if let (Truth::Codes(codes), None) = (truth, weight) {
-        if let Some((keys, _)) = packed_columns(codes, &scores, columns, false, pool)? {
-            return walk_packed_columns(keys, codes, columns, curves, pool);
-        }
-    }
-    each_column(truth, &scores, n, columns, weight, curves, pool)
+    Ok(())
 }
 
 /// The general path of [`one_vs_rest`], its arguments checked: each column
@@ -116,11 +128,7 @@ pub fn one_vs_rest_of_probabilities<X: Score>(
     let truth = Truth::Codes(codes);
     let n = check_matrix(&scores, truth)?;
     let accepted = |(lo, hi): (f64, f64)| sums_to_one(lo) && sums_to_one(hi);
-    // Unweighted, every column in range: all `one_vs_rest` checks, so when
-    // some score has no packed key the general path follows directly (not a
-    // second attempt at the keys).
-    let packable = weight.is_none() && columns.iter().all(|&c| c < scores.n_cols);
-    if packable {
+    if weight.is_none() && columns.iter().all(|&c| c < scores.n_cols) {
         if let Some((keys, Some(sums))) = packed_columns(codes, &scores, columns, true, pool)? {
             let walks = if accepted(sums) {
                 Some(walk_packed_columns(keys, codes, columns, curves, pool)?)
@@ -131,10 +139,15 @@ pub fn one_vs_rest_of_probabilities<X: Score>(
         }
     }
     let sums = row_sum_range(scores, pool)?;
-    let walks = match (accepted(sums), packable) {
-        (false, _) => None,
-        (true, true) => Some(each_column(truth, &scores, n, columns, None, curves, pool)?),
-        (true, false) => Some(one_vs_rest(truth, scores, columns, weight, curves, pool)?),
+    // The rest of `one_vs_rest`'s checks, then its general path (the packed
+    // keys, where they apply, were tried above: not a second attempt).
+    let walks = if accepted(sums) {
+        check_columns_and_weights(&scores, n, columns, weight)?;
+        Some(each_column(
+            truth, &scores, n, columns, weight, curves, pool,
+        )?)
+    } else {
+        None
     };
     Ok(ProbabilityWalks { walks, sums })
 }
