@@ -29,11 +29,11 @@ const EXACT_ROWS: usize = 1 << 40;
 /// Lengths that differ, no rows, a score that is not finite, or
 /// [`MetricError::Interrupted`] (a side without rows gives the other side 0).
 pub fn row_placements<X: Score>(positive: &[bool], score: &[X], pool: &Pool) -> Result<Vec<f64>> {
-    check_scores(positive, score)?;
+    check_pair(positive, score.len())?;
     check_rows(score.len())?;
     let n = score.len();
     let n_pos = count_positive(positive, pool);
-    let order = ordered(positive, score, false, pool)?;
+    let order = ordered(positive, score, false, "y_score", pool)?;
     let slots = zeroed_slots::<AtomicU64>(n, "the placements")?;
     walk_pieces(&order, score, positive, n_pos, || Writer(&slots), pool)?;
     drop(order);
@@ -93,27 +93,18 @@ pub fn paired_placements<X: Score, Y: Score>(
     score_b: &[Y],
     pool: &Pool,
 ) -> Result<PairedPlacements> {
-    for (name, n, finite) in [
-        ("score_a", score_a.len(), first_non_finite(score_a, pool)),
-        ("score_b", score_b.len(), first_non_finite(score_b, pool)),
-    ] {
-        check_pair(positive, n)?;
-        if let Some((index, value)) = finite {
-            return Err(MetricError::NonFinite {
-                arg: name,
-                index,
-                value,
-            });
-        }
-    }
+    check_pair(positive, score_a.len())?;
+    check_pair(positive, score_b.len())?;
     let n = positive.len();
     check_rows(n)?;
     let n_pos = count_positive(positive, pool);
     let n_neg = n as u64 - n_pos;
+    // Each model's scores are tested for finiteness in the pass that keys
+    // them; model a's failure is reported first.
     let (oa, ob) = pool.install(|| {
         rayon::join(
-            || ordered(positive, score_a, true, pool),
-            || ordered(positive, score_b, true, pool),
+            || ordered(positive, score_a, true, "score_a", pool),
+            || ordered(positive, score_b, true, "score_b", pool),
         )
     });
     let (oa, ob) = (oa?, ob?);
@@ -262,21 +253,6 @@ fn check_rows(n: usize) -> Result<()> {
         });
     }
     Ok(())
-}
-
-/// The first score that is not finite, with its index: chunks of
-/// [`CHECK_ROWS`] tested whole (a loop with no early exit, which vectorises)
-/// on the pool's threads, then the first failing chunk searched.
-fn first_non_finite<X: Score>(score: &[X], pool: &Pool) -> Option<(usize, f64)> {
-    let failing = |c: &[X]| !c.iter().fold(true, |ok, &s| ok & s.is_finite());
-    let chunk = if pool.parallel_for(score.len()) {
-        pool.install(|| score.par_chunks(CHECK_ROWS).position_first(failing))
-    } else {
-        score.chunks(CHECK_ROWS).position(failing)
-    }?;
-    let start = chunk * CHECK_ROWS;
-    let at = start + score.get(start..)?.iter().position(|s| !s.is_finite())?;
-    score.get(at).map(|s| (at, s.to_f64()))
 }
 
 fn count_positive(positive: &[bool], pool: &Pool) -> u64 {
@@ -535,8 +511,8 @@ mod tests {
                 pool: &pool,
             };
             let run = |half: bool| {
-                let oa = ordered(&positive, &a, true, &pool).unwrap();
-                let ob = ordered(&positive, &b, true, &pool).unwrap();
+                let oa = ordered(&positive, &a, true, "score_a", &pool).unwrap();
+                let ob = ordered(&positive, &b, true, "score_b", &pool).unwrap();
                 if half {
                     walks.both::<AtomicU32, _, _>(oa, &a, &ob, &b).unwrap()
                 } else {
@@ -555,6 +531,7 @@ mod tests {
 
     #[test]
     fn the_first_non_finite_score_is_found_across_chunks() {
+        use ordered::first_non_finite;
         let n = 3 * CHECK_ROWS + 11;
         let mut a = vec![0.25_f64; n];
         let mut b = vec![0.5_f32; n];
@@ -581,6 +558,40 @@ mod tests {
             assert!(matches!(
                 paired_placements(&positive, &b, &a, &pool),
                 Err(MetricError::NonFinite { arg: "score_a", index, .. }) if index == n - 1
+            ));
+            assert!(matches!(
+                paired_placements(&positive, &vec![0.5_f32; n], &a, &pool),
+                Err(MetricError::NonFinite { arg: "score_b", index, .. }) if index == CHECK_ROWS + 7
+            ));
+            assert!(matches!(
+                row_placements(&positive, &b, &pool),
+                Err(MetricError::NonFinite { arg: "y_score", index, .. }) if index == n - 1
+            ));
+        }
+        // Scores crowded near one value take the sort of (key, row) pairs,
+        // which tests them too.
+        #[allow(clippy::cast_precision_loss)]
+        let mut crowded: Vec<f64> = (0..n).map(|i| 0.5 + i as f64 * 1e-16).collect();
+        let low = usize::BITS - (n - 1).leading_zeros() + 1;
+        assert!(ordered::crowded(&crowded, low));
+        crowded[5] = f64::NAN;
+        for threads in [1, 2] {
+            let pool = Pool::new(threads);
+            assert!(matches!(
+                paired_placements(&positive[..n - 1], &b[..n - 1], &crowded[..n - 1], &pool),
+                Err(MetricError::NonFinite {
+                    arg: "score_b",
+                    index: 5,
+                    ..
+                })
+            ));
+            assert!(matches!(
+                row_placements(&positive, &crowded, &pool),
+                Err(MetricError::NonFinite {
+                    arg: "y_score",
+                    index: 5,
+                    ..
+                })
             ));
         }
     }

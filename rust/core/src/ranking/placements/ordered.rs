@@ -11,8 +11,9 @@
 //! the pieces were cut and the pieces can run on any number of threads.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use crate::error::Result;
+use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::ranking::keys::Score;
 use crate::sort::{sort_high_bits_alone, sort_keys};
@@ -64,30 +65,45 @@ pub(super) enum Ordered {
     Keyed(Vec<(u64, usize)>),
 }
 
-/// The rows of checked input in ascending score order. When `alone`, the
-/// packed keys sort on the calling thread (another model sorts beside), else
-/// on the pool.
+/// The rows in ascending score order, `positive` and `score` of the same
+/// length. Every score is tested in the pass that keys the rows (a score
+/// that is not finite fails, named `arg`: no pass of its own). When `alone`,
+/// the packed keys sort on the calling thread (another model sorts beside),
+/// else on the pool.
 ///
 /// # Errors
-/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted) or
-/// [`MetricError::OutOfMemory`](crate::error::MetricError::OutOfMemory).
+/// [`MetricError::NonFinite`],
+/// [`MetricError::Interrupted`] or
+/// [`MetricError::OutOfMemory`].
 pub(super) fn ordered<X: Score>(
     positive: &[bool],
     score: &[X],
     alone: bool,
+    arg: &'static str,
     pool: &Pool,
 ) -> Result<Ordered> {
     let n = score.len();
     let row_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
     let low = row_bits + 1;
     if n > PACKED_ROWS || crowded(score, low) {
+        check_finite(score, arg, pool)?;
         return Ok(Ordered::Keyed(sorted_key_rows(score, pool)?));
     }
+    let finite = AtomicBool::new(true);
     let mut keys: Vec<u64> = collect_chunked(
         n,
-        |i| (score[i].key() >> low << low) | (u64::from(positive[i]) << row_bits) | i as u64,
+        |i| {
+            let s = score[i];
+            if !s.is_finite() {
+                finite.store(false, Relaxed);
+            }
+            (s.key() >> low << low) | (u64::from(positive[i]) << row_bits) | i as u64
+        },
         pool,
     )?;
+    if !finite.load(Relaxed) {
+        check_finite(score, arg, pool)?;
+    }
     if alone {
         // Only the key's bits order the rows (the walk orders a run by its
         // full keys): the low bytes need no radix pass.
@@ -102,10 +118,34 @@ pub(super) fn ordered<X: Score>(
     })
 }
 
+/// [`MetricError::NonFinite`] named `arg` at the first score that is not
+/// finite, if any.
+fn check_finite<X: Score>(score: &[X], arg: &'static str, pool: &Pool) -> Result<()> {
+    match first_non_finite(score, pool) {
+        Some((index, value)) => Err(MetricError::NonFinite { arg, index, value }),
+        None => Ok(()),
+    }
+}
+
+/// The first score that is not finite, with its index: chunks of
+/// [`CHECK_ROWS`] tested whole (a loop with no early exit, which vectorises)
+/// on the pool's threads, then the first failing chunk searched.
+pub(super) fn first_non_finite<X: Score>(score: &[X], pool: &Pool) -> Option<(usize, f64)> {
+    let failing = |c: &[X]| !c.iter().fold(true, |ok, &s| ok & s.is_finite());
+    let chunk = if pool.parallel_for(score.len()) {
+        pool.install(|| score.par_chunks(CHECK_ROWS).position_first(failing))
+    } else {
+        score.chunks(CHECK_ROWS).position(failing)
+    }?;
+    let start = chunk * CHECK_ROWS;
+    let at = start + score.get(start..)?.iter().position(|s| !s.is_finite())?;
+    score.get(at).map(|s| (at, s.to_f64()))
+}
+
 /// Whether a sample of the scores holds two that differ in their key's low
 /// `low` bits only: scores crowding near one value (saturated probabilities),
 /// whose packed keys would leave long runs to order by the full keys.
-fn crowded<X: Score>(score: &[X], low: u32) -> bool {
+pub(super) fn crowded<X: Score>(score: &[X], low: u32) -> bool {
     const SAMPLE: usize = 1023;
     let n = score.len();
     if n < 1 << 16 {
@@ -225,8 +265,8 @@ fn fetch_run_scores<X: Score>(keys: &[u64], at: usize, low: u32, row_mask: u64, 
 /// ([`sorted_key_rows`]).
 ///
 /// # Errors
-/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted) or
-/// [`MetricError::OutOfMemory`](crate::error::MetricError::OutOfMemory).
+/// [`MetricError::Interrupted`] or
+/// [`MetricError::OutOfMemory`].
 pub(crate) fn sorted_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
     let n = score.len();
     let row_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
@@ -470,7 +510,7 @@ impl Ordered {
 /// piece's tally and visitor, in row order.
 ///
 /// # Errors
-/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted).
+/// [`MetricError::Interrupted`].
 pub(super) fn walk_pieces<X: Score, V: Visit + Send>(
     order: &Ordered,
     score: &[X],
