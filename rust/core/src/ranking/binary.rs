@@ -5,6 +5,8 @@
 use super::keys::Score;
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::parallel::{Pool, CHECK_ROWS};
+use rayon::prelude::*;
 
 /// Check that every value is finite (the package-wide rule, docs/definitions.md §1.5 and decision O9).
 pub(crate) fn check_finite<X: Score>(arg: &'static str, xs: &[X]) -> Result<()> {
@@ -16,6 +18,30 @@ pub(crate) fn check_finite<X: Score>(arg: &'static str, xs: &[X]) -> Result<()> 
         });
     }
     Ok(())
+}
+
+/// [`check_finite`] on the pool's threads: the first value that is not
+/// finite found by [`first_non_finite`].
+pub(crate) fn check_finite_on<X: Score>(arg: &'static str, xs: &[X], pool: &Pool) -> Result<()> {
+    match first_non_finite(xs, pool) {
+        Some((index, value)) => Err(MetricError::NonFinite { arg, index, value }),
+        None => Ok(()),
+    }
+}
+
+/// The first value that is not finite, with its index: chunks of
+/// [`CHECK_ROWS`] tested whole (a loop with no early exit, which vectorises)
+/// on the pool's threads, then the first failing chunk searched.
+pub(crate) fn first_non_finite<X: Score>(xs: &[X], pool: &Pool) -> Option<(usize, f64)> {
+    let failing = |c: &[X]| !c.iter().fold(true, |ok, &s| ok & s.is_finite());
+    let chunk = if pool.parallel_for(xs.len()) {
+        pool.install(|| xs.par_chunks(CHECK_ROWS).position_first(failing))
+    } else {
+        xs.chunks(CHECK_ROWS).position(failing)
+    }?;
+    let start = chunk * CHECK_ROWS;
+    let at = start + xs.get(start..)?.iter().position(|s| !s.is_finite())?;
+    xs.get(at).map(|s| (at, s.to_f64()))
 }
 
 /// A power of two `s` such that `total * s` lies in [0.5, 1) (1 for a total

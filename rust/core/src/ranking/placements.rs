@@ -531,7 +531,7 @@ mod tests {
 
     #[test]
     fn the_first_non_finite_score_is_found_across_chunks() {
-        use ordered::first_non_finite;
+        use crate::ranking::binary::first_non_finite;
         let n = 3 * CHECK_ROWS + 11;
         let mut a = vec![0.25_f64; n];
         let mut b = vec![0.5_f32; n];

@@ -13,8 +13,9 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use crate::error::{MetricError, Result};
+use crate::error::Result;
 use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
+use crate::ranking::binary::check_finite_on;
 use crate::ranking::keys::Score;
 use crate::sort::{sort_high_bits_alone, sort_keys};
 use rayon::prelude::*;
@@ -72,9 +73,9 @@ pub(super) enum Ordered {
 /// else on the pool.
 ///
 /// # Errors
-/// [`MetricError::NonFinite`],
-/// [`MetricError::Interrupted`] or
-/// [`MetricError::OutOfMemory`].
+/// [`MetricError::NonFinite`](crate::error::MetricError::NonFinite),
+/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted) or
+/// [`MetricError::OutOfMemory`](crate::error::MetricError::OutOfMemory).
 pub(super) fn ordered<X: Score>(
     positive: &[bool],
     score: &[X],
@@ -86,7 +87,7 @@ pub(super) fn ordered<X: Score>(
     let row_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
     let low = row_bits + 1;
     if n > PACKED_ROWS || crowded(score, low) {
-        check_finite(score, arg, pool)?;
+        check_finite_on(arg, score, pool)?;
         return Ok(Ordered::Keyed(sorted_key_rows(score, pool)?));
     }
     let finite = AtomicBool::new(true);
@@ -102,7 +103,7 @@ pub(super) fn ordered<X: Score>(
         pool,
     )?;
     if !finite.load(Relaxed) {
-        check_finite(score, arg, pool)?;
+        check_finite_on(arg, score, pool)?;
     }
     if alone {
         // Only the key's bits order the rows (the walk orders a run by its
@@ -116,30 +117,6 @@ pub(super) fn ordered<X: Score>(
         low,
         row_bits,
     })
-}
-
-/// [`MetricError::NonFinite`] named `arg` at the first score that is not
-/// finite, if any.
-fn check_finite<X: Score>(score: &[X], arg: &'static str, pool: &Pool) -> Result<()> {
-    match first_non_finite(score, pool) {
-        Some((index, value)) => Err(MetricError::NonFinite { arg, index, value }),
-        None => Ok(()),
-    }
-}
-
-/// The first score that is not finite, with its index: chunks of
-/// [`CHECK_ROWS`] tested whole (a loop with no early exit, which vectorises)
-/// on the pool's threads, then the first failing chunk searched.
-pub(super) fn first_non_finite<X: Score>(score: &[X], pool: &Pool) -> Option<(usize, f64)> {
-    let failing = |c: &[X]| !c.iter().fold(true, |ok, &s| ok & s.is_finite());
-    let chunk = if pool.parallel_for(score.len()) {
-        pool.install(|| score.par_chunks(CHECK_ROWS).position_first(failing))
-    } else {
-        score.chunks(CHECK_ROWS).position(failing)
-    }?;
-    let start = chunk * CHECK_ROWS;
-    let at = start + score.get(start..)?.iter().position(|s| !s.is_finite())?;
-    score.get(at).map(|s| (at, s.to_f64()))
 }
 
 /// Whether a sample of the scores holds two that differ in their key's low
@@ -265,8 +242,8 @@ fn fetch_run_scores<X: Score>(keys: &[u64], at: usize, low: u32, row_mask: u64, 
 /// ([`sorted_key_rows`]).
 ///
 /// # Errors
-/// [`MetricError::Interrupted`] or
-/// [`MetricError::OutOfMemory`].
+/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted) or
+/// [`MetricError::OutOfMemory`](crate::error::MetricError::OutOfMemory).
 pub(crate) fn sorted_rows<X: Score>(score: &[X], pool: &Pool) -> Result<Vec<(u64, usize)>> {
     let n = score.len();
     let row_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
@@ -510,7 +487,7 @@ impl Ordered {
 /// piece's tally and visitor, in row order.
 ///
 /// # Errors
-/// [`MetricError::Interrupted`].
+/// [`MetricError::Interrupted`](crate::error::MetricError::Interrupted).
 pub(super) fn walk_pieces<X: Score, V: Visit + Send>(
     order: &Ordered,
     score: &[X],
