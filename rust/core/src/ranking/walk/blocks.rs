@@ -154,16 +154,23 @@ impl Walk {
                     for &key in window.iter().skip(1) {
                         row(&mut walk, key);
                     }
-                    continue;
+                } else {
+                    block::<AP>(&mut walk, positive, ties);
+                    walk.prev = window.last().map_or(walk.prev, |&k| u64::from(k >> 1));
                 }
-                block::<AP>(&mut walk, positive, ties);
-                walk.prev = window.last().map_or(walk.prev, |&k| u64::from(k >> 1));
+                if AP {
+                    // At most a block's slots were kept since the last look.
+                    walk.flush_when_full();
+                }
             }
             for &key in keys.get(i..end).unwrap_or_default() {
                 row(&mut walk, key);
             }
             i = end;
             walk.settle();
+            if AP {
+                walk.flush();
+            }
         }
         walk.finish::<AP, false>(self);
     }
@@ -187,12 +194,7 @@ fn block<const AP: bool>(walk: &mut Pairs, positive: u32, ties: u32) {
         let mut m = positive;
         while m != 0 {
             let j = m.trailing_zeros();
-            let group = walk.groups + u64::from((opens & ((2_u32 << j) - 1)).count_ones());
-            walk.positive(
-                group,
-                pos_seen + below(j),
-                neg_seen + u64::from(j) - below(j),
-            );
+            walk.keep_opening(pos_seen + below(j), neg_seen + u64::from(j) - below(j));
             m &= m - 1;
         }
     }

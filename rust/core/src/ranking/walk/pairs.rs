@@ -10,12 +10,22 @@
 //! once a block of rows ([`Pairs::settle`]; a block's sum is at most
 //! `CHECK_ROWS` times the rows seen: far below 2^64).
 //!
-//! With `AP`, the average precision too: a group's precision is computed at
-//! its first positive row (the counts below the group are known there, its
-//! negatives having come first) and added times the group's positives when
-//! the next group with positives opens. Groups without positives add nothing
-//! (the full walk adds `0 * precision` for them), so the sum has the full
-//! walk's bits.
+//! With `AP`, the average precision too. A group's first positive row (the
+//! one with no positive seen since the group opened: its negatives come
+//! first) keeps the counts below the group in a slot of a small table; every
+//! row writes its counts to the next free slot and only such a row moves past
+//! it, so the rows take no branch on their outcome. The positives of a group
+//! are then the positives below the next kept group less its own (no group in
+//! between has a positive). The table is summed ([`Pairs::flush`]) between
+//! runs of rows and at the end: each group's precision times its positives,
+//! the terms computed side by side in vectors and added in ascending order.
+//! Groups without positives add nothing (the full walk adds
+//! `0 * precision` for them), so the sum has the full walk's bits. Before,
+//! each positive row took a branch (mispredicted on about three rows in ten
+//! at 30 % positives) and its group's division in the rows' loop: on an
+//! Intel guest the average precision's walk of 10^7 rows on one thread took
+//! 63-65 ms over the sorted float32 halves, now 45-47 ms (the AUROC's walk:
+//! 27 ms), and 80-84 ms over two sorted sides, now 71-72 ms (49 ms).
 //!
 //! With `PL`, DeLong's placements too, in exact integers. A positive row of a
 //! group with `nb` negatives below it is placed above `nb + gn / 2` of the
@@ -31,7 +41,15 @@
 
 use super::super::stream::Stream;
 use super::Walk;
+use crate::cpu::widest;
 use crate::parallel::{Pool, CHECK_ROWS};
+use std::hint::select_unpredictable;
+
+/// With `AP`, the rows [`Walk::run_pairs`] walks between two looks at the
+/// stop flag (and two sums of the average precision's table), and the
+/// table's slots: one a row, and the last group of the run before.
+const AP_ROWS: usize = 1 << 10;
+const SLOTS: usize = AP_ROWS + 1;
 
 /// A pair walk under way (no weights, no curve but the average precision).
 pub(super) struct Pairs {
@@ -54,11 +72,11 @@ pub(super) struct Pairs {
     sw_pos: f64,
     sw_neg: f64,
     ap: f64,
-    /// The group with positives whose AP term waits: its index, its
-    /// positives so far and its precision.
-    pending_group: u64,
-    pending_gp: u64,
-    pending_precision: f64,
+    /// With `AP`: the counts below each group whose first positive row has
+    /// come since the last [`Pairs::flush`] (`[pb, nb]`, ascending), and the
+    /// slots kept (slot `kept` is the next free one). Empty without `AP`.
+    slots: Vec<[u64; 2]>,
+    kept: usize,
     /// With `PL`: twice the positives, and the exact sums (see the module).
     two_pos: u64,
     s10: u128,
@@ -85,16 +103,15 @@ impl Pairs {
             sw_pos: walk.sw_pos,
             sw_neg: walk.sw_neg,
             ap: walk.ap,
-            pending_group: 0,
-            pending_gp: 0,
-            pending_precision: 0.0,
+            slots: if AP { vec![[0; 2]; SLOTS] } else { Vec::new() },
+            kept: 0,
             two_pos: 2 * walk.r.n_pos,
             s10: walk.s10,
             s01: walk.s01,
         };
         s.ordered += u128::from(s.nb & u64::from(p).wrapping_neg());
-        if AP && p {
-            s.positive(s.groups, s.pb, s.nb);
+        if AP {
+            s.keep(p);
         }
         if PL {
             s.placed(p);
@@ -104,19 +121,62 @@ impl Pairs {
         s
     }
 
-    /// A positive row of group `group`, above `pb` positive and `nb` negative
-    /// rows below its group: the AP's term of the group before, when this
-    /// row opens the positives of another.
+    /// With `AP`: the row about to be counted (positive `p`, the counts below
+    /// its group in `pb` and `nb`) keeps its slot when it is its group's first
+    /// positive row; no branch on `p`.
+    #[inline(always)]
+    fn keep(&mut self, p: bool) {
+        if let Some(slot) = self.slots.get_mut(self.kept) {
+            *slot = [self.pb, self.nb];
+        }
+        self.kept += usize::from(p & (self.pos_seen == self.pb));
+    }
+
+    /// With `AP`: a positive row that opens its group, `pb` positive and
+    /// `nb` negative rows below it (the block walk's rows, known positive).
+    #[inline(always)]
+    pub(super) fn keep_opening(&mut self, pb: u64, nb: u64) {
+        if let Some(slot) = self.slots.get_mut(self.kept) {
+            *slot = [pb, nb];
+        }
+        self.kept += 1;
+    }
+
+    /// With `AP`: [`Pairs::flush`] once fewer than two blocks of the block
+    /// walk (of sixteen rows, each keeping at most one slot) would fit.
+    #[inline(always)]
+    pub(super) fn flush_when_full(&mut self) {
+        if self.kept + 32 > SLOTS {
+            self.flush();
+        }
+    }
+
+    /// With `AP`: the AP's terms of every kept group but the last (whose
+    /// positives are not all seen yet), added in ascending order; the last
+    /// stays, as slot 0. Called between runs of at most [`AP_ROWS`] rows (out
+    /// of the rows' loop: its state then stays in registers).
+    #[inline(never)]
+    pub(super) fn flush(&mut self) {
+        if self.kept < 2 {
+            return;
+        }
+        let mut terms = [0.0_f64; SLOTS];
+        let kept = self.slots.get(..self.kept).unwrap_or_default();
+        ap_terms(kept, self.sw_pos, self.sw_neg, &mut terms);
+        for &term in terms.get(..self.kept - 1).unwrap_or_default() {
+            self.ap += term;
+        }
+        self.slots.copy_within(self.kept - 1..self.kept, 0);
+        self.kept = 1;
+    }
+
+    /// The precision of the rows at and above a group with `pb` positive and
+    /// `nb` negative rows below it.
     #[allow(clippy::cast_precision_loss)]
     #[inline(always)]
-    pub(super) fn positive(&mut self, group: u64, pb: u64, nb: u64) {
-        if self.pending_group != group {
-            self.ap += self.pending_gp as f64 * self.pending_precision;
-            let tp = self.sw_pos - pb as f64;
-            self.pending_precision = tp / (tp + (self.sw_neg - nb as f64));
-            (self.pending_group, self.pending_gp) = (group, 0);
-        }
-        self.pending_gp += 1;
+    fn precision(&self, pb: u64, nb: u64) -> f64 {
+        let tp = self.sw_pos - pb as f64;
+        tp / (tp + (self.sw_neg - nb as f64))
     }
 
     /// With `PL`: a positive row's term, its group's negatives all seen.
@@ -142,16 +202,18 @@ impl Pairs {
         if PL {
             self.close_placed(opens);
         }
+        // Selects, not branches: on continuous scores most rows open a group,
+        // not all, and no predictor guesses which.
         if AP || PL {
-            self.pb = if opens { self.pos_seen } else { self.pb };
+            self.pb = select_unpredictable(opens, self.pos_seen, self.pb);
         }
-        self.nb = if opens { self.neg_seen } else { self.nb };
+        self.nb = select_unpredictable(opens, self.neg_seen, self.nb);
         self.groups += u64::from(opens);
         let pm = u64::from(p).wrapping_neg();
         self.ord += self.nb & pm;
         self.all += self.neg_seen & pm;
-        if AP && p {
-            self.positive(self.groups, self.pb, self.nb);
+        if AP {
+            self.keep(p);
         }
         if PL {
             self.placed(p);
@@ -178,7 +240,12 @@ impl Pairs {
     pub(super) fn finish<const AP: bool, const PL: bool>(mut self, walk: &mut Walk) {
         self.settle();
         if AP {
-            walk.ap = self.ap + self.pending_gp as f64 * self.pending_precision;
+            self.flush();
+            // The last group's positives: every positive since it kept its slot.
+            if let Some(&[pb, nb]) = self.slots.get(..self.kept).and_then(<[_]>::last) {
+                self.ap += (self.pos_seen - pb) as f64 * self.precision(pb, nb);
+            }
+            walk.ap = self.ap;
         }
         if PL {
             self.close_placed(true);
@@ -189,6 +256,27 @@ impl Pairs {
         (walk.gp, walk.gn) = (0, 0);
         (walk.pos_below, walk.neg_below) = (self.pos_seen, self.neg_seen);
         (walk.w_pos_below, walk.w_neg_below) = (self.pos_seen as f64, self.neg_seen as f64);
+    }
+}
+
+widest! {
+    /// The average precision's term of each kept group but the last (the
+    /// positives up to the next kept group times the precision at and above
+    /// the group, [`Pairs::precision`]'s operations), into `terms`, with the
+    /// widest vectors this CPU runs: the terms are independent, and their sum
+    /// is taken in order by the caller.
+    fn ap_terms(kept: &[[u64; 2]], sw_pos: f64, sw_neg: f64, terms: &mut [f64]) => ap_terms_portable
+}
+
+/// The loop of [`ap_terms`], inlined into each variant so that it
+/// vectorises for its features.
+#[allow(clippy::cast_precision_loss)]
+#[inline(always)]
+fn ap_terms_portable(kept: &[[u64; 2]], sw_pos: f64, sw_neg: f64, terms: &mut [f64]) {
+    let next = kept.get(1..).unwrap_or_default();
+    for ((term, &[pb, nb]), &[next_pb, _]) in terms.iter_mut().zip(kept).zip(next) {
+        let tp = sw_pos - pb as f64;
+        *term = (next_pb - pb) as f64 * (tp / (tp + (sw_neg - nb as f64)));
     }
 }
 
@@ -219,12 +307,15 @@ impl Walk {
             if pool.stopped() {
                 return;
             }
-            let step = left.min(CHECK_ROWS as u64);
+            let step = left.min(if AP { AP_ROWS } else { CHECK_ROWS } as u64);
             for _ in 0..step {
                 let (k, p, _) = rows.next();
                 walk.row::<AP, PL>(k, p);
             }
             walk.settle();
+            if AP {
+                walk.flush();
+            }
             left -= step;
         }
         walk.finish::<AP, PL>(self);
