@@ -170,15 +170,6 @@ impl Pairs {
         self.kept = 1;
     }
 
-    /// The precision of the rows at and above a group with `pb` positive and
-    /// `nb` negative rows below it.
-    #[allow(clippy::cast_precision_loss)]
-    #[inline(always)]
-    fn precision(&self, pb: u64, nb: u64) -> f64 {
-        let tp = self.sw_pos - pb as f64;
-        tp / (tp + (self.sw_neg - nb as f64))
-    }
-
     /// With `PL`: a positive row's term, its group's negatives all seen.
     #[inline(always)]
     fn placed(&mut self, p: bool) {
@@ -241,10 +232,11 @@ impl Pairs {
         self.settle();
         if AP {
             self.flush();
-            // The last group's positives: every positive since it kept its slot.
-            if let Some(&[pb, nb]) = self.slots.get(..self.kept).and_then(<[_]>::last) {
-                self.ap += (self.pos_seen - pb) as f64 * self.precision(pb, nb);
-            }
+            // The last group's positives are every positive since it kept its
+            // slot: a slot past it with every positive below ends it, and the
+            // flush adds its term (nothing when no group kept a slot).
+            self.keep_opening(self.pos_seen, 0);
+            self.flush();
             walk.ap = self.ap;
         }
         if PL {
@@ -262,7 +254,7 @@ impl Pairs {
 widest! {
     /// The average precision's term of each kept group but the last (the
     /// positives up to the next kept group times the precision at and above
-    /// the group, [`Pairs::precision`]'s operations), into `terms`, with the
+    /// the group), into `terms`, with the
     /// widest vectors this CPU runs: the terms are independent, and their sum
     /// is taken in order by the caller.
     fn ap_terms(kept: &[[u64; 2]], sw_pos: f64, sw_neg: f64, terms: &mut [f64]) => ap_terms_portable
