@@ -9,7 +9,7 @@ mod ordered;
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-use super::binary::check_pair;
+use super::binary::{check_finite_on, check_pair};
 use super::keys::Score;
 use crate::error::{MetricError, Result};
 use crate::parallel::{collect_chunked, zeroed_slots, Pool, ZeroSlot, CHECK_ROWS};
@@ -264,23 +264,15 @@ fn count_positive(positive: &[bool], pool: &Pool) -> u64 {
     }
 }
 
-/// The checks of a binary outcome and its scores done row by row: the same
-/// lengths, some rows, every score finite (the sorting walks fuse the last
-/// into their first pass instead).
+/// The checks of a binary outcome and its scores before a walk that does not
+/// fuse them into its first pass: the same lengths, some rows, every score
+/// finite (searched on the pool's threads, [`check_finite_on`]).
 ///
 /// # Errors
 /// The first of those that fails.
-pub(crate) fn check_scores<X: Score>(positive: &[bool], score: &[X]) -> Result<()> {
-    let n = score.len();
-    check_pair(positive, n)?;
-    if let Some(index) = score.iter().position(|s| !s.is_finite()) {
-        return Err(MetricError::NonFinite {
-            arg: "y_score",
-            index,
-            value: score[index].to_f64(),
-        });
-    }
-    Ok(())
+pub(crate) fn check_scores<X: Score>(positive: &[bool], score: &[X], pool: &Pool) -> Result<()> {
+    check_pair(positive, score.len())?;
+    check_finite_on("y_score", score, pool)
 }
 
 #[cfg(test)]

@@ -375,7 +375,7 @@ pub fn replicate_ranking<X: Score>(
     curves: bool,
     pool: &Pool,
 ) -> Result<RankingReplicates> {
-    check_scores(positive, score)?;
+    check_scores(positive, score, pool)?;
     let n = score.len();
     if let Some(w) = weight {
         crate::ranking::check_weights(w, n, "y_score")?;
