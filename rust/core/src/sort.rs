@@ -307,7 +307,7 @@ fn sort_in_blocks<T: SortKey>(
         // On one thread the vectorized sort beats the radix sort. On several,
         // a share per thread sorted vectorized and the shares merged beat the
         // parallel radix sort on the Intel guest (10^7 u64 keys, two threads:
-        // 94-128 ms against 136-164 ms).
+        // 117-128 ms against 136-166 ms).
         if vectorized && pool.threads() > 1 && pool.parallel_for(n) {
             let share = n.div_ceil(pool.threads()).max(1);
             pool.install(|| {
