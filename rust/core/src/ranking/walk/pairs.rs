@@ -254,9 +254,8 @@ impl Pairs {
 widest! {
     /// The average precision's term of each kept group but the last (the
     /// positives up to the next kept group times the precision at and above
-    /// the group), into `terms`, with the
-    /// widest vectors this CPU runs: the terms are independent, and their sum
-    /// is taken in order by the caller.
+    /// the group), into `terms`, with the widest vectors this CPU runs: the
+    /// terms are independent, and their sum is taken in order by the caller.
     fn ap_terms(kept: &[[u64; 2]], sw_pos: f64, sw_neg: f64, terms: &mut [f64]) => ap_terms_portable
 }
 
