@@ -23,6 +23,7 @@ pub mod resampling;
 #[cfg(target_arch = "x86_64")]
 pub mod simd;
 pub mod sort;
+pub mod sorted_keys;
 pub mod vectorized_sort;
 
 pub use confusion::{confusion_matrix, confusion_matrix_codes, Confusion, CountOptions};

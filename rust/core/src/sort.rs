@@ -15,8 +15,7 @@ use rayon::prelude::*;
 use rdst::RadixSort;
 
 use crate::error::Result;
-use crate::memory::try_filled;
-use crate::parallel::{reserve_big, Pool};
+use crate::parallel::{collect_chunked, reserve_big, Pool};
 use crate::vectorized_sort::{self, SortAlgorithm};
 
 /// Outputs of one piece of a merge.
@@ -342,8 +341,8 @@ fn sort_in_blocks<T: SortKey>(
 /// rounds of pairwise merges.
 fn merge_runs<T: SortKey>(v: &mut Vec<T>, width: usize, pool: &Pool) -> Result<()> {
     let n = v.len();
-    // Zeroed memory is mapped lazily: the first merge round touches it in parallel.
-    let mut other: Vec<T> = try_filled(n, T::default(), "the sort's merge buffer")?;
+    // Filled on every thread, so that its fresh pages are touched in parallel.
+    let mut other: Vec<T> = collect_chunked(n, |_| T::default(), pool)?;
     let mut width = width;
     while width < n {
         merge_round(v, &mut other, width, pool);

@@ -61,8 +61,9 @@ pub enum KendallMethod {
     Table,
     /// The one-sided sweep whenever one vector has at most
     /// [`TABLE_MAX_DISTINCT`] distinct values (else the sort): the pairs
-    /// sorted, then the inversions of that vector's ranks counted bit by bit
-    /// per block. `Auto` uses it when the table does not fit.
+    /// sorted, then the inversions of that vector's ranks counted per block
+    /// (by sub-blocks up to 2,048 ranks, bit by bit above). `Auto` uses it
+    /// when the table does not fit.
     OneSided,
 }
 

@@ -65,6 +65,33 @@ impl KeyMap {
         self.insert_at(i, key, 1);
     }
 
+    /// The id of `key`: its value when present, else the count of keys so
+    /// far (ids in order of first sight), inserted.
+    #[inline]
+    pub(super) fn id_of(&mut self, key: u64) -> u32 {
+        #[allow(clippy::cast_possible_truncation)]
+        let next = self.len as u32;
+        if key == EMPTY {
+            if let Some(id) = self.max_key {
+                return id;
+            }
+            self.len += 1;
+            self.max_key = Some(next);
+            return next;
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(key);
+        loop {
+            match self.keys.get(i).copied() {
+                Some(k) if k == key => return self.values.get(i).copied().unwrap_or(0),
+                Some(EMPTY) | None => break,
+                _ => i = (i + 1) & mask,
+            }
+        }
+        self.insert_at(i, key, next);
+        next
+    }
+
     fn insert_at(&mut self, i: usize, key: u64, value: u32) {
         if let (Some(k), Some(v)) = (self.keys.get_mut(i), self.values.get_mut(i)) {
             (*k, *v) = (key, value);

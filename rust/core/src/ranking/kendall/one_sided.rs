@@ -3,69 +3,142 @@
 //! counted block by block.
 
 use super::counts::KendallCounts;
-use super::key_map::{counts_by_rank, ranks, KeyMap, TABLE_MAX_DISTINCT};
+use super::key_map::{ranks, KeyMap, TABLE_MAX_DISTINCT};
 use super::runs::{pairs_within, run_cuts, tie_runs, visit_runs};
 use crate::cpu::widest;
 use crate::error::Result;
-use crate::parallel::{collect_chunked, Pool, CHECK_ROWS};
+use crate::memory::check_available;
+use crate::parallel::{big_vec, Pool, CHECK_ROWS};
 use crate::ranking::keys::Score;
-use crate::sort::sort_keys;
+use crate::sorted_keys::sorted_keys_of;
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// The ranks of `y` as `u16` codes (order-preserving, dense), with the count
 /// of each rank, when `y` has at most [`TABLE_MAX_DISTINCT`] distinct values.
-fn small_codes<Y: Score>(y: &[Y], pool: &Pool) -> Option<(Vec<u16>, Vec<u64>)> {
+/// One pass hashes each value once: each thread's share gets ids in order of
+/// first sight (written per row) and counts per id. The ids then become
+/// ranks by a table per share, in place.
+///
+/// # Errors
+/// [`crate::MetricError::OutOfMemory`] when the codes, or the maps the shares
+/// may grow, do not fit.
+fn small_codes<Y: Score>(y: &[Y], pool: &Pool) -> Result<Option<(Vec<u16>, Vec<u64>)>> {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let size = y.len().div_ceil(pool.threads().max(1)).max(1);
+    let n = y.len();
+    let parts = pool.threads().max(1);
+    let size = n.div_ceil(parts).max(1);
     let gave_up = AtomicBool::new(false);
-    let maps: Option<Vec<KeyMap>> = pool.install(|| {
-        y.par_chunks(size)
-            .map(|c| {
-                let mut m = KeyMap::with_capacity(1024);
-                for part in c.chunks(4096) {
-                    for v in part {
-                        m.add(v.key());
-                    }
-                    if gave_up.load(Ordering::Relaxed)
-                        || m.len > TABLE_MAX_DISTINCT
-                        || pool.stopped()
-                    {
-                        gave_up.store(true, Ordering::Relaxed);
-                        return None;
-                    }
+    let mut codes: Vec<u16> = big_vec(n, "the ranks of a vector")?;
+    // A share's map grows to at most 2^18 slots of 12 bytes before it gives
+    // up (and holds its old slots while it grows), its counts to 2^17 ids.
+    check_available(
+        (parts as u128) * ((1 << 18) * 12 + (1 << 17) * 12 + (1 << 17) * 8),
+        "the hash maps of a vector's values",
+    )?;
+    let spare = codes.spare_capacity_mut().get_mut(..n).unwrap_or_default();
+    let share = |(part, out): (&[Y], &mut [MaybeUninit<u16>])| -> Option<(KeyMap, Vec<u64>)> {
+        let mut m = KeyMap::with_capacity(1024);
+        let mut counts: Vec<u64> = Vec::new();
+        for (piece, slots) in part.chunks(4096).zip(out.chunks_mut(4096)) {
+            for (v, slot) in piece.iter().zip(slots) {
+                let id = m.id_of(v.key()) as usize;
+                if id == counts.len() {
+                    counts.push(0);
                 }
-                Some(m)
-            })
-            .collect()
-    });
-    let maps = maps?;
-    let (d, rank) = ranks(&maps.iter().collect::<Vec<_>>());
-    if d > TABLE_MAX_DISTINCT {
-        return None;
-    }
-    let mut counts = vec![0_u64; d];
-    for m in &maps {
-        for (r, c) in counts_by_rank(m, &rank, d).into_iter().enumerate() {
-            if let Some(t) = counts.get_mut(r) {
-                *t += c;
+                if let Some(c) = counts.get_mut(id) {
+                    *c += 1;
+                }
+                // Past u16 only when there are too many values: given up below.
+                #[allow(clippy::cast_possible_truncation)]
+                slot.write(id as u16);
+            }
+            if gave_up.load(Ordering::Relaxed) || m.len > TABLE_MAX_DISTINCT || pool.stopped() {
+                gave_up.store(true, Ordering::Relaxed);
+                return None;
             }
         }
+        Some((m, counts))
+    };
+    let shares: Option<Vec<(KeyMap, Vec<u64>)>> = pool.install(|| {
+        y.par_chunks(size)
+            .zip(spare.par_chunks_mut(size))
+            .map(share)
+            .collect()
+    });
+    let Some(shares) = shares else {
+        return Ok(None);
+    };
+    // SAFETY: no share gave up, so each wrote every slot of its rows: the
+    // first `n` slots are initialised (`u16` needs no drop).
+    unsafe { codes.set_len(n) };
+    let (d, rank) = ranks(&shares.iter().map(|s| &s.0).collect::<Vec<_>>());
+    if d > TABLE_MAX_DISTINCT {
+        return Ok(None);
     }
-    #[allow(clippy::cast_possible_truncation)]
-    let code = |i: usize| y.get(i).map_or(0, |v| rank.get(v.key()) as u16);
-    let codes = collect_chunked(y.len(), code, pool).ok()?;
-    Some((codes, counts))
+    let mut counts = vec![0_u64; d];
+    let mut tables: Vec<Vec<u16>> = Vec::with_capacity(shares.len());
+    for (m, per_id) in &shares {
+        let mut table = vec![0_u16; per_id.len()];
+        for (key, id) in m.entries() {
+            let r = rank.get(key);
+            if let (Some(t), Some(c)) = (table.get_mut(id as usize), counts.get_mut(r as usize)) {
+                // Ranks below TABLE_MAX_DISTINCT fit u16.
+                #[allow(clippy::cast_possible_truncation)]
+                let r = r as u16;
+                *t = r;
+                *c += per_id.get(id as usize).copied().unwrap_or(0);
+            }
+        }
+        tables.push(table);
+    }
+    pool.install(|| {
+        codes
+            .par_chunks_mut(size)
+            .zip(&tables)
+            .for_each(|(part, table)| {
+                for c in part {
+                    *c = table.get(usize::from(*c)).copied().unwrap_or(0);
+                }
+            });
+    });
+    Ok(Some((codes, counts)))
+}
+
+/// A sequence element that carries a code: a `u16` code itself, or a sorted
+/// `u64` key with the code in its low bits (read where it lies, with no
+/// sequence of codes written out).
+pub(super) trait CodeIn: Copy + Sync {
+    /// The code, the bits of `mask` (which hold every code).
+    fn code(self, mask: u64) -> u16;
+}
+
+impl CodeIn for u16 {
+    #[inline(always)]
+    fn code(self, _mask: u64) -> u16 {
+        self
+    }
+}
+
+impl CodeIn for u64 {
+    #[inline(always)]
+    fn code(self, mask: u64) -> u16 {
+        #[allow(clippy::cast_possible_truncation)]
+        let c = (self & mask) as u16;
+        c
+    }
 }
 
 /// Rows per block of [`small_alphabet_inversions`] (fixed: the count does not
 /// depend on the thread count, and it is exact anyway).
 const SWEEP_BLOCK: usize = 1 << 18;
 
-/// Inversions (`i < j`, `c_i > c_j`) of a sequence of codes below `d`: each
+/// Inversions (`i < j`, `c_i > c_j`) of a sequence of codes below `d` (each
+/// the bits `mask` of an element of `codes`): each
 /// block of [`SWEEP_BLOCK`] codes counts its own bit by bit (below) and keeps
 /// its histogram, then each block is weighed against the histogram of all
 /// earlier blocks. O(n log d + (n / block) d).
-fn small_alphabet_inversions(codes: &[u16], d: usize, pool: &Pool) -> u128 {
+fn small_alphabet_inversions<C: CodeIn>(codes: &[C], mask: u64, d: usize, pool: &Pool) -> u128 {
     // A pair is an inversion at the highest bit where its codes differ: for
     // each bit, count the earlier codes with the same higher bits and a 1
     // there (one counter per prefix, all levels in one table of 2^bits
@@ -76,18 +149,18 @@ fn small_alphabet_inversions(codes: &[u16], d: usize, pool: &Pool) -> u128 {
             .unwrap_or(u32::MAX)
             .leading_zeros())
     .max(1);
-    let block = |part: &[u16]| -> (u128, Vec<u64>) {
+    let block = |part: &[C]| -> (u128, Vec<u64>) {
         if d <= SUB_BLOCK_MAX_DISTINCT {
             let mut hist = vec![0_u64; d];
             let mut inv = 0;
-            sub_block_inversions(part, &mut hist, &mut inv);
+            sub_block_inversions(part, mask, &mut hist, &mut inv);
             return (u128::from(inv), hist);
         }
         let mut ones = vec![0_u32; 1 << bits];
         let mut hist = vec![0_u64; d];
         let mut inv = 0_u64;
         for &c in part {
-            let c = u32::from(c);
+            let c = u32::from(c.code(mask));
             for level in 0..bits {
                 let prefix = c >> (level + 1);
                 let bit = (c >> level) & 1;
@@ -145,29 +218,35 @@ widest! {
     /// store, unlike the bit-by-bit count, whose cells near the top of its
     /// tree every row reads and writes in turn: on an Intel guest 10^7 codes
     /// below 1,001 took 80-91 ms on one thread, against 160-300 ms.
-    fn sub_block_inversions(part: &[u16], hist: &mut [u64], inv: &mut u64) => sub_block_inversions_portable
+    fn sub_block_inversions<C: CodeIn>(part: &[C], mask: u64, hist: &mut [u64], inv: &mut u64) => sub_block_inversions_portable
 }
 
 /// The loop of [`sub_block_inversions`], inlined into each variant so that
 /// its comparisons vectorise for its features.
 #[inline(always)]
-fn sub_block_inversions_portable(part: &[u16], hist: &mut [u64], inv: &mut u64) {
+fn sub_block_inversions_portable<C: CodeIn>(
+    part: &[C],
+    mask: u64,
+    hist: &mut [u64],
+    inv: &mut u64,
+) {
     let d = hist.len();
     // Counts of at most SWEEP_BLOCK codes fit u32.
     let mut seen = vec![0_u32; d];
     let mut above = vec![0_u32; d];
     let mut total = 0_u64;
     for sub in part.chunks(SUB_BLOCK) {
+        let mut padded = [0_u16; SUB_BLOCK + LANES];
+        for (p, &c) in padded.iter_mut().zip(sub) {
+            *p = c.code(mask);
+        }
+        let sub = padded.get(..sub.len()).unwrap_or(&[]);
         for &c in sub {
             total += u64::from(above.get(usize::from(c)).copied().unwrap_or(0));
         }
         // Lane l of `acc` counts, over the codes c_j of the sub-block, the
         // earlier codes above c_j at places l mod LANES: at most
         // SUB_BLOCK / LANES * SUB_BLOCK = 2048, so u16 holds it.
-        let mut padded = [0_u16; SUB_BLOCK + LANES];
-        for (p, &c) in padded.iter_mut().zip(sub) {
-            *p = c;
-        }
         let lanes = |k: usize| -> [u16; LANES] {
             padded
                 .get(k * LANES..(k + 1) * LANES)
@@ -220,7 +299,7 @@ pub(super) fn by_one_sided<X: Score, Y: Score>(
     pool: &Pool,
 ) -> Result<Option<KendallCounts>> {
     let n = x.len();
-    let Some((codes, y_counts)) = small_codes(y, pool) else {
+    let Some((codes, y_counts)) = small_codes(y, pool)? else {
         pool.check()?;
         return Ok(None);
     };
@@ -232,16 +311,11 @@ pub(super) fn by_one_sided<X: Score, Y: Score>(
         let a = x.get(i).map_or(0, |v| v.key());
         (a & !low) | u64::from(codes.get(i).copied().unwrap_or(0))
     };
-    let mut keys: Vec<u64> = collect_chunked(n, key, pool)?;
-    sort_keys(&mut keys, pool)?;
+    let keys: Vec<u64> = sorted_keys_of(n, key, pool)?;
     let (x_ties, x_distinct, joint_ties, shared) = prefix_runs(&keys, bits, pool);
     pool.check()?;
-    #[allow(clippy::cast_possible_truncation)]
-    let sorted_codes: Vec<u16> =
-        collect_chunked(n, |i| keys.get(i).map_or(0, |&k| (k & low) as u16), pool)?;
+    let discordant = small_alphabet_inversions(&keys, low, d, pool);
     drop(keys);
-    let discordant = small_alphabet_inversions(&sorted_codes, d, pool);
-    drop(sorted_codes);
     pool.check()?;
     let mut c = KendallCounts {
         n: n as u64,
@@ -356,7 +430,7 @@ fn exact_within_shared<X: Score>(
         let (true_x, runs) = tie_runs(group, |r| r.1, &Pool::sequential());
         let (true_joint, _) = tie_runs(group, |r| (r.1, r.2), &Pool::sequential());
         let ranks: Vec<u16> = group.iter().map(|r| r.2).collect();
-        let true_disc = small_alphabet_inversions(&ranks, d, &Pool::sequential());
+        let true_disc = small_alphabet_inversions(&ranks, u64::MAX, d, &Pool::sequential());
         c.discordant += true_disc;
         c.x_ties = c.x_ties + true_x - pairs(len);
         c.joint_ties = c.joint_ties + true_joint - approx_joint;
@@ -410,10 +484,21 @@ mod tests {
                 })
                 .collect();
             let want = by_pairs(&codes);
+            // The codes in the low 16 bits of keys whose high bits vary.
+            let keys: Vec<u64> = codes
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| ((i as u64 * 0x9E37_79B9) << 16) | u64::from(c))
+                .collect();
             for threads in [1, 3] {
                 let pool = Pool::new(threads).with_min_parallel(0);
                 assert_eq!(
-                    small_alphabet_inversions(&codes, d, &pool),
+                    small_alphabet_inversions(&codes, u64::MAX, d, &pool),
+                    want,
+                    "n {n} d {d}"
+                );
+                assert_eq!(
+                    small_alphabet_inversions(&keys, 0xFFFF, d, &pool),
                     want,
                     "n {n} d {d}"
                 );
@@ -421,7 +506,7 @@ mod tests {
             let mut hist = vec![0_u64; d];
             let mut inv = 0;
             if d <= SUB_BLOCK_MAX_DISTINCT && n > 0 {
-                sub_block_inversions(&codes, &mut hist, &mut inv);
+                sub_block_inversions(&codes, u64::MAX, &mut hist, &mut inv);
                 assert_eq!(u128::from(inv), want);
                 assert_eq!(hist.iter().sum::<u64>(), n as u64);
             }
