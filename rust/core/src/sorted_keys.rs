@@ -119,6 +119,7 @@ fn bucketed<T: SortKey>(
     let filled = AtomicBool::new(true);
     let write = |(c, mut places): (usize, Vec<&mut [MaybeUninit<T>]>)| {
         if pool.stopped() {
+            filled.store(false, Ordering::Relaxed);
             return;
         }
         let mut at = vec![0_usize; buckets];
@@ -141,7 +142,7 @@ fn bucketed<T: SortKey>(
     if !filled.load(Ordering::Relaxed) {
         return Ok(None);
     }
-    // SAFETY: the flag was not raised, so every chunk ran, and each wrote
+    // SAFETY: `filled` stayed true, so every chunk ran to its end and wrote
     // exactly as many keys into each of its places as the place holds: the
     // places tile the first `n` slots, all of which are now initialised
     // (`T: Copy` needs no drop).
@@ -167,18 +168,15 @@ fn bucketed<T: SortKey>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random::lcg;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 
     fn data(n: usize, seed: u64, distinct: u64) -> Vec<u64> {
-        let mut x = seed | 1;
+        // Two values of 31 bits make keys whose top bits vary too.
+        let mut next = lcg(seed);
         (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % distinct
-            })
+            .map(|_| ((next() << 33) | next()) % distinct)
             .collect()
     }
 
