@@ -62,8 +62,8 @@ pub enum KendallMethod {
     /// The one-sided sweep whenever one vector has at most
     /// [`TABLE_MAX_DISTINCT`] distinct values (else the sort): the pairs
     /// sorted, then the inversions of that vector's ranks counted per block
-    /// (by sub-blocks up to 2,048 ranks, bit by bit above). `Auto` uses it
-    /// when the table does not fit.
+    /// (by sub-blocks up to 2,048 ranks, eight bits at a time above).
+    /// `Auto` uses it when the table does not fit.
     OneSided,
 }
 

@@ -95,12 +95,75 @@ impl Above {
 /// The inversions among the digits of `v` (at `shift`, `width` bits), and
 /// the table of `v`'s digits (for their counts, when a level follows).
 fn digit_inversions(v: &[u32], shift: u32, width: u32) -> (u64, Above) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::avx512() {
+        // SAFETY: the CPU has AVX-512 F (checked just above).
+        return unsafe { digit_inversions_avx512(v, shift, width) };
+    }
+    digit_inversions_portable(v, shift, width)
+}
+
+/// [`digit_inversions`] with the table's counters read and written as
+/// arrays: each push's reads wait for the previous push's writes to reach
+/// them.
+fn digit_inversions_portable(v: &[u32], shift: u32, width: u32) -> (u64, Above) {
     let mut above = Above::new();
     let mut inv = 0_u64;
     for &x in v {
         inv += above.push(digit(x, shift, width));
     }
     (inv, above)
+}
+
+/// [`digit_inversions`] on AVX-512: the sixteen high counters stay in one
+/// register (a push adds a row of [`LESS`] to it and reads its lane `h` by
+/// a permute), and a push loads and stores the low row `h` whole, so no
+/// narrow read waits on a wide write. On an Intel guest one level of 10^7
+/// digits took 51 ms on one thread by the arrays, against 21-23 ms (the
+/// whole count of 10^7 ranks of 24 bits on two threads: 118-128 -> 76-77 ms).
+///
+/// # Safety
+/// The CPU must have AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn digit_inversions_avx512(v: &[u32], shift: u32, width: u32) -> (u64, Above) {
+    use std::arch::x86_64::{
+        __m512i, _mm512_add_epi32, _mm512_castsi512_si128, _mm512_loadu_si512,
+        _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_setzero_si512, _mm512_storeu_si512,
+        _mm_cvtsi128_si32,
+    };
+    let less: [__m512i; 16] = std::array::from_fn(|e| {
+        // SAFETY: a row of `LESS` is sixteen `u32`, 64 bytes (unaligned load).
+        unsafe { _mm512_loadu_si512(LESS[e].as_ptr().cast()) }
+    });
+    let mut high = _mm512_setzero_si512();
+    let mut low = [_mm512_setzero_si512(); 16];
+    let mut inv = 0_u64;
+    for &x in v {
+        let e = digit(x, shift, width);
+        let (h, l) = ((e >> 4) & 15, e & 15);
+        let row = low[h];
+        #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+        let picked = _mm512_add_epi32(
+            _mm512_permutexvar_epi32(_mm512_set1_epi32(h as i32), high),
+            _mm512_permutexvar_epi32(_mm512_set1_epi32(l as i32), row),
+        );
+        // Lane 0 holds high[h] + low[h][l]: a count of earlier rows, below 2^32.
+        #[allow(clippy::cast_sign_loss)]
+        let above = _mm_cvtsi128_si32(_mm512_castsi512_si128(picked)) as u32;
+        inv += u64::from(above);
+        high = _mm512_add_epi32(high, less[h]);
+        low[h] = _mm512_add_epi32(row, less[l]);
+    }
+    let mut table = Above::new();
+    // SAFETY: each destination is sixteen `u32`, 64 bytes (unaligned store).
+    unsafe {
+        _mm512_storeu_si512(table.high.as_mut_ptr().cast(), high);
+        for (dst, src) in table.low.iter_mut().zip(&low) {
+            _mm512_storeu_si512(dst.as_mut_ptr().cast(), *src);
+        }
+    }
+    (inv, table)
 }
 
 /// The digit of `x` at `shift` of `width` bits.
@@ -314,6 +377,33 @@ mod tests {
                     "n {n} bits {bits} threads {threads}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn every_instruction_set_gives_the_same_table() {
+        for (i, (n, shift, width)) in [
+            (0, 0, 8),
+            (1, 3, 5),
+            (17, 0, 8),
+            (1000, 4, 8),
+            (4099, 16, 8),
+            (513, 0, 1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let v = data(n, 40 + i as u64, 24);
+            let (inv, table) = digit_inversions_portable(&v, shift, width);
+            let digits: Vec<u32> = v.iter().map(|&x| digit(x, shift, width) as u32).collect();
+            assert_eq!(u128::from(inv), naive(&digits), "n {n}");
+            let (got, got_table) = digit_inversions(&v, shift, width);
+            assert_eq!(got, inv, "n {n}");
+            assert_eq!(
+                (got_table.high, got_table.low),
+                (table.high, table.low),
+                "n {n}"
+            );
         }
     }
 

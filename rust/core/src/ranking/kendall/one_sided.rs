@@ -3,6 +3,7 @@
 //! counted block by block.
 
 use super::counts::KendallCounts;
+use super::inversions::count_inversions;
 use super::key_map::{ranks, KeyMap, TABLE_MAX_DISTINCT};
 use super::runs::{pairs_within, run_cuts, tie_runs, visit_runs};
 use crate::cpu::widest;
@@ -134,16 +135,15 @@ impl CodeIn for u64 {
 const SWEEP_BLOCK: usize = 1 << 18;
 
 /// Inversions (`i < j`, `c_i > c_j`) of a sequence of codes below `d` (each
-/// the bits `mask` of an element of `codes`): each
-/// block of [`SWEEP_BLOCK`] codes counts its own bit by bit (below) and keeps
-/// its histogram, then each block is weighed against the histogram of all
-/// earlier blocks. O(n log d + (n / block) d).
+/// the bits `mask` of an element of `codes`): each block of [`SWEEP_BLOCK`]
+/// codes counts its own and keeps its histogram, then each block is weighed
+/// against the histogram of all earlier blocks. A block counts by
+/// sub-blocks ([`sub_block_inversions`]) up to [`SUB_BLOCK_MAX_DISTINCT`]
+/// codes, else eight bits at a time ([`count_inversions`]; on an Intel guest
+/// 10^7 rows with 10,001 distinct codes, the whole one-sided count on two
+/// threads: 279-332 ms when a block counted bit by bit in a table of prefix
+/// cells, 210-240 ms so). O(n log d + (n / block) d).
 fn small_alphabet_inversions<C: CodeIn>(codes: &[C], mask: u64, d: usize, pool: &Pool) -> u128 {
-    // A pair is an inversion at the highest bit where its codes differ: for
-    // each bit, count the earlier codes with the same higher bits and a 1
-    // there (one counter per prefix, all levels in one table of 2^bits
-    // cells: level l's prefixes at 2^(bits-l-1) + prefix). Fixed trip
-    // counts, no data-dependent branch.
     let bits = (u32::BITS
         - u32::try_from(d.saturating_sub(1))
             .unwrap_or(u32::MAX)
@@ -156,25 +156,18 @@ fn small_alphabet_inversions<C: CodeIn>(codes: &[C], mask: u64, d: usize, pool: 
             sub_block_inversions(part, mask, &mut hist, &mut inv);
             return (u128::from(inv), hist);
         }
-        let mut ones = vec![0_u32; 1 << bits];
         let mut hist = vec![0_u64; d];
-        let mut inv = 0_u64;
+        let mut ranks: Vec<u32> = Vec::with_capacity(part.len());
         for &c in part {
-            let c = u32::from(c.code(mask));
-            for level in 0..bits {
-                let prefix = c >> (level + 1);
-                let bit = (c >> level) & 1;
-                let at = ((1_u32 << (bits - level - 1)) + prefix) as usize;
-                if let Some(o) = ones.get_mut(at) {
-                    inv += u64::from((1 - bit) * *o);
-                    *o += bit;
-                }
-            }
-            if let Some(h) = hist.get_mut(c as usize) {
+            let c = c.code(mask);
+            ranks.push(u32::from(c));
+            if let Some(h) = hist.get_mut(usize::from(c)) {
                 *h += 1;
             }
         }
-        (u128::from(inv), hist)
+        let mut scratch = vec![0_u32; part.len()];
+        let inv = count_inversions(&mut ranks, &mut scratch, bits, &Pool::sequential());
+        (inv, hist)
     };
     let blocks: Vec<(u128, Vec<u64>)> = if pool.parallel_for(codes.len()) {
         pool.install(|| codes.par_chunks(SWEEP_BLOCK).map(block).collect())
@@ -205,7 +198,7 @@ const LANES: usize = 32;
 
 /// The most distinct codes [`small_alphabet_inversions`] counts by
 /// sub-blocks (the table of earlier codes, rebuilt per sub-block, costs `d`
-/// steps; past this the bit-by-bit count serves).
+/// steps; past this [`count_inversions`] serves).
 const SUB_BLOCK_MAX_DISTINCT: usize = 2048;
 
 widest! {
@@ -215,9 +208,10 @@ widest! {
     /// earlier ones by a table of the earlier codes above each code (rebuilt
     /// after each sub-block), and within itself by comparing each code with
     /// the codes before it [`LANES`] at a time. No later load waits on a
-    /// store, unlike the bit-by-bit count, whose cells near the top of its
-    /// tree every row reads and writes in turn: on an Intel guest 10^7 codes
-    /// below 1,001 took 80-91 ms on one thread, against 160-300 ms.
+    /// store, unlike a count bit by bit in a table of prefix cells, whose
+    /// cells near the top every row reads and writes in turn: on an Intel
+    /// guest 10^7 codes below 1,001 took 80-91 ms on one thread, against
+    /// 160-300 ms so.
     fn sub_block_inversions<C: CodeIn>(part: &[C], mask: u64, hist: &mut [u64], inv: &mut u64) => sub_block_inversions_portable
 }
 

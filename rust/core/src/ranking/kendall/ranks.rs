@@ -6,7 +6,7 @@ use super::counts::KendallCounts;
 use super::inversions::count_inversions;
 use super::runs::{ahead, run_cuts, tie_runs, visit_runs, AHEAD};
 use crate::error::Result;
-use crate::parallel::{big_vec, collect_chunked, Pool};
+use crate::parallel::{collect_chunked, zeroed_slots, Pool};
 use crate::ranking::keys::Score;
 use crate::sort::sort_high_bits_alone;
 use rayon::prelude::*;
@@ -46,8 +46,7 @@ pub(super) fn by_ranks<X: Score, Y: Score>(
     let x_key = |i: usize| x.get(i).map_or(0, |v| v.key());
     let row = |k: u64| (k & low) as usize;
     // The rank of each row in y: the sorted position of its tie's first row.
-    let mut rank: Vec<AtomicU32> = big_vec(n, "the rank table")?;
-    pool.install(|| rank.par_extend((0..n).into_par_iter().map(|_| AtomicU32::new(0))));
+    let rank: Vec<AtomicU32> = zeroed_slots(n, "the rank table")?;
     let cuts = run_cuts(&ys, bits, pool);
     let rank_piece = |w: &[usize]| -> (u128, u64) {
         let &[start, end] = w else {
