@@ -7,7 +7,7 @@
 use super::binary::{check_pair, check_weights, totals_of, BinaryRanking, Curves, Totals};
 use super::hashed::hashed_groups;
 use super::keys::{
-    packed_negative_u32, packed_u32, starts_as_f32, starts_as_signed_f32, weighted, Item, Score,
+    packed_u32, signed_packed_u32, starts_as_f32, starts_as_signed_f32, weighted, Item, Score,
 };
 use super::pieces::{packed_pair_pieces, packed_pieces, walk_in_pieces, PIECES, PIECE_WALK_MIN};
 use super::stream::{Merge, Packed, PackedMerge, Stream};
@@ -445,28 +445,40 @@ struct Seen {
 }
 
 /// Check the scores and count, in one read (in parallel over fixed chunks).
+/// Each chunk's loop keeps no index and takes no branch, so that it runs in
+/// vector registers; a chunk that holds a score that is not finite searches
+/// for the first one afterwards (10^7 float64 scores on two threads: 19-22
+/// -> 10 ms, Intel).
 fn scan<X: Score>(positive: &[bool], score: &[X], parallel: bool) -> Seen {
     const CHUNK: usize = 1 << 16;
     let part = |(c, (ps, ss)): (usize, (&[bool], &[X]))| {
-        let mut seen = Seen {
-            first_bad: None,
-            ones: false,
-            zeros: false,
-            n_pos: 0,
-            max_key: false,
-        };
-        for (i, (&p, &s)) in ps.iter().zip(ss).enumerate() {
-            if !s.is_finite() && seen.first_bad.is_none() {
-                seen.first_bad = Some(c * CHUNK + i);
-            }
+        let (mut finite, mut max_key) = (true, false);
+        // Bit 0 of the OR of the keys is set when some key's is; bit 0 of
+        // their AND is clear when some key's is.
+        let (mut or, mut and) = (0_u64, 1_u64);
+        let mut n_pos = 0_u64;
+        for (&p, &s) in ps.iter().zip(ss) {
+            finite &= s.is_finite();
             let k = s.key();
-            let bit = k & 1 == 1;
-            seen.ones |= bit;
-            seen.zeros |= !bit;
-            seen.max_key |= k == u64::MAX;
-            seen.n_pos += u64::from(p);
+            or |= k;
+            and &= k;
+            max_key |= k == u64::MAX;
+            n_pos += u64::from(p);
         }
-        seen
+        let first_bad = if finite {
+            None
+        } else {
+            ss.iter()
+                .position(|s| !s.is_finite())
+                .map(|i| c * CHUNK + i)
+        };
+        Seen {
+            first_bad,
+            ones: or & 1 == 1,
+            zeros: and & 1 == 0,
+            n_pos,
+            max_key,
+        }
     };
     let join = |a: Seen, b: Seen| Seen {
         first_bad: a.first_bad.into_iter().chain(b.first_bad).min(),
@@ -552,12 +564,11 @@ pub fn binary_ranking<X: Score>(
 }
 
 /// The walk of float32 scores of either sign: the rows split by the sign of
-/// their score into two packed arrays ([`packed_negative_u32`] below zero,
-/// [`packed_u32`] from zero up: a logit's order needs all 32 bits of a key
-/// and leaves no bit for the outcome, half the range does), sorted side by
-/// side and walked as one sequence, the negative scores first. `None` when
-/// some score is not a finite float32 value (the general path then checks
-/// and keys the rows).
+/// their score into two packed arrays ([`signed_packed_u32`]: a logit's
+/// order needs all 32 bits of a key and leaves no bit for the outcome, half
+/// the range does), sorted side by side and walked as one sequence, the
+/// negative scores first. `None` when some score is not a finite float32
+/// value (the general path then checks and keys the rows).
 fn walk_signed_f32<X: Score>(
     positive: &[bool],
     score: &[X],
@@ -570,9 +581,7 @@ fn walk_signed_f32<X: Score>(
     // u32::MAX is no packed key (the largest of either kind is 0xFEFF_FFFF).
     let key = |i: usize| {
         let outcome = positive.get(i).copied().unwrap_or(false);
-        bits(i)
-            .and_then(|b| packed_negative_u32(b, outcome).or_else(|| packed_u32(b, outcome)))
-            .unwrap_or(u32::MAX)
+        bits(i).map_or(u32::MAX, |b| signed_packed_u32(b, outcome))
     };
     let (mut low, mut high) = split(score.len(), below_zero, key, pool)?;
     let look = |c: &[u32]| {
