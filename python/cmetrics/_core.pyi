@@ -13,6 +13,7 @@ from cmetrics._kernels import (
     BalancedAccuracy,
     BinaryRanking,
     Bools,
+    ClassRanking,
     Codes,
     Counted,
     CurveDrop,
@@ -51,6 +52,7 @@ __all__ = [
     "balanced_accuracy",
     "binary_ranking",
     "binned_one_vs_rest",
+    "class_ranking",
     "cohen_kappa",
     "confusion_matrix",
     "confusion_matrix_codes",
@@ -234,6 +236,13 @@ def one_vs_rest_of_probabilities(
     curves: CurveTerms = True,
     n_threads: int = 0,
 ) -> ProbabilityWalks: ...
+def class_ranking(
+    y_score: ScoreMatrix,
+    codes: npt.NDArray[np.uint32],
+    sample_weight: F64 | None = None,
+    curves: CurveTerms = True,
+    n_threads: int = 0,
+) -> ClassRanking: ...
 def binned_one_vs_rest(
     y_score: ScoreMatrix,
     codes: npt.NDArray[np.uint32],

@@ -181,6 +181,14 @@ class ProbabilityWalks(NamedTuple):
     high: float
 
 
+class ClassRanking(NamedTuple):
+    """The walk of every column of a score matrix against its class, and the (weighted) count
+    of rows by the rank of their true class (``one_vs_rest`` and ``rank_histogram`` in one)."""
+
+    walks: list[BinaryRanking]
+    rank_histogram: F64
+
+
 class OneVsOne(NamedTuple):
     """Hand and Till's pair AUROCs averaged over the pairs of classes with rows (NaN without a pair)."""
 
@@ -426,6 +434,14 @@ class Kernels(Protocol):
         curves: CurveTerms = True,
         n_threads: int = 0,
     ) -> ProbabilityWalks: ...
+    def class_ranking(
+        self,
+        y_score: ScoreMatrix,
+        codes: npt.NDArray[np.uint32],
+        sample_weight: F64 | None = None,
+        curves: CurveTerms = True,
+        n_threads: int = 0,
+    ) -> ClassRanking: ...
     def binned_one_vs_rest(
         self,
         y_score: ScoreMatrix,

@@ -263,6 +263,12 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "one_vs_rest_of_probabilities not summing to 1": lambda k: k.one_vs_rest_of_probabilities(
         (PROBA * 1.001).astype(np.float32), [0], Y.astype(np.uint32)
     ),
+    "class_ranking": lambda k: k.class_ranking(PROBA.astype(np.float32), Y.astype(np.uint32), None, "precision"),
+    "class_ranking tied": lambda k: k.class_ranking(np.round(PROBA, 1).astype(np.float32), Y.astype(np.uint32)),
+    "class_ranking by columns": lambda k: k.class_ranking(
+        np.asfortranarray(np.round(PROBA, 1)), Y.astype(np.uint32), None, False
+    ),
+    "class_ranking weighted": lambda k: k.class_ranking(np.round(PROBA, 1), Y.astype(np.uint32), W, True),
     "binned_one_vs_rest": lambda k: k.binned_one_vs_rest(np.round(PROBA, 2), Y.astype(np.uint32), 16, W),
     "rank_histogram": lambda k: k.rank_histogram(np.round(PROBA, 1), Y.astype(np.uint32), W),
     "row_sum_range": lambda k: k.row_sum_range(PROBA),
@@ -444,6 +450,18 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ("ovr empty", lambda k: k.one_vs_rest(PROBA[:0], [0], codes=Y[:0].astype(np.uint32)), ShapeError),
     ("ovr weights", lambda k: k.one_vs_rest(PROBA, [0], codes=Y.astype(np.uint32), sample_weight=-W), WeightError),
     ("ovr truth", lambda k: k.one_vs_rest(PROBA, [0]), ValidationError),
+    (
+        "class ranking nan",
+        lambda k: k.class_ranking(np.full((2, 2), np.nan, np.float32), np.zeros(2, np.uint32)),
+        NonFiniteError,
+    ),
+    ("class ranking code", lambda k: k.class_ranking(PROBA, np.full(300, 4, np.uint32)), ShapeError),
+    ("class ranking weights", lambda k: k.class_ranking(PROBA, Y.astype(np.uint32), -W), WeightError),
+    (
+        "class ranking curves",
+        lambda k: k.class_ranking(PROBA, Y.astype(np.uint32), None, "some"),  # type: ignore[arg-type]
+        ValidationError,
+    ),
     (
         "ovr probabilities nan",
         lambda k: k.one_vs_rest_of_probabilities(np.full((2, 2), np.nan, np.float32), [0], np.zeros(2, np.uint32)),

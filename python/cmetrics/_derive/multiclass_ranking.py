@@ -433,20 +433,19 @@ def report_values(
     top_k: int,
     backend: Backend,
 ) -> tuple[dict[str, float], dict[str, str]]:
-    """:func:`class_ranking_values` of one batch of rows: the rank histogram from one pass,
-    and the one-vs-rest walks exact (one sort per column) or from ``bins`` equal-width bins of
-    [0, 1] per column."""
+    """:func:`class_ranking_values` of one batch of rows: the rank histogram, and the
+    one-vs-rest walks exact (one sort per column, the ranks counted in the pass that writes
+    the sort keys) or from ``bins`` equal-width bins of [0, 1] per column."""
     be = resolve_backend(backend)
-    k = y_proba.shape[1]
     c = np.ascontiguousarray(codes, dtype=np.uint32)
     p = in_place(y_proba)
+    if ranking and bins is None:
+        # The ranks counted in the pass that writes the sort keys (one read of the matrix).
+        exact = be.class_ranking(p, c, weight, "precision", get_num_threads())
+        return class_ranking_values(exact.rank_histogram, exact.walks, weight is not None, top_k)
     hist = be.rank_histogram(p, c, weight, get_num_threads())
     walks: list[BinaryRanking] | None = None
-    if ranking and bins is None:
-        walks = be.one_vs_rest(
-            p, list(range(k)), codes=c, sample_weight=weight, curves="precision", n_threads=get_num_threads()
-        )
-    elif ranking:
+    if ranking:
         groups = be.binned_one_vs_rest(p, c, int(bins), weight, get_num_threads())  # type: ignore[arg-type]
         walks = [be.walk_groups(g, True) for g in groups]
     return class_ranking_values(hist, walks, weight is not None, top_k)

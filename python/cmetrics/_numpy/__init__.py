@@ -33,6 +33,7 @@ from cmetrics._numpy.confusion import (
 from cmetrics._numpy.grouping import group_positions, grouped_confusion, scatter_rows
 from cmetrics._numpy.multiclass_ranking import (
     binned_one_vs_rest,
+    class_ranking,
     grouped_binned_histograms,
     one_vs_one,
     one_vs_rest,
@@ -76,6 +77,7 @@ __all__ = [
     "balanced_accuracy",
     "binary_ranking",
     "binned_one_vs_rest",
+    "class_ranking",
     "cohen_kappa",
     "confusion_matrix",
     "confusion_matrix_codes",

@@ -15,6 +15,7 @@ from cmetrics._base.value_checks import check_2d, check_finite, check_weights
 from cmetrics._kernels import (
     F64,
     BinaryRanking,
+    ClassRanking,
     CurveTerms,
     GroupedHistograms,
     Groups,
@@ -154,6 +155,22 @@ def exact_ratios(num: np.ndarray, den: np.ndarray) -> F64:
     for i in np.flatnonzero(den > 2**53):
         out[i] = float(Fraction(int(num[i]), int(den[i])))
     return out
+
+
+def class_ranking(
+    y_score: np.ndarray,
+    codes: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    curves: CurveTerms = True,
+    n_threads: int = 0,
+) -> ClassRanking:
+    """The walk of every column against its class and the histogram of the true class's rank
+    (as the Rust kernel, which counts the ranks in the pass that writes its sort keys): the
+    checks and errors of :func:`rank_histogram`, then those of :func:`one_vs_rest`."""
+    check_curves(curves)
+    hist = rank_histogram(y_score, codes, sample_weight)
+    walks = one_vs_rest(y_score, list(range(y_score.shape[1])), codes=codes, sample_weight=sample_weight, curves=curves)
+    return ClassRanking(walks, hist)
 
 
 def rank_histogram(

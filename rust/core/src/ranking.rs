@@ -61,7 +61,9 @@ pub use kendall::{
 };
 pub use keys::{from_order_key, order_key, packed_u32, Score};
 pub use one_vs_one::{one_vs_one_auc, ratio, OneVsOne};
-pub use one_vs_rest::{one_vs_rest, one_vs_rest_of_probabilities, ProbabilityWalks};
+pub use one_vs_rest::{
+    class_ranking, one_vs_rest, one_vs_rest_of_probabilities, ClassRanking, ProbabilityWalks,
+};
 pub(crate) use placements::{check_scores, sorted_rows};
 pub use placements::{paired_placements, row_placements, PairCounts, PairedPlacements};
 pub use score_matrix::{row_sum_range, Matrix, Truth};

@@ -3,9 +3,9 @@
 #![allow(clippy::unwrap_used)]
 
 use cmetrics_core::ranking::{
-    binary_ranking, binned_one_vs_rest, grouped_binned_histograms, one_vs_one_auc, one_vs_rest,
-    one_vs_rest_of_probabilities, rank_histogram, row_sum_range, threshold_counts, Curves, Drop,
-    Matrix, Truth,
+    binary_ranking, binned_one_vs_rest, class_ranking, grouped_binned_histograms, one_vs_one_auc,
+    one_vs_rest, one_vs_rest_of_probabilities, rank_histogram, row_sum_range, threshold_counts,
+    Curves, Drop, Matrix, Truth,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
@@ -268,6 +268,91 @@ proptest! {
             }
             prop_assert_eq!(&h, &want);
         }
+    }
+}
+
+/// [`class_ranking`] of `scores` against the two calls it fuses, on one pool.
+fn assert_class_ranking_is_both(
+    codes: &[u32],
+    scores: Matrix<'_, f64>,
+    weight: Option<&[f64]>,
+    pool: &Pool,
+) {
+    let columns: Vec<usize> = (0..scores.n_cols).collect();
+    let got = class_ranking(codes, scores, weight, Curves::Precision, pool).unwrap();
+    let walks = one_vs_rest(
+        Truth::Codes(codes),
+        scores,
+        &columns,
+        weight,
+        Curves::Precision,
+        pool,
+    )
+    .unwrap();
+    assert_eq!(format!("{:?}", got.walks), format!("{walks:?}"));
+    assert_eq!(
+        got.rank_histogram,
+        rank_histogram(codes, scores, weight, pool).unwrap()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn class_ranking_is_one_vs_rest_and_the_rank_histogram(
+        raw in prop::collection::vec(0_u32..1000, 1..150),
+        k in 1_usize..70,
+        seed in any::<u64>(),
+        kind in 0_u8..5,
+    ) {
+        // Packed keys and ranks counted in the transpose (ties, -0.0), the
+        // transpose without the ranks (k > 64), and the general paths: a
+        // score below 0, scores wider than float32, weights, columns first.
+        let n = raw.len();
+        let codes: Vec<u32> = raw.iter().map(|&c| c % k as u32).collect();
+        let mut x = seed | 1;
+        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let mut scores: Vec<f64> = (0..n * k).map(|_| match next() % 6 { 0 => -0.0, v => v as f64 / 8.0 }).collect();
+        let weight: Vec<f64> = (0..n).map(|i| (i % 3) as f64 + 0.5).collect();
+        let mut w = None;
+        let mut column_major = false;
+        match kind {
+            1 => scores[n * k / 2] = -0.25,
+            2 => scores[0] = 0.1,
+            3 => w = Some(weight.as_slice()),
+            4 => {
+                scores = (0..n * k).map(|i| scores[(i % n) * k + i / n]).collect();
+                column_major = true;
+            }
+            _ => {}
+        }
+        let m = Matrix { values: &scores, n_cols: k, column_major };
+        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+            assert_class_ranking_is_both(&codes, m, w, &pool);
+        }
+    }
+}
+
+#[test]
+fn class_ranking_adds_the_ranks_of_every_chunk() {
+    // Rows over several chunks of the transpose, counted on two threads.
+    let (n, k) = (3 * cmetrics_core::parallel::CHECK_ROWS / 10 + 17, 10);
+    let mut x = 11_u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let codes: Vec<u32> = (0..n).map(|_| (next() % k as u64) as u32).collect();
+    let scores: Vec<f64> = (0..n * k).map(|_| (next() % 300) as f64 / 512.0).collect();
+    let m = Matrix {
+        values: &scores,
+        n_cols: k,
+        column_major: false,
+    };
+    for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+        assert_class_ranking_is_both(&codes, m, None, &pool);
     }
 }
 

@@ -14,7 +14,7 @@ use binary::{binary_ranking, kendall_counts, threshold_counts};
 pub(crate) use binary::{ranking_py, with_scores, ScoreArray};
 use groups::{merge_groups, paired_placements, row_placements, score_groups, walk_groups};
 use multiclass::{
-    binned_one_vs_rest, grouped_binned_histograms, one_vs_one, one_vs_rest,
+    binned_one_vs_rest, class_ranking, grouped_binned_histograms, one_vs_one, one_vs_rest,
     one_vs_rest_of_probabilities, rank_histogram, rank_histogram_groups, row_sum_range,
 };
 use state::{add_segments, union_states, walk_states, walk_union, GroupState};
@@ -31,6 +31,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(walk_groups, m)?)?;
     m.add_function(wrap_pyfunction!(one_vs_rest, m)?)?;
     m.add_function(wrap_pyfunction!(one_vs_rest_of_probabilities, m)?)?;
+    m.add_function(wrap_pyfunction!(class_ranking, m)?)?;
     m.add_function(wrap_pyfunction!(threshold_counts, m)?)?;
     m.add_function(wrap_pyfunction!(one_vs_one, m)?)?;
     m.add_function(wrap_pyfunction!(rank_histogram, m)?)?;

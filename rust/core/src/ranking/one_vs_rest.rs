@@ -14,6 +14,7 @@ use super::keys::{packed_u32, starts_as_f32, Score};
 use super::score_matrix::{check_matrix, row_sum_range, sum_rows, Matrix, Truth};
 use super::strategy::binary_ranking;
 use super::stream::Packed;
+use super::top_k::{count_key_ranks, rank_histogram, RankLanes};
 use super::walk::walk;
 use rayon::prelude::*;
 
@@ -44,8 +45,8 @@ pub fn one_vs_rest<X: Score>(
     let n = check_matrix(&scores, truth)?;
     check_columns_and_weights(&scores, n, columns, weight)?;
     if let (Truth::Codes(codes), None) = (truth, weight) {
-        if let Some((keys, _)) = packed_columns(codes, &scores, columns, false, pool)? {
-            return walk_packed_columns(keys, codes, columns, curves, pool);
+        if let Some(packed) = packed_columns(codes, &scores, columns, Extras::NONE, pool)? {
+            return walk_packed_columns(packed.keys, codes, columns, curves, pool);
         }
     }
     each_column(truth, &scores, n, columns, weight, curves, pool)
@@ -129,7 +130,16 @@ pub fn one_vs_rest_of_probabilities<X: Score>(
     let n = check_matrix(&scores, truth)?;
     let accepted = |(lo, hi): (f64, f64)| sums_to_one(lo) && sums_to_one(hi);
     if weight.is_none() && columns.iter().all(|&c| c < scores.n_cols) {
-        if let Some((keys, Some(sums))) = packed_columns(codes, &scores, columns, true, pool)? {
+        let extras = Extras {
+            sums: true,
+            ranks: false,
+        };
+        if let Some(PackedColumns {
+            keys,
+            sums: Some(sums),
+            ..
+        }) = packed_columns(codes, &scores, columns, extras, pool)?
+        {
             let walks = if accepted(sums) {
                 Some(walk_packed_columns(keys, codes, columns, curves, pool)?)
             } else {
@@ -161,6 +171,66 @@ pub struct ProbabilityWalks {
     pub sums: (f64, f64),
 }
 
+/// The class ranking of a score matrix by class codes, as a report reads it:
+/// the walk of every column against its class ([`one_vs_rest`] of all the
+/// columns, in order) and the histogram of the true class's rank
+/// ([`rank_histogram`]), equal to the two calls'. Where the packed keys
+/// serve and the transpose goes by tiles (unweighted rows, row-major
+/// scores of at most 32 columns), the ranks are counted in the
+/// pass that writes the sort keys from the same keys, so the matrix is read
+/// once instead of twice.
+///
+/// # Errors
+/// Those of [`rank_histogram`], then those of [`one_vs_rest`].
+pub fn class_ranking<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    weight: Option<&[f64]>,
+    curves: impl Into<Curves>,
+    pool: &Pool,
+) -> Result<ClassRanking> {
+    let curves: Curves = curves.into();
+    let truth = Truth::Codes(codes);
+    let n = check_matrix(&scores, truth)?;
+    let columns: Vec<usize> = (0..scores.n_cols).collect();
+    if weight.is_none() {
+        let extras = Extras {
+            sums: false,
+            ranks: true,
+        };
+        if let Some(packed) = packed_columns(codes, &scores, &columns, extras, pool)? {
+            let rank_histogram = match packed.ranks {
+                // Counts below 2^53 (rows in memory): exact as float64.
+                Some(counts) => counts.iter().map(|&c| c as f64).collect(),
+                None => rank_histogram(codes, scores, None, pool)?,
+            };
+            let walks = walk_packed_columns(packed.keys, codes, &columns, curves, pool)?;
+            return Ok(ClassRanking {
+                walks,
+                rank_histogram,
+            });
+        }
+    }
+    let rank_histogram = rank_histogram(codes, scores, weight, pool)?;
+    // The rest of `one_vs_rest`'s checks, then its general path (the packed
+    // keys, where they apply, were tried above: not a second attempt).
+    check_columns_and_weights(&scores, n, &columns, weight)?;
+    let walks = each_column(truth, &scores, n, &columns, weight, curves, pool)?;
+    Ok(ClassRanking {
+        walks,
+        rank_histogram,
+    })
+}
+
+/// What [`class_ranking`] gives.
+#[derive(Debug, Clone)]
+pub struct ClassRanking {
+    /// The walk of each column against its class, in column order.
+    pub walks: Vec<BinaryRanking>,
+    /// The (weighted) rows by the rank of their true class ([`rank_histogram`]).
+    pub rank_histogram: Vec<f64>,
+}
+
 /// numpy's `allclose(1.0, sum)`: `|1 - sum| <= 1e-8 + 1e-5 |sum|` (false for NaN).
 fn sums_to_one(sum: f64) -> bool {
     (1.0 - sum).abs() <= 1e-8 + 1e-5 * sum.abs()
@@ -174,15 +244,18 @@ fn sums_to_one(sum: f64) -> bool {
 /// path's keys. One pass over the matrix writes every column's keys (a
 /// transpose, in parallel over chunks of rows); `None` when some score is
 /// negative, wider than 32 bits, or not finite, and the general path runs.
-/// With `sums`, the same pass also gives the smallest and the largest row sum
-/// (every column of a row, left to right in float64, as [`row_sum_range`]).
+/// The same pass also gives what `extras` asks for: the smallest and the
+/// largest row sum (every column of a row, left to right in float64, as
+/// [`row_sum_range`]), and the histogram of the true class's rank, counted
+/// from the keys of each tile (where the tiles serve: else `None`).
 fn packed_columns<X: Score>(
     codes: &[u32],
     scores: &Matrix<'_, X>,
     columns: &[usize],
-    sums: bool,
+    extras: Extras,
     pool: &Pool,
-) -> Result<Option<PackedKeys>> {
+) -> Result<Option<PackedColumns>> {
+    let Extras { sums, ranks } = extras;
     let n = codes.len();
     if !starts_as_f32(
         (0..scores.rows().min(64)).flat_map(|i| columns.iter().map(move |&c| scores.at(n, i, c))),
@@ -210,6 +283,10 @@ fn packed_columns<X: Score>(
         }
     }
     let plan = Plan::new(scores.n_cols, columns);
+    let k = scores.n_cols;
+    let tiled = !scores.column_major && columns.len() <= TILE_COLUMNS && k <= TILE_WIDTH;
+    let ranks = ranks && tiled;
+    let rank_lanes = if ranks { RankLanes::new(k) } else { None };
     let fill = |(c, piece): (usize, &mut Vec<&mut [std::mem::MaybeUninit<u32>]>)| -> Filled {
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         let mut extremes = |block: &[f64]| {
@@ -219,15 +296,15 @@ fn packed_columns<X: Score>(
                 hi = if sum > hi { sum } else { hi };
             }
         };
+        let mut hist = vec![0_u64; if ranks { k } else { 0 }];
         if pool.stopped() {
-            return (true, lo, hi);
+            return (true, lo, hi, hist);
         }
         let first = c * chunk_rows;
         let rows = piece.first().map_or(0, |p| p.len());
-        let k = scores.n_cols;
         let mut ok = true;
         let mut row_sums = [0.0_f64; TILE];
-        if !scores.column_major && columns.len() <= TILE_COLUMNS && k <= TILE_WIDTH {
+        if tiled {
             // Tiles of TILE rows: every score's key (without the outcome)
             // computed in one contiguous pass into a small table, the true
             // class's outcome bit set row by row, then each requested column
@@ -249,6 +326,10 @@ fn packed_columns<X: Score>(
                 }
                 let keys = tile.get_mut(..block.len()).unwrap_or_default();
                 score_keys(block, keys);
+                if ranks {
+                    // Before the outcome bits: the keys order as the scores.
+                    count_key_ranks(keys, codes, k, &mut hist, rank_lanes.as_ref());
+                }
                 for (row, &code) in keys.chunks_exact_mut(k).zip(codes) {
                     if let Some(key) = row.get_mut(code as usize) {
                         *key |= 1;
@@ -257,7 +338,7 @@ fn packed_columns<X: Score>(
                 let keys = keys.get(..m * k).unwrap_or_default();
                 ok &= read_columns(keys, k, columns, piece, t * TILE, NOT_A_KEY, plan.as_ref());
             }
-            return (ok, lo, hi);
+            return (ok, lo, hi, hist);
         }
         if sums {
             for at in (first..first + rows).step_by(TILE) {
@@ -282,20 +363,31 @@ fn packed_columns<X: Score>(
                 slot.write(key.unwrap_or(0));
             }
         }
-        (ok, lo, hi)
+        (ok, lo, hi, hist)
     };
-    let both = |a: Filled, b: Filled| (a.0 & b.0, a.1.min(b.1), a.2.max(b.2));
-    let none = (true, f64::INFINITY, f64::NEG_INFINITY);
-    let (all_ok, lo, hi) = if pool.parallel_for(n * columns.len()) {
+    let both = |a: Filled, b: Filled| {
+        let mut hist = a.3;
+        // Integer counts: the same sums in any split (an empty side: none).
+        if hist.is_empty() {
+            hist = b.3;
+        } else {
+            for (x, y) in hist.iter_mut().zip(b.3) {
+                *x += y;
+            }
+        }
+        (a.0 & b.0, a.1.min(b.1), a.2.max(b.2), hist)
+    };
+    let none = || (true, f64::INFINITY, f64::NEG_INFINITY, Vec::new());
+    let (all_ok, lo, hi, hist) = if pool.parallel_for(n * columns.len()) {
         pool.install(|| {
             pieces
                 .par_iter_mut()
                 .enumerate()
                 .map(fill)
-                .reduce(|| none, both)
+                .reduce(none, both)
         })
     } else {
-        pieces.iter_mut().enumerate().map(fill).fold(none, both)
+        pieces.iter_mut().enumerate().map(fill).fold(none(), both)
     };
     pool.check()?;
     for column in &mut keys {
@@ -304,16 +396,47 @@ fn packed_columns<X: Score>(
         // raised, so every chunk ran to its end); `u32` needs no drop.
         unsafe { column.set_len(n) };
     }
-    Ok(all_ok.then_some((keys, sums.then_some((lo, hi)))))
+    // Without rows no chunk ran: an empty histogram of `k` zeros.
+    let hist = if ranks && hist.is_empty() {
+        vec![0; k]
+    } else {
+        hist
+    };
+    Ok(all_ok.then_some(PackedColumns {
+        keys,
+        sums: sums.then_some((lo, hi)),
+        ranks: ranks.then_some(hist),
+    }))
 }
 
-/// The sort keys of every requested column, and the smallest and the largest
-/// row sum when [`packed_columns`] was asked for them.
-type PackedKeys = (Vec<Vec<u32>>, Option<(f64, f64)>);
+/// What [`packed_columns`] computes beside the keys.
+#[derive(Debug, Clone, Copy)]
+struct Extras {
+    /// The smallest and the largest row sum.
+    sums: bool,
+    /// The histogram of the true class's rank (where the tiles serve).
+    ranks: bool,
+}
 
-/// What a chunk of [`packed_columns`] gives: whether every key was made, and
-/// the smallest and largest row sum of its rows (when asked for).
-type Filled = (bool, f64, f64);
+impl Extras {
+    const NONE: Self = Self {
+        sums: false,
+        ranks: false,
+    };
+}
+
+/// What [`packed_columns`] gives: the sort keys of every requested column,
+/// and what its [`Extras`] asked for.
+struct PackedColumns {
+    keys: Vec<Vec<u32>>,
+    sums: Option<(f64, f64)>,
+    ranks: Option<Vec<u64>>,
+}
+
+/// What a chunk of [`packed_columns`] gives: whether every key was made, the
+/// smallest and largest row sum of its rows (when asked for), and its rows'
+/// rank counts (empty unless asked for).
+type Filled = (bool, f64, f64, Vec<u64>);
 
 /// Rows of a tile of the transpose, the most columns it takes, and the most
 /// columns of the matrix it reads (its table is `TILE x TILE_WIDTH` keys).

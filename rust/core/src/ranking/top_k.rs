@@ -143,14 +143,183 @@ fn tile_ranks_portable<X: Score>(
     }
     *ranks = [0; TILE_ROWS];
     for ((row, rank), &code) in keys.chunks_exact(k).zip(ranks.iter_mut()).zip(codes) {
-        let t = (code as usize).min(k - 1);
-        let own = row.get(t).copied().unwrap_or(0);
-        let mut above = 0_u32;
-        for (j, &key) in row.iter().enumerate() {
-            above += u32::from(key > own) + u32::from((key == own) & (j > t));
-        }
-        *rank = above;
+        *rank = rank_in_row(row, code);
     }
+}
+
+/// The rank of the true class `code` among one row's keys (`code` below the
+/// row's length by the shape checks): the keys above its key, plus the equal
+/// keys in later columns.
+#[inline(always)]
+fn rank_in_row<K: Copy + Ord + Default>(row: &[K], code: u32) -> u32 {
+    let t = (code as usize).min(row.len().saturating_sub(1));
+    let own = row.get(t).copied().unwrap_or_default();
+    let mut above = 0_u32;
+    for (j, &key) in row.iter().enumerate() {
+        above += u32::from(key > own) + u32::from((key == own) & (j > t));
+    }
+    above
+}
+
+/// Count each row's rank of its true class into `hist` (unweighted), for
+/// rows of `k` `u32` keys laid end to end in `keys` (any keys that order as
+/// the scores and are equal where they are: the packed keys of the
+/// one-vs-rest transpose, which counts the ranks in the pass that writes its
+/// sort keys). With [`RankLanes`] for `k` (AVX-512, `k <= 16`), sixteen rows
+/// at a time ([`count_key_ranks_avx512`]); the rest row by row.
+pub(super) fn count_key_ranks(
+    keys: &[u32],
+    codes: &[u32],
+    k: usize,
+    hist: &mut [u64],
+    lanes: Option<&RankLanes>,
+) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(lanes) = lanes.filter(|l| l.k == k) {
+        // SAFETY: `RankLanes` exist only on a CPU with AVX-512 F, `k <= 16`.
+        done = unsafe { count_key_ranks_avx512(keys, codes, lanes, hist) };
+    }
+    let _ = lanes;
+    let keys = keys.get(done * k..).unwrap_or_default();
+    for (row, &code) in keys
+        .chunks_exact(k.max(1))
+        .zip(codes.get(done..).unwrap_or_default())
+    {
+        if let Some(h) = hist.get_mut(rank_in_row(row, code) as usize) {
+            *h += 1;
+        }
+    }
+}
+
+/// Rows of a group of [`count_key_ranks_avx512`] (the lanes of a vector of `u32`).
+const RANK_LANES: usize = 16;
+
+/// For the `k` vectors of a group of sixteen rows of `k` keys: the row and
+/// the column of each lane's key. Made once per call of the caller (a tile
+/// of rows is too short to make them each time).
+pub(super) struct RankLanes {
+    k: usize,
+    rows: [[u32; RANK_LANES]; RANK_LANES],
+    cols: [[u32; RANK_LANES]; RANK_LANES],
+}
+
+impl RankLanes {
+    /// The lanes for rows of `k` keys, when this CPU has AVX-512 and
+    /// `1 <= k <= 16`; `None` otherwise (the row-by-row count serves).
+    pub(super) fn new(k: usize) -> Option<Self> {
+        if !(crate::cpu::avx512() && (1..=RANK_LANES).contains(&k)) {
+            return None;
+        }
+        let mut rows = [[0_u32; RANK_LANES]; RANK_LANES];
+        let mut cols = [[0_u32; RANK_LANES]; RANK_LANES];
+        for (v, (row, col)) in rows.iter_mut().zip(cols.iter_mut()).enumerate() {
+            for (lane, (r, c)) in row.iter_mut().zip(col.iter_mut()).enumerate() {
+                let at = v * RANK_LANES + lane;
+                #[allow(clippy::cast_possible_truncation)]
+                {
+                    (*r, *c) = ((at / k).min(RANK_LANES - 1) as u32, (at % k) as u32);
+                }
+            }
+        }
+        Some(Self { k, rows, cols })
+    }
+}
+
+/// The whole groups of sixteen rows of [`count_key_ranks`]: the rows done.
+/// The true class's key of each row is gathered into one vector; each of the
+/// group's `k` vectors of keys is compared with it, spread to the lanes of
+/// its rows by a permute, giving one bit per key (above the true class's
+/// key, or equal to it in a later column). A row's bits are `k` consecutive
+/// bits of the group's `16 k`, and its rank is their count.
+///
+/// # Safety
+/// The CPU has AVX-512 F (as every [`RankLanes`] vouches).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn count_key_ranks_avx512(
+    keys: &[u32],
+    codes: &[u32],
+    lanes: &RankLanes,
+    hist: &mut [u64],
+) -> usize {
+    use std::arch::x86_64::{
+        __m512i, _mm512_add_epi32, _mm512_cmpeq_epi32_mask, _mm512_cmpgt_epu32_mask,
+        _mm512_i32gather_epi32, _mm512_loadu_si512, _mm512_min_epu32, _mm512_mullo_epi32,
+        _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
+    };
+    let k = lanes.k;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+    let (last, width) = (_mm512_set1_epi32(k as i32 - 1), _mm512_set1_epi32(k as i32));
+    let starts = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        width,
+    );
+    // Four copies of the counts, taken in turn: a run of rows of one rank
+    // does not wait on one counter (ranks are below k <= 16).
+    let mut counts = [[0_u64; RANK_LANES]; 4];
+    let window = (1_u32 << k) - 1;
+    let mut done = 0;
+    for (group, truth) in keys
+        .chunks_exact(RANK_LANES * k)
+        .zip(codes.chunks_exact(RANK_LANES))
+    {
+        // SAFETY: `truth` holds 16 codes.
+        let truth = unsafe { _mm512_loadu_si512(truth.as_ptr().cast::<__m512i>()) };
+        // Codes are below `k` by the shape checks; clamped all the same, so
+        // that every gathered index `r k + code` is inside `group`.
+        let truth = _mm512_min_epu32(truth, last);
+        // SAFETY: as just said, every index is below `16 k`.
+        let own = unsafe {
+            _mm512_i32gather_epi32::<4>(_mm512_add_epi32(starts, truth), group.as_ptr().cast())
+        };
+        // The group's bits, 16 a vector, in 64-bit words (one spare, so that
+        // every row's window is read from a pair of words). Words, not bytes:
+        // a read spanning several narrower writes just made would wait for
+        // them to reach the cache.
+        let mut bits = [0_u64; RANK_LANES / 4 + 1];
+        for (v, (chunk, (row, col))) in group
+            .chunks_exact(RANK_LANES)
+            .zip(lanes.rows.iter().zip(&lanes.cols))
+            .enumerate()
+        {
+            // SAFETY: `chunk`, `row` and `col` hold 16 lanes each.
+            let (key, row, col) = unsafe {
+                (
+                    _mm512_loadu_si512(chunk.as_ptr().cast::<__m512i>()),
+                    _mm512_loadu_si512(row.as_ptr().cast::<__m512i>()),
+                    _mm512_loadu_si512(col.as_ptr().cast::<__m512i>()),
+                )
+            };
+            let own = _mm512_permutexvar_epi32(row, own);
+            let code = _mm512_permutexvar_epi32(row, truth);
+            let counted = _mm512_cmpgt_epu32_mask(key, own)
+                | (_mm512_cmpeq_epi32_mask(key, own) & _mm512_cmpgt_epu32_mask(col, code));
+            if let Some(word) = bits.get_mut(v / 4) {
+                *word |= u64::from(counted) << (16 * (v % 4));
+            }
+        }
+        for r in 0..RANK_LANES {
+            let at = r * k;
+            let (low, high) = (
+                bits.get(at / 64).copied().unwrap_or(0),
+                bits.get(at / 64 + 1).copied().unwrap_or(0),
+            );
+            let pair = (u128::from(high) << 64) | u128::from(low);
+            #[allow(clippy::cast_possible_truncation)]
+            let rank = ((pair >> (at % 64)) as u32 & window).count_ones() as usize;
+            if let Some(c) = counts.get_mut(r % 4).and_then(|c| c.get_mut(rank)) {
+                *c += 1;
+            }
+        }
+        done += RANK_LANES;
+    }
+    for copy in &counts {
+        for (h, &c) in hist.iter_mut().zip(copy) {
+            *h += c;
+        }
+    }
+    done
 }
 
 /// [`rank_histogram`] of every group of rows at once (rows laid out group by

@@ -99,6 +99,11 @@ pub fn one_vs_rest<'py>(
     let walks = on_matrix!(py, pool, y_score, |m, pool| rk::one_vs_rest(
         truth, m, &columns, w, curves, pool
     ));
+    walks_py(py, &walks)
+}
+
+/// Each walk as a `BinaryRanking` named tuple, in order.
+fn walks_py<'py>(py: Python<'py>, walks: &[rk::BinaryRanking]) -> PyResult<Vec<Bound<'py, PyAny>>> {
     walks.iter().map(|r| ranking_py(py, r)).collect()
 }
 
@@ -127,17 +132,37 @@ pub fn one_vs_rest_of_probabilities<'py>(
     let got = on_matrix!(py, pool, y_score, |m, pool| {
         rk::one_vs_rest_of_probabilities(c, m, &columns, w, curves, pool)
     });
-    let walks = match &got.walks {
-        Some(walks) => Some(
-            walks
-                .iter()
-                .map(|r| ranking_py(py, r))
-                .collect::<PyResult<Vec<_>>>()?,
-        ),
-        None => None,
-    };
+    let walks = got.walks.as_deref().map(|w| walks_py(py, w)).transpose()?;
     let (low, high) = got.sums;
     named!(py, "ProbabilityWalks", walks, low, high)
+}
+
+/// `ClassRanking(walks, rank_histogram)`: the walk of every column against its
+/// class and the histogram of the true class's rank, as `one_vs_rest` of all
+/// the columns and `rank_histogram` give them, the ranks counted in the pass
+/// that writes the sort keys where it can (`rk::class_ranking`).
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, sample_weight=None, curves=CurvesArg::Flag(true), n_threads=0))]
+#[pyo3(text_signature = "(y_score, codes, sample_weight=None, curves=True, n_threads=0)")]
+pub fn class_ranking<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    codes: PyReadonlyArray1<'py, u32>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    curves: CurvesArg,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let curves = curves.terms()?;
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let c = slice(&codes, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    let got = on_matrix!(py, pool, y_score, |m, pool| rk::class_ranking(
+        c, m, w, curves, pool
+    ));
+    let walks = walks_py(py, &got.walks)?;
+    let rank_histogram = got.rank_histogram.into_pyarray(py);
+    named!(py, "ClassRanking", walks, rank_histogram)
 }
 
 /// `RowSums(low, high)`: the smallest and the largest row sum of `y_score`
