@@ -13,6 +13,7 @@ from scipy import stats
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from cmetrics._backend import resolve_backend, rust_available
+from cmetrics._numpy import poisson_cells
 from cmetrics._numpy.multinomial import exact_ln
 from cmetrics.exceptions import ValidationError
 
@@ -135,6 +136,39 @@ def test_both_backends_draw_the_same_counts(counts: list[int], ends: list[int]) 
     for threads in (1, 2, 8):
         rust_draws = _draws("rust", counts, ends, 7, 300, seed=2**40 + 9, threads=threads)
         assert np.array_equal(rust_draws, numpy_draws), threads
+
+
+@pytest.mark.skipif(not rust_available(), reason="compares the Rust core with the numpy backend")
+def test_both_backends_draw_the_overshooting_replicates_the_same() -> None:
+    """The Poisson draws overshoot their stratum's rows in about 0.13 % of replicates, which
+    the split tree then draws: 4,000 replicates of a Poisson stratum hold a few such (counted by
+    the numpy backend's own plan), and both backends draw every replicate alike."""
+    counts = [10 + i % 30 for i in range(400)]
+    chosen = poisson_cells.plan(np.array(counts, dtype=U64), [(0, 400)])
+    assert chosen is not None
+    replicates = np.arange(4000, dtype=np.uint32)
+    over = poisson_cells.draw(chosen[0][0], chosen[1], replicates, (5, 0), np.zeros((4000, 400)))
+    assert 1 <= int(over.sum()) <= 20
+    numpy_draws = _draws("numpy", counts, [400], 0, 4000, seed=5)
+    assert np.array_equal(_draws("rust", counts, [400], 0, 4000, seed=5, threads=2), numpy_draws)
+
+
+def test_a_completion_word_maps_by_lemires_multiplication() -> None:
+    """A completion row's word ``x`` gives ``floor(x n / 2^64)``, refused exactly when
+    ``x n mod 2^64`` falls below ``2^64 mod n`` (Python's integers as the reference), at the
+    extremes of the words and of the totals."""
+    rng = np.random.default_rng(3)
+    for n in (3, 1024, 10**7, 2**40, 2**53 - 1):
+        words = [0, 1, 2**64 - 1, 2**63, *(-(-(v << 64) // n) for v in range(1, min(n, 40)))]
+        words += rng.bit_generator.random_raw(3000).tolist()
+        x = np.array(words, dtype=np.uint64)
+        value, kept = poisson_cells.below(x, n)
+        limit = 2**64 % n
+        for w, v, k in zip(words, value.tolist(), kept.tolist(), strict=True):
+            product = w * n
+            assert k == (product % 2**64 >= limit), (w, n)
+            assert v == product >> 64, (w, n)
+        assert bool(kept[0]) == (n & (n - 1) == 0)
 
 
 def test_a_replicate_is_drawn_alone_the_same(backend: str) -> None:

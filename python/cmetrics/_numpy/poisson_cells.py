@@ -1,7 +1,7 @@
 """The multinomial draws of a large stratum by Poisson draws and completion, in numpy (the
 twin of ``rust/core/src/resampling/poisson_cells.rs``; docs/definitions.md §11).
 
-Each occupied cell ``i`` draws ``X_i ~ Poisson(c_i (1 - d))``, ``d = 2 / sqrt(n)``, by inverting
+Each occupied cell ``i`` draws ``X_i ~ Poisson(c_i (1 - d))``, ``d = 3 / sqrt(n)``, by inverting
 a table shared by every cell of the same rate; given their total ``t <= n``, ``n - t`` rows drawn
 one at a time from the shares ``c / n`` complete ``X`` to ``Multinomial(n, c / n)``. A replicate
 whose draws total more than ``n`` is drawn by the split tree instead (the caller's). The tables
@@ -29,6 +29,9 @@ Bool = npt.NDArray[np.bool_]
 #: The stream tags of the Poisson draws and of the completion rows.
 CELL_POISSON = 2
 CELL_COMPLETIONS = 3
+#: The rates are shrunk by ``MARGIN / sqrt(n)``: the draws then overshoot ``n`` in about 0.13 % of
+#: replicates (each drawn by the split tree instead).
+MARGIN = 3.0
 #: Strata of fewer rows keep the split tree.
 MIN_TOTAL = 1 << 10
 #: The most entries the tables of one call may hold; past it every stratum keeps the tree.
@@ -48,7 +51,7 @@ def eligible(total: int, occupied: int) -> bool:
 
 def rate(count: int, total: int) -> float:
     """The Poisson rate of a cell of ``count`` rows in a stratum of ``total`` rows."""
-    return float(count) * (1.0 - 2.0 / math.sqrt(float(total)))
+    return float(count) * (1.0 - MARGIN / math.sqrt(float(total)))
 
 
 def table_span(r: float) -> tuple[float, int]:
@@ -107,7 +110,7 @@ def plan(counts: U64, bounds: list[tuple[int, int]]) -> tuple[list[Stratum], lis
         if not eligible(total, occupied.size):
             continue
         distinct, inverse = np.unique(c[occupied], return_inverse=True)
-        shrink = 1.0 - 2.0 / math.sqrt(float(total))
+        shrink = 1.0 - MARGIN / math.sqrt(float(total))
         table_of = np.empty(distinct.size, dtype=np.int64)
         for j, r in enumerate((distinct.astype(np.float64) * shrink).tolist()):
             t = rates.get(r)
@@ -150,24 +153,43 @@ def _counters(a: npt.ArrayLike, b: npt.ArrayLike, c: npt.ArrayLike, d: npt.Array
     return np.stack([x.ravel() for x in cols], axis=1).astype(np.uint32)
 
 
-def _uniform_below(stratum: Stratum, rows: U64, replicates: U32, key: tuple[int, int]) -> U64:
-    """A uniform integer in ``[0, total)`` per completion row: the first of the two words of
-    block ``(row, replicate, lo, CELL_COMPLETIONS + 256 a)``, ``a = 0, 1, ...``, whose top bits
-    fall below ``total``."""
-    shift = np.uint64(64 - (stratum.total - 1).bit_length())
-    out = np.zeros(rows.size, dtype=np.uint64)
-    open_ = np.arange(rows.size)
-    attempt = 0
+def _mul_halves(x: U64, total: int) -> tuple[U64, U64]:
+    """The high and low 64-bit halves of each ``x`` times ``total`` (below 2^53), exactly: the
+    products of 32-bit halves, each below 2^64, and their carries."""
+    th, tl = np.uint64(total >> 32), np.uint64(total & 0xFFFFFFFF)
+    xh, xl = x >> _SHIFT, x & _LOW
+    p0, p1, p2 = xl * tl, xh * tl, xl * th
+    mid = (p0 >> _SHIFT) + (p1 & _LOW) + (p2 & _LOW)
+    low: U64 = (mid << _SHIFT) | (p0 & _LOW)
+    high: U64 = xh * th + (p1 >> _SHIFT) + (p2 >> _SHIFT) + (mid >> _SHIFT)
+    return high, low
+
+
+def below(x: U64, total: int) -> tuple[U64, Bool]:
+    """The uniform integer in ``[0, total)`` each 64-bit word gives (the high half of
+    ``x total``) and whether it gives one: not when the low half falls below ``2^64 mod total``
+    (Lemire's rejection; a chance below ``total / 2^64``)."""
+    high, low = _mul_halves(x, total)
+    kept: Bool = low >= np.uint64((1 << 64) % total)
+    return high, kept
+
+
+def _completions(stratum: Stratum, rows: U64, replicates: U32, key: tuple[int, int]) -> U64:
+    """A uniform integer in ``[0, total)`` per completion row: rows ``2j`` and ``2j + 1`` take
+    the first and second word of block ``(j, replicate, lo, CELL_COMPLETIONS)``; a word
+    :func:`below` rejects gives way to the first word of block ``(row, replicate, lo,
+    CELL_COMPLETIONS + 256 a)``, ``a = 1, 2, ...``, that it keeps."""
+    words = _words(_counters(rows >> np.uint64(1), replicates, stratum.lo, CELL_COMPLETIONS), key)
+    x = np.where((rows & np.uint64(1)) == 0, words[:, 0], words[:, 1])
+    out, kept = below(x, stratum.total)
+    open_ = np.flatnonzero(~kept)
+    attempt = 1
     while open_.size:
         tag = (CELL_COMPLETIONS + (attempt << 8)) & 0xFFFFFFFF
-        words = _words(_counters(rows[open_], replicates[open_], stratum.lo, tag), key) >> shift
-        first, second = words[:, 0], words[:, 1]
-        total = np.uint64(stratum.total)
-        take_first = first < total
-        take_second = ~take_first & (second < total)
-        out[open_[take_first]] = first[take_first]
-        out[open_[take_second]] = second[take_second]
-        open_ = open_[~(take_first | take_second)]
+        first = _words(_counters(rows[open_], replicates[open_], stratum.lo, tag), key)[:, 0]
+        v, kept = below(first, stratum.total)
+        out[open_[kept]] = v[kept]
+        open_ = open_[~kept]
         attempt += 1
     return out
 
@@ -178,9 +200,9 @@ def draw(stratum: Stratum, tables: list[tuple[float, F64]], replicates: U32, key
     by the split tree)."""
     cells = stratum.hi - stratum.lo
     over = np.zeros(replicates.size, dtype=np.bool_)
-    # About cells + 2 sqrt(total) draws a replicate; a chunk of replicates keeps the temporaries
+    # About cells + 3 sqrt(total) draws a replicate; a chunk of replicates keeps the temporaries
     # near _CHUNK draws.
-    step = max(1, _CHUNK // (cells + 2 * math.isqrt(stratum.total) + 1))
+    step = max(1, _CHUNK // (cells + 3 * math.isqrt(stratum.total) + 1))
     for a in range(0, replicates.size, step):
         over[a : a + step] = _draw_chunk(stratum, tables, replicates[a : a + step], key, out[a : a + step])
     return over
@@ -211,7 +233,7 @@ def _draw_chunk(
         which = np.repeat(np.arange(replicates.size), extra)
         starts = np.concatenate([[0], np.cumsum(extra)[:-1]])
         rows = (np.arange(which.size) - np.repeat(starts, extra)).astype(np.uint64)
-        v = _uniform_below(stratum, rows, replicates[which], key)
+        v = _completions(stratum, rows, replicates[which], key)
         cell = np.searchsorted(stratum.prefix[1:], v, side="right")
         np.add.at(out, (which, cell), 1.0)
     return over

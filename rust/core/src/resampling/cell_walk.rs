@@ -6,6 +6,7 @@
 use super::multinomial::{check_replicates, Drawing, Space};
 #[cfg(doc)]
 use super::multinomial_draws;
+use super::poisson_cells::BLOCK;
 use super::ranking::RankingReplicates;
 use crate::ensure;
 use crate::error::{MetricError, Result};
@@ -208,24 +209,29 @@ pub fn draw_cell_walks(
     let drawing = Drawing::new(counts, &[m], seed)?;
     let split = cells.partition_point(|&c| c < groups);
     let mut metrics = try_filled(count, [0.0; 6], "the replicates' metrics")?;
-    let walk = |(space, row): &mut (Space, Vec<f64>), (b, out): (usize, &mut Metrics)| {
+    // A block of replicates at a time (their tables swept once), each
+    // walked as soon as drawn.
+    let walk = |(space, rows): &mut (Space, Vec<f64>), (c, outs): (usize, &mut [Metrics])| {
         pool.check()?;
-        drawing.draw((first + b as u64) as u32, row, space);
-        *out = walk_row(row, cells, split, groups, curves);
+        let rows = &mut rows[..outs.len() * m];
+        drawing.draw_block((first + (c * BLOCK) as u64) as u32, rows, m, space);
+        for (out, row) in outs.iter_mut().zip(rows.chunks_exact(m)) {
+            *out = walk_row(row, cells, split, groups, curves);
+        }
         Ok(())
     };
-    let init = || (drawing.space(), vec![0.0; m]);
-    if pool.threads() > 1 && count > 1 {
+    let init = || (drawing.space(), vec![0.0; BLOCK * m]);
+    if pool.threads() > 1 && count > BLOCK {
         pool.install(|| {
             metrics
-                .par_iter_mut()
+                .par_chunks_mut(BLOCK)
                 .enumerate()
                 .try_for_each_init(init, walk)
         })?;
     } else {
         let mut space = init();
         metrics
-            .iter_mut()
+            .chunks_mut(BLOCK)
             .enumerate()
             .try_for_each(|item| walk(&mut space, item))?;
     }

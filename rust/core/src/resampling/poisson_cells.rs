@@ -1,17 +1,17 @@
 //! The multinomial draws of a large stratum by Poisson draws and completion
 //! (docs/definitions.md §11): each occupied cell `i` draws
-//! `X_i ~ Poisson(c_i (1 - d))` independently, `d = 2 / sqrt(n)`; given their
+//! `X_i ~ Poisson(c_i (1 - d))` independently, `d = 3 / sqrt(n)`; given their
 //! total `t`, `X` is `Multinomial(t, c / n)`, so when `t <= n` adding `n - t`
 //! rows drawn one at a time from the cells' shares `c / n` gives exactly
-//! `Multinomial(n, c / n)`. When `t > n` (about 2% of replicates) the caller
+//! `Multinomial(n, c / n)`. When `t > n` (about 0.13 % of replicates) the caller
 //! draws that stratum's replicate by the split tree instead; both branches are
 //! exact, so their mixture is.
 //!
 //! A Poisson draw is an inversion of a table shared by every cell of the same
 //! rate (one per distinct count and stratum size), so a draw costs one
 //! counter-based block per two cells and a look in the table's guide
-//! ([`Plan::invert`]); the completions cost one block per row or two and a
-//! guided search of the prefix sums. Every step is an IEEE-exact operation in
+//! ([`Plan::invert`]); the completions cost one block per two rows, a
+//! multiplication ([`below`]) and a guided search of the prefix sums. Every step is an IEEE-exact operation in
 //! the order `cmetrics._numpy.poisson_cells` takes, so both backends draw the
 //! same counts bit for bit.
 
@@ -30,6 +30,14 @@ const GUIDE: usize = 4;
 /// about a quarter of the entries at 8 + 4 bytes each, pass 512 KiB.
 const SWEPT_ENTRIES: usize = 1 << 17;
 
+/// The rates are shrunk by `MARGIN / sqrt(n)`: the draws then overshoot `n`
+/// (`P(Z > 3)`, about 0.13 % of replicates) far less often than at
+/// `2 / sqrt(n)` (2.3 %), and each overshoot costs the split tree, some
+/// twenty replicates' worth, while the `sqrt(n)` more completion rows cost
+/// a few nanoseconds each. 2 x 10^4 cells of 10^7 rows, one thread: 713 ->
+/// 371-472 us a replicate with [`below`] (Intel).
+const MARGIN: f64 = 3.0;
+
 /// Strata of fewer rows keep the split tree.
 pub(super) const MIN_TOTAL: u64 = 1 << 10;
 /// The most entries the tables of one call may hold (32 MiB); past it every
@@ -38,8 +46,9 @@ pub(super) const TABLE_BUDGET: usize = 1 << 22;
 
 /// Whether a stratum of `total` rows and `occupied` nonzero cells is drawn by
 /// Poisson draws and completion: at least [`MIN_TOTAL`] rows, and at least
-/// `2 sqrt(total)` occupied cells (the completions, about `2 sqrt(total)`
-/// rows, then cost less than the cells' draws; the tree costs more per cell).
+/// `2 sqrt(total)` occupied cells (the completions, about `3 sqrt(total)`
+/// rows, then cost about what the cells' draws cost; the tree costs more per
+/// cell).
 #[must_use]
 pub(super) fn eligible(total: u64, occupied: u64) -> bool {
     total >= MIN_TOTAL && u128::from(occupied) * u128::from(occupied) >= 4 * u128::from(total)
@@ -49,7 +58,7 @@ pub(super) fn eligible(total: u64, occupied: u64) -> bool {
 #[inline]
 #[must_use]
 pub(super) fn rate(count: u64, total: u64) -> f64 {
-    count as f64 * (1.0 - 2.0 / (total as f64).sqrt())
+    count as f64 * (1.0 - MARGIN / (total as f64).sqrt())
 }
 
 /// The first value and the number of entries of the table of `rate`: the
@@ -126,13 +135,11 @@ fn by_table(tables: &[u32], start: &[usize]) -> Result<Vec<(u32, u32)>> {
 }
 
 /// A stratum drawn by Poisson draws and completion: its cells, rows, the
-/// shift that takes a 64-bit word to `[0, 2^bits)` with `2^bits >= total`,
-/// the prefix sums of its counts and a guide into them.
+/// prefix sums of its counts and a guide into them.
 pub(super) struct Stratum {
     pub(super) lo: usize,
     pub(super) hi: usize,
     total: u64,
-    shift: u32,
     prefix: Vec<u64>,
     guide: Vec<u32>,
     /// The stratum's occupied cells as `(cell - lo, table)`, grouped by
@@ -140,6 +147,14 @@ pub(super) struct Stratum {
     /// once per replicate instead of jumping between them (a thousand
     /// tables spill out of the core's cache).
     by_table: Vec<(u32, u32)>,
+}
+
+impl Stratum {
+    /// Whether the stratum's draws go through its tables in order.
+    #[cfg(test)]
+    pub(super) fn swept(&self) -> bool {
+        !self.by_table.is_empty()
+    }
 }
 
 /// The Poisson tables of a call, one per distinct rate, end to end; each
@@ -278,7 +293,6 @@ impl Plan {
                 lo,
                 hi,
                 total,
-                shift: (total - 1).leading_zeros(),
                 prefix,
                 guide,
                 by_table,
@@ -332,6 +346,7 @@ impl Plan {
     /// Replicate `replicate` of `stratum` into `out` (its cells), or `false`
     /// when the Poisson draws total more than the stratum's rows (`out` is
     /// then to be drawn by the split tree).
+    #[cfg(test)]
     pub(super) fn draw(
         &self,
         stratum: &Stratum,
@@ -339,45 +354,112 @@ impl Plan {
         key: [u32; 2],
         replicate: u32,
     ) -> bool {
-        let mut fits = false;
-        draw_widest(self, stratum, out, key, replicate, &mut fits);
-        fits
+        let mut fits = [false];
+        draw_widest(self, stratum, out, out.len(), key, replicate, &mut fits);
+        fits[0]
+    }
+
+    /// Replicates `first ..` (as many as `fits`, at most [`BLOCK`]) of
+    /// `stratum`, replicate `r`'s cells from `rows[r * width]` on; `fits`
+    /// says of each whether its Poisson draws totalled at most the stratum's
+    /// rows (else its cells are to be drawn by the split tree). The same
+    /// draws as each replicate drawn alone.
+    pub(super) fn draw_block(
+        &self,
+        stratum: &Stratum,
+        rows: &mut [f64],
+        width: usize,
+        key: [u32; 2],
+        first: u32,
+        fits: &mut [bool],
+    ) {
+        draw_widest(self, stratum, rows, width, key, first, fits);
     }
 }
 
+/// The most replicates [`Plan::draw_block`] draws side by side. A stratum
+/// whose tables spill out of the core's cache (`Stratum::by_table`) sweeps
+/// them once for the block instead of once a replicate: 2 x 10^4 cells of
+/// 10^7 rows over about 10^3 tables, one thread, the two alternating in one
+/// run: 427-684 us a replicate drawn alone, 305-363 us in blocks (Intel).
+pub(super) const BLOCK: usize = 8;
+
 widest! {
-    /// [`draw_replicate`] with the widest vectors this CPU has.
+    /// [`draw_replicates`] with the widest vectors this CPU has.
     fn draw_widest(
         plan: &Plan,
         stratum: &Stratum,
-        out: &mut [f64],
+        rows: &mut [f64],
+        width: usize,
         key: [u32; 2],
-        replicate: u32,
-        fits: &mut bool,
-    ) => draw_replicate
+        first: u32,
+        fits: &mut [bool],
+    ) => draw_replicates
 }
 
-/// Replicate `replicate` of `stratum` into `out` (its cells); `fits` says
-/// whether the Poisson draws totalled at most the stratum's rows (else `out`
-/// is to be drawn by the split tree). Inlined into [`draw_widest`]'s copies;
+/// Replicates `first ..` of `stratum` as [`Plan::draw_block`] lays them out.
+/// Without a table order (`Stratum::by_table`), each cell's draw at once;
+/// with one, first every cell's word kept in its output slot (empty cells
+/// draw 0), then the inversions in table order, each table's cells for every
+/// replicate of the block, each replacing its word by the draw (in each
+/// replicate the order of one alone). Inlined into [`draw_widest`]'s copies;
 /// no multiply-add is fused, so every instruction set gives the same bits.
 #[inline(always)]
+fn draw_replicates(
+    plan: &Plan,
+    stratum: &Stratum,
+    rows: &mut [f64],
+    width: usize,
+    key: [u32; 2],
+    first: u32,
+    fits: &mut [bool],
+) {
+    let cells = stratum.hi - stratum.lo;
+    let swept = !stratum.by_table.is_empty();
+    let count = fits.len().min(BLOCK);
+    if !swept {
+        // Each replicate whole while its cells are in cache.
+        for (r, fit) in fits.iter_mut().enumerate().take(count) {
+            let out = &mut rows[r * width..r * width + cells];
+            let sum = draw_words(plan, stratum, out, key, first + r as u32, false);
+            *fit = complete(stratum, out, key, first + r as u32, sum);
+        }
+        return;
+    }
+    let mut sums = [0.0_f64; BLOCK];
+    for (r, sum) in sums.iter_mut().enumerate().take(count) {
+        let out = &mut rows[r * width..r * width + cells];
+        *sum = draw_words(plan, stratum, out, key, first + r as u32, swept);
+    }
+    for &(i, t) in &stratum.by_table {
+        for (r, sum) in sums.iter_mut().enumerate().take(count) {
+            let slot = &mut rows[r * width + i as usize];
+            let k = plan.invert(t as usize, slot.to_bits());
+            *slot = k;
+            *sum += k;
+        }
+    }
+    for (r, fit) in fits.iter_mut().enumerate().take(count) {
+        let out = &mut rows[r * width..r * width + cells];
+        *fit = complete(stratum, out, key, first + r as u32, sums[r]);
+    }
+}
+
+/// Replicate `replicate`'s Poisson draw of each of `stratum`'s cells into
+/// `out`, and their sum; when `swept`, each occupied cell's 64-bit word
+/// instead (as the bits of an `f64`), and 0.
+#[inline(always)]
 #[allow(clippy::needless_range_loop)] // the four words of a block, lane by lane
-fn draw_replicate(
+fn draw_words(
     plan: &Plan,
     stratum: &Stratum,
     out: &mut [f64],
     key: [u32; 2],
     replicate: u32,
-    fits: &mut bool,
-) {
+    swept: bool,
+) -> f64 {
     let first = stratum.lo >> 1;
     let pairs = ((stratum.hi - 1) >> 1) + 1 - first;
-    // Without a table order, each cell's draw at once; with one, first every
-    // cell's word kept in its output slot (empty cells draw 0), then the
-    // inversions in table order (`Stratum::by_table`), each replacing its
-    // word by the draw.
-    let swept = !stratum.by_table.is_empty();
     let mut sum = 0.0;
     for group in (0..pairs).step_by(LANES) {
         let mut counter = [
@@ -410,22 +492,26 @@ fn draw_replicate(
             }
         }
     }
-    for &(i, t) in &stratum.by_table {
-        let slot = &mut out[i as usize];
-        let k = plan.invert(t as usize, slot.to_bits());
-        *slot = k;
-        sum += k;
-    }
+    sum
+}
+
+/// The completion rows of replicate `replicate` of `stratum` added to `out`
+/// (its Poisson draws, totalling `sum`), or `false` when they total more than
+/// the stratum's rows (`out` is then to be drawn by the split tree).
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // the four words of a block, lane by lane
+fn complete(stratum: &Stratum, out: &mut [f64], key: [u32; 2], replicate: u32, sum: f64) -> bool {
     // Every count and the sum are integers below 2^53: exact in any order.
     let total = stratum.total as f64;
     if sum > total || total - sum >= 4_294_967_296.0 {
-        *fits = false;
-        return;
+        return false;
     }
     let extra = (total - sum) as u32;
     let scale = stratum.guide.len() as f64 / total;
     let last = stratum.guide.len() - 1;
-    for group in (0..extra).step_by(LANES) {
+    // Two completion rows a block: row `2j` takes its first word, `2j + 1`
+    // its second.
+    for group in (0..extra.div_ceil(2)).step_by(LANES) {
         let mut counter = [
             [0; LANES],
             [replicate; LANES],
@@ -436,33 +522,49 @@ fn draw_replicate(
             *c = group.wrapping_add(l as u32);
         }
         let w = philox_lanes::<LANES>(counter, key);
-        for l in 0..LANES.min((extra - group) as usize) {
-            let first = ((u64::from(w[0][l]) << 32) | u64::from(w[1][l])) >> stratum.shift;
-            let second = ((u64::from(w[2][l]) << 32) | u64::from(w[3][l])) >> stratum.shift;
-            let v = if first < stratum.total {
-                first
-            } else if second < stratum.total {
-                second
-            } else {
-                uniform_below(stratum, key, group + l as u32, replicate)
-            };
-            // The guide's cell for `v`, walked to the cell whose rows hold it.
-            let mut k = stratum.guide[((v as f64 * scale) as usize).min(last)] as usize;
-            while k > 0 && stratum.prefix[k] > v {
-                k -= 1;
+        for l in 0..LANES {
+            for h in 0..2 {
+                let row = 2 * (group + l as u32) + h as u32;
+                if row >= extra {
+                    break;
+                }
+                let x = (u64::from(w[2 * h][l]) << 32) | u64::from(w[2 * h + 1][l]);
+                let v = below(x, stratum.total)
+                    .unwrap_or_else(|| uniform_below(stratum, key, row, replicate));
+                // The guide's cell for `v`, walked to the cell whose rows hold it.
+                let mut k = stratum.guide[((v as f64 * scale) as usize).min(last)] as usize;
+                while k > 0 && stratum.prefix[k] > v {
+                    k -= 1;
+                }
+                while stratum.prefix[k + 1] <= v {
+                    k += 1;
+                }
+                out[k] += 1.0;
             }
-            while stratum.prefix[k + 1] <= v {
-                k += 1;
-            }
-            out[k] += 1.0;
         }
     }
-    *fits = true;
+    true
 }
 
-/// A uniform integer in `[0, total)` for completion row `row`: the top bits of
-/// the 64-bit words of blocks `(row, replicate, lo, CELL_COMPLETIONS + 256 a)`,
-/// `a = 0, 1, ...`, two words a block, the first below `total`.
+/// The uniform integer in `[0, total)` a 64-bit word `x` gives, when it
+/// gives one: the high half of the 128-bit product `x total`, unless its low
+/// half falls below `2^64 mod total` (Lemire's rejection, which keeps exactly
+/// `floor(2^64 / total)` words for each value; a chance below `total / 2^64`,
+/// under `2^-11` for any stratum and about `5 x 10^-13` at 10^7 rows).
+#[inline(always)]
+#[must_use]
+pub(super) fn below(x: u64, total: u64) -> Option<u64> {
+    let product = u128::from(x) * u128::from(total);
+    let low = product as u64;
+    if low < total && low < total.wrapping_neg() % total {
+        return None;
+    }
+    Some((product >> 64) as u64)
+}
+
+/// A uniform integer in `[0, total)` for completion row `row` whose word
+/// [`below`] rejected: the first word of block `(row, replicate, lo,
+/// CELL_COMPLETIONS + 256 a)`, `a = 1, 2, ...`, that it keeps.
 #[inline(never)]
 fn uniform_below(stratum: &Stratum, key: [u32; 2], row: u32, replicate: u32) -> u64 {
     let mut attempt = 1_u32;
@@ -476,169 +578,12 @@ fn uniform_below(stratum: &Stratum, key: [u32; 2], row: u32, replicate: u32) -> 
             ],
             key,
         );
-        for h in [0, 2] {
-            let x = (u64::from(w[h]) << 32) | u64::from(w[h + 1]);
-            let v = x >> stratum.shift;
-            if v < stratum.total {
-                return v;
-            }
+        if let Some(v) = below((u64::from(w[0]) << 32) | u64::from(w[1]), stratum.total) {
+            return v;
         }
         attempt = attempt.wrapping_add(1);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::random::key_of;
-
-    /// `ln k!` by a plain sum (exact enough for the comparison below).
-    fn ln_factorial(k: u64) -> f64 {
-        (2..=k).map(|j| (j as f64).ln()).sum()
-    }
-
-    #[test]
-    fn tables_are_the_poisson_law() {
-        for rate in [0.3, 1.0, 7.5, 99.0, 12_345.6] {
-            let (low, len) = table_span(rate);
-            let mut cdf = vec![0.0; len];
-            fill_table(rate, low, &mut cdf);
-            let total = cdf[len - 1];
-            let mut previous = 0.0;
-            for (i, &c) in cdf.iter().enumerate() {
-                let k = low as u64 + i as u64;
-                let want = (k as f64 * rate.ln() - rate - ln_factorial(k)).exp();
-                let got = (c - previous) / total;
-                previous = c;
-                assert!(
-                    (got - want).abs() <= 1e-9 * want + 1e-15,
-                    "rate {rate} k {k}: {got} vs {want}"
-                );
-            }
-            // The mass left outside the table is negligible.
-            let inside: f64 = (0..len)
-                .map(|i| {
-                    let k = low as u64 + i as u64;
-                    (k as f64 * rate.ln() - rate - ln_factorial(k)).exp()
-                })
-                .sum();
-            assert!((1.0 - inside).abs() < 1e-9, "rate {rate}: {inside}");
-        }
-    }
-
-    #[test]
-    fn eligibility_weighs_cells_against_rows() {
-        assert!(!eligible(1023, 1023));
-        assert!(eligible(1024, 64));
-        assert!(!eligible(1024, 63));
-        assert!(eligible(10_000_000, 6_325));
-        assert!(!eligible(10_000_000, 6_324));
-        assert!(eligible(u64::MAX, u64::MAX));
-    }
-
-    #[test]
-    fn a_plan_over_the_budget_is_none() {
-        // 4,000 distinct counts from 1,000 to 5,000 over 16,000 cells: eligible, but
-        // about 1,300 entries a table.
-        let counts: Vec<u64> = (0..16_000).map(|i| 1_000 + i % 4_000).collect();
-        let total = counts.iter().sum();
-        assert!(eligible(total, 16_000));
-        assert!(Plan::new(&counts, &[(0, 16_000, total)]).unwrap().is_none());
-        // The same count everywhere: one table.
-        let counts = vec![2_000_u64; 8_000];
-        assert!(Plan::new(&counts, &[(0, 8_000, 16_000_000)])
-            .unwrap()
-            .is_some());
-        let counts = [3_u64; 100];
-        let plan = Plan::new(&counts, &[(0, 100, 300)]).unwrap();
-        assert!(plan.is_none(), "300 rows keep the tree");
-        let counts = vec![20_u64; 100];
-        let plan = Plan::new(&counts, &[(0, 100, 2_000)]).unwrap().unwrap();
-        let mut out = vec![0.0; 100];
-        let drawn = (0..50)
-            .filter(|&b| plan.draw(&plan.strata[0], &mut out, key_of(5), b))
-            .count();
-        assert!(drawn > 40);
-    }
-
-    #[test]
-    fn the_guided_inversion_is_the_plain_search() {
-        // Rates from below 1 to past 10^4.
-        let counts: Vec<u64> = (0..3_200_u64)
-            .map(|i| {
-                if i < 3_000 {
-                    1 + i % 3
-                } else {
-                    (i - 2_999) * 60
-                }
-            })
-            .collect();
-        let total: u64 = counts.iter().sum();
-        let plan = Plan::new(&counts, &[(0, 3_200, total)]).unwrap().unwrap();
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        for t in 0..plan.low.len() {
-            let cdf = &plan.cdf[plan.start[t]..plan.start[t + 1]];
-            let last = cdf.len() - 1;
-            // Uniform words, the words at each guide bucket's ends and beside
-            // them, and the words beside each entry's own boundary.
-            let shift = plan.guide_at[t].1;
-            let buckets = 1_u64 << (53 - shift);
-            let edges = (0..buckets).flat_map(|g| {
-                let (lo, hi) = (g << shift, ((g + 1) << shift) - 1);
-                [lo.saturating_sub(1), lo, hi, (hi + 1).min((1 << 53) - 1)].map(|m| m << 11)
-            });
-            let total = cdf[last];
-            let boundaries = cdf.iter().flat_map(|&c| {
-                // The 53-bit draw whose value is nearest the entry's weight.
-                let m = ((c / total) * 9_007_199_254_740_992.0).min(9_007_199_254_740_991.0) as u64;
-                [m.saturating_sub(1), m, (m + 1).min((1 << 53) - 1)].map(|m| m << 11)
-            });
-            for word in (0..200)
-                .map(|_| {
-                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                    x
-                })
-                .chain(edges)
-                .chain(boundaries)
-            {
-                let u = ((word >> 11) as f64 + 0.5) * (1.0 / 9_007_199_254_740_992.0);
-                let v = u * cdf[last];
-                let plain = cdf.partition_point(|&c| c <= v).min(last);
-                assert_eq!(
-                    plan.invert(t, word),
-                    plan.low[t] + plain as f64,
-                    "table {t}"
-                );
-            }
-        }
-        // Large tables each of one cell: no table order.
-        assert!(plan.strata[0].by_table.is_empty());
-    }
-
-    #[test]
-    fn the_table_order_draws_the_same() {
-        // 20,000 cells over 1,000 counts: every table serves 20 cells.
-        let counts: Vec<u64> = (0..20_000_u64).map(|i| 300 + (i * 7) % 1_000).collect();
-        let total: u64 = counts.iter().sum();
-        let mut plan = Plan::new(&counts, &[(0, 20_000, total)]).unwrap().unwrap();
-        // Every occupied cell once, grouped by table in table order.
-        let order = plan.strata[0].by_table.clone();
-        assert_eq!(order.len(), 20_000);
-        assert!(order
-            .windows(2)
-            .all(|w| w[0].1 < w[1].1 || (w[0].1 == w[1].1 && w[0].0 < w[1].0)));
-        assert!(order.iter().all(|&(i, t)| plan.table[i as usize] == t));
-        let draws = |plan: &Plan| -> Vec<(bool, Vec<f64>)> {
-            (0..20)
-                .map(|b| {
-                    let mut out = vec![0.0; 20_000];
-                    (plan.draw(&plan.strata[0], &mut out, key_of(9), b), out)
-                })
-                .collect()
-        };
-        let swept = draws(&plan);
-        plan.strata[0].by_table.clear();
-        assert_eq!(swept, draws(&plan));
-        assert!(swept.iter().filter(|(fits, _)| *fits).count() > 15);
-    }
-}
+mod tests;

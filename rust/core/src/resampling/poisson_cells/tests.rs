@@ -1,0 +1,181 @@
+//! The tables, the guided inversion and Lemire's completion words against plain
+//! references.
+
+use super::*;
+use crate::random::key_of;
+
+/// `ln k!` by a plain sum (exact enough for the comparison below).
+fn ln_factorial(k: u64) -> f64 {
+    (2..=k).map(|j| (j as f64).ln()).sum()
+}
+
+#[test]
+fn tables_are_the_poisson_law() {
+    for rate in [0.3, 1.0, 7.5, 99.0, 12_345.6] {
+        let (low, len) = table_span(rate);
+        let mut cdf = vec![0.0; len];
+        fill_table(rate, low, &mut cdf);
+        let total = cdf[len - 1];
+        let mut previous = 0.0;
+        for (i, &c) in cdf.iter().enumerate() {
+            let k = low as u64 + i as u64;
+            let want = (k as f64 * rate.ln() - rate - ln_factorial(k)).exp();
+            let got = (c - previous) / total;
+            previous = c;
+            assert!(
+                (got - want).abs() <= 1e-9 * want + 1e-15,
+                "rate {rate} k {k}: {got} vs {want}"
+            );
+        }
+        // The mass left outside the table is negligible.
+        let inside: f64 = (0..len)
+            .map(|i| {
+                let k = low as u64 + i as u64;
+                (k as f64 * rate.ln() - rate - ln_factorial(k)).exp()
+            })
+            .sum();
+        assert!((1.0 - inside).abs() < 1e-9, "rate {rate}: {inside}");
+    }
+}
+
+#[test]
+fn eligibility_weighs_cells_against_rows() {
+    assert!(!eligible(1023, 1023));
+    assert!(eligible(1024, 64));
+    assert!(!eligible(1024, 63));
+    assert!(eligible(10_000_000, 6_325));
+    assert!(!eligible(10_000_000, 6_324));
+    assert!(eligible(u64::MAX, u64::MAX));
+}
+
+#[test]
+fn a_plan_over_the_budget_is_none() {
+    // 4,000 distinct counts from 1,000 to 5,000 over 16,000 cells: eligible, but
+    // about 1,300 entries a table.
+    let counts: Vec<u64> = (0..16_000).map(|i| 1_000 + i % 4_000).collect();
+    let total = counts.iter().sum();
+    assert!(eligible(total, 16_000));
+    assert!(Plan::new(&counts, &[(0, 16_000, total)]).unwrap().is_none());
+    // The same count everywhere: one table.
+    let counts = vec![2_000_u64; 8_000];
+    assert!(Plan::new(&counts, &[(0, 8_000, 16_000_000)])
+        .unwrap()
+        .is_some());
+    let counts = [3_u64; 100];
+    let plan = Plan::new(&counts, &[(0, 100, 300)]).unwrap();
+    assert!(plan.is_none(), "300 rows keep the tree");
+    let counts = vec![20_u64; 100];
+    let plan = Plan::new(&counts, &[(0, 100, 2_000)]).unwrap().unwrap();
+    let mut out = vec![0.0; 100];
+    let drawn = (0..50)
+        .filter(|&b| plan.draw(&plan.strata[0], &mut out, key_of(5), b))
+        .count();
+    assert!(drawn > 40);
+}
+
+#[test]
+fn the_guided_inversion_is_the_plain_search() {
+    // Rates from below 1 to past 10^4.
+    let counts: Vec<u64> = (0..3_200_u64)
+        .map(|i| {
+            if i < 3_000 {
+                1 + i % 3
+            } else {
+                (i - 2_999) * 60
+            }
+        })
+        .collect();
+    let total: u64 = counts.iter().sum();
+    let plan = Plan::new(&counts, &[(0, 3_200, total)]).unwrap().unwrap();
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    for t in 0..plan.low.len() {
+        let cdf = &plan.cdf[plan.start[t]..plan.start[t + 1]];
+        let last = cdf.len() - 1;
+        // Uniform words, the words at each guide bucket's ends and beside
+        // them, and the words beside each entry's own boundary.
+        let shift = plan.guide_at[t].1;
+        let buckets = 1_u64 << (53 - shift);
+        let edges = (0..buckets).flat_map(|g| {
+            let (lo, hi) = (g << shift, ((g + 1) << shift) - 1);
+            [lo.saturating_sub(1), lo, hi, (hi + 1).min((1 << 53) - 1)].map(|m| m << 11)
+        });
+        let total = cdf[last];
+        let boundaries = cdf.iter().flat_map(|&c| {
+            // The 53-bit draw whose value is nearest the entry's weight.
+            let m = ((c / total) * 9_007_199_254_740_992.0).min(9_007_199_254_740_991.0) as u64;
+            [m.saturating_sub(1), m, (m + 1).min((1 << 53) - 1)].map(|m| m << 11)
+        });
+        for word in (0..200)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                x
+            })
+            .chain(edges)
+            .chain(boundaries)
+        {
+            let u = ((word >> 11) as f64 + 0.5) * (1.0 / 9_007_199_254_740_992.0);
+            let v = u * cdf[last];
+            let plain = cdf.partition_point(|&c| c <= v).min(last);
+            assert_eq!(
+                plan.invert(t, word),
+                plan.low[t] + plain as f64,
+                "table {t}"
+            );
+        }
+    }
+    // Large tables each of one cell: no table order.
+    assert!(plan.strata[0].by_table.is_empty());
+}
+
+/// [`below`] is `floor(x n / 2^64)`, refused exactly when `x n mod 2^64`
+/// falls below `2^64 mod n` (computed here by `u128` division), at the
+/// extremes of the words and the totals; the word 0 is refused unless
+/// `n` is a power of two.
+#[test]
+fn below_is_lemires_multiplication() {
+    let mut next = crate::random::lcg(5);
+    let totals = [1_u64, 3, 1024, 10_000_000, (1 << 53) - 1, 1 << 40];
+    for &n in &totals {
+        let mut words = vec![0, 1, u64::MAX, u64::MAX - 1, 1 << 63];
+        words.extend((0..2000).map(|_| next()));
+        let limit = ((1_u128 << 64) % u128::from(n)) as u64;
+        // The words just past each refused run of a value: low half 0.
+        words.extend((1..50_u64).map(|v| ((u128::from(v) << 64).div_ceil(u128::from(n))) as u64));
+        for x in words {
+            let product = u128::from(x) * u128::from(n);
+            let want = ((product as u64) >= limit).then_some((product >> 64) as u64);
+            assert_eq!(below(x, n), want, "x {x} n {n}");
+            if let Some(v) = want {
+                assert!(v < n);
+            }
+        }
+        assert_eq!(below(0, n).is_none(), !n.is_power_of_two(), "n {n}");
+    }
+}
+
+#[test]
+fn the_table_order_draws_the_same() {
+    // 20,000 cells over 1,000 counts: every table serves 20 cells.
+    let counts: Vec<u64> = (0..20_000_u64).map(|i| 300 + (i * 7) % 1_000).collect();
+    let total: u64 = counts.iter().sum();
+    let mut plan = Plan::new(&counts, &[(0, 20_000, total)]).unwrap().unwrap();
+    // Every occupied cell once, grouped by table in table order.
+    let order = plan.strata[0].by_table.clone();
+    assert_eq!(order.len(), 20_000);
+    assert!(order
+        .windows(2)
+        .all(|w| w[0].1 < w[1].1 || (w[0].1 == w[1].1 && w[0].0 < w[1].0)));
+    assert!(order.iter().all(|&(i, t)| plan.table[i as usize] == t));
+    let draws = |plan: &Plan| -> Vec<(bool, Vec<f64>)> {
+        (0..20)
+            .map(|b| {
+                let mut out = vec![0.0; 20_000];
+                (plan.draw(&plan.strata[0], &mut out, key_of(9), b), out)
+            })
+            .collect()
+    };
+    let swept = draws(&plan);
+    plan.strata[0].by_table.clear();
+    assert_eq!(swept, draws(&plan));
+    assert!(swept.iter().filter(|(fits, _)| *fits).count() > 15);
+}
