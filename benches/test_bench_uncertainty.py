@@ -134,11 +134,11 @@ def binary_1e7() -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.benchmark(group="bootstrap: 1000 replicates of binary AUROC (and AP), 10^7 rows")
-@pytest.mark.parametrize("decimals", [None, 3, 4])
+@pytest.mark.parametrize("decimals", [None, 3, 4, 5])
 @pytest.mark.parametrize("with_ap", [False, True])
 def test_ranking_replicates(benchmark: Any, binary_1e7: Any, decimals: int | None, with_ap: bool) -> None:
-    """Scores uniform in [0, 1]: all distinct (the Poisson row walk), or rounded to 3 or 4
-    decimals (1001 or 10001 tie groups: the multinomial on the (group, class) cells)."""
+    """Scores uniform in [0, 1]: all distinct (the Poisson row walk), or rounded to 3, 4 or 5
+    decimals (1001, 10001 or 100001 tie groups: the multinomial on the (group, class) cells)."""
     y, s = binary_1e7
     s = s if decimals is None else np.round(s, decimals)
     p = np.stack([1 - s, s], axis=1)

@@ -450,7 +450,12 @@ def encode_model(
             codes = np.asarray(inp.y_pred, dtype=np.int64)
         else:
             codes = top_label(p) if top_labels else np.zeros(0, dtype=np.int64)
-        return np.asarray(inp.y_true, dtype=np.int64), Model(codes, p), inp.labels
+        # Without hard predictions (the ranking metrics alone) int32 codes pass as they are: no
+        # copy of 10^7 rows; with them, both int64 (the kernels take one dtype for the pair).
+        hard = inp.y_pred is not None or top_labels
+        keep = not hard and inp.y_true.dtype in (np.int32, np.int64)
+        t = inp.y_true if keep else np.asarray(inp.y_true, dtype=np.int64)
+        return t, Model(codes, p), inp.labels
     if pred is None:
         msg = "pass y_pred= (hard predictions) or y_proba= (probabilities): the metrics need one of them"
         raise ValidationError(msg)

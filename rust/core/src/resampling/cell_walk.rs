@@ -213,6 +213,9 @@ pub fn draw_cell_walks(
     // walked as soon as drawn.
     let walk = |(space, rows): &mut (Space, Vec<f64>), (c, outs): (usize, &mut [Metrics])| {
         pool.check()?;
+        if rows.is_empty() {
+            *rows = try_filled(BLOCK * m, 0.0, "the replicates' draws")?;
+        }
         let rows = &mut rows[..outs.len() * m];
         drawing.draw_block((first + (c * BLOCK) as u64) as u32, rows, m, space);
         for (out, row) in outs.iter_mut().zip(rows.chunks_exact(m)) {
@@ -220,7 +223,7 @@ pub fn draw_cell_walks(
         }
         Ok(())
     };
-    let init = || (drawing.space(), vec![0.0; BLOCK * m]);
+    let init = || (drawing.space(), Vec::new());
     if pool.threads() > 1 && count > BLOCK {
         pool.install(|| {
             metrics

@@ -524,13 +524,14 @@ fn complete(stratum: &Stratum, out: &mut [f64], key: [u32; 2], replicate: u32, s
         let w = philox_lanes::<LANES>(counter, key);
         for l in 0..LANES {
             for h in 0..2 {
-                let row = 2 * (group + l as u32) + h as u32;
-                if row >= extra {
+                // In u64: twice a pair's number may pass u32 (the rows do not).
+                let row = 2 * u64::from(group + l as u32) + h as u64;
+                if row >= u64::from(extra) {
                     break;
                 }
                 let x = (u64::from(w[2 * h][l]) << 32) | u64::from(w[2 * h + 1][l]);
                 let v = below(x, stratum.total)
-                    .unwrap_or_else(|| uniform_below(stratum, key, row, replicate));
+                    .unwrap_or_else(|| uniform_below(stratum, key, row as u32, replicate));
                 // The guide's cell for `v`, walked to the cell whose rows hold it.
                 let mut k = stratum.guide[((v as f64 * scale) as usize).min(last)] as usize;
                 while k > 0 && stratum.prefix[k] > v {
