@@ -254,9 +254,11 @@ def _object_numeric(a: np.ndarray, name: str) -> np.ndarray:
 
 
 def label_pair(y_true: ArrayLike, y_pred: ArrayLike, names: tuple[str, str] = ("y_true", "y_pred")) -> Labels:
-    """Validate and normalise two label arrays for counting."""
+    """Validate and normalise two label arrays for counting (one array passed twice, as
+    the label set of ``y_true`` is counted, is converted once)."""
+    same = y_pred is y_true
     t = as_1d(y_true, names[0])
-    p = as_1d(y_pred, names[1])
+    p = t if same else as_1d(y_pred, names[1])
     if t.shape[0] != p.shape[0]:
         msg = f"{names[0]} has {t.shape[0]} rows but {names[1]} has {p.shape[0]}; pass arrays of the same length"
         raise LengthMismatchError(msg)
@@ -277,13 +279,14 @@ def label_pair(y_true: ArrayLike, y_pred: ArrayLike, names: tuple[str, str] = ("
     if t.dtype.kind == "O":
         t = _object_numeric(t, names[0])
     if p.dtype.kind == "O":
-        p = _object_numeric(p, names[1])
+        p = t if same else _object_numeric(p, names[1])
     out_dtype = np.result_type(t.dtype, p.dtype)
-    ti, pi = _numeric(t, names[0]), _numeric(p, names[1])
+    ti = _numeric(t, names[0])
+    pi = ti if same else _numeric(p, names[1])
     if ti.dtype != pi.dtype:
         ti, pi = ti.astype(np.int64), pi.astype(np.int64)
     ti = np.ascontiguousarray(ti).astype(ti.dtype.newbyteorder("="), copy=False)
-    pi = np.ascontiguousarray(pi).astype(pi.dtype.newbyteorder("="), copy=False)
+    pi = ti if same else np.ascontiguousarray(pi).astype(pi.dtype.newbyteorder("="), copy=False)
     return Labels("int", ti, pi, out_dtype)
 
 

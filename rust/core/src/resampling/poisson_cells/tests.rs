@@ -179,3 +179,96 @@ fn the_table_order_draws_the_same() {
     assert_eq!(swept, draws(&plan));
     assert!(swept.iter().filter(|(fits, _)| *fits).count() > 15);
 }
+
+/// The AVX-512 lanes draw what [`Plan::invert`] draws, cell by cell: eight
+/// cells of their own tables (empty cells among them, and runs whose length
+/// is not a multiple of eight), and one cell of eight replicates at a time,
+/// over tables from rates below 1 to past 10^4 whose guides leave one step
+/// or several.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_lanes_draw_the_plain_inversion() {
+    if !lanes::available() {
+        return; // this CPU has no AVX-512: the lanes are never taken
+    }
+    let counts: Vec<u64> = (0..3_200_u64)
+        .map(|i| {
+            if i < 3_000 {
+                1 + i % 3
+            } else {
+                (i - 2_999) * 60
+            }
+        })
+        .collect();
+    let total: u64 = counts.iter().sum();
+    let plan = Plan::new(&counts, &[(0, 3_200, total)]).unwrap().unwrap();
+    let n_tables = plan.low.len() as u64;
+    let mut next = crate::random::lcg(11);
+    let mut word = move || (next() << 33) ^ (next() << 2) ^ next();
+    let mut set_aside = 0;
+    for n in [0, 1, 7, 8, 9, 63, 64, 65, 200, 1_000] {
+        let tables: Vec<u32> = (0..n)
+            .map(|_| {
+                let t = word() % (n_tables + 1);
+                if t == n_tables {
+                    u32::MAX
+                } else {
+                    t as u32
+                }
+            })
+            .collect();
+        let words: Vec<u64> = (0..n).map(|_| word()).collect();
+        let mut out = vec![f64::NAN; n];
+        // SAFETY: AVX-512 (checked above); the tables are the plan's.
+        let sum = unsafe { lanes::invert_cells(&plan, &tables, &words, &mut out) };
+        let want: Vec<f64> = tables
+            .iter()
+            .zip(&words)
+            .map(|(&t, &x)| {
+                if t == u32::MAX {
+                    0.0
+                } else {
+                    plan.invert(t as usize, x)
+                }
+            })
+            .collect();
+        assert_eq!(out, want, "{n} cells");
+        assert_eq!(sum, want.iter().sum::<f64>());
+        // The lanes that searched on past the guide's one step.
+        set_aside += tables
+            .iter()
+            .zip(&words)
+            .filter(|&(&t, &x)| {
+                t != u32::MAX && {
+                    let (from, shift) = plan.guide_at[t as usize];
+                    plan.guide[from as usize + ((x >> 11) >> shift) as usize] >> 30 >= 2
+                }
+            })
+            .count();
+    }
+    assert!(set_aside > 5, "{set_aside} lanes searched on");
+    // One cell of eight replicates: 300 cells over every table, rows wider
+    // than the cells.
+    let (cells, width) = (300, 310);
+    let by_table: Vec<(u32, u32)> = (0..cells as u32)
+        .map(|i| (i, (word() % n_tables) as u32))
+        .collect();
+    let mut rows: Vec<f64> = (0..BLOCK * width).map(|_| f64::from_bits(word())).collect();
+    let before = rows.clone();
+    let mut sums = [3.0; BLOCK];
+    // SAFETY: AVX-512 (checked above); the tables are the plan's; `rows`
+    // holds every replicate's cells.
+    unsafe { lanes::invert_block(&plan, &by_table, &mut rows, width, &mut sums) };
+    let mut want_sums = [3.0; BLOCK];
+    let mut want = before.clone();
+    for &(i, t) in &by_table {
+        for (r, sum) in want_sums.iter_mut().enumerate() {
+            let slot = r * width + i as usize;
+            want[slot] = plan.invert(t as usize, before[slot].to_bits());
+            *sum += want[slot];
+        }
+    }
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&rows), bits(&want));
+    assert_eq!(sums, want_sums);
+}
