@@ -512,7 +512,7 @@ fn draw_words(
         for (l, c) in counter[0].iter_mut().enumerate() {
             *c = (first + group + l) as u32;
         }
-        let w = philox_lanes::<LANES>(counter, key);
+        let w = blocks(counter, key);
         // Cell `base + 2 l + h` takes words `2 h` and `2 h + 1` of lane `l`.
         let mut words = [0_u64; 2 * LANES];
         for l in 0..LANES {
@@ -546,6 +546,21 @@ fn draw_words(
     sum
 }
 
+/// [`LANES`] Philox blocks side by side: on AVX-512 written with its
+/// registers (`random::x86::philox16`), else the portable lanes; the same
+/// words. A replicate in blocks, 10^7 rows, one thread, best of binaries
+/// alternated run by run: 10^4 tie groups 253 -> 213 us, 10^5 groups 1.55
+/// -> 1.24 ms (Intel).
+#[inline(always)]
+fn blocks(counter: [[u32; LANES]; 4], key: [u32; 2]) -> [[u32; LANES]; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if lanes::available() {
+        // SAFETY: AVX-512 is here.
+        return unsafe { crate::random::x86::philox16(counter, key, crate::cpu::intel()) };
+    }
+    philox_lanes::<LANES>(counter, key)
+}
+
 /// The completion rows of replicate `replicate` of `stratum` added to `out`
 /// (its Poisson draws, totalling `sum`), or `false` when they total more than
 /// the stratum's rows (`out` is then to be drawn by the split tree).
@@ -572,7 +587,7 @@ fn complete(stratum: &Stratum, out: &mut [f64], key: [u32; 2], replicate: u32, s
         for (l, c) in counter[0].iter_mut().enumerate() {
             *c = group.wrapping_add(l as u32);
         }
-        let w = philox_lanes::<LANES>(counter, key);
+        let w = blocks(counter, key);
         for l in 0..LANES {
             for h in 0..2 {
                 // In u64: twice a pair's number may pass u32 (the rows do not).
