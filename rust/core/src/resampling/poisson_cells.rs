@@ -452,9 +452,13 @@ fn draw_replicates(
         let out = &mut rows[r * width..r * width + cells];
         *sum = draw_words(plan, stratum, out, key, first + r as u32, swept);
     }
-    // The lanes take a whole block, whose last replicate holds every cell.
+    // The lanes take a whole block, whose last replicate holds every cell,
+    // of rows that do not overlap (a slot's replicate is its index / width).
     #[cfg(target_arch = "x86_64")]
-    let lanes = lanes::available() && count == BLOCK && rows.len() >= (BLOCK - 1) * width + cells;
+    let lanes = lanes::available()
+        && count == BLOCK
+        && width >= cells
+        && rows.len() >= (BLOCK - 1) * width + cells;
     #[cfg(target_arch = "x86_64")]
     if lanes {
         // SAFETY: AVX-512 is here; the tables are the plan's; slot `(BLOCK -

@@ -73,9 +73,9 @@ fn a_plan_over_the_budget_is_none() {
     assert!(drawn > 40);
 }
 
-#[test]
-fn the_guided_inversion_is_the_plain_search() {
-    // Rates from below 1 to past 10^4.
+/// A plan of 3,200 cells whose rates run from below 1 to past 10^4 (tables
+/// whose guides leave one step, or several in their tails).
+fn rates_from_below_one() -> Plan {
     let counts: Vec<u64> = (0..3_200_u64)
         .map(|i| {
             if i < 3_000 {
@@ -86,7 +86,12 @@ fn the_guided_inversion_is_the_plain_search() {
         })
         .collect();
     let total: u64 = counts.iter().sum();
-    let plan = Plan::new(&counts, &[(0, 3_200, total)]).unwrap().unwrap();
+    Plan::new(&counts, &[(0, 3_200, total)]).unwrap().unwrap()
+}
+
+#[test]
+fn the_guided_inversion_is_the_plain_search() {
+    let plan = rates_from_below_one();
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;
     for t in 0..plan.low.len() {
         let cdf = &plan.cdf[plan.start[t]..plan.start[t + 1]];
@@ -191,17 +196,7 @@ fn the_lanes_draw_the_plain_inversion() {
     if !lanes::available() {
         return; // this CPU has no AVX-512: the lanes are never taken
     }
-    let counts: Vec<u64> = (0..3_200_u64)
-        .map(|i| {
-            if i < 3_000 {
-                1 + i % 3
-            } else {
-                (i - 2_999) * 60
-            }
-        })
-        .collect();
-    let total: u64 = counts.iter().sum();
-    let plan = Plan::new(&counts, &[(0, 3_200, total)]).unwrap().unwrap();
+    let plan = rates_from_below_one();
     let n_tables = plan.low.len() as u64;
     let mut next = crate::random::lcg(11);
     let mut word = move || (next() << 33) ^ (next() << 2) ^ next();
