@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NamedTuple, TypeVar
 
@@ -412,6 +413,7 @@ def check_seed(seed: object) -> int:
     return int(seed)
 
 
+@cache  # the installed metadata is parsed once a process (a few ms a call otherwise)
 def package_version() -> str:
     try:
         return version("cmetrics")

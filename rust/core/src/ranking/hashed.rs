@@ -94,15 +94,21 @@ impl Table {
         #[allow(clippy::cast_possible_truncation)]
         let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
         // A table is at most half full, so a free slot or the key turns up.
+        // The key is compared first: nearly every row finds it at once, a
+        // branch the predictor learns, where a first test of the positive
+        // count would be taken or not by the score (a score that only
+        // negatives reach has none): 10^7 rows with scores that follow the
+        // outcome, one thread, 100-108 -> 45-55 ms (Intel).
         while let Some(slot) = self.slots.get_mut(i) {
-            if slot.1 == 0 && slot.2 == 0 {
-                *slot = (key, pos, neg);
-                return true;
-            }
-            if slot.0 == key {
+            let free = (slot.1 | slot.2) == 0;
+            if slot.0 == key && !free {
                 slot.1 += pos;
                 slot.2 += neg;
                 return false;
+            }
+            if free {
+                *slot = (key, pos, neg);
+                return true;
             }
             i = (i + 1) & mask;
         }
@@ -255,6 +261,30 @@ mod tests {
             );
             // Past MAX_GROUPS values: the tables give up.
             assert_eq!(hashed_groups(&positive, &many, &pool).unwrap(), None);
+        }
+    }
+
+    /// Scores that follow the outcome (values only negatives reach, values
+    /// only positives reach, and shared ones): slots with one count at 0 are
+    /// found, not taken for free ones, on one thread and on two.
+    #[test]
+    fn one_sided_scores_are_counted_by_their_key() {
+        let n = 200_000;
+        let mut next = lcg(11);
+        let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(2)).collect();
+        #[allow(clippy::cast_precision_loss)]
+        let score: Vec<f64> = positive
+            .iter()
+            .map(|&p| (next() % 600 + if p { 400 } else { 0 }) as f64 / 1000.0)
+            .collect();
+        let want = counted(&positive, &score);
+        assert_eq!(want.len(), 1000);
+        assert!(want.iter().any(|g| g.1 == 0) && want.iter().any(|g| g.2 == 0));
+        for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
+            assert_eq!(
+                hashed_groups(&positive, &score, &pool).unwrap(),
+                Some(want.clone())
+            );
         }
     }
 
