@@ -484,3 +484,45 @@ fn groups_side_by_side_equal_each_group_alone() {
     let columns = ProbaMatrix::column_major(&p, k);
     assert!(evaluate_proba_groups(&y, columns, None, None, &opts, &offsets, &pool).is_err());
 }
+
+/// Two columns and nothing but the checks and pCM (the pass the bootstrap of
+/// binary probabilities makes, on its own row loop under AVX-512): the pCM
+/// and class counts of the full pass bit for bit, on one thread and two, and
+/// the same first bad row as the full pass for a row off 1 and an entry
+/// below 0.
+#[test]
+fn two_column_checks_equal_the_full_pass() {
+    let n = 70_000;
+    let mut next = xorshift(5);
+    let y: Vec<i64> = (0..n).map(|_| i64::from(next() % 2)).collect();
+    let p: Vec<f64> = (0..n)
+        .flat_map(|_| {
+            let a = f64::from(next() % 1001) / 1000.0;
+            [1.0 - a, a]
+        })
+        .collect();
+    let lean = ProbOptions {
+        hard: false,
+        scores: false,
+        entropy: false,
+        n_bins: 0,
+        ..ProbOptions::default()
+    };
+    let full = ProbOptions::default();
+    for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(0)] {
+        let m = ProbaMatrix::row_major(&p, 2);
+        let got = evaluate_proba(&y, m, None, None, &lean, &pool).unwrap();
+        let all = evaluate_proba(&y, m, None, None, &full, &pool).unwrap();
+        assert_eq!(got.pcm, all.pcm);
+        assert_eq!(got.true_count, all.true_count);
+        for (at, bad) in [(4_321, [0.5, 0.6]), (65_537, [-0.25, 1.25])] {
+            let mut q = p.clone();
+            q[2 * at..2 * at + 2].copy_from_slice(&bad);
+            let m = ProbaMatrix::row_major(&q, 2);
+            let a = evaluate_proba(&y, m, None, None, &lean, &pool).unwrap_err();
+            let b = evaluate_proba(&y, m, None, None, &full, &pool).unwrap_err();
+            assert_eq!(a.to_string(), b.to_string());
+            assert!(a.to_string().contains(&at.to_string()), "{a}");
+        }
+    }
+}

@@ -381,6 +381,18 @@ fn lean_chunk<L: Label, P: Prob, W: Width>(
     Part { acc, errors }
 }
 
+/// Whether a chunk asks for nothing but pCM, class counts and validation
+/// (no argmax, no weights): the rows take [`lean_chunk`].
+#[inline(always)]
+fn lean<L: Label, P: Prob>(inp: &ChunkIn<'_, L, P>, opts: &ProbOptions, kept: bool) -> bool {
+    !opts.hard
+        && !opts.scores
+        && opts.n_bins == 0
+        && !kept
+        && inp.y_pred.is_none()
+        && inp.w.is_none()
+}
+
 /// The row loop of one chunk for one row width.
 #[inline(always)]
 fn chunk_impl<L: Label, P: Prob, W: Width>(
@@ -392,14 +404,7 @@ fn chunk_impl<L: Label, P: Prob, W: Width>(
     let k = width.k();
     let nb = opts.n_bins;
     let weighted = inp.w.is_some();
-    // Nothing but pCM, class counts and validation asked for: skip the argmax.
-    if !opts.hard
-        && !opts.scores
-        && nb == 0
-        && conf_out.is_none()
-        && inp.y_pred.is_none()
-        && !weighted
-    {
+    if lean(inp, opts, conf_out.is_some()) {
         return lean_chunk(width, inp, opts);
     }
     let mut acc = ProbAccumulators::empty(k, nb, weighted);
@@ -601,6 +606,13 @@ unsafe fn chunk_avx512<L: Label, P: Prob>(
     opts: &ProbOptions,
     conf_out: Option<ConfOut<'_>>,
 ) -> Part {
+    // Two columns checked and added, nothing else: the unrolled scalar row
+    // (two loads, two adds) beats a row in a 16-lane register (masked loads,
+    // a horizontal sum a row): 10^7 rows on one thread 56 -> 43 ms. The
+    // same sums in the same order either way.
+    if inp.k == 2 && lean(inp, opts, conf_out.is_some()) {
+        return chunk_impl(Fixed::<2>, inp, opts, conf_out);
+    }
     if inp.k <= 16 {
         return chunk_impl(Avx16(inp.k, simd::Masks::new(inp.k)), inp, opts, conf_out);
     }
