@@ -608,7 +608,7 @@ unsafe fn chunk_avx512<L: Label, P: Prob>(
 ) -> Part {
     // Two columns checked and added, nothing else: the unrolled scalar row
     // (two loads, two adds) beats a row in a 16-lane register (masked loads,
-    // a horizontal sum a row): 10^7 rows on one thread 56 -> 43 ms. The
+    // a horizontal sum a row): 10^7 rows on one thread 56 -> 41-42 ms. The
     // same sums in the same order either way.
     if inp.k == 2 && lean(inp, opts, conf_out.is_some()) {
         return chunk_impl(Fixed::<2>, inp, opts, conf_out);
