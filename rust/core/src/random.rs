@@ -280,45 +280,6 @@ pub mod x86 {
         }
     }
 
-    /// The ten rounds' keys of `key`, each word in every lane.
-    #[inline(always)]
-    fn round_keys(key: [u32; 2]) -> [(__m512i, __m512i); 10] {
-        let [mut ka, mut kb] = key;
-        std::array::from_fn(|round| {
-            if round > 0 {
-                ka = ka.wrapping_add(W0);
-                kb = kb.wrapping_add(W1);
-            }
-            #[allow(clippy::cast_possible_wrap)] // the keys' bits
-            // SAFETY: register operations only; callers enable avx512f.
-            unsafe {
-                (_mm512_set1_epi32(ka as i32), _mm512_set1_epi32(kb as i32))
-            }
-        })
-    }
-
-    /// One Philox4x32 round over the four words `c` of sixteen blocks, with
-    /// multipliers `m` and the round's keys `k`.
-    #[inline(always)]
-    fn round<const SHUFFLED: bool>(
-        c: [__m512i; 4],
-        m: (__m512i, __m512i),
-        k: (__m512i, __m512i),
-    ) -> [__m512i; 4] {
-        let (hi0, lo0) = mulhilo::<SHUFFLED>(c[0], m.0);
-        let (hi1, lo1) = mulhilo::<SHUFFLED>(c[2], m.1);
-        // SAFETY: register operations only; callers enable avx512f.
-        unsafe {
-            // a ^ b ^ c
-            [
-                _mm512_ternarylogic_epi32::<0x96>(hi1, c[1], k.0),
-                lo1,
-                _mm512_ternarylogic_epi32::<0x96>(hi0, c[3], k.1),
-                lo0,
-            ]
-        }
-    }
-
     /// Four rows a vector (four Philox blocks each), and how many vectors
     /// [`row_weights16`] draws side by side: the ten rounds of one vector are
     /// a chain of dependent multiplications, and four chains interleaved keep
@@ -343,14 +304,24 @@ pub mod x86 {
     impl Draws {
         #[inline(always)]
         fn new(seed: u64, group: u32) -> Self {
+            let [k0, k1] = key_of(seed);
             let b = group.wrapping_mul(4) as i32;
             // SAFETY (all): register operations and one load of a 64-byte
             // array alive for the call; callers enable avx512f.
             unsafe {
+                let mut round_keys = [(_mm512_setzero_si512(), _mm512_setzero_si512()); 10];
+                let (mut ka, mut kb) = (k0, k1);
+                for (round, keys) in round_keys.iter_mut().enumerate() {
+                    if round > 0 {
+                        ka = ka.wrapping_add(W0);
+                        kb = kb.wrapping_add(W1);
+                    }
+                    *keys = (_mm512_set1_epi32(ka as i32), _mm512_set1_epi32(kb as i32));
+                }
                 Draws {
                     m0: _mm512_set1_epi32(M0 as i32),
                     m1: _mm512_set1_epi32(M1 as i32),
-                    round_keys: round_keys(key_of(seed)),
+                    round_keys,
                     // Lane l draws block 4 group + l % 4.
                     block: _mm512_loadu_si512(
                         std::array::from_fn::<i32, 16, _>(|l| b.wrapping_add((l % 4) as i32))
@@ -371,24 +342,26 @@ pub mod x86 {
         fn weights<const V: usize, const SHUFFLED: bool>(&self, ids: [__m512i; V]) -> [__m512i; V] {
             // SAFETY (all): register operations only; callers enable avx512f.
             unsafe {
-                let mut c: [[__m512i; 4]; V] = ids.map(|x| {
-                    [
-                        _mm512_permutexvar_epi32(self.take_lo, x),
-                        _mm512_permutexvar_epi32(self.take_hi, x),
-                        self.block,
-                        _mm512_setzero_si512(),
-                    ]
-                });
-                for &k in &self.round_keys {
-                    for cv in &mut c {
-                        *cv = round::<SHUFFLED>(*cv, (self.m0, self.m1), k);
+                let mut c0 = ids.map(|x| _mm512_permutexvar_epi32(self.take_lo, x));
+                let mut c1 = ids.map(|x| _mm512_permutexvar_epi32(self.take_hi, x));
+                let mut c2 = [self.block; V];
+                let mut c3 = [_mm512_setzero_si512(); V];
+                for &(ka, kb) in &self.round_keys {
+                    for v in 0..V {
+                        let (hi0, lo0) = mulhilo::<SHUFFLED>(c0[v], self.m0);
+                        let (hi1, lo1) = mulhilo::<SHUFFLED>(c2[v], self.m1);
+                        // a ^ b ^ c
+                        c0[v] = _mm512_ternarylogic_epi32::<0x96>(hi1, c1[v], ka);
+                        c2[v] = _mm512_ternarylogic_epi32::<0x96>(hi0, c3[v], kb);
+                        c1[v] = lo1;
+                        c3[v] = lo0;
                     }
                 }
                 std::array::from_fn(|v| {
                     // Draws above 4 are rare (0.37% of draws, 4% of blocks of
                     // 64): the thresholds above the fifth are read only when a
                     // draw reaches it.
-                    let words = c[v];
+                    let words = [c0[v], c1[v], c2[v], c3[v]];
                     let mut counts = [_mm512_setzero_si512(); 4];
                     let mut high = 0u16;
                     for (count, &word) in counts.iter_mut().zip(&words) {
@@ -457,14 +430,27 @@ pub mod x86 {
     ) -> [[u32; 16]; 4] {
         // SAFETY: sixteen words a load.
         let load = |w: &[u32; 16]| unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
-        let mut c = [0, 1, 2, 3].map(|i| load(&counters[i]));
+        let [mut c0, mut c1, mut c2, mut c3] = [0, 1, 2, 3].map(|i| load(&counters[i]));
         #[allow(clippy::cast_possible_wrap)] // the constants' bits
-        let m = (_mm512_set1_epi32(M0 as i32), _mm512_set1_epi32(M1 as i32));
-        for k in round_keys(key) {
-            c = round::<SHUFFLED>(c, m, k);
+        let (m0, m1) = (_mm512_set1_epi32(M0 as i32), _mm512_set1_epi32(M1 as i32));
+        let [mut k0, mut k1] = key;
+        for round in 0..10 {
+            if round > 0 {
+                k0 = k0.wrapping_add(W0);
+                k1 = k1.wrapping_add(W1);
+            }
+            let (hi0, lo0) = mulhilo::<SHUFFLED>(c0, m0);
+            let (hi1, lo1) = mulhilo::<SHUFFLED>(c2, m1);
+            #[allow(clippy::cast_possible_wrap)] // the keys' bits
+            let (ka, kb) = (_mm512_set1_epi32(k0 as i32), _mm512_set1_epi32(k1 as i32));
+            // a ^ b ^ c
+            c0 = _mm512_ternarylogic_epi32::<0x96>(hi1, c1, ka);
+            c2 = _mm512_ternarylogic_epi32::<0x96>(hi0, c3, kb);
+            c1 = lo1;
+            c3 = lo0;
         }
         let mut out = [[0_u32; 16]; 4];
-        for (o, c) in out.iter_mut().zip(c) {
+        for (o, c) in out.iter_mut().zip([c0, c1, c2, c3]) {
             // SAFETY: sixteen words a store.
             unsafe { _mm512_storeu_si512(o.as_mut_ptr().cast(), c) };
         }
