@@ -232,6 +232,7 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     ),
     "binary_ranking placements weighted": lambda k: k.binary_ranking(OK, SCORE, W, "placements"),
     "score_groups": lambda k: k.score_groups(OK, SCORE, W),
+    "score_groups of a strided column": lambda k: k.score_groups(OK, np.round(PROBA, 1)[:, 2]),
     "merge_groups": lambda k: k.merge_groups(k.score_groups(OK[:50], SCORE[:50]), k.score_groups(OK[50:], SCORE[50:])),
     "walk_groups": lambda k: k.walk_groups(k.score_groups(OK, SCORE)),
     "kendall_counts": lambda k: k.kendall_counts(SCORE, W),

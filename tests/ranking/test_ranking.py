@@ -244,6 +244,40 @@ def test_threads_do_not_change_results() -> None:
     assert _core.kendall_counts(s, x2, n_threads=1) == _core.kendall_counts(s, x2, n_threads=2)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("decimals", [2, None], ids=["few", "continuous"])
+def test_tie_groups_of_a_strided_column(dtype: type, decimals: int | None) -> None:
+    """One column of a row-major matrix, passed as a view: read where it lies (counted in hash
+    tables when its scores are few, copied and sorted when not), it gives the groups of a plain
+    count by ``np.unique``, on both backends, on one thread and two, reversed too."""
+    rng = np.random.default_rng(17)
+    n = 100_000  # past the rows below which the hash tables are not tried
+    proba = rng.dirichlet(np.ones(3), n)
+    proba = (np.round(proba, decimals) if decimals is not None else proba).astype(dtype)
+    positive = rng.random(n) < proba[:, 1]
+    from cmetrics import _core
+    from cmetrics import _numpy as npb
+
+    for column, rows in ((proba[:, 1], positive), (proba[::-1, 1], positive[::-1].copy())):
+        assert not column.flags.c_contiguous
+        values, inverse = np.unique(column, return_inverse=True)
+        n_pos = np.bincount(inverse, weights=rows, minlength=values.size)
+        n_neg = np.bincount(inverse, weights=~rows, minlength=values.size)
+        got = [npb.score_groups(rows, column)]
+        if cmetrics.rust_available():
+            got += [_core.score_groups(rows, column, None, n_threads=t) for t in (1, 2)]
+        for g in got:
+            np.testing.assert_array_equal(g.values, values.astype(np.float64))
+            np.testing.assert_array_equal(g.n_pos, n_pos)
+            np.testing.assert_array_equal(g.n_neg, n_neg)
+            assert g.w_pos is None and g.w_neg is None
+    if cmetrics.rust_available():
+        # A misaligned view is refused with the fix, not read.
+        raw = np.frombuffer(bytes(8 * n + 1), dtype=np.float64, offset=1)
+        with pytest.raises(ValidationError, match="y_score is not an aligned array"):
+            _core.score_groups(positive, raw)
+
+
 def test_selective_scores_and_evaluate(backend: str) -> None:
     rng = np.random.default_rng(11)
     n, k = 5000, 4

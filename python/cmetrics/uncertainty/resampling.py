@@ -272,7 +272,8 @@ def _ranking_inputs(
     ranking_input: _Ranked | None = None
     if ranked:
         assert model.proba is not None  # ranked needs probabilities
-        ranking_input = (truth == 1, np.ascontiguousarray(model.proba[:, 1], dtype=np.float64))
+        # The column where it lies: the tie groups read it strided; the row walk copies it.
+        ranking_input = (truth == 1, model.proba[:, 1])
     selective_input = _correctness(truth, model, confidence) if selective else None
     alone = ranking_input if selective_input is None else selective_input if ranking_input is None else None
     groups = ranking_cells(*alone, backend) if cells_allowed and alone is not None else None
@@ -310,7 +311,8 @@ def _ranking_intervals(
     rows): the (group, side) cells drawn as the confusion matrix's are, each replicate a walk
     over its drawn cells."""
     be, threads = resolve_backend(backend), get_num_threads()
-    score = np.ascontiguousarray(score, dtype=np.float64)
+    if groups is None:  # the rows are walked: their scores in one array
+        score = np.ascontiguousarray(score, dtype=np.float64)
     curves = "average_precision" in names or "aurc" in names
     if groups is not None:
         full: BinaryRanking | None = be.walk_groups(groups, curves=True)

@@ -55,7 +55,9 @@ pub use binned::{
     binned_one_vs_rest, grouped_binned_histograms, GroupedHistograms, MAX_GROUPED_CELLS,
 };
 pub use curves::{threshold_counts, Drop, ThresholdCounts};
-pub use groups::{merge_groups, score_groups, walk_groups, GroupsRef, ScoreGroups};
+pub use groups::{
+    merge_groups, score_groups, score_groups_of_view, walk_groups, GroupsRef, ScoreGroups,
+};
 pub use kendall::{
     kendall_counts, kendall_counts_with, KendallCounts, KendallMethod, TABLE_MAX_DISTINCT,
 };

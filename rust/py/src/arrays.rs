@@ -28,6 +28,20 @@ pub fn slice<'a, T: numpy::Element>(
     })
 }
 
+/// Borrow an aligned 1-D array as a view, strided or not (no copy): a
+/// column of a row-major matrix is read where it lies.
+pub fn view<'a, T: numpy::Element>(
+    a: &'a PyReadonlyArray1<'_, T>,
+    name: &str,
+) -> PyResult<numpy::ndarray::ArrayView1<'a, T>> {
+    if !a.is_aligned() {
+        return Err(ValidationError::new_err(format!(
+            "{name} is not an aligned array; pass np.require({name}, requirements=\"CA\")"
+        )));
+    }
+    Ok(a.as_array())
+}
+
 /// Borrow an optional contiguous 1-D array (no copy).
 pub fn opt_slice<'a, T: numpy::Element>(
     a: &'a Option<PyReadonlyArray1<'_, T>>,

@@ -59,7 +59,7 @@ pub fn threshold_counts<X: Score>(
         return weighted_counts(positive, score, weight, drop, pool);
     }
     check_pair(positive, score.len())?;
-    if let Some(found) = hashed_groups(positive, score, pool)? {
+    if let Some(found) = hashed_groups(positive, score.into(), pool)? {
         let totals = found.iter().fold((0, 0), |(p, q), g| (p + g.1, q + g.2));
         let groups = found.iter().map(|&(k, p, q)| (X::key_value(k), p, q));
         return rising_points(groups, found.len(), totals, drop);

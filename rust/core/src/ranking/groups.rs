@@ -10,8 +10,10 @@ use super::stream::{Merge, Packed, Stream};
 use super::walk::walk_groups_iter;
 use crate::ensure;
 use crate::error::{MetricError, Result};
+use crate::memory::try_with_capacity;
 use crate::parallel::{big_vec, Pool};
 use crate::sort::sort_keys;
+use ndarray::ArrayView1;
 
 /// The tie groups of `(score, outcome, weight)` rows in increasing score
 /// order: everything the ranking metrics need, in a form that merges exactly
@@ -29,6 +31,18 @@ pub struct ScoreGroups {
 }
 
 impl ScoreGroups {
+    /// The groups of unweighted rows counted by hashing, `(key, positive
+    /// rows, negative rows)` in increasing key order.
+    fn counted<X: Score>(found: &[(u64, u64, u64)]) -> Self {
+        Self {
+            values: found.iter().map(|g| X::key_value(g.0)).collect(),
+            n_pos: found.iter().map(|g| g.1).collect(),
+            n_neg: found.iter().map(|g| g.2).collect(),
+            w_pos: Vec::new(),
+            w_neg: Vec::new(),
+        }
+    }
+
     /// Whether the groups carry weight sums.
     #[must_use]
     pub fn weighted(&self) -> bool {
@@ -134,14 +148,8 @@ pub fn score_groups<X: Score>(
 ) -> Result<ScoreGroups> {
     if weight.is_none() {
         check_pair(positive, score.len())?;
-        if let Some(found) = hashed_groups(positive, score, pool)? {
-            return Ok(ScoreGroups {
-                values: found.iter().map(|g| X::key_value(g.0)).collect(),
-                n_pos: found.iter().map(|g| g.1).collect(),
-                n_neg: found.iter().map(|g| g.2).collect(),
-                w_pos: Vec::new(),
-                w_neg: Vec::new(),
-            });
+        if let Some(found) = hashed_groups(positive, score.into(), pool)? {
+            return Ok(ScoreGroups::counted::<X>(&found));
         }
     }
     // float32 probabilities (or float64 copies of them): half-width keys,
@@ -161,6 +169,30 @@ pub fn score_groups<X: Score>(
         }
     }
     prepare(positive, score, weight, pool, GroupSink)
+}
+
+/// The tie groups of unweighted rows whose scores may be strided, such as
+/// one column of a row-major matrix of probabilities: few distinct scores are
+/// counted where they lie, without a copy; others are copied into one array
+/// and sorted as [`score_groups`] sorts them.
+///
+/// # Errors
+/// As [`score_groups`]; [`MetricError::OutOfMemory`] for the copy.
+pub fn score_groups_of_view<X: Score>(
+    positive: &[bool],
+    score: ArrayView1<'_, X>,
+    pool: &Pool,
+) -> Result<ScoreGroups> {
+    if let Some(all) = score.as_slice() {
+        return score_groups(positive, all, None, pool);
+    }
+    check_pair(positive, score.len())?;
+    if let Some(found) = hashed_groups(positive, score, pool)? {
+        return Ok(ScoreGroups::counted::<X>(&found));
+    }
+    let mut copy = try_with_capacity(score.len(), "scores")?;
+    copy.extend(score.iter().copied());
+    score_groups(positive, &copy, None, pool)
 }
 
 /// Borrowed tie groups (the arrays of a [`ScoreGroups`]; weights empty when unweighted).

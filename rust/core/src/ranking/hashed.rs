@@ -8,6 +8,7 @@
 //! are integers, so the tables of the threads add up to the same groups on
 //! any thread count, and the groups equal those the sort gives.
 
+use ndarray::{s, ArrayView1};
 use rayon::prelude::*;
 
 use super::keys::Score;
@@ -31,13 +32,12 @@ const CHUNK: usize = 1 << 16;
 /// `d + f1 (f1 - 1) / (2 (f2 + 1))`). Continuous scores (nearly every sampled
 /// value once) estimate far more; a wrong guess costs one table filled past
 /// the limit, then the sort.
-fn few_distinct<X: Score>(score: &[X]) -> Option<usize> {
+fn few_distinct<X: Score>(score: ArrayView1<'_, X>) -> Option<usize> {
     let step = (score.len() / SAMPLE).max(1);
-    let mut keys: Vec<u64> = score
-        .iter()
+    let mut keys: Vec<u64> = (0..score.len())
         .step_by(step)
         .take(SAMPLE)
-        .map(|s| s.key())
+        .map(|i| score[i].key())
         .collect();
     keys.sort_unstable();
     let (mut d, mut f1, mut f2) = (0usize, 0usize, 0usize);
@@ -134,7 +134,11 @@ impl Table {
 
     /// The rows of one chunk counted in; false on a non-finite score (the
     /// sort path reports it) or a full table.
-    fn count<X: Score>(&mut self, positive: &[bool], score: &[X]) -> bool {
+    fn count<'x, X: Score + 'x>(
+        &mut self,
+        positive: &[bool],
+        score: impl Iterator<Item = &'x X>,
+    ) -> bool {
         for (&p, &s) in positive.iter().zip(score) {
             if !s.is_finite() || !self.add(s.key(), u64::from(p), u64::from(!p)) {
                 return false;
@@ -155,17 +159,19 @@ impl Table {
 
 /// The tie groups of unweighted `(positive, score)` rows counted by hashing,
 /// as `(key, positive rows, negative rows)` in increasing key order, or `None`
-/// when the scores are not few (then the caller sorts them). The lengths are
-/// checked by the caller.
+/// when the scores are not few (then the caller sorts them). The scores may
+/// be strided (a column of a row-major matrix, read where it lies). The
+/// lengths are checked by the caller.
 ///
 /// # Errors
 /// [`crate::error::MetricError::Interrupted`].
 pub(super) fn hashed_groups<X: Score>(
     positive: &[bool],
-    score: &[X],
+    score: ArrayView1<'_, X>,
     pool: &Pool,
 ) -> Result<Option<Vec<(u64, u64, u64)>>> {
-    if score.len() < MIN_ROWS {
+    let n = score.len();
+    if n < MIN_ROWS {
         return Ok(None);
     }
     let Some(estimate) = few_distinct(score) else {
@@ -173,17 +179,26 @@ pub(super) fn hashed_groups<X: Score>(
     };
     // Room for twice the estimate from the start: few tables grow.
     let new = || Table::with_groups(2 * estimate);
-    let chunk = |mut t: Table, (ps, ss): (&[bool], &[X])| {
-        if pool.stopped() || !t.count(ps, ss) {
+    let contiguous = score.as_slice();
+    let chunk = |mut t: Table, c: usize| {
+        let rows = c * CHUNK..n.min((c + 1) * CHUNK);
+        if pool.stopped() {
             return None;
         }
-        Some(t)
+        let ps = &positive[rows.clone()];
+        // One loop per layout: a slice's iterator where the scores are
+        // contiguous, the view's (a stride a step) where they are not.
+        let counted = match contiguous {
+            Some(all) => t.count(ps, all[rows].iter()),
+            None => t.count(ps, score.slice(s![rows]).iter()),
+        };
+        counted.then_some(t)
     };
-    let table = if pool.parallel_for(score.len()) {
+    let chunks = n.div_ceil(CHUNK);
+    let table = if pool.parallel_for(n) {
         pool.install(|| {
-            positive
-                .par_chunks(CHUNK)
-                .zip(score.par_chunks(CHUNK))
+            (0..chunks)
+                .into_par_iter()
                 .try_fold(new, chunk)
                 .try_reduce(new, |a, b| {
                     if a.used >= b.used {
@@ -194,10 +209,7 @@ pub(super) fn hashed_groups<X: Score>(
                 })
         })
     } else {
-        positive
-            .chunks(CHUNK)
-            .zip(score.chunks(CHUNK))
-            .try_fold(new(), chunk)
+        (0..chunks).try_fold(new(), chunk)
     };
     pool.check()?;
     Ok(table.map(|t| {
@@ -216,6 +228,10 @@ mod tests {
     use super::*;
     use crate::random::lcg;
     use std::collections::BTreeMap;
+
+    fn view(v: &[f64]) -> ArrayView1<'_, f64> {
+        ArrayView1::from(v)
+    }
 
     /// Groups counted by a map, as `hashed_groups` gives them.
     fn counted(positive: &[bool], score: &[f64]) -> Vec<(u64, u64, u64)> {
@@ -249,18 +265,18 @@ mod tests {
                 .collect()
         };
         let (grown, many) = (scores(20_000), scores(1 << 40));
-        assert_eq!(few_distinct(&grown), Some(10));
-        assert_eq!(few_distinct(&many), Some(10));
+        assert_eq!(few_distinct(view(&grown)), Some(10));
+        assert_eq!(few_distinct(view(&many)), Some(10));
         let want = counted(&positive, &grown);
         assert!(want.len() > 20_000);
         for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
             // 20,000 more values: the tables grow from 1024 slots and count them all.
             assert_eq!(
-                hashed_groups(&positive, &grown, &pool).unwrap(),
+                hashed_groups(&positive, view(&grown), &pool).unwrap(),
                 Some(want.clone())
             );
             // Past MAX_GROUPS values: the tables give up.
-            assert_eq!(hashed_groups(&positive, &many, &pool).unwrap(), None);
+            assert_eq!(hashed_groups(&positive, view(&many), &pool).unwrap(), None);
         }
     }
 
@@ -282,7 +298,31 @@ mod tests {
         assert!(want.iter().any(|g| g.1 == 0) && want.iter().any(|g| g.2 == 0));
         for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
             assert_eq!(
-                hashed_groups(&positive, &score, &pool).unwrap(),
+                hashed_groups(&positive, view(&score), &pool).unwrap(),
+                Some(want.clone())
+            );
+        }
+    }
+
+    /// A column of a row-major matrix, read where it lies (a stride of three
+    /// values a row), counts the groups its contiguous copy counts.
+    #[test]
+    fn a_strided_column_is_counted_as_its_copy() {
+        let n = 150_000;
+        let mut next = lcg(5);
+        let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(2)).collect();
+        #[allow(clippy::cast_precision_loss)]
+        let matrix: Vec<f64> = (0..3 * n).map(|_| (next() % 500) as f64 / 100.0).collect();
+        let column = ArrayView1::from(matrix.as_slice())
+            .slice_move(s![1..])
+            .slice_move(s![..;3]);
+        assert!(column.as_slice().is_none() && column.len() == n);
+        let copy = column.to_vec();
+        let want = counted(&positive, &copy);
+        assert_eq!(want.len(), 500);
+        for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
+            assert_eq!(
+                hashed_groups(&positive, column, &pool).unwrap(),
                 Some(want.clone())
             );
         }
@@ -297,12 +337,12 @@ mod tests {
         };
         // Chao's estimate within a fifth of the truth where a table is tried.
         for distinct in [100, 1_000, 10_000, 20_000] {
-            let got = few_distinct(&uniform(distinct)).unwrap();
+            let got = few_distinct(view(&uniform(distinct))).unwrap();
             #[allow(clippy::cast_precision_loss)]
             let err = (got as f64 / distinct as f64 - 1.0).abs();
             assert!(err < 0.2, "{distinct}: {got}");
         }
-        assert_eq!(few_distinct(&uniform(100_000)), None);
-        assert_eq!(few_distinct(&uniform(1 << 50)), None);
+        assert_eq!(few_distinct(view(&uniform(100_000))), None);
+        assert_eq!(few_distinct(view(&uniform(1 << 50))), None);
     }
 }

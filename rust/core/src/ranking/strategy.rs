@@ -529,7 +529,7 @@ pub fn binary_ranking<X: Score>(
     // hundred outputs): the tie groups counted in hash tables, no sort.
     if weight.is_none() {
         check_pair(positive, score.len())?;
-        if let Some(found) = hashed_groups(positive, score, pool)? {
+        if let Some(found) = hashed_groups(positive, score.into(), pool)? {
             return walk_groups_iter(
                 found.iter().map(|&(_, p, n)| (p, n, 0.0, 0.0)),
                 false,

@@ -42,6 +42,19 @@ macro_rules! with_scores {
         let $s = slice($a, $name)?;
         $body
     }};
+    // The same dispatch binding a view (strided or not) instead of a slice.
+    (view $score:expr, $name:expr, |$s:ident| $body:expr) => {
+        match &$score {
+            ScoreArray::F64(a) => with_scores!(@view a, $name, |$s| $body),
+            ScoreArray::F32(a) => with_scores!(@view a, $name, |$s| $body),
+            ScoreArray::I64(a) => with_scores!(@view a, $name, |$s| $body),
+            ScoreArray::U64(a) => with_scores!(@view a, $name, |$s| $body),
+        }
+    };
+    (@view $a:ident, $name:expr, |$s:ident| $body:expr) => {{
+        let $s = $crate::arrays::view($a, $name)?;
+        $body
+    }};
 }
 pub(crate) use with_scores;
 

@@ -47,7 +47,8 @@ pub(super) fn group_ref<'a>(g: &'a GroupArgs<'_>, name: &str) -> PyResult<rk::Gr
     })
 }
 
-/// Tie groups of `(positive, score, weight)` in increasing score order.
+/// Tie groups of `(positive, score, weight)` in increasing score order
+/// (unweighted scores may be a strided view).
 #[pyfunction]
 #[pyo3(signature = (positive, score, sample_weight=None, n_threads=0))]
 pub fn score_groups<'py>(
@@ -60,12 +61,22 @@ pub fn score_groups<'py>(
     let p = slice(&positive, "y_true")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    let g = with_scores!(score, "y_score", |s| run_pool(
-        py,
-        s.len(),
-        &pool,
-        |pool| { rk::score_groups(p, s, w, pool) }
-    )?);
+    let g = if w.is_none() {
+        // Unweighted scores may be strided (a column of the probabilities).
+        with_scores!(view score, "y_score", |s| run_pool(
+            py,
+            s.len(),
+            &pool,
+            |pool| { rk::score_groups_of_view(p, s, pool) }
+        )?)
+    } else {
+        with_scores!(score, "y_score", |s| run_pool(
+            py,
+            s.len(),
+            &pool,
+            |pool| { rk::score_groups(p, s, w, pool) }
+        )?)
+    };
     group_arrays(py, g)
 }
 
