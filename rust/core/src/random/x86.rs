@@ -41,21 +41,30 @@ fn mulhilo<const SHUFFLED: bool>(a: __m512i, m: __m512i) -> (__m512i, __m512i) {
     }
 }
 
-/// The ten rounds' keys of `key`, each word in every lane.
+/// A round's two keys, each word in every lane.
+#[inline(always)]
+fn broadcast(ka: u32, kb: u32) -> (__m512i, __m512i) {
+    #[allow(clippy::cast_possible_wrap)] // the keys' bits
+    // SAFETY: register operations only; callers enable avx512f.
+    unsafe {
+        (_mm512_set1_epi32(ka as i32), _mm512_set1_epi32(kb as i32))
+    }
+}
+
+/// The ten rounds' keys of `key`, each word in every lane. A plain loop: a
+/// closure (`array::from_fn`) is compiled without the caller's AVX-512 and
+/// was called out of line, moving the registers through the stack in
+/// 16-byte pieces (a tenth of the Poisson cells' draws in a profile).
 #[inline(always)]
 fn round_keys(key: [u32; 2]) -> [(__m512i, __m512i); 10] {
     let [mut ka, mut kb] = key;
-    std::array::from_fn(|round| {
-        if round > 0 {
-            ka = ka.wrapping_add(W0);
-            kb = kb.wrapping_add(W1);
-        }
-        #[allow(clippy::cast_possible_wrap)] // the keys' bits
-        // SAFETY: register operations only; callers enable avx512f.
-        unsafe {
-            (_mm512_set1_epi32(ka as i32), _mm512_set1_epi32(kb as i32))
-        }
-    })
+    let mut keys = [broadcast(ka, kb); 10];
+    for k in keys.iter_mut().skip(1) {
+        ka = ka.wrapping_add(W0);
+        kb = kb.wrapping_add(W1);
+        *k = broadcast(ka, kb);
+    }
+    keys
 }
 
 /// One Philox4x32 round over the four words `c` of sixteen blocks, with
@@ -215,11 +224,23 @@ pub(crate) unsafe fn philox16(
 fn philox16_as<const SHUFFLED: bool>(counters: [[u32; 16]; 4], key: [u32; 2]) -> [[u32; 16]; 4] {
     // SAFETY: sixteen words a load.
     let load = |w: &[u32; 16]| unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
-    let mut c = [0, 1, 2, 3].map(|i| load(&counters[i]));
+    // No closure over arrays of registers here (see `round_keys`): the
+    // loads written out, each round's keys broadcast as it comes.
+    let mut c = [
+        load(&counters[0]),
+        load(&counters[1]),
+        load(&counters[2]),
+        load(&counters[3]),
+    ];
     #[allow(clippy::cast_possible_wrap)] // the constants' bits
     let m = (_mm512_set1_epi32(M0 as i32), _mm512_set1_epi32(M1 as i32));
-    for k in round_keys(key) {
-        c = round::<SHUFFLED>(c, m, k);
+    let [mut ka, mut kb] = key;
+    for r in 0..10 {
+        if r > 0 {
+            ka = ka.wrapping_add(W0);
+            kb = kb.wrapping_add(W1);
+        }
+        c = round::<SHUFFLED>(c, m, broadcast(ka, kb));
     }
     let mut out = [[0_u32; 16]; 4];
     for (o, c) in out.iter_mut().zip(c) {
