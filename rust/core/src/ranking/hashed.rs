@@ -157,6 +157,44 @@ impl Table {
     }
 }
 
+/// The tables of every chunk of [`CHUNK`] rows, added up (on the pool's
+/// threads when it has them); `None` when a table gave up or on a stop.
+/// `scores` gives the scores of a range of rows.
+fn count_chunks<'x, X: Score + 'x, I: Iterator<Item = &'x X>>(
+    positive: &[bool],
+    estimate: usize,
+    pool: &Pool,
+    scores: impl Fn(std::ops::Range<usize>) -> I + Sync,
+) -> Option<Table> {
+    let n = positive.len();
+    // Room for twice the estimate from the start: few tables grow.
+    let new = || Table::with_groups(2 * estimate);
+    let chunk = |mut t: Table, c: usize| {
+        if pool.stopped() {
+            return None;
+        }
+        let rows = c * CHUNK..n.min((c + 1) * CHUNK);
+        t.count(&positive[rows.clone()], scores(rows)).then_some(t)
+    };
+    let chunks = n.div_ceil(CHUNK);
+    if pool.parallel_for(n) {
+        pool.install(|| {
+            (0..chunks)
+                .into_par_iter()
+                .try_fold(new, chunk)
+                .try_reduce(new, |a, b| {
+                    if a.used >= b.used {
+                        a.absorb(&b)
+                    } else {
+                        b.absorb(&a)
+                    }
+                })
+        })
+    } else {
+        (0..chunks).try_fold(new(), chunk)
+    }
+}
+
 /// The tie groups of unweighted `(positive, score)` rows counted by hashing,
 /// as `(key, positive rows, negative rows)` in increasing key order, or `None`
 /// when the scores are not few (then the caller sorts them). The scores may
@@ -177,39 +215,14 @@ pub(super) fn hashed_groups<X: Score>(
     let Some(estimate) = few_distinct(score) else {
         return Ok(None);
     };
-    // Room for twice the estimate from the start: few tables grow.
-    let new = || Table::with_groups(2 * estimate);
-    let contiguous = score.as_slice();
-    let chunk = |mut t: Table, c: usize| {
-        let rows = c * CHUNK..n.min((c + 1) * CHUNK);
-        if pool.stopped() {
-            return None;
-        }
-        let ps = &positive[rows.clone()];
-        // One loop per layout: a slice's iterator where the scores are
-        // contiguous, the view's (a stride a step) where they are not.
-        let counted = match contiguous {
-            Some(all) => t.count(ps, all[rows].iter()),
-            None => t.count(ps, score.slice(s![rows]).iter()),
-        };
-        counted.then_some(t)
-    };
-    let chunks = n.div_ceil(CHUNK);
-    let table = if pool.parallel_for(n) {
-        pool.install(|| {
-            (0..chunks)
-                .into_par_iter()
-                .try_fold(new, chunk)
-                .try_reduce(new, |a, b| {
-                    if a.used >= b.used {
-                        a.absorb(&b)
-                    } else {
-                        b.absorb(&a)
-                    }
-                })
-        })
-    } else {
-        (0..chunks).try_fold(new(), chunk)
+    // One loop per layout, each its own copy of the count: a slice's
+    // iterator where the scores are contiguous, the view's (a stride a step)
+    // where they are not.
+    let table = match score.as_slice() {
+        Some(all) => count_chunks(positive, estimate, pool, |rows| all[rows].iter()),
+        None => count_chunks(positive, estimate, pool, |rows| {
+            score.slice_move(s![rows]).into_iter()
+        }),
     };
     pool.check()?;
     Ok(table.map(|t| {
