@@ -31,30 +31,33 @@ pub enum ScoreArray<'py> {
 /// dtypes every binding of a score vector shares.
 macro_rules! with_scores {
     ($score:expr, $name:expr, |$s:ident| $body:expr) => {
-        match &$score {
-            ScoreArray::F64(a) => with_scores!(@one a, $name, |$s| $body),
-            ScoreArray::F32(a) => with_scores!(@one a, $name, |$s| $body),
-            ScoreArray::I64(a) => with_scores!(@one a, $name, |$s| $body),
-            ScoreArray::U64(a) => with_scores!(@one a, $name, |$s| $body),
-        }
+        with_scores!(@by slice, $score, $name, |$s| $body)
     };
-    (@one $a:ident, $name:expr, |$s:ident| $body:expr) => {{
-        let $s = slice($a, $name)?;
-        $body
-    }};
     // The same dispatch binding a view (strided or not) instead of a slice.
     (view $score:expr, $name:expr, |$s:ident| $body:expr) => {
+        with_scores!(@by $crate::arrays::view, $score, $name, |$s| $body)
+    };
+    // One match over the four dtypes, `$borrow` turning the array into `$s`.
+    (@by $borrow:path, $score:expr, $name:expr, |$s:ident| $body:expr) => {
         match &$score {
-            ScoreArray::F64(a) => with_scores!(@view a, $name, |$s| $body),
-            ScoreArray::F32(a) => with_scores!(@view a, $name, |$s| $body),
-            ScoreArray::I64(a) => with_scores!(@view a, $name, |$s| $body),
-            ScoreArray::U64(a) => with_scores!(@view a, $name, |$s| $body),
+            ScoreArray::F64(a) => {
+                let $s = $borrow(a, $name)?;
+                $body
+            }
+            ScoreArray::F32(a) => {
+                let $s = $borrow(a, $name)?;
+                $body
+            }
+            ScoreArray::I64(a) => {
+                let $s = $borrow(a, $name)?;
+                $body
+            }
+            ScoreArray::U64(a) => {
+                let $s = $borrow(a, $name)?;
+                $body
+            }
         }
     };
-    (@view $a:ident, $name:expr, |$s:ident| $body:expr) => {{
-        let $s = $crate::arrays::view($a, $name)?;
-        $body
-    }};
 }
 pub(crate) use with_scores;
 
