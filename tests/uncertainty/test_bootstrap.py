@@ -55,6 +55,28 @@ def test_point_estimates_equal_the_report(backend: str) -> None:
             assert iv.estimate == pytest.approx(want[f"{name}[{label}]"], rel=1e-12, abs=1e-15)
 
 
+def test_confidence_estimates_are_the_reports_bits(backend: str) -> None:
+    """Unweighted, the full sums of the probabilities are the probabilistic confusion matrix
+    the rows' check counted: the estimates of cP, cR and cF1 are the Report's values bit for
+    bit, at a size the pass splits into many chunks; weighted, the rows are summed (to 1e-12)."""
+    y, p = _model(300_000, 4, 5)
+    names = ["cprecision_macro", "crecall_weighted", "cf1_micro", "cf1", "log_loss", "accuracy"]
+    r = cmetrics.bootstrap(y, y_proba=p, metrics=names, n_resamples=3, backend=backend)
+    want = _report(y, backend, y_proba=p)
+    for name in ("cprecision_macro", "crecall_weighted", "cf1_micro", "accuracy"):
+        assert r[name].estimate == want[name], name
+    for label, rows in r.per_class.items():
+        assert rows["cf1"].estimate == want[f"cf1[{label}]"], label
+    assert r["log_loss"].estimate == pytest.approx(want["log_loss"], rel=1e-12)
+    w = np.random.default_rng(6).uniform(0.5, 2.0, y.size)
+    weighted = cmetrics.bootstrap(y, y_proba=p, metrics=names, n_resamples=3, sample_weight=w, backend=backend)
+    want_w = _report(y, backend, y_proba=p, sample_weight=w)
+    for name in ("cprecision_macro", "crecall_weighted", "cf1_micro", "log_loss", "accuracy"):
+        assert weighted[name].estimate == pytest.approx(want_w[name], rel=1e-12), name
+    # The weights are not those of the check's matrix: the weighted estimates differ.
+    assert weighted["cf1_micro"].estimate != r["cf1_micro"].estimate
+
+
 def test_each_poisson_replicate_is_the_report_of_its_weights(backend: str) -> None:
     """A Poisson replicate is the data weighted by the rows' draws: the Report of those weights."""
     y, p = _model(800, 3, 2, skill=0.7)

@@ -46,6 +46,7 @@ from cmetrics.uncertainty.schemes import (
     check_resamples,
     check_seed,
     column_sums,
+    counted_sums,
     design_intervals,
     encode_model,
     layout,
@@ -117,7 +118,7 @@ class ReplicateState:
         sums = be.replicate_sums(
             values, segments, int(first_row), self.seed, self.n_resamples, lay.width, get_num_threads()
         )
-        full = column_sums(values, segments, lay.width)[0]
+        full = column_sums(values, segments, lay.width, counted_sums(enc, [lay], [len(segments)]))[0]
         return sums, full, span
 
     def group_batches(

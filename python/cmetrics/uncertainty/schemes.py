@@ -14,7 +14,7 @@ replicate sums with them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -50,10 +50,13 @@ Codes = npt.NDArray[np.signedinteger[Any]]
 
 @dataclass(frozen=True)
 class Model:
-    """One model's rows, encoded: hard prediction codes and, when given, the probabilities."""
+    """One model's rows, encoded: hard prediction codes and, when given, the probabilities and
+    their unweighted probabilistic confusion matrix (``K x K``, counted by the pass that checks
+    the rows: the full sums of the probabilities' segment, see :func:`column_sums`)."""
 
     pred: Codes
     proba: F64 | None
+    pcm: F64 | None = None
 
 
 @dataclass(frozen=True)
@@ -326,7 +329,7 @@ def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Lay
     segments = [seg for _, segs in parts for seg in segs]
     width = sum(lay.width for lay in lays)
     n = enc.truth.size
-    full = column_sums(values, segments, width)
+    full = column_sums(values, segments, width, counted_sums(enc, lays, [len(segs) for _, segs in parts]))
     be = resolve_backend(backend)
     s_count = enc.n_strata
 
@@ -357,17 +360,41 @@ def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Lay
     return Design(full, replicates, jackknife, "poisson")
 
 
-def column_sums(values: F64, segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]], width: int) -> F64:
+def counted_sums(enc: Encoded, lays: Sequence[Layout], n_segments: Sequence[int]) -> dict[int, tuple[int, F64]]:
+    """The segments of :func:`row_values` whose full sums are known without summing the rows:
+    each unweighted model's probabilities (its segment 1, at ``lay.pcm``), whose sums are the
+    probabilistic confusion matrix the check of its rows counted."""
+    counted: dict[int, tuple[int, F64]] = {}
+    first = 0
+    for model, lay, count in zip(enc.models, lays, n_segments, strict=True):
+        if enc.weight is None and model.pcm is not None and lay.pcm >= 0:
+            counted[first + 1] = (lay.pcm, model.pcm.ravel())
+        first += count
+    return counted
+
+
+def column_sums(
+    values: F64,
+    segments: Sequence[tuple[int, int | npt.NDArray[np.uint32]]],
+    width: int,
+    counted: Mapping[int, tuple[int, F64]] | None = None,
+) -> F64:
     """The sums of all rows laid out at their columns (``1 x width``): one bincount per value
-    of a segment at a column per row."""
+    of a segment at a column per row. ``counted``: segments (by their index) whose sums are
+    already known, as their first column and the sums laid from it (a probabilistic confusion
+    matrix, row-major, at the first column of the segment's class 0)."""
     out = np.zeros((1, width))
     at = 0
-    for length, cols in segments:
-        if isinstance(cols, int):
+    for index, (length, cols) in enumerate(segments):
+        if counted is not None and index in counted:
+            start, sums = counted[index]
+            out[0, start : start + sums.size] += sums
+        elif isinstance(cols, int):
             out[0, cols : cols + length] += values[:, at : at + length].sum(axis=0)
         else:
+            index_cols = cols.astype(np.intp)
             for j in range(length):
-                out[0] += np.bincount(cols.astype(np.intp) + j, weights=values[:, at + j], minlength=width)
+                out[0] += np.bincount(index_cols + j, weights=values[:, at + j], minlength=width)
         at += length
     return out
 
@@ -446,7 +473,7 @@ def encode_model(
     if proba is not None:
         inp = prob_inputs(y_true, proba, labels=labels, y_pred=pred, backend=backend)
         # The kernels' row checks (entries in [0, 1], rows summing to 1), nothing accumulated.
-        accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
+        acc = accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
         p = np.asarray(inp.y_proba, dtype=np.float64)
         if inp.y_pred is not None:
             codes = np.asarray(inp.y_pred, dtype=np.int64)
@@ -457,7 +484,7 @@ def encode_model(
         hard = inp.y_pred is not None or top_labels
         keep = not hard and inp.y_true.dtype in (np.int32, np.int64)
         t = inp.y_true if keep else np.asarray(inp.y_true, dtype=np.int64)
-        return t, Model(codes, p), inp.labels
+        return t, Model(codes, p, np.asarray(acc.pcm, dtype=np.float64)), inp.labels
     if pred is None:
         msg = "pass y_pred= (hard predictions) or y_proba= (probabilities): the metrics need one of them"
         raise ValidationError(msg)
