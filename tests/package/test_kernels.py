@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -709,3 +710,15 @@ def test_every_matrix_argument_is_refused_alike(argument: str, matrix: str) -> N
         with pytest.raises(error) as info:
             MATRIX_ARGUMENTS[argument](k, make(_dtype_of(argument)))
         assert type(info.value) is error, f"{argument}: {type(info.value).__name__}"
+
+
+@pytest.mark.skipif(not cmetrics.rust_available(), reason="reads the compiled extension")
+def test_no_array_builder_is_called_out_of_line() -> None:
+    """A closure passed to ``array::from_fn`` does not inherit its function's ``target_feature``:
+    one that builds AVX-512 registers is then compiled without AVX-512, called out of line
+    (``core::array::try_from_fn``), and moves every register through the stack (the Philox key
+    schedule once ran three times slower so). The extension's symbol table (read from the file:
+    release builds keep it) must name the out-of-line kernels and no such builder."""
+    data = Path(core().__file__).read_bytes()
+    assert b"row_weights16" in data, "the symbol table is missing: the check below would prove nothing"
+    assert b"try_from_fn" not in data
