@@ -107,6 +107,11 @@ def derive(sums: F64, k: int, lay: Layout) -> Derived:
     return metrics, per_class
 
 
+#: The index of the probabilities' segment among a model's segments from :func:`row_values`
+#: (after the confusion matrix's cell, before the weight, log loss and Brier score).
+PCM_SEGMENT = 1
+
+
 def row_values(enc: Encoded, model: Model, lay: Layout) -> tuple[F64, list[tuple[int, int | npt.NDArray[np.uint32]]]]:
     """Each row's contributions to one model's sums, and where they go: its weight at its cell
     of the confusion matrix and, with probabilities, its weighted probabilities at its row of
@@ -142,6 +147,7 @@ def row_values(enc: Encoded, model: Model, lay: Layout) -> tuple[F64, list[tuple
     out[:, k + 2] = log_loss
     out[:, k + 3] = brier
     segments += [(k, (lay.pcm + enc.truth * k).astype(np.uint32)), (3, lay.tail)]
+    assert len(segments) == PCM_SEGMENT + 2  # the probabilities' segment where counted_sums looks
     return out, segments
 
 
@@ -362,13 +368,13 @@ def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Lay
 
 def counted_sums(enc: Encoded, lays: Sequence[Layout], n_segments: Sequence[int]) -> dict[int, tuple[int, F64]]:
     """The segments of :func:`row_values` whose full sums are known without summing the rows:
-    each unweighted model's probabilities (its segment 1, at ``lay.pcm``), whose sums are the
-    probabilistic confusion matrix the check of its rows counted."""
+    each unweighted model's probabilities (its segment :data:`PCM_SEGMENT`, at ``lay.pcm``),
+    whose sums are the probabilistic confusion matrix the check of its rows counted."""
     counted: dict[int, tuple[int, F64]] = {}
     first = 0
     for model, lay, count in zip(enc.models, lays, n_segments, strict=True):
         if enc.weight is None and model.pcm is not None and lay.pcm >= 0:
-            counted[first + 1] = (lay.pcm, model.pcm.ravel())
+            counted[first + PCM_SEGMENT] = (lay.pcm, model.pcm.ravel())
         first += count
     return counted
 
