@@ -84,6 +84,7 @@ __all__ = [
     "philox4x32_blocks",
     "poisson_weights",
     "precision_recall_fbeta",
+    "proba_row_values",
     "rank_histogram",
     "rank_histogram_groups",
     "replicate_ranking",
@@ -94,6 +95,7 @@ __all__ = [
     "score_groups",
     "sort_algorithm",
     "threshold_counts",
+    "top_labels",
     "union_states",
     "walk_cell_weights",
     "walk_groups",
@@ -206,6 +208,14 @@ def evaluate_proba(
     n_threads: int = 0,
 ) -> ProbAccumulators:
     """One pass over y_proba: every accumulator of the probabilistic metrics."""
+
+def top_labels(y_proba: F64, n_threads: int = 0) -> npt.NDArray[np.int64]:
+    """Each row's top label: the first column of its largest probability."""
+
+def proba_row_values(
+    y_true: Codes, y_proba: F64, sample_weight: F64 | None = None, n_threads: int = 0
+) -> npt.NDArray[np.float64]:
+    """Each row's K + 4 contributions to a probability model's Poisson replicate sums."""
 
 def binary_ranking(
     positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: CurveTerms = True, n_threads: int = 0

@@ -367,6 +367,10 @@ class Kernels(Protocol):
         rank: bool = False,
         n_threads: int = 0,
     ) -> ProbAccumulators: ...
+    def top_labels(self, y_proba: F64, n_threads: int = 0) -> npt.NDArray[np.int64]: ...
+    def proba_row_values(
+        self, y_true: Codes, y_proba: F64, sample_weight: F64 | None = None, n_threads: int = 0
+    ) -> npt.NDArray[np.float64]: ...
     def evaluate_proba_groups(
         self,
         y_true: Codes,

@@ -46,6 +46,8 @@ from cmetrics._numpy.multinomial import draw_cell_walks, multinomial_draws
 from cmetrics._numpy.probabilistic import (
     evaluate_proba,
     evaluate_proba_groups,
+    proba_row_values,
+    top_labels,
 )
 from cmetrics._numpy.random import (
     philox4x32_blocks,
@@ -108,6 +110,7 @@ __all__ = [
     "philox4x32_blocks",
     "poisson_weights",
     "precision_recall_fbeta",
+    "proba_row_values",
     "rank_histogram",
     "rank_histogram_groups",
     "replicate_ranking",
@@ -117,6 +120,7 @@ __all__ = [
     "scatter_rows",
     "score_groups",
     "threshold_counts",
+    "top_labels",
     "union_states",
     "walk_cell_weights",
     "walk_groups",

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cmetrics._base.value_checks import check_2d
-from cmetrics._kernels import ProbAccumulators
+from cmetrics._kernels import F64, Codes, ProbAccumulators
 from cmetrics._numpy.grouping import check_offsets
 from cmetrics._numpy.ranking import binary_ranking
 from cmetrics.exceptions import (
@@ -17,6 +17,7 @@ from cmetrics.exceptions import (
     LengthMismatchError,
     ProbabilityError,
     ShapeError,
+    UnsupportedDtypeError,
     WeightError,
 )
 
@@ -301,3 +302,68 @@ def evaluate_proba_groups(
         )
         for lo, hi in zip(o[:-1].tolist(), o[1:].tolist(), strict=True)
     ]
+
+
+# ---------------------------------------------------------------------------- row by row outputs
+
+
+def _checked_matrix(y_proba: object, n: int | None) -> F64:
+    """``y_proba`` as the row-by-row kernels take it: a 2-D float64 numpy array of at least one
+    column (and ``n`` rows when given), refused as the compiled kernels refuse it."""
+    check_2d(y_proba, "y_proba")
+    p = np.asarray(y_proba)
+    if p.dtype != np.float64:
+        msg = f"y_proba has dtype {p.dtype}; pass float64 probabilities"
+        raise UnsupportedDtypeError(msg)
+    rows, k = p.shape
+    if k == 0 or (n is not None and rows != n):
+        msg = f"y_proba has the wrong shape: {p.size} values do not make {rows if n is None else n} rows of {k} columns"
+        raise ShapeError(msg)
+    return p
+
+
+def top_labels(y_proba: F64, n_threads: int = 0) -> npt.NDArray[np.int64]:
+    """Each row's top label: the first column of its largest probability (a NaN first)."""
+    del n_threads  # numpy runs on one thread
+    p = _checked_matrix(y_proba, None)
+    if p.shape[1] == 2:  # one comparison, several times faster than argmax over a row-major pair
+        top = np.greater(p[:, 1], p[:, 0]) | (np.isnan(p[:, 1]) & ~np.isnan(p[:, 0]))
+        return top.view(np.int8).astype(np.int64)
+    return np.asarray(p.argmax(axis=1), dtype=np.int64)
+
+
+def proba_row_values(
+    y_true: Codes, y_proba: F64, sample_weight: F64 | None = None, n_threads: int = 0
+) -> npt.NDArray[np.float64]:
+    """Each row's ``K + 4`` contributions to a probability model's Poisson replicate sums: its
+    weight ``w``, ``w p_j`` for every class, ``w`` again, ``w`` times its log loss (``p_t``
+    clipped to ``[eps, 1 - eps]``) and ``w`` times its Brier score (``1`` for ``w`` and no
+    products without weights)."""
+    del n_threads  # numpy runs on one thread
+    n = len(y_true)
+    p = _checked_matrix(y_proba, n)
+    k = p.shape[1]
+    if sample_weight is not None and len(sample_weight) != n:
+        msg = f"sample_weight has {len(sample_weight)} rows but y_true has {n}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+    t = _codes_in_range(np.asarray(y_true), "y_true", 0, k)
+    out = np.empty((n, k + 4))
+    pt = p[np.arange(n), t]
+    log_loss = -np.log(np.clip(pt, LOG_LOSS_EPS, 1 - LOG_LOSS_EPS))
+    brier = np.einsum("ij,ij->i", p, p)
+    brier -= pt * pt
+    brier += (1 - pt) ** 2
+    if sample_weight is None:
+        out[:, 0] = 1.0
+        out[:, 1 : k + 1] = p
+        out[:, k + 1] = 1.0
+    else:
+        w = np.asarray(sample_weight, dtype=np.float64)
+        out[:, 0] = w
+        np.multiply(p, w[:, None], out=out[:, 1 : k + 1])
+        out[:, k + 1] = w
+        log_loss *= w
+        brier *= w
+    out[:, k + 2] = log_loss
+    out[:, k + 3] = brier
+    return out

@@ -112,7 +112,7 @@ class ReplicateState:
         self._check_disjoint([span], "row_offset")
         lay = layout(self.k, self.proba)
         enc = Encoded(truth, [model], np.arange(self.k), weight, np.zeros(n, dtype=np.int64), 1)
-        values, segments = row_values(enc, model, lay)
+        values, segments = row_values(enc, model, lay, backend)
         values = np.ascontiguousarray(values)
         be = resolve_backend(backend)
         sums = be.replicate_sums(
@@ -137,7 +137,7 @@ class ReplicateState:
         index, so a group's sums are those of its rows wherever they lie in the batch."""
         lay = layout(self.k, self.proba)
         enc = Encoded(truth, [model], np.arange(self.k), weight, np.zeros(truth.size, dtype=np.int64), 1)
-        values, segments = row_values(enc, model, lay)
+        values, segments = row_values(enc, model, lay, backend)
         be = resolve_backend(backend)
         out: list[tuple[F64, F64]] = []
         for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):

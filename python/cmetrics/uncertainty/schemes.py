@@ -36,7 +36,6 @@ from cmetrics._results.intervals import BootstrapResult, IntervalMethod, MetricI
 from cmetrics.exceptions import LabelError, ValidationError
 from cmetrics.uncertainty.intervals import acceleration, replicate_interval, replicate_intervals
 
-_LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 #: Rows of leave-one-out sums built at a time.
 _JACKKNIFE_ROWS = 1 << 12
 
@@ -112,11 +111,13 @@ def derive(sums: F64, k: int, lay: Layout) -> Derived:
 PCM_SEGMENT = 1
 
 
-def row_values(enc: Encoded, model: Model, lay: Layout) -> tuple[F64, list[tuple[int, int | npt.NDArray[np.uint32]]]]:
+def row_values(
+    enc: Encoded, model: Model, lay: Layout, backend: Backend
+) -> tuple[F64, list[tuple[int, int | npt.NDArray[np.uint32]]]]:
     """Each row's contributions to one model's sums, and where they go: its weight at its cell
     of the confusion matrix and, with probabilities, its weighted probabilities at its row of
-    the probabilistic confusion matrix, then its weight, log loss and Brier score. Written
-    column by column into one array (no temporary of the whole width)."""
+    the probabilistic confusion matrix, then its weight, log loss and Brier score (the
+    backend's ``proba_row_values``: one pass over the rows, no temporary of the whole width)."""
     k = enc.k
     n = enc.truth.size
     w = enc.weight
@@ -127,25 +128,10 @@ def row_values(enc: Encoded, model: Model, lay: Layout) -> tuple[F64, list[tuple
         out = np.ones((n, 1)) if w is None else np.array(w, dtype=np.float64).reshape(n, 1)
         return out, segments
     p = model.proba
-    out = np.empty((n, 1 + k + 3))
-    if w is None:
-        out[:, 0] = 1.0
-        out[:, 1 : k + 1] = p
-        out[:, k + 1] = 1.0
-    else:
-        out[:, 0] = w
-        np.multiply(p, w[:, None], out=out[:, 1 : k + 1])
-        out[:, k + 1] = w
-    pt = p[np.arange(n), enc.truth]
-    log_loss = -np.log(np.clip(pt, _LOG_LOSS_EPS, 1 - _LOG_LOSS_EPS))
-    brier = np.einsum("ij,ij->i", p, p)
-    brier -= pt * pt
-    brier += (1 - pt) ** 2
-    if w is not None:
-        log_loss *= w
-        brier *= w
-    out[:, k + 2] = log_loss
-    out[:, k + 3] = brier
+    if not (p.flags.c_contiguous or p.flags.f_contiguous):  # the kernels read whole rows or columns
+        p = np.ascontiguousarray(p)
+    weight = None if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    out = resolve_backend(backend).proba_row_values(enc.truth, p, weight, get_num_threads())
     segments += [(k, (lay.pcm + enc.truth * k).astype(np.uint32)), (3, lay.tail)]
     assert len(segments) == PCM_SEGMENT + 2  # the probabilities' segment where counted_sums looks
     return out, segments
@@ -330,7 +316,7 @@ def cells_of_rows(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layo
 
 def poisson_design(enc: Encoded, n_resamples: int, seed: int, lays: Sequence[Layout], backend: Backend) -> Design:
     """Poisson(1) weights per row from the counter-based stream; every model's sums in one pass."""
-    parts = [row_values(enc, m, lay) for m, lay in zip(enc.models, lays, strict=True)]
+    parts = [row_values(enc, m, lay, backend) for m, lay in zip(enc.models, lays, strict=True)]
     values = parts[0][0] if len(parts) == 1 else np.ascontiguousarray(np.hstack([v for v, _ in parts]))
     segments = [seg for _, segs in parts for seg in segs]
     width = sum(lay.width for lay in lays)
@@ -454,14 +440,6 @@ def package_version() -> str:
         return "0+unknown"
 
 
-def top_label(p: F64) -> npt.NDArray[np.int64]:
-    """The column of each row's largest probability, the first on ties (``argmax``); for two
-    columns one comparison, several times faster than ``argmax`` over a row-major pair."""
-    if p.ndim == 2 and p.shape[1] == 2:
-        return np.greater(p[:, 1], p[:, 0]).view(np.int8).astype(np.int64)
-    return np.asarray(p.argmax(axis=1), dtype=np.int64)
-
-
 def encode_model(
     y_true: np.ndarray,
     pred: ArrayLike | None,
@@ -478,13 +456,16 @@ def encode_model(
     encode only themselves)."""
     if proba is not None:
         inp = prob_inputs(y_true, proba, labels=labels, y_pred=pred, backend=backend)
-        # The kernels' row checks (entries in [0, 1], rows summing to 1), nothing accumulated.
+        # The kernels' row checks (entries in [0, 1], rows summing to 1) and the probabilistic
+        # confusion matrix (the full sums of unweighted probabilities), nothing else.
         acc = accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
         p = np.asarray(inp.y_proba, dtype=np.float64)
         if inp.y_pred is not None:
             codes = np.asarray(inp.y_pred, dtype=np.int64)
+        elif top_labels:
+            codes = resolve_backend(backend).top_labels(p, get_num_threads())
         else:
-            codes = top_label(p) if top_labels else np.zeros(0, dtype=np.int64)
+            codes = np.zeros(0, dtype=np.int64)
         # Without hard predictions (the ranking metrics alone) int32 codes pass as they are: no
         # copy of 10^7 rows; with them, both int64 (the kernels take one dtype for the pair).
         hard = inp.y_pred is not None or top_labels

@@ -21,11 +21,15 @@
 mod accumulators;
 mod chunk;
 mod dtype;
+mod matrix;
+mod rows;
 mod schedule;
 mod width;
 
 pub use accumulators::{bin_edges, calibration_bin, ProbAccumulators, ProbOptions, LOG_LOSS_EPS};
 pub use dtype::Prob;
+pub use matrix::ProbaMatrix;
+pub use rows::{row_values, top_labels};
 
 use accumulators::accumulator_bytes;
 use chunk::Bad;
@@ -36,55 +40,6 @@ use crate::error::{MetricError, Result};
 use crate::labels::Label;
 use crate::memory::check_available;
 use crate::parallel::Pool;
-
-/// An `N x K` probability matrix as [`evaluate_proba`] reads it.
-///
-/// Row-major: row `i` is `values[i*K..(i+1)*K]` (numpy's C order).
-/// Column-major: class `j` is `values[j*N..(j+1)*N]` (numpy's Fortran order,
-/// or the K probability columns of a table copied back to back). The kernel
-/// gathers column-major input into row blocks of `BLOCK` rows that stay in
-/// L1, so both layouts give the same bits at the cost of one extra pass
-/// through cache, instead of a strided copy of the whole matrix.
-#[derive(Debug, Clone, Copy)]
-pub struct ProbaMatrix<'a, P> {
-    values: &'a [P],
-    k: usize,
-    column_major: bool,
-}
-
-impl<'a, P> ProbaMatrix<'a, P> {
-    /// `values` holds whole rows of `k` probabilities one after another.
-    #[must_use]
-    pub fn row_major(values: &'a [P], k: usize) -> Self {
-        Self {
-            values,
-            k,
-            column_major: false,
-        }
-    }
-
-    /// `values` holds `k` whole columns (one per class) one after another.
-    #[must_use]
-    pub fn column_major(values: &'a [P], k: usize) -> Self {
-        Self {
-            values,
-            k,
-            column_major: true,
-        }
-    }
-
-    /// The number of classes (columns).
-    #[must_use]
-    pub fn k(&self) -> usize {
-        self.k
-    }
-
-    /// Whether the columns are contiguous.
-    #[must_use]
-    pub fn is_column_major(&self) -> bool {
-        self.column_major
-    }
-}
 
 /// Read the probability matrix once and fill every accumulator (module docs).
 ///

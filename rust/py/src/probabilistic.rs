@@ -1,17 +1,21 @@
 //! Bindings of `cmetrics_core::probabilistic`: the one pass over `y_proba`.
 
 use cmetrics_core::probabilistic::{
-    evaluate_proba as core_evaluate, evaluate_proba_groups as evaluate_groups, ProbAccumulators,
-    ProbOptions, ProbaMatrix,
+    evaluate_proba as core_evaluate, evaluate_proba_groups as evaluate_groups,
+    row_values as core_row_values, top_labels as core_top_labels, ProbAccumulators, ProbOptions,
+    ProbaMatrix,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 
 use crate::arrays::opt_slice;
-use crate::arrays::{extract_2d, matrix, mismatched_dtypes, slice, LabelArray};
-use crate::error::{run_pool, ValidationError};
+use crate::arrays::{check_2d, extract_2d, matrix, mismatched_dtypes, slice, LabelArray};
+use crate::error::{run_pool, UnsupportedDtypeError, ValidationError};
 use crate::ranking::ranking_py;
 use crate::results::named;
 
@@ -243,9 +247,91 @@ fn pass<'py>(
     })
 }
 
+/// A 2-D float64 array argument: [`check_2d`] first, then the dtype (an
+/// `UnsupportedDtypeError` naming it, as the numpy backend's).
+fn float64_matrix<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<PyReadonlyArray2<'py, f64>> {
+    check_2d(obj, name)?;
+    obj.extract::<PyReadonlyArray2<'py, f64>>().map_err(|_| {
+        let dtype = obj
+            .cast::<PyUntypedArray>()
+            .map_or_else(|_| "another".to_owned(), |a| a.dtype().to_string());
+        UnsupportedDtypeError::new_err(format!(
+            "{name} has dtype {dtype}; pass float64 probabilities"
+        ))
+    })
+}
+
+/// A float64 probability matrix borrowed as the kernels read it (C- or
+/// Fortran-contiguous, no copy), with its number of rows.
+fn proba_f64<'a>(p: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(ProbaMatrix<'a, f64>, usize)> {
+    let (n, k) = (p.shape()[0], p.shape()[1]);
+    let (values, column_major) = matrix(p, "y_proba")?;
+    Ok((
+        if column_major {
+            ProbaMatrix::column_major(values, k)
+        } else {
+            ProbaMatrix::row_major(values, k)
+        },
+        n,
+    ))
+}
+
+/// Each row's top label: the first column of its largest probability
+/// (`cmetrics_core::probabilistic::top_labels`).
+#[pyfunction]
+#[pyo3(signature = (y_proba, n_threads=0))]
+pub fn top_labels<'py>(
+    py: Python<'py>,
+    y_proba: &Bound<'py, PyAny>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let y_proba = float64_matrix(y_proba, "y_proba")?;
+    let (p, n) = proba_f64(&y_proba)?;
+    let pool = Pool::new(n_threads);
+    let out = run_pool(py, n, &pool, |pool| core_top_labels(p, n, pool))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Each row's `K + 4` contributions to a probability model's Poisson
+/// replicate sums (`cmetrics_core::probabilistic::row_values`).
+#[pyfunction]
+#[pyo3(signature = (y_true, y_proba, sample_weight=None, n_threads=0))]
+pub fn proba_row_values<'py>(
+    py: Python<'py>,
+    y_true: LabelArray<'py>,
+    y_proba: &Bound<'py, PyAny>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
+    let y_proba = float64_matrix(y_proba, "y_proba")?;
+    let (p, n) = proba_f64(&y_proba)?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let pool = Pool::new(n_threads);
+    let width = p.k() + 4;
+    let out = match &y_true {
+        LabelArray::I32(t) => {
+            let t = slice(t, "y_true")?;
+            run_pool(py, n, &pool, |pool| core_row_values(t, p, w, pool))?
+        }
+        LabelArray::I64(t) => {
+            let t = slice(t, "y_true")?;
+            run_pool(py, n, &pool, |pool| core_row_values(t, p, w, pool))?
+        }
+    };
+    let rows = out.len() / width;
+    Array2::from_shape_vec((rows, width), out)
+        .map(|a| a.into_pyarray(py))
+        .map_err(|e| ValidationError::new_err(e.to_string()))
+}
+
 /// Add this family's functions to the extension module (every Python function
 /// of this file is listed here, and nowhere else).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(top_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(proba_row_values, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_proba, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_proba_groups, m)?)?;
     Ok(())
