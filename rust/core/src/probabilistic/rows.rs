@@ -16,7 +16,7 @@ use crate::parallel::{big_vec, Pool};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-/// Rows a task takes (a block of them is also when the stop flag is read).
+/// Rows a task takes (the stop flag is read once a block).
 const ROWS: usize = 1 << 13;
 
 /// The rows of `proba`, checked against `n` (`proba` must hold `n` rows of
@@ -50,8 +50,8 @@ fn top_of(k: usize, value: impl Fn(usize) -> f64) -> usize {
     top
 }
 
-/// Rows whose top labels are sought side by side: their comparisons are
-/// independent chains, where one row's wait on each other.
+/// Rows whose top labels are sought side by side: their comparisons make
+/// independent chains, where one row's comparisons each wait on the last.
 const SIDE_BY_SIDE: usize = 4;
 
 /// The top labels of [`SIDE_BY_SIDE`] rows (`rows`, each its `k` values)
@@ -63,6 +63,10 @@ const SIDE_BY_SIDE: usize = 4;
 fn tops_side_by_side(rows: [&[f64]; SIDE_BY_SIDE], k: usize, out: &mut [i64]) {
     let rows = rows.map(|r| r.get(..k).unwrap_or(&[]));
     if rows.iter().any(|r| r.len() < k) {
+        // Not met (the caller hands out whole rows); the values missing read as NaN.
+        for (r, slot) in out.iter_mut().enumerate().take(SIDE_BY_SIDE) {
+            *slot = top_of(k, |j| rows[r].get(j).copied().unwrap_or(f64::NAN)) as i64;
+        }
         return;
     }
     let mut best = rows.map(|r| r[0]);
@@ -97,7 +101,8 @@ fn tops_side_by_side(rows: [&[f64]; SIDE_BY_SIDE], k: usize, out: &mut [i64]) {
 pub fn top_labels(proba: ProbaMatrix<'_, f64>, n: usize, pool: &Pool) -> Result<Vec<i64>> {
     check_shape(&proba, n)?;
     let (values, k) = (proba.values, proba.k);
-    let mut out: Vec<i64> = vec![0; n];
+    let mut out: Vec<i64> = big_vec(n, "the top labels")?;
+    out.resize(n, 0);
     let block = |(b, slots): (usize, &mut [i64])| {
         if pool.stopped() {
             return;
