@@ -95,6 +95,24 @@ macro_rules! ensure {
     };
 }
 
+/// Refuse an optional argument `a` of `a_len` values beside `b` of `b_len`
+/// (the check every kernel makes of `y_pred`, `sample_weight` and the like
+/// against the rows it counts; `None`, an argument not passed, passes).
+///
+/// # Errors
+/// [`MetricError::LengthMismatch`] naming both arguments.
+pub fn same_length(
+    a: &'static str,
+    a_len: Option<usize>,
+    b: &'static str,
+    b_len: usize,
+) -> Result<()> {
+    match a_len {
+        Some(a_len) if a_len != b_len => Err(MetricError::LengthMismatch { a, a_len, b, b_len }),
+        _ => Ok(()),
+    }
+}
+
 /// A float as Python's `repr` writes it (`nan`, `inf`, `-2.0`), so that both
 /// backends word their messages identically.
 pub(crate) fn py_float(x: f64) -> String {

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use crate::confusion::{fold_weighted, WeightedPart};
 use crate::ensure;
-use crate::error::{MetricError, Result};
+use crate::error::{same_length, MetricError, Result};
 use crate::labels::{min_max, Label};
 use crate::memory::check_available;
 use crate::parallel::{big_vec, Pool, BASE_CHUNK};
@@ -81,20 +81,9 @@ fn span(lo: i64, hi: i64, limit: usize) -> Option<usize> {
 }
 
 fn check_lengths<G, L>(g: &[G], t: &[L], p: &[L], w: Option<&[f64]>) -> Result<()> {
-    for (name, len) in [("y_true", t.len()), ("y_pred", p.len())]
-        .into_iter()
-        .chain(w.map(|w| ("sample_weight", w.len())))
-    {
-        ensure!(
-            len == g.len(),
-            MetricError::LengthMismatch {
-                a: name,
-                a_len: len,
-                b: "groups",
-                b_len: g.len(),
-            }
-        );
-    }
+    same_length("y_true", Some(t.len()), "groups", g.len())?;
+    same_length("y_pred", Some(p.len()), "groups", g.len())?;
+    same_length("sample_weight", w.map(<[f64]>::len), "groups", g.len())?;
     ensure!(!g.is_empty(), MetricError::Empty { arg: "y_true" });
     Ok(())
 }

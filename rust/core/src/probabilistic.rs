@@ -36,7 +36,7 @@ use chunk::Bad;
 use schedule::Pass;
 
 use crate::ensure;
-use crate::error::{MetricError, Result};
+use crate::error::{same_length, MetricError, Result};
 use crate::labels::Label;
 use crate::memory::check_available;
 use crate::parallel::Pool;
@@ -69,28 +69,13 @@ pub fn evaluate_proba<L: Label, P: Prob>(
             detail: format!("{} values for {n} rows of {k} columns", proba.len()),
         }
     );
-    if let Some(yp) = y_pred {
-        ensure!(
-            yp.len() == n,
-            MetricError::LengthMismatch {
-                a: "y_pred",
-                a_len: yp.len(),
-                b: "y_true",
-                b_len: n
-            }
-        );
-    }
-    if let Some(w) = sample_weight {
-        ensure!(
-            w.len() == n,
-            MetricError::LengthMismatch {
-                a: "sample_weight",
-                a_len: w.len(),
-                b: "y_true",
-                b_len: n
-            }
-        );
-    }
+    same_length("y_pred", y_pred.map(<[L]>::len), "y_true", n)?;
+    same_length(
+        "sample_weight",
+        sample_weight.map(<[f64]>::len),
+        "y_true",
+        n,
+    )?;
     #[allow(clippy::cast_precision_loss)]
     let atol = if opts.atol.is_nan() {
         1e-6 * k as f64
@@ -191,22 +176,13 @@ pub fn evaluate_proba_groups<L: Label, P: Prob>(
         }
     );
     crate::grouping::check_offsets(offsets, n, true)?;
-    for (name, len) in [
-        ("y_pred", y_pred.map(<[L]>::len)),
-        ("sample_weight", sample_weight.map(<[f64]>::len)),
-    ] {
-        if let Some(len) = len {
-            ensure!(
-                len == n,
-                MetricError::LengthMismatch {
-                    a: name,
-                    a_len: len,
-                    b: "y_true",
-                    b_len: n
-                }
-            );
-        }
-    }
+    same_length("y_pred", y_pred.map(<[L]>::len), "y_true", n)?;
+    same_length(
+        "sample_weight",
+        sample_weight.map(<[f64]>::len),
+        "y_true",
+        n,
+    )?;
     let one = |g: usize| -> Result<ProbAccumulators> {
         let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
         let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);

@@ -203,19 +203,10 @@ fn pass<'py>(
 ) -> PyResult<Vec<ProbAccumulators>> {
     let w = opt_slice(sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
-    let k = match y_proba {
-        ProbaArray::F32(p) => p.shape().get(1).copied().unwrap_or(0),
-        ProbaArray::F64(p) => p.shape().get(1).copied().unwrap_or(0),
-    };
     macro_rules! go {
         ($t:expr, $p:expr, $yp:expr) => {{
             let t = slice($t, "y_true")?;
-            let (values, column_major) = matrix($p, "y_proba")?;
-            let p = if column_major {
-                ProbaMatrix::column_major(values, k)
-            } else {
-                ProbaMatrix::row_major(values, k)
-            };
+            let (p, _) = proba_matrix($p)?;
             let yp = match $yp {
                 Some(v) => Some(slice(v, "y_pred")?),
                 None => None,
@@ -264,9 +255,11 @@ fn float64_matrix<'py>(
     })
 }
 
-/// A float64 probability matrix borrowed as the kernels read it (C- or
+/// A probability matrix borrowed as the kernels read it (C- or
 /// Fortran-contiguous, no copy), with its number of rows.
-fn proba_f64<'a>(p: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(ProbaMatrix<'a, f64>, usize)> {
+fn proba_matrix<'a, P: numpy::Element>(
+    p: &'a PyReadonlyArray2<'_, P>,
+) -> PyResult<(ProbaMatrix<'a, P>, usize)> {
     let (n, k) = (p.shape()[0], p.shape()[1]);
     let (values, column_major) = matrix(p, "y_proba")?;
     Ok((
@@ -289,7 +282,7 @@ pub fn top_labels<'py>(
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let y_proba = float64_matrix(y_proba, "y_proba")?;
-    let (p, n) = proba_f64(&y_proba)?;
+    let (p, n) = proba_matrix(&y_proba)?;
     let pool = Pool::new(n_threads);
     let out = run_pool(py, n, &pool, |pool| core_top_labels(p, n, pool))?;
     Ok(PyArray1::from_vec(py, out))
@@ -307,7 +300,7 @@ pub fn proba_row_values<'py>(
     n_threads: usize,
 ) -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
     let y_proba = float64_matrix(y_proba, "y_proba")?;
-    let (p, n) = proba_f64(&y_proba)?;
+    let (p, n) = proba_matrix(&y_proba)?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
     let pool = Pool::new(n_threads);
     let width = p.k() + 4;

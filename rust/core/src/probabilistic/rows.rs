@@ -10,7 +10,7 @@
 use super::accumulators::LOG_LOSS_EPS;
 use super::matrix::ProbaMatrix;
 use crate::ensure;
-use crate::error::{MetricError, Result};
+use crate::error::{same_length, MetricError, Result};
 use crate::labels::Label;
 use crate::parallel::{big_vec, Pool};
 use rayon::prelude::*;
@@ -160,17 +160,12 @@ pub fn row_values<L: Label>(
 ) -> Result<Vec<f64>> {
     let n = y_true.len();
     check_shape(&proba, n)?;
-    if let Some(w) = sample_weight {
-        ensure!(
-            w.len() == n,
-            MetricError::LengthMismatch {
-                a: "sample_weight",
-                a_len: w.len(),
-                b: "y_true",
-                b_len: n
-            }
-        );
-    }
+    same_length(
+        "sample_weight",
+        sample_weight.map(<[f64]>::len),
+        "y_true",
+        n,
+    )?;
     let (values, k) = (proba.values, proba.k);
     let width = k + 4;
     let len = n.checked_mul(width).ok_or(MetricError::OutOfMemory {

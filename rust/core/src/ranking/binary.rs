@@ -4,7 +4,7 @@
 
 use super::keys::Score;
 use crate::ensure;
-use crate::error::{MetricError, Result};
+use crate::error::{same_length, MetricError, Result};
 use crate::parallel::{Pool, CHECK_ROWS};
 use rayon::prelude::*;
 
@@ -74,15 +74,7 @@ pub(crate) fn weight_scale(total: f64) -> f64 {
 
 /// Check weights: one per row of `rows` (`n` of them), finite and >= 0.
 pub(crate) fn check_weights(w: &[f64], n: usize, rows: &'static str) -> Result<()> {
-    ensure!(
-        w.len() == n,
-        MetricError::LengthMismatch {
-            a: "sample_weight",
-            a_len: w.len(),
-            b: rows,
-            b_len: n,
-        }
-    );
+    same_length("sample_weight", Some(w.len()), rows, n)?;
     let valid = |x: &f64| (0.0..f64::INFINITY).contains(x);
     if let Some((index, &value)) = w.iter().enumerate().find(|(_, x)| !valid(x)) {
         return Err(MetricError::InvalidWeight {
@@ -167,15 +159,7 @@ pub struct BinaryRanking {
 /// # Errors
 /// [`MetricError::LengthMismatch`] or [`MetricError::Empty`].
 pub(crate) fn check_pair(positive: &[bool], n: usize) -> Result<()> {
-    ensure!(
-        positive.len() == n,
-        MetricError::LengthMismatch {
-            a: "y_true",
-            a_len: positive.len(),
-            b: "y_score",
-            b_len: n,
-        }
-    );
+    same_length("y_true", Some(positive.len()), "y_score", n)?;
     ensure!(n > 0, MetricError::Empty { arg: "y_score" });
     Ok(())
 }

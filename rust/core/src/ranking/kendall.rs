@@ -32,7 +32,7 @@ pub use counts::KendallCounts;
 pub use key_map::TABLE_MAX_DISTINCT;
 
 use crate::ensure;
-use crate::error::{MetricError, Result};
+use crate::error::{same_length, MetricError, Result};
 use crate::parallel::Pool;
 use crate::ranking::keys::Score;
 use merge_sort::by_sort;
@@ -96,15 +96,7 @@ pub fn kendall_counts_with<X: Score, Y: Score>(
     pool: &Pool,
 ) -> Result<KendallCounts> {
     let n = x.len();
-    ensure!(
-        y.len() == n,
-        MetricError::LengthMismatch {
-            a: "x",
-            a_len: n,
-            b: "y",
-            b_len: y.len(),
-        }
-    );
+    same_length("x", Some(n), "y", y.len())?;
     ensure!(n > 0, MetricError::Empty { arg: "x" });
     let (fx, fy) = pool.install(|| rayon::join(|| check_not_nan("x", x), || check_not_nan("y", y)));
     fx?;
