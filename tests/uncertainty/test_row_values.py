@@ -33,13 +33,31 @@ def test_top_labels_are_numpy_argmax(backend: str, k: int, order: str) -> None:
 
 
 @pytest.mark.parametrize("k", [2, 4])
-def test_a_nan_is_the_top_label_where_argmax_puts_it(backend: str, k: int) -> None:
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_nan_is_the_top_label_where_argmax_puts_it(backend: str, k: int, order: str) -> None:
     p = np.full((4, k), 0.25)
     p[0, 1] = np.nan
     p[1, 0] = np.nan
     p[2, :] = np.nan
     p[3, -1] = 0.9
+    p = np.asarray(p, order=order)
     got = resolve_backend(backend).top_labels(p)
+    np.testing.assert_array_equal(got, p.argmax(axis=1))
+
+
+@pytest.mark.parametrize("k", [3, 10])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_nans_across_many_blocks_of_rows(backend: str, k: int, order: str) -> None:
+    """NaNs (one or several a row) and rows of -inf scattered over more rows than a block of
+    the compiled kernel holds, in either layout."""
+    rng = np.random.default_rng(k)
+    p = _proba(40_003, k, k + 1)
+    rows = rng.choice(p.shape[0], 600, replace=False)
+    p[rows, rng.integers(0, k, rows.size)] = np.nan
+    p[rows[:100], rng.integers(0, k, 100)] = np.nan
+    p[rows[-50:]] = -np.inf
+    p = np.asarray(p, order=order)
+    got = resolve_backend(backend).top_labels(p, 2)
     np.testing.assert_array_equal(got, p.argmax(axis=1))
 
 

@@ -69,13 +69,7 @@ pub fn evaluate_proba<L: Label, P: Prob>(
             detail: format!("{} values for {n} rows of {k} columns", proba.len()),
         }
     );
-    same_length("y_pred", y_pred.map(<[L]>::len), "y_true", n)?;
-    same_length(
-        "sample_weight",
-        sample_weight.map(<[f64]>::len),
-        "y_true",
-        n,
-    )?;
+    same_lengths(n, y_pred, sample_weight)?;
     #[allow(clippy::cast_precision_loss)]
     let atol = if opts.atol.is_nan() {
         1e-6 * k as f64
@@ -148,6 +142,17 @@ pub fn evaluate_proba<L: Label, P: Prob>(
     Ok(total)
 }
 
+/// Refuse predictions or weights of another length than the `n` rows of `y_true`.
+fn same_lengths<L>(n: usize, y_pred: Option<&[L]>, sample_weight: Option<&[f64]>) -> Result<()> {
+    same_length("y_pred", y_pred.map(<[L]>::len), "y_true", n)?;
+    same_length(
+        "sample_weight",
+        sample_weight.map(<[f64]>::len),
+        "y_true",
+        n,
+    )
+}
+
 /// [`evaluate_proba`] of every group of rows at once: the rows laid out group
 /// by group (row-major `proba`), `offsets` the `G + 1` starts of the groups.
 /// The groups run side by side, each on one thread (a group's rows are too
@@ -176,13 +181,7 @@ pub fn evaluate_proba_groups<L: Label, P: Prob>(
         }
     );
     crate::grouping::check_offsets(offsets, n, true)?;
-    same_length("y_pred", y_pred.map(<[L]>::len), "y_true", n)?;
-    same_length(
-        "sample_weight",
-        sample_weight.map(<[f64]>::len),
-        "y_true",
-        n,
-    )?;
+    same_lengths(n, y_pred, sample_weight)?;
     let one = |g: usize| -> Result<ProbAccumulators> {
         let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
         let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);
