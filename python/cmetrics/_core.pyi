@@ -209,11 +209,11 @@ def evaluate_proba(
 ) -> ProbAccumulators:
     """One pass over y_proba: every accumulator of the probabilistic metrics."""
 
-def top_labels(y_proba: F64, n_threads: int = 0) -> npt.NDArray[np.int64]:
+def top_labels(y_proba: Proba, n_threads: int = 0) -> npt.NDArray[np.int64]:
     """Each row's top label: the first column of its largest probability."""
 
 def proba_row_values(
-    y_true: Codes, y_proba: F64, sample_weight: F64 | None = None, n_threads: int = 0
+    y_true: Codes, y_proba: Proba, sample_weight: F64 | None = None, n_threads: int = 0
 ) -> npt.NDArray[np.float64]:
     """Each row's K + 4 contributions to a probability model's Poisson replicate sums."""
 

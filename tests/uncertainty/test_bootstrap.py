@@ -552,6 +552,36 @@ def test_one_vs_rest_replicates_are_the_macro_of_their_weights(backend: str, wei
         assert bca[name].low <= bca[name].estimate <= bca[name].high
 
 
+@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_float32_probabilities_give_their_float64_widenings_result(backend: str, k: int, method: str) -> None:
+    """A float32 model is read as it is (no float64 copy of the matrix): every metric, its
+    replicates and its jackknife equal those of the float64 widening of the same values, in
+    either layout, through ``bootstrap`` and ``compare``."""
+    y, p = _model(900, k, 31, skill=0.9)
+    narrow = p.astype(np.float32)
+    narrow[100:200] = narrow[:100]  # tied scores in every column
+    names = None if k == 4 else [*resampling.RANKING_METRICS, "aurc", "log_loss", "cf1", "accuracy"]
+    for order in ("C", "F"):
+        p32 = np.asarray(narrow, order=order)
+        runs = [
+            cmetrics.bootstrap(
+                y, y_proba=q, metrics=names, method=method, n_resamples=40, seed=3, return_distribution=True,
+                backend=backend,
+            )
+            for q in (p32, p32.astype(np.float64))
+        ]  # fmt: skip
+        assert repr(runs[0].to_dict()) == repr(runs[1].to_dict())  # NaNs print alike
+        assert runs[0].distribution is not None and runs[1].distribution is not None
+        for name, values in runs[1].distribution.items():
+            np.testing.assert_array_equal(runs[0].distribution[name], values, err_msg=name)
+    pairs = [
+        cmetrics.compare(y, a=a, b=p, n_resamples=30, seed=5, backend=backend)
+        for a in (narrow, narrow.astype(np.float64))
+    ]
+    assert repr(pairs[0].to_dict()) == repr(pairs[1].to_dict())
+
+
 def test_compare_refuses_a_model_of_another_length(backend: str) -> None:
     with pytest.raises(LengthMismatchError, match="b has 3"):
         cmetrics.compare([0, 1, 1, 0], a=[0, 1, 1, 1], b=[0, 1, 1], backend=backend)

@@ -105,6 +105,21 @@ def test_batches_partitions_merges_and_bytes_change_nothing(backend: str, proba:
         _same(merged.report().intervals, whole, names, 1e-12)  # type: ignore[arg-type]
 
 
+def test_float32_batches_give_their_float64_widenings_intervals(backend: str) -> None:
+    """Batches of float32 probabilities are read as they are (no float64 copy): the intervals
+    are those of the same values widened to float64, bit for bit."""
+    y, p = _rows()
+    p32 = p.astype(np.float32)
+    got = [_evaluator(backend), _evaluator(backend)]
+    for lo in range(0, y.size, 700):
+        got[0].update(y[lo : lo + 700], y_proba=p32[lo : lo + 700])
+        got[1].update(y[lo : lo + 700], y_proba=p32[lo : lo + 700].astype(np.float64))
+    a, b = (ev.report().intervals for ev in got)
+    assert a is not None and b is not None
+    assert repr(a.to_dict()) == repr(b.to_dict())
+    _same(a, b, TABLE + PROB, 0.0)
+
+
 def test_the_backends_and_thread_counts_agree() -> None:
     if not cmetrics.rust_available():
         pytest.skip("the compiled core is not built")

@@ -90,6 +90,30 @@ def test_row_values_follow_their_definition(backend: str, dtype: type, weighted:
     np.testing.assert_allclose(got, other, rtol=1e-13, atol=0)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_float32_reads_as_its_float64_widening(backend: str, order: str, weighted: bool) -> None:
+    """Float32 probabilities (ties and a NaN among them) give the top labels and the rows'
+    values of their float64 widening, bit for bit: the kernels widen each value as they read it,
+    so a float32 model is never copied to float64 whole."""
+    n, k = 20_011, 5
+    narrow = np.asarray(_proba(n, k, 8), dtype=np.float32, order=order)
+    narrow[11, 3] = np.nan
+    wide = narrow.astype(np.float64)
+    assert wide.flags.c_contiguous == (order == "C")
+    rng = np.random.default_rng(9)
+    y = rng.integers(0, k, n)
+    w = rng.uniform(0, 2, n) if weighted else None
+    be = resolve_backend(backend)
+    tops = be.top_labels(narrow, 2)
+    np.testing.assert_array_equal(tops, be.top_labels(wide, 2))
+    np.testing.assert_array_equal(tops, narrow.argmax(axis=1))
+    narrow[11, 3] = 0.5
+    wide[11, 3] = 0.5
+    got = be.proba_row_values(y, narrow, w, 2)
+    np.testing.assert_array_equal(got.view(np.uint64), be.proba_row_values(y, wide, w, 2).view(np.uint64))
+
+
 def test_bad_arguments_are_refused_alike(backend: str) -> None:
     be = resolve_backend(backend)
     p = np.array([[0.5, 0.5], [0.2, 0.8]])
@@ -105,7 +129,7 @@ def test_bad_arguments_are_refused_alike(backend: str) -> None:
         be.top_labels(np.zeros((3, 0)))
     with pytest.raises(ShapeError, match="2-D"):
         be.top_labels(np.ones(4))
-    with pytest.raises(UnsupportedDtypeError, match="float64"):
-        be.top_labels(p.astype(np.float32))
-    with pytest.raises(UnsupportedDtypeError, match="float64"):
-        be.proba_row_values(np.array([0, 1]), p.astype(np.float32))
+    with pytest.raises(UnsupportedDtypeError, match="float32 or float64"):
+        be.top_labels(p.astype(np.float16))
+    with pytest.raises(UnsupportedDtypeError, match="float32 or float64"):
+        be.proba_row_values(np.array([0, 1]), p.astype(np.int64))

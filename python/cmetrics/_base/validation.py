@@ -34,7 +34,7 @@ from cmetrics._base.aliases import (
     Variant,
 )
 from cmetrics._base.config import check_classes
-from cmetrics._base.value_checks import bad_object, check_object_strings, check_text
+from cmetrics._base.value_checks import bad_object, check_object_strings, check_same_length, check_text
 from cmetrics.exceptions import (
     LabelError,
     LengthMismatchError,
@@ -429,9 +429,7 @@ def _at_most_two(values: np.ndarray) -> np.ndarray | None:
 
 def same_length(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray) -> None:
     """Two per-sample arrays of the same length."""
-    if a.shape[0] != b.shape[0]:
-        msg = f"{a_name} has {a.shape[0]} rows but {b_name} has {b.shape[0]}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    check_same_length(a_name, a.shape[0], b_name, b.shape[0])
 
 
 def proba_array(y_proba: ArrayLike, n: int | None = None, max_classes: int | None = None) -> np.ndarray:

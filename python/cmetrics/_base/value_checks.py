@@ -84,14 +84,20 @@ def check_not_nan(arg: str, x: np.ndarray) -> None:
         raise NonFiniteError(msg)
 
 
+def check_same_length(a_name: str, a_len: int | None, b_name: str, b_len: int) -> None:
+    """An argument of ``a_len`` rows (``None``: not passed) beside ``b_name``'s ``b_len`` rows,
+    refused as the compiled kernels refuse it (``error::same_length`` there)."""
+    if a_len is not None and a_len != b_len:
+        msg = f"{a_name} has {a_len} rows but {b_name} has {b_len}; pass arrays of the same length"
+        raise LengthMismatchError(msg)
+
+
 def check_weights(sample_weight: np.ndarray | None, n: int, other: str = "y_score") -> None:
     """``sample_weight``: ``n`` finite, non-negative values (the check the kernels fuse with
     their pass; the numpy backend calls it)."""
     if sample_weight is None:
         return
-    if sample_weight.shape[0] != n:
-        msg = f"sample_weight has {sample_weight.shape[0]} rows but {other} has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    check_same_length("sample_weight", sample_weight.shape[0], other, n)
     bad = ~((sample_weight >= 0) & np.isfinite(sample_weight))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

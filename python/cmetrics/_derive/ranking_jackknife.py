@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics._base.aliases import F64
+from cmetrics._base.aliases import F64, Proba
 from cmetrics._kernels import Groups, Kernels
 
 #: The family of each ranking metric's leave-one-out value.
@@ -280,7 +280,7 @@ def binary(name: str, positive: Bools, score: F64, weight: F64 | None, groups: G
 
 
 def one_vs_rest(
-    names: Sequence[str], truth: npt.NDArray[np.int64], proba: F64, weight: F64 | None, groups_of: GroupsOf
+    names: Sequence[str], truth: npt.NDArray[np.int64], proba: Proba, weight: F64 | None, groups_of: GroupsOf
 ) -> dict[str, F64]:
     """Each row's leave-one-out value of macro one-vs-rest metrics (each class's column grouped
     once for all of ``names``): the mean over the classes with positive and negative rows in the

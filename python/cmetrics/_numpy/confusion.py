@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cmetrics._base.value_checks import check_2d, check_object_strings, surrogate_error
+from cmetrics._base.value_checks import check_2d, check_object_strings, check_same_length, surrogate_error
 from cmetrics._kernels import Counted, Encoded
 from cmetrics.exceptions import (
-    LengthMismatchError,
     LimitExceededError,
     ShapeError,
     ValidationError,
@@ -19,16 +18,12 @@ _MAX_DENSE_CELLS = 1 << 24
 
 
 def _check(y_true: np.ndarray, y_pred: np.ndarray, w: np.ndarray | None) -> None:
-    if len(y_true) != len(y_pred):
-        msg = f"y_true has {len(y_true)} rows but y_pred has {len(y_pred)}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    check_same_length("y_true", len(y_true), "y_pred", len(y_pred))
     if len(y_true) == 0:
         msg = "y_true is empty; at least one sample is required"
         raise ShapeError(msg)
     if w is not None:
-        if len(w) != len(y_true):
-            msg = f"sample_weight has {len(w)} rows but y_true has {len(y_true)}; pass arrays of the same length"
-            raise LengthMismatchError(msg)
+        check_same_length("sample_weight", len(w), "y_true", len(y_true))
         bad = ~((w >= 0) & np.isfinite(w))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics._base.value_checks import check_2d
+from cmetrics._base.value_checks import check_2d, check_same_length
 from cmetrics._kernels import GroupedCounts, GroupSplit
 from cmetrics._numpy.confusion import _check, _chunked_sums
-from cmetrics.exceptions import LengthMismatchError, ShapeError, ValidationError, WeightError
+from cmetrics.exceptions import ShapeError, ValidationError, WeightError
 
 #: The most groups a split takes, as in the compiled kernel.
 MAX_GROUPS = 1 << 20
@@ -88,9 +88,7 @@ def grouped_confusion(
     span more than 4095 values); weighted sums in the compiled kernel's chunks."""
     del n_threads
     for name, a in (("y_true", y_true), ("y_pred", y_pred), ("sample_weight", sample_weight)):
-        if a is not None and len(a) != len(groups):
-            msg = f"{name} has {len(a)} rows but groups has {len(groups)}; pass arrays of the same length"
-            raise LengthMismatchError(msg)
+        check_same_length(name, None if a is None else len(a), "groups", len(groups))
     _check(y_true, y_pred, sample_weight)
     g_lo, g_hi = int(groups.min()), int(groups.max())
     l_lo, l_hi = min(int(y_true.min()), int(y_pred.min())), max(int(y_true.max()), int(y_pred.max()))

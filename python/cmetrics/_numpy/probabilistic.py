@@ -8,13 +8,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics._base.value_checks import check_2d
-from cmetrics._kernels import F64, Codes, ProbAccumulators
+from cmetrics._base.value_checks import check_2d, check_same_length
+from cmetrics._kernels import F64, Codes, Proba, ProbAccumulators
 from cmetrics._numpy.grouping import check_offsets
 from cmetrics._numpy.ranking import binary_ranking
 from cmetrics.exceptions import (
     LabelError,
-    LengthMismatchError,
     ProbabilityError,
     ShapeError,
     UnsupportedDtypeError,
@@ -111,12 +110,8 @@ def _check_pass_arguments(
     if y_proba.ndim != 2 or y_proba.shape[0] != n or y_proba.shape[1] == 0:
         msg = f"y_proba has the wrong shape: {y_proba.size} values for {n} rows of {y_proba.shape[-1]} columns"
         raise ShapeError(msg)
-    if y_pred is not None and len(y_pred) != n:
-        msg = f"y_pred has {len(y_pred)} rows but y_true has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
-    if sample_weight is not None and len(sample_weight) != n:
-        msg = f"sample_weight has {len(sample_weight)} rows but y_true has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    check_same_length("y_pred", None if y_pred is None else len(y_pred), "y_true", n)
+    check_same_length("sample_weight", None if sample_weight is None else len(sample_weight), "y_true", n)
     if sample_weight is not None:
         badw = ~((sample_weight >= 0) & np.isfinite(sample_weight))
         if badw.any():
@@ -283,9 +278,7 @@ def evaluate_proba_groups(
         raise ShapeError(msg)
     o = check_offsets(offsets, n, strict=True)
     for name, a in (("y_pred", y_pred), ("sample_weight", sample_weight)):
-        if a is not None and len(a) != n:
-            msg = f"{name} has {len(a)} rows but y_true has {n}; pass arrays of the same length"
-            raise LengthMismatchError(msg)
+        check_same_length(name, None if a is None else len(a), "y_true", n)
     return [
         evaluate_proba(
             y_true[lo:hi],
@@ -307,13 +300,13 @@ def evaluate_proba_groups(
 # ---------------------------------------------------------------------------- row by row outputs
 
 
-def _checked_matrix(y_proba: object, n: int | None) -> F64:
-    """``y_proba`` as the row-by-row kernels take it: a 2-D float64 numpy array of at least one
-    column (and ``n`` rows when given), refused as the compiled kernels refuse it."""
+def _checked_matrix(y_proba: object, n: int | None) -> Proba:
+    """``y_proba`` as the row-by-row kernels take it: a 2-D float32 or float64 numpy array of at
+    least one column (and ``n`` rows when given), refused as the compiled kernels refuse it."""
     check_2d(y_proba, "y_proba")
     p = np.asarray(y_proba)
-    if p.dtype != np.float64:
-        msg = f"y_proba has dtype {p.dtype}; pass float64 probabilities"
+    if p.dtype not in (np.float32, np.float64):
+        msg = f"y_proba has dtype {p.dtype}; pass float32 or float64 probabilities"
         raise UnsupportedDtypeError(msg)
     rows, k = p.shape
     if k == 0 or (n is not None and rows != n):
@@ -322,7 +315,7 @@ def _checked_matrix(y_proba: object, n: int | None) -> F64:
     return p
 
 
-def top_labels(y_proba: F64, n_threads: int = 0) -> npt.NDArray[np.int64]:
+def top_labels(y_proba: Proba, n_threads: int = 0) -> npt.NDArray[np.int64]:
     """Each row's top label: the first column of its largest probability (a NaN first)."""
     del n_threads  # numpy runs on one thread
     p = _checked_matrix(y_proba, None)
@@ -333,7 +326,7 @@ def top_labels(y_proba: F64, n_threads: int = 0) -> npt.NDArray[np.int64]:
 
 
 def proba_row_values(
-    y_true: Codes, y_proba: F64, sample_weight: F64 | None = None, n_threads: int = 0
+    y_true: Codes, y_proba: Proba, sample_weight: F64 | None = None, n_threads: int = 0
 ) -> npt.NDArray[np.float64]:
     """Each row's ``K + 4`` contributions to a probability model's Poisson replicate sums: its
     weight ``w``, ``w p_j`` for every class, ``w`` again, ``w`` times its log loss (``p_t``
@@ -341,11 +334,10 @@ def proba_row_values(
     products without weights)."""
     del n_threads  # numpy runs on one thread
     n = len(y_true)
-    p = _checked_matrix(y_proba, n)
+    # Every value in float64, a float32 probability widened first (as the compiled kernel reads it).
+    p = _checked_matrix(y_proba, n).astype(np.float64, copy=False)
     k = p.shape[1]
-    if sample_weight is not None and len(sample_weight) != n:
-        msg = f"sample_weight has {len(sample_weight)} rows but y_true has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    check_same_length("sample_weight", None if sample_weight is None else len(sample_weight), "y_true", n)
     t = _codes_in_range(np.asarray(y_true), "y_true", 0, k)
     out = np.empty((n, k + 4))
     pt = p[np.arange(n), t]

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics._base.value_checks import check_finite, check_weights
+from cmetrics._base.value_checks import check_finite, check_same_length, check_weights
 from cmetrics._kernels import F64, RankingReplicates
-from cmetrics.exceptions import LengthMismatchError, ShapeError, ValidationError
+from cmetrics.exceptions import ShapeError, ValidationError
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -285,9 +285,7 @@ def replicate_ranking(
     and AURC are NaN unless ``curves``."""
     del n_threads
     n = score.shape[0]
-    if positive.shape[0] != n:
-        msg = f"y_true has {positive.shape[0]} rows but y_score has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    check_same_length("y_true", positive.shape[0], "y_score", n)
     if n == 0:
         msg = "y_score is empty; at least one sample is required"
         raise ShapeError(msg)

@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 
-from cmetrics._base.value_checks import check_finite, check_not_nan, check_totals, check_weights
+from cmetrics._base.value_checks import check_finite, check_not_nan, check_same_length, check_totals, check_weights
 from cmetrics._kernels import (
     F64,
     BinaryRanking,
@@ -26,7 +26,6 @@ from cmetrics._kernels import (
 )
 from cmetrics._numpy.grouping import check_offsets
 from cmetrics.exceptions import (
-    LengthMismatchError,
     ShapeError,
     ValidationError,
 )
@@ -49,9 +48,7 @@ def weight_scale(total: float) -> float:
 
 def _check_pair(a_name: str, a: np.ndarray, b_name: str, b: np.ndarray, data: str) -> None:
     """Same length and not empty (the messages of the Rust kernels; `data` names the empty one)."""
-    if a.shape[0] != b.shape[0]:
-        msg = f"{a_name} has {a.shape[0]} rows but {b_name} has {b.shape[0]}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    check_same_length(a_name, a.shape[0], b_name, b.shape[0])
     if a.shape[0] == 0:
         raise ShapeError(f"{data} is empty; at least one sample is required")
 
@@ -403,9 +400,7 @@ def kendall_counts(x: np.ndarray, y: np.ndarray, n_threads: int = 0) -> KendallC
 def _rows_of(positive: np.ndarray, score: np.ndarray) -> int:
     """The row count of ``score``, with ``positive`` as long (as the Rust state checks it)."""
     n = int(score.shape[0])
-    if positive.shape[0] != n:
-        msg = f"correct has {positive.shape[0]} rows but confidence has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
+    check_same_length("correct", positive.shape[0], "confidence", n)
     return n
 
 
@@ -422,10 +417,7 @@ def _check_unit_confidence(score: np.ndarray) -> None:
 
 def _check_row_weights(sample_weight: np.ndarray | None, n: int) -> None:
     """Weights (when given): one per row, finite and >= 0."""
-    if sample_weight is not None and sample_weight.shape[0] != n:
-        msg = f"sample_weight has {sample_weight.shape[0]} rows but confidence has {n}; pass arrays of the same length"
-        raise LengthMismatchError(msg)
-    check_weights(sample_weight, n)
+    check_weights(sample_weight, n, "confidence")
 
 
 class GroupState:

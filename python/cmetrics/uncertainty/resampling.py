@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike
 
 from cmetrics._backend import resolve_backend
 from cmetrics._base import validation
-from cmetrics._base.aliases import F64, Backend
+from cmetrics._base.aliases import F64, Backend, Proba
 from cmetrics._base.config import get_num_threads
 from cmetrics._derive import ranking_jackknife, ranking_walk
 from cmetrics._derive import replicate_metrics as rm
@@ -273,7 +273,7 @@ def _ranking_inputs(
     if ranked:
         assert model.proba is not None  # ranked needs probabilities
         # The column where it lies: the tie groups read it strided; the row walk copies it.
-        ranking_input = (truth == 1, model.proba[:, 1])
+        ranking_input = (truth == 1, np.asarray(model.proba[:, 1], dtype=np.float64))
     selective_input = _correctness(truth, model, confidence) if selective else None
     alone = ranking_input if selective_input is None else selective_input if ranking_input is None else None
     groups = ranking_cells(*alone, backend) if cells_allowed and alone is not None else None
@@ -285,7 +285,8 @@ def _correctness(truth: Codes, model: Model, confidence: ArrayLike | None) -> tu
     caller's confidence (checked: one finite value per row) with ``y_pred``."""
     if confidence is None:
         assert model.proba is not None  # the selective metrics need y_proba or confidence
-        return np.ascontiguousarray(model.pred == truth), np.ascontiguousarray(model.proba.max(axis=1))
+        top = np.ascontiguousarray(model.proba.max(axis=1), dtype=np.float64)
+        return np.ascontiguousarray(model.pred == truth), top
     # The checks evaluate() makes of a caller's confidence, on the encoded labels.
     correct, conf = ranking_walk.user_confidence(truth, model.pred, confidence)
     return correct, np.ascontiguousarray(conf, dtype=np.float64)
@@ -378,7 +379,7 @@ def _ovr_intervals(
     result: BootstrapResult,
     names: Sequence[str],
     truth: Codes,
-    proba: F64,
+    proba: Proba,
     weight: F64 | None,
     prov: Provenance,
     backend: Backend,

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 
 from cmetrics._backend import resolve_backend
 from cmetrics._base import validation
-from cmetrics._base.aliases import F64, Backend
+from cmetrics._base.aliases import F64, Backend, Proba
 from cmetrics._base.config import get_num_threads
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics._derive.counted_table import CountedTable, label_codes
@@ -54,7 +54,7 @@ class Model:
     the rows: the full sums of the probabilities' segment, see :func:`column_sums`)."""
 
     pred: Codes
-    proba: F64 | None
+    proba: Proba | None  # float32 or float64, as the caller gave it (no float64 copy)
     pcm: F64 | None = None
 
 
@@ -128,8 +128,8 @@ def row_values(
         out = np.ones((n, 1)) if w is None else np.array(w, dtype=np.float64).reshape(n, 1)
         return out, segments
     p = model.proba
-    if not (p.flags.c_contiguous or p.flags.f_contiguous):  # the kernels read whole rows or columns
-        p = np.ascontiguousarray(p)
+    # The kernels read whole rows or columns: validation.proba_array gives one layout or the other.
+    assert p.flags.c_contiguous or p.flags.f_contiguous
     weight = None if w is None else np.ascontiguousarray(w, dtype=np.float64)
     out = resolve_backend(backend).proba_row_values(enc.truth, p, weight, get_num_threads())
     segments += [(k, (lay.pcm + enc.truth * k).astype(np.uint32)), (3, lay.tail)]
@@ -459,7 +459,7 @@ def encode_model(
         # The kernels' row checks (entries in [0, 1], rows summing to 1) and the probabilistic
         # confusion matrix (the full sums of unweighted probabilities), nothing else.
         acc = accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
-        p = np.asarray(inp.y_proba, dtype=np.float64)
+        p = inp.y_proba  # float32 stays float32: the row kernels widen each value as they read it
         if inp.y_pred is not None:
             codes = np.asarray(inp.y_pred, dtype=np.int64)
         elif top_labels:

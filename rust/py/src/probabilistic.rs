@@ -2,8 +2,8 @@
 
 use cmetrics_core::probabilistic::{
     evaluate_proba as core_evaluate, evaluate_proba_groups as evaluate_groups,
-    row_values as core_row_values, top_labels as core_top_labels, ProbAccumulators, ProbOptions,
-    ProbaMatrix,
+    row_values as core_row_values, top_labels as core_top_labels, Prob, ProbAccumulators,
+    ProbOptions, ProbaMatrix,
 };
 use cmetrics_core::Pool;
 use numpy::ndarray::Array2;
@@ -238,19 +238,16 @@ fn pass<'py>(
     })
 }
 
-/// A 2-D float64 array argument: [`check_2d`] first, then the dtype (an
-/// `UnsupportedDtypeError` naming it, as the numpy backend's).
-fn float64_matrix<'py>(
-    obj: &Bound<'py, PyAny>,
-    name: &str,
-) -> PyResult<PyReadonlyArray2<'py, f64>> {
+/// A 2-D float32 or float64 array argument: [`check_2d`] first, then the
+/// dtype (an `UnsupportedDtypeError` naming it, as the numpy backend's).
+fn float_matrix<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<ProbaArray<'py>> {
     check_2d(obj, name)?;
-    obj.extract::<PyReadonlyArray2<'py, f64>>().map_err(|_| {
+    obj.extract::<ProbaArray<'py>>().map_err(|_| {
         let dtype = obj
             .cast::<PyUntypedArray>()
             .map_or_else(|_| "another".to_owned(), |a| a.dtype().to_string());
         UnsupportedDtypeError::new_err(format!(
-            "{name} has dtype {dtype}; pass float64 probabilities"
+            "{name} has dtype {dtype}; pass float32 or float64 probabilities"
         ))
     })
 }
@@ -272,8 +269,20 @@ fn proba_matrix<'a, P: numpy::Element>(
     ))
 }
 
+/// [`core_top_labels`] of one dtype's matrix.
+fn tops<P: Prob + numpy::Element>(
+    py: Python<'_>,
+    y_proba: &PyReadonlyArray2<'_, P>,
+    n_threads: usize,
+) -> PyResult<Vec<i64>> {
+    let (p, n) = proba_matrix(y_proba)?;
+    let pool = Pool::new(n_threads);
+    run_pool(py, n, &pool, |pool| core_top_labels(p, n, pool))
+}
+
 /// Each row's top label: the first column of its largest probability
-/// (`cmetrics_core::probabilistic::top_labels`).
+/// (`cmetrics_core::probabilistic::top_labels`), from float32 or float64
+/// probabilities.
 #[pyfunction]
 #[pyo3(signature = (y_proba, n_threads=0))]
 pub fn top_labels<'py>(
@@ -281,11 +290,34 @@ pub fn top_labels<'py>(
     y_proba: &Bound<'py, PyAny>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let y_proba = float64_matrix(y_proba, "y_proba")?;
-    let (p, n) = proba_matrix(&y_proba)?;
-    let pool = Pool::new(n_threads);
-    let out = run_pool(py, n, &pool, |pool| core_top_labels(p, n, pool))?;
+    let out = match float_matrix(y_proba, "y_proba")? {
+        ProbaArray::F32(p) => tops(py, &p, n_threads)?,
+        ProbaArray::F64(p) => tops(py, &p, n_threads)?,
+    };
     Ok(PyArray1::from_vec(py, out))
+}
+
+/// [`core_row_values`] of one dtype's matrix: its width and its values.
+fn row_values<P: Prob + numpy::Element>(
+    py: Python<'_>,
+    y_true: &LabelArray<'_>,
+    y_proba: &PyReadonlyArray2<'_, P>,
+    w: Option<&[f64]>,
+    n_threads: usize,
+) -> PyResult<(usize, Vec<f64>)> {
+    let (p, n) = proba_matrix(y_proba)?;
+    let pool = Pool::new(n_threads);
+    let out = match y_true {
+        LabelArray::I32(t) => {
+            let t = slice(t, "y_true")?;
+            run_pool(py, n, &pool, |pool| core_row_values(t, p, w, pool))?
+        }
+        LabelArray::I64(t) => {
+            let t = slice(t, "y_true")?;
+            run_pool(py, n, &pool, |pool| core_row_values(t, p, w, pool))?
+        }
+    };
+    Ok((p.k() + 4, out))
 }
 
 /// Each row's `K + 4` contributions to a probability model's Poisson
@@ -299,20 +331,11 @@ pub fn proba_row_values<'py>(
     sample_weight: Option<PyReadonlyArray1<'py, f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
-    let y_proba = float64_matrix(y_proba, "y_proba")?;
-    let (p, n) = proba_matrix(&y_proba)?;
+    let y_proba = float_matrix(y_proba, "y_proba")?;
     let w = opt_slice(&sample_weight, "sample_weight")?;
-    let pool = Pool::new(n_threads);
-    let width = p.k() + 4;
-    let out = match &y_true {
-        LabelArray::I32(t) => {
-            let t = slice(t, "y_true")?;
-            run_pool(py, n, &pool, |pool| core_row_values(t, p, w, pool))?
-        }
-        LabelArray::I64(t) => {
-            let t = slice(t, "y_true")?;
-            run_pool(py, n, &pool, |pool| core_row_values(t, p, w, pool))?
-        }
+    let (width, out) = match &y_proba {
+        ProbaArray::F32(p) => row_values(py, &y_true, p, w, n_threads)?,
+        ProbaArray::F64(p) => row_values(py, &y_true, p, w, n_threads)?,
     };
     let rows = out.len() / width;
     Array2::from_shape_vec((rows, width), out)

@@ -13,6 +13,9 @@ pub trait Prob: Copy + Default + Send + Sync + 'static {
     fn f(self) -> f64;
     /// `sum(-x ln x)` over `xs` (`0 ln 0 = 0`), in f64.
     fn neg_xlogx_sum(xs: &[Self]) -> f64;
+    /// `xs` as f64 values where they are (f64), or `None` (f32: the values
+    /// are widened one by one).
+    fn as_f64s(xs: &[Self]) -> Option<&[f64]>;
     /// Load a row of at most 16 values into AVX-512 registers.
     ///
     /// # Safety
@@ -31,6 +34,10 @@ impl Prob for f32 {
     fn neg_xlogx_sum(xs: &[Self]) -> f64 {
         fastmath::neg_xlogx_sum_f32(xs)
     }
+    #[inline(always)]
+    fn as_f64s(_: &[Self]) -> Option<&[f64]> {
+        None
+    }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row {
@@ -48,6 +55,10 @@ impl Prob for f64 {
     #[inline]
     fn neg_xlogx_sum(xs: &[Self]) -> f64 {
         fastmath::neg_xlogx_sum_f64(xs)
+    }
+    #[inline(always)]
+    fn as_f64s(xs: &[Self]) -> Option<&[f64]> {
+        Some(xs)
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]

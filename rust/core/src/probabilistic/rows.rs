@@ -6,8 +6,12 @@
 //! depend on the thread count. The numpy backend computes the same values
 //! with numpy (`cmetrics._numpy.probabilistic`); they agree to rounding
 //! (the logarithm and the order of the sum of squares are numpy's there).
+//! Both read float32 or float64 matrices, each value widened to f64 as it is
+//! read (exact): a float32 model's outputs are those of its float64 copy,
+//! which the caller then need not make (800 MB at 10^7 x 10).
 
 use super::accumulators::LOG_LOSS_EPS;
+use super::dtype::Prob;
 use super::matrix::ProbaMatrix;
 use crate::ensure;
 use crate::error::{same_length, MetricError, Result};
@@ -21,7 +25,7 @@ const ROWS: usize = 1 << 13;
 
 /// The rows of `proba`, checked against `n` (`proba` must hold `n` rows of
 /// at least one column).
-fn check_shape(proba: &ProbaMatrix<'_, f64>, n: usize) -> Result<()> {
+fn check_shape<P>(proba: &ProbaMatrix<'_, P>, n: usize) -> Result<()> {
     ensure!(
         proba.k > 0 && Some(proba.values.len()) == n.checked_mul(proba.k),
         MetricError::Shape {
@@ -60,21 +64,21 @@ const SIDE_BY_SIDE: usize = 4;
 /// [`top_of`] (its first NaN is its answer).
 #[inline(always)]
 #[allow(clippy::needless_range_loop)] // column j of every row, the rows side by side
-fn tops_side_by_side(rows: [&[f64]; SIDE_BY_SIDE], k: usize, out: &mut [i64]) {
+fn tops_side_by_side<P: Prob>(rows: [&[P]; SIDE_BY_SIDE], k: usize, out: &mut [i64]) {
     let rows = rows.map(|r| r.get(..k).unwrap_or(&[]));
     if rows.iter().any(|r| r.len() < k) {
         // Not met (the caller hands out whole rows); the values missing read as NaN.
         for (r, slot) in out.iter_mut().enumerate().take(SIDE_BY_SIDE) {
-            *slot = top_of(k, |j| rows[r].get(j).copied().unwrap_or(f64::NAN)) as i64;
+            *slot = top_of(k, |j| rows[r].get(j).map_or(f64::NAN, |v| v.f())) as i64;
         }
         return;
     }
-    let mut best = rows.map(|r| r[0]);
+    let mut best = rows.map(|r| r[0].f());
     let mut top = [0_usize; SIDE_BY_SIDE];
     let mut nan = best.map(f64::is_nan);
     for j in 1..k {
         for r in 0..SIDE_BY_SIDE {
-            let v = rows[r][j];
+            let v = rows[r][j].f();
             let up = v > best[r];
             best[r] = if up { v } else { best[r] };
             top[r] = if up { j } else { top[r] };
@@ -83,7 +87,7 @@ fn tops_side_by_side(rows: [&[f64]; SIDE_BY_SIDE], k: usize, out: &mut [i64]) {
     }
     for (r, slot) in out.iter_mut().enumerate().take(SIDE_BY_SIDE) {
         let t = if nan[r] {
-            top_of(k, |j| rows[r][j])
+            top_of(k, |j| rows[r][j].f())
         } else {
             top[r]
         };
@@ -99,10 +103,11 @@ fn tops_side_by_side(rows: [&[f64]; SIDE_BY_SIDE], k: usize, out: &mut [i64]) {
 /// time, its comparisons one chain (36-48 ms), and a block of rows along each
 /// column with the running maxima in vectors (36-46 ms).
 #[allow(clippy::needless_range_loop)] // lane q of the four rows
-fn tops_by_columns(values: &[f64], n: usize, k: usize, first: usize, out: &mut [i64]) {
-    let value = |i: usize, j: usize| values.get(j * n + i).copied().unwrap_or(f64::NAN);
+fn tops_by_columns<P: Prob>(values: &[P], n: usize, k: usize, first: usize, out: &mut [i64]) {
+    let value = |i: usize, j: usize| values.get(j * n + i).map_or(f64::NAN, |v| v.f());
     let four = |i: usize, j: usize| -> Option<[f64; SIDE_BY_SIDE]> {
-        values.get(j * n + i..)?.first_chunk().copied()
+        let c: &[P; SIDE_BY_SIDE] = values.get(j * n + i..)?.first_chunk()?;
+        Some(c.map(Prob::f))
     };
     let mut r = 0;
     while r + SIDE_BY_SIDE <= out.len() {
@@ -139,12 +144,13 @@ fn tops_by_columns(values: &[f64], n: usize, k: usize, first: usize, out: &mut [
 /// Each row's top label: the column of its largest probability, the first
 /// of equal ones, and the first NaN where a row holds one (numpy's
 /// `argmax`). `n` rows of `proba`, four rows at a time in either layout
-/// (their comparisons side by side); the same labels from both.
+/// (their comparisons side by side); the same labels from both, and from
+/// float32 values as from their float64 widening.
 ///
 /// # Errors
 /// [`MetricError::Shape`] for a matrix of no columns or of another number of
 /// values; [`MetricError::Interrupted`].
-pub fn top_labels(proba: ProbaMatrix<'_, f64>, n: usize, pool: &Pool) -> Result<Vec<i64>> {
+pub fn top_labels<P: Prob>(proba: ProbaMatrix<'_, P>, n: usize, pool: &Pool) -> Result<Vec<i64>> {
     check_shape(&proba, n)?;
     let (values, k) = (proba.values, proba.k);
     let mut out: Vec<i64> = big_vec(n, "the top labels")?;
@@ -167,7 +173,7 @@ pub fn top_labels(proba: ProbaMatrix<'_, f64>, n: usize, pool: &Pool) -> Result<
         }
         for (r, slot) in slots.iter_mut().enumerate().skip(r) {
             let i = first + r;
-            *slot = top_of(k, |j| values.get(i * k + j).copied().unwrap_or(f64::NAN)) as i64;
+            *slot = top_of(k, |j| values.get(i * k + j).map_or(f64::NAN, |v| v.f())) as i64;
         }
     };
     if pool.parallel_for(n) {
@@ -186,14 +192,15 @@ pub fn top_labels(proba: ProbaMatrix<'_, f64>, n: usize, pool: &Pool) -> Result<
 /// `w (-ln clip(p_t, eps, 1 - eps))` (its log loss, `t` its true class,
 /// `eps` [`LOG_LOSS_EPS`]) and `w (Σ_j p_j² - p_t² + (1 - p_t)²)` (its
 /// Brier score). Without weights `w` is 1 and the products are not taken.
+/// Every value is computed in f64 (a float32 probability widened first).
 ///
 /// # Errors
 /// [`MetricError::Shape`] and [`MetricError::LengthMismatch`] for inputs of
 /// other sizes, [`MetricError::LabelOutOfRange`] for a true class outside
 /// `0..K` (the first such row), [`MetricError::Interrupted`].
-pub fn row_values<L: Label>(
+pub fn row_values<L: Label, P: Prob>(
     y_true: &[L],
-    proba: ProbaMatrix<'_, f64>,
+    proba: ProbaMatrix<'_, P>,
     sample_weight: Option<&[f64]>,
     pool: &Pool,
 ) -> Result<Vec<f64>> {
@@ -219,21 +226,29 @@ pub fn row_values<L: Label>(
         if pool.stopped() {
             return None;
         }
-        // A row of a column-major matrix, gathered.
-        let mut column_row = vec![0.0; if proba.column_major { k } else { 0 }];
+        // A row of a column-major or float32 matrix, gathered as f64 (a
+        // row-major f64 matrix's rows are read where they are).
+        let gathered = proba.column_major || P::F32;
+        let mut row_buffer = vec![0.0; if gathered { k } else { 0 }];
         for (r, row) in rows.chunks_exact_mut(width).enumerate() {
             let i = b * ROWS + r;
             let t = y_true.get(i).map_or(k, |v| v.slot(k));
             if t >= k {
                 return Some(i);
             }
-            let p: &[f64] = if proba.column_major {
-                for (j, slot) in column_row.iter_mut().enumerate() {
-                    *slot = values.get(j * n + i).copied().unwrap_or(f64::NAN);
+            let p: &[f64] = match P::as_f64s(values.get(i * k..(i + 1) * k).unwrap_or(&[])) {
+                Some(row) if !proba.column_major => row,
+                _ => {
+                    for (j, slot) in row_buffer.iter_mut().enumerate() {
+                        let at = if proba.column_major {
+                            j * n + i
+                        } else {
+                            i * k + j
+                        };
+                        *slot = values.get(at).map_or(f64::NAN, |v| v.f());
+                    }
+                    &row_buffer
                 }
-                &column_row
-            } else {
-                values.get(i * k..(i + 1) * k).unwrap_or(&[])
             };
             let pt = p.get(t).copied().unwrap_or(f64::NAN);
             let w = sample_weight.and_then(|w| w.get(i)).copied();
@@ -419,6 +434,50 @@ mod tests {
                 assert!((o[k + 3] - brier * wi).abs() < 1e-12);
             }
         }
+    }
+
+    /// A float32 matrix gives its float64 widening's top labels and rows'
+    /// values bit for bit, in either layout, with and without weights (ties
+    /// and NaNs among the float32 values too).
+    #[test]
+    #[allow(clippy::cast_possible_truncation)] // the float32 matrix under test
+    fn float32_reads_as_its_widening() {
+        let (n, k) = (ROWS + 45, 6);
+        let mut narrow: Vec<f32> = rows(n, k).iter().map(|&v| v as f32).collect();
+        narrow[3 * k + 2] = f32::NAN;
+        narrow[(ROWS + 7) * k..(ROWS + 8) * k].fill(0.25);
+        let wide: Vec<f64> = narrow.iter().map(|&v| f64::from(v)).collect();
+        let t: Vec<i64> = (0..n).map(|i| (i * 7 % k) as i64).collect();
+        let w: Vec<f64> = (0..n).map(|i| 0.5 + (i % 3) as f64).collect();
+        let (cn, cw) = (transposed_f32(&narrow, n, k), transposed(&wide, n, k));
+        let pool = Pool::new(2);
+        let bits = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (a, b) in [
+            (
+                ProbaMatrix::row_major(&narrow[..], k),
+                ProbaMatrix::row_major(&wide[..], k),
+            ),
+            (
+                ProbaMatrix::column_major(&cn[..], k),
+                ProbaMatrix::column_major(&cw[..], k),
+            ),
+        ] {
+            assert_eq!(
+                top_labels(a, n, &pool).unwrap(),
+                top_labels(b, n, &pool).unwrap()
+            );
+            for weight in [None, Some(&w[..])] {
+                let got = row_values(&t, a, weight, &pool).unwrap();
+                let want = row_values(&t, b, weight, &pool).unwrap();
+                assert_eq!(bits(got), bits(want));
+            }
+        }
+    }
+
+    fn transposed_f32(p: &[f32], n: usize, k: usize) -> Vec<f32> {
+        (0..k)
+            .flat_map(|j| (0..n).map(move |i| p[i * k + j]))
+            .collect()
     }
 
     #[test]
