@@ -205,6 +205,7 @@ fn block<const AP: bool>(walk: &mut Pairs, positive: u32, ties: u32) {
         walk.pb = pos_seen + below(first);
         walk.nb = neg_seen + u64::from(first) - below(first);
     }
+    walk.last_negative = positive >> (BLOCK - 1) == 0;
     walk.pos_seen += ones;
     walk.neg_seen += BLOCK as u64 - ones;
     walk.groups += u64::from(opens.count_ones());

@@ -25,7 +25,13 @@
 //! at 30 % positives) and its group's division in the rows' loop: on an
 //! Intel guest the average precision's walk of 10^7 rows on one thread took
 //! 63-65 ms over the sorted float32 halves, now 45-47 ms (the AUROC's walk:
-//! 27 ms), and 80-84 ms over two sorted sides, now 71-72 ms (49 ms).
+//! 27 ms), and 80-84 ms over two sorted sides, now 71-72 ms (49 ms). The
+//! first positive of a group is then found from the row before (it opens
+//! the group or follows a negative of it: one bit of state), not from the
+//! positives below the group (a `u64` and a select per row), and the table
+//! is of a fixed length: the rows' state left the stack, and the average
+//! precision's excess over the AUROC fell from 16-41 to 6-30 ms across the
+//! score shapes of `benches/test_bench_sort_yardstick.py` (10^7 rows).
 //!
 //! With `PL`, DeLong's placements too, in exact integers. A positive row of a
 //! group with `nb` negatives below it is placed above `nb + gn / 2` of the
@@ -50,13 +56,18 @@ use std::hint::select_unpredictable;
 /// table's slots: one a row, and the last group of the run before.
 const AP_ROWS: usize = 1 << 10;
 const SLOTS: usize = AP_ROWS + 1;
+/// The table's length: a power of two past [`SLOTS`], so that a slot's index
+/// masked by `TABLE - 1` (the same index: `kept <= SLOTS`) needs no bounds check.
+const TABLE: usize = 2048;
 
 /// A pair walk under way (no weights, no curve but the average precision).
 pub(super) struct Pairs {
     /// Positive and negative rows seen, those below the walk's start included.
     pub(super) pos_seen: u64,
     pub(super) neg_seen: u64,
-    /// The positive and negative rows below the open group.
+    /// The positive and negative rows below the open group (`pb` kept by
+    /// the rows' steps with `PL` alone: the average precision's steps find a
+    /// group's first positive from `last_negative`).
     pub(super) pb: u64,
     pub(super) nb: u64,
     /// Groups opened, the open one included.
@@ -74,9 +85,14 @@ pub(super) struct Pairs {
     ap: f64,
     /// With `AP`: the counts below each group whose first positive row has
     /// come since the last [`Pairs::flush`] (`[pb, nb]`, ascending), and the
-    /// slots kept (slot `kept` is the next free one). Empty without `AP`.
-    slots: Vec<[u64; 2]>,
+    /// slots kept (slot `kept` is the next free one). Allocated without `AP`
+    /// too (32 KiB a piece): a table of a length known at compile time, so
+    /// the rows' loop holds no length in a register and checks no bound.
+    slots: Box<[[u64; 2]; TABLE]>,
     kept: usize,
+    /// With `AP`: whether the row before is negative (a positive row tying it
+    /// is then its group's first positive: negatives come first in a tie).
+    pub(super) last_negative: bool,
     /// With `PL`: twice the positives, and the exact sums (see the module).
     two_pos: u64,
     s10: u128,
@@ -103,15 +119,16 @@ impl Pairs {
             sw_pos: walk.sw_pos,
             sw_neg: walk.sw_neg,
             ap: walk.ap,
-            slots: if AP { vec![[0; 2]; SLOTS] } else { Vec::new() },
+            slots: Box::new([[0; 2]; TABLE]),
             kept: 0,
+            last_negative: false,
             two_pos: 2 * walk.r.n_pos,
             s10: walk.s10,
             s01: walk.s01,
         };
         s.ordered += u128::from(s.nb & u64::from(p).wrapping_neg());
         if AP {
-            s.keep(p);
+            s.keep(p, true);
         }
         if PL {
             s.placed(p);
@@ -121,22 +138,25 @@ impl Pairs {
         s
     }
 
-    /// With `AP`: the row about to be counted (positive `p`, the counts below
-    /// its group in `pb` and `nb`) keeps its slot when it is its group's first
-    /// positive row; no branch on `p`.
+    /// With `AP`: the row about to be counted (positive `p`, opening a group
+    /// when `opens`, the negatives below its group in `nb`) keeps its slot when
+    /// it is its group's first positive row (it opens the group or follows a
+    /// negative of it; the positives below the group are then `pos_seen`); no
+    /// branch on `p`.
     #[inline(always)]
-    fn keep(&mut self, p: bool) {
-        if let Some(slot) = self.slots.get_mut(self.kept) {
-            *slot = [self.pb, self.nb];
+    fn keep(&mut self, p: bool, opens: bool) {
+        if let Some(slot) = self.slots.get_mut(self.kept & (TABLE - 1)) {
+            *slot = [self.pos_seen, self.nb];
         }
-        self.kept += usize::from(p & (self.pos_seen == self.pb));
+        self.kept += usize::from(p & (opens | self.last_negative));
+        self.last_negative = !p;
     }
 
     /// With `AP`: a positive row that opens its group, `pb` positive and
     /// `nb` negative rows below it (the block walk's rows, known positive).
     #[inline(always)]
     pub(super) fn keep_opening(&mut self, pb: u64, nb: u64) {
-        if let Some(slot) = self.slots.get_mut(self.kept) {
+        if let Some(slot) = self.slots.get_mut(self.kept & (TABLE - 1)) {
             *slot = [pb, nb];
         }
         self.kept += 1;
@@ -195,7 +215,7 @@ impl Pairs {
         }
         // Selects, not branches: on continuous scores most rows open a group,
         // not all, and no predictor guesses which.
-        if AP || PL {
+        if PL {
             self.pb = select_unpredictable(opens, self.pos_seen, self.pb);
         }
         self.nb = select_unpredictable(opens, self.neg_seen, self.nb);
@@ -204,7 +224,7 @@ impl Pairs {
         self.ord += self.nb & pm;
         self.all += self.neg_seen & pm;
         if AP {
-            self.keep(p);
+            self.keep(p, opens);
         }
         if PL {
             self.placed(p);
