@@ -71,9 +71,13 @@ def vector_extensions() -> list[str]:
 
 def machine() -> dict[str, Any]:
     cpu = "unknown"
+    family = ""
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-        cpu = next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), cpu)
+        fields = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in out.splitlines())}
+        cpu = fields.get("Model name", cpu)
+        # A guest's model name may be only "AMD EPYC": the family and model tell the core apart.
+        family = f"family {fields.get('CPU family', '?')}, model {fields.get('Model', '?')}"
     except OSError:
         pass
     import numpy
@@ -81,6 +85,7 @@ def machine() -> dict[str, Any]:
 
     return {
         "cpu": cpu,
+        "cpu_family": family,
         "vector_extensions": vector_extensions(),
         # The sort of plain integer keys this process uses (CMETRICS_SORT, the CPU).
         "sort_algorithm": _core.sort_algorithm(),

@@ -39,23 +39,58 @@ pub fn avx2() -> bool {
     })
 }
 
-/// Whether the CPU is Intel's (CPUID leaf 0 names the vendor). Some kernels
-/// order their instructions per vendor: the same results, different ports.
+/// The vendor's name from CPUID leaf 0 (EBX, EDX, ECX) and the family from
+/// leaf 1 ([`family_of`]), read once per process.
+#[cfg(target_arch = "x86_64")]
+fn identity() -> ([u32; 3], u32) {
+    static ID: OnceLock<([u32; 3], u32)> = OnceLock::new();
+    *ID.get_or_init(|| {
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID exists on every x86-64 CPU; leaf 1 on every one too.
+        let (vendor, signature) = unsafe {
+            let v = std::arch::x86_64::__cpuid(0);
+            (v, std::arch::x86_64::__cpuid(1).eax)
+        };
+        ([vendor.ebx, vendor.edx, vendor.ecx], family_of(signature))
+    })
+}
+
+/// The family in a CPUID leaf 1 signature (EAX): the base family, plus the
+/// extended family where the base is 15.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const fn family_of(signature: u32) -> u32 {
+    let base = (signature >> 8) & 0xF;
+    if base == 0xF {
+        base + ((signature >> 20) & 0xFF)
+    } else {
+        base
+    }
+}
+
+/// Whether the CPU is Intel's ("GenuineIntel"). Some kernels order their
+/// instructions per vendor: the same results, different ports.
 #[must_use]
 pub fn intel() -> bool {
-    static IS: OnceLock<bool> = OnceLock::new();
-    *IS.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // CPUID leaf 0 names the vendor in EBX, EDX, ECX.
-            #[allow(unused_unsafe)]
-            // SAFETY: CPUID exists on every x86-64 CPU.
-            let id = unsafe { std::arch::x86_64::__cpuid(0) };
-            (id.ebx, id.edx, id.ecx) == (0x756e_6547, 0x4965_6e69, 0x6c65_746e)
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        false
-    })
+    #[cfg(target_arch = "x86_64")]
+    {
+        identity().0 == [0x756e_6547, 0x4965_6e69, 0x6c65_746e]
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Whether the CPU is AMD's ("AuthenticAMD") of family 0x1A or later: Zen 5
+/// on, whose AVX-512 runs at full width with fast compress-stores (Zen 4,
+/// family 0x19, microcodes the compress-stores to memory).
+#[must_use]
+pub fn amd_zen5_or_later() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (vendor, family) = identity();
+        vendor == [0x6874_7541, 0x6974_6e65, 0x444d_4163] && family >= 0x1A
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// `fn $name`, running the `#[inline(always)]` function `$body` (same
@@ -98,3 +133,20 @@ macro_rules! widest {
 }
 
 pub(crate) use widest;
+
+#[cfg(test)]
+mod tests {
+    use super::family_of;
+
+    #[test]
+    fn families_read_from_known_signatures() {
+        // AMD Zen 5 (EPYC 9005, family 26 model 2), Zen 4 (EPYC 9004, family
+        // 25 model 17), Zen 2 (family 23); Intel Emerald Rapids (family 6,
+        // model 207) and an old family-15 Pentium 4.
+        assert_eq!(family_of(0x00B0_0F21), 0x1A);
+        assert_eq!(family_of(0x00A1_0F11), 0x19);
+        assert_eq!(family_of(0x0083_0F10), 0x17);
+        assert_eq!(family_of(0x000C_06F2), 6);
+        assert_eq!(family_of(0x0000_0F29), 0xF);
+    }
+}

@@ -58,82 +58,92 @@ fn top_of(k: usize, value: impl Fn(usize) -> f64) -> usize {
 /// independent chains, where one row's comparisons each wait on the last.
 const SIDE_BY_SIDE: usize = 4;
 
-/// The top labels of [`SIDE_BY_SIDE`] rows (`rows`, each its `k` values)
-/// into `out`: each row's running maximum and its column, without a branch,
-/// the rows interleaved; a row that met a NaN is then looked at again by
-/// [`top_of`] (its first NaN is its answer).
+/// The top labels of [`SIDE_BY_SIDE`] rows into `out`, given the rows'
+/// values of column `j` together (`column(j)`) and one value alone
+/// (`value(q, j)`, row `q`): each row's running maximum and its column,
+/// without a branch, the rows side by side; a row that met a NaN is then
+/// looked at again by [`top_of`] (its first NaN is its answer). The layouts
+/// differ only in how `column` reads.
 #[inline(always)]
-#[allow(clippy::needless_range_loop)] // column j of every row, the rows side by side
-fn tops_side_by_side<P: Prob>(rows: [&[P]; SIDE_BY_SIDE], k: usize, out: &mut [i64]) {
-    let rows = rows.map(|r| r.get(..k).unwrap_or(&[]));
-    if rows.iter().any(|r| r.len() < k) {
-        // Not met (the caller hands out whole rows); the values missing read as NaN.
-        for (r, slot) in out.iter_mut().enumerate().take(SIDE_BY_SIDE) {
-            *slot = top_of(k, |j| rows[r].get(j).map_or(f64::NAN, |v| v.f())) as i64;
-        }
-        return;
-    }
-    let mut best = rows.map(|r| r[0].f());
+#[allow(clippy::needless_range_loop)] // lane q of the four rows
+fn tops_of_four(
+    k: usize,
+    column: impl Fn(usize) -> [f64; SIDE_BY_SIDE],
+    value: impl Fn(usize, usize) -> f64,
+    out: &mut [i64],
+) {
+    let mut best = column(0);
     let mut top = [0_usize; SIDE_BY_SIDE];
     let mut nan = best.map(f64::is_nan);
     for j in 1..k {
-        for r in 0..SIDE_BY_SIDE {
-            let v = rows[r][j].f();
-            let up = v > best[r];
-            best[r] = if up { v } else { best[r] };
-            top[r] = if up { j } else { top[r] };
-            nan[r] |= v.is_nan();
+        let c = column(j);
+        for q in 0..SIDE_BY_SIDE {
+            let v = c[q];
+            let up = v > best[q];
+            best[q] = if up { v } else { best[q] };
+            top[q] = if up { j } else { top[q] };
+            nan[q] |= v.is_nan();
         }
     }
-    for (r, slot) in out.iter_mut().enumerate().take(SIDE_BY_SIDE) {
-        let t = if nan[r] {
-            top_of(k, |j| rows[r][j].f())
+    for (q, slot) in out.iter_mut().enumerate().take(SIDE_BY_SIDE) {
+        let t = if nan[q] {
+            top_of(k, |j| value(q, j))
         } else {
-            top[r]
+            top[q]
         };
         *slot = t as i64;
     }
 }
 
-/// The top labels of the rows `first..first + out.len()` of a column-major
-/// matrix (`values`, columns `n` long): [`SIDE_BY_SIDE`] consecutive rows at
-/// a time, as [`tops_side_by_side`] takes them, their values of a column
-/// read together (`k` streams, each read in order). Two other forms were
-/// measured slower on an Intel guest (10^6 x 10, one thread): one row at a
-/// time, its comparisons one chain (36-48 ms), and a block of rows along each
-/// column with the running maxima in vectors (36-46 ms).
-#[allow(clippy::needless_range_loop)] // lane q of the four rows
-fn tops_by_columns<P: Prob>(values: &[P], n: usize, k: usize, first: usize, out: &mut [i64]) {
-    let value = |i: usize, j: usize| values.get(j * n + i).map_or(f64::NAN, |v| v.f());
-    let four = |i: usize, j: usize| -> Option<[f64; SIDE_BY_SIDE]> {
-        let c: &[P; SIDE_BY_SIDE] = values.get(j * n + i..)?.first_chunk()?;
-        Some(c.map(Prob::f))
-    };
+/// The top labels of the rows `first..first + out.len()` of a row-major
+/// matrix (`values`, rows `k` long): [`SIDE_BY_SIDE`] rows at a time
+/// ([`tops_of_four`]), the rest one by one. A value missing (not met: the
+/// caller hands out whole rows) reads as NaN.
+fn tops_by_rows<P: Prob>(values: &[P], k: usize, first: usize, out: &mut [i64]) {
+    let value = |i: usize, j: usize| values.get(i * k + j).map_or(f64::NAN, |v| v.f());
     let mut r = 0;
     while r + SIDE_BY_SIDE <= out.len() {
         let i = first + r;
-        let mut best = four(i, 0).unwrap_or([f64::NAN; SIDE_BY_SIDE]);
-        let mut top = [0_usize; SIDE_BY_SIDE];
-        let mut nan = best.map(f64::is_nan);
-        for j in 1..k {
-            // A column too short (not met) reads as NaN: the rows are looked at again.
-            let c = four(i, j).unwrap_or([f64::NAN; SIDE_BY_SIDE]);
-            for q in 0..SIDE_BY_SIDE {
-                let v = c[q];
-                let up = v > best[q];
-                best[q] = if up { v } else { best[q] };
-                top[q] = if up { j } else { top[q] };
-                nan[q] |= v.is_nan();
-            }
-        }
-        for (q, slot) in out.iter_mut().skip(r).take(SIDE_BY_SIDE).enumerate() {
-            let t = if nan[q] {
-                top_of(k, |j| value(i + q, j))
-            } else {
-                top[q]
-            };
-            *slot = t as i64;
-        }
+        let rows: [&[P]; SIDE_BY_SIDE] =
+            std::array::from_fn(|q| values.get((i + q) * k..(i + q + 1) * k).unwrap_or(&[]));
+        tops_of_four(
+            k,
+            |j| rows.map(|row| row.get(j).map_or(f64::NAN, |v| v.f())),
+            |q, j| value(i + q, j),
+            out.get_mut(r..).unwrap_or_default(),
+        );
+        r += SIDE_BY_SIDE;
+    }
+    for (q, slot) in out.iter_mut().enumerate().skip(r) {
+        *slot = top_of(k, |j| value(first + q, j)) as i64;
+    }
+}
+
+/// The top labels of the rows `first..first + out.len()` of a column-major
+/// matrix (`values`, columns `n` long): [`SIDE_BY_SIDE`] consecutive rows at
+/// a time ([`tops_of_four`]), their values of a column read together (`k`
+/// streams, each read in order), the rest one by one. Two other forms were
+/// measured slower on an Intel guest (10^6 x 10, one thread): one row at a
+/// time, its comparisons one chain (36-48 ms), and a block of rows along each
+/// column with the running maxima in vectors (36-46 ms).
+fn tops_by_columns<P: Prob>(values: &[P], n: usize, k: usize, first: usize, out: &mut [i64]) {
+    let value = |i: usize, j: usize| values.get(j * n + i).map_or(f64::NAN, |v| v.f());
+    let mut r = 0;
+    while r + SIDE_BY_SIDE <= out.len() {
+        let i = first + r;
+        // A column too short (not met) reads as NaN: the rows are looked at again.
+        let column = |j: usize| {
+            values
+                .get(j * n + i..)
+                .and_then(<[P]>::first_chunk::<SIDE_BY_SIDE>)
+                .map_or([f64::NAN; SIDE_BY_SIDE], |c| c.map(Prob::f))
+        };
+        tops_of_four(
+            k,
+            column,
+            |q, j| value(i + q, j),
+            out.get_mut(r..).unwrap_or_default(),
+        );
         r += SIDE_BY_SIDE;
     }
     for (q, slot) in out.iter_mut().enumerate().skip(r) {
@@ -162,18 +172,8 @@ pub fn top_labels<P: Prob>(proba: ProbaMatrix<'_, P>, n: usize, pool: &Pool) -> 
         let first = b * ROWS;
         if proba.column_major {
             tops_by_columns(values, n, k, first, slots);
-            return;
-        }
-        let mut r = 0;
-        let mut rows = values.get(first * k..).unwrap_or(&[]).chunks_exact(k);
-        while r + SIDE_BY_SIDE <= slots.len() {
-            let four = [(); SIDE_BY_SIDE].map(|()| rows.next().unwrap_or(&[]));
-            tops_side_by_side(four, k, slots.get_mut(r..).unwrap_or_default());
-            r += SIDE_BY_SIDE;
-        }
-        for (r, slot) in slots.iter_mut().enumerate().skip(r) {
-            let i = first + r;
-            *slot = top_of(k, |j| values.get(i * k + j).map_or(f64::NAN, |v| v.f())) as i64;
+        } else {
+            tops_by_rows(values, k, first, slots);
         }
     };
     if pool.parallel_for(n) {
@@ -226,19 +226,23 @@ pub fn row_values<L: Label, P: Prob>(
         if pool.stopped() {
             return None;
         }
-        // A row of a column-major or float32 matrix, gathered as f64 (a
-        // row-major f64 matrix's rows are read where they are).
-        let gathered = proba.column_major || P::F32;
-        let mut row_buffer = vec![0.0; if gathered { k } else { 0 }];
+        // A row of a row-major float64 matrix is read where it lies; any
+        // other row (column-major, or float32) is gathered, widened to f64.
+        let mut row_buffer = vec![0.0; k];
         for (r, row) in rows.chunks_exact_mut(width).enumerate() {
             let i = b * ROWS + r;
             let t = y_true.get(i).map_or(k, |v| v.slot(k));
             if t >= k {
                 return Some(i);
             }
-            let p: &[f64] = match P::as_f64s(values.get(i * k..(i + 1) * k).unwrap_or(&[])) {
-                Some(row) if !proba.column_major => row,
-                _ => {
+            let in_place = if proba.column_major {
+                None
+            } else {
+                values.get(i * k..(i + 1) * k).and_then(P::as_f64s)
+            };
+            let p: &[f64] = match in_place {
+                Some(row) => row,
+                None => {
                     for (j, slot) in row_buffer.iter_mut().enumerate() {
                         let at = if proba.column_major {
                             j * n + i
