@@ -88,6 +88,20 @@ pub(crate) fn lcg(seed: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// Marsaglia's xorshift64 (shifts 13, 7, 17) from `seed` (which must not be
+/// zero): 64 random-looking bits per value, for unit tests that want whole
+/// words (keys, widths) rather than [`lcg`]'s 31 bits.
+#[cfg(test)]
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 /// `POISSON1_THRESHOLDS[k - 1] = round(2^32 P(X <= k - 1))` for `X ~ Poisson(1)`,
 /// for every `k` whose threshold is below `2^32`: a 32-bit word `u` gives the
 /// draw `#{k : u >= POISSON1_THRESHOLDS[k - 1]}`. Computed with exact rational

@@ -141,13 +141,7 @@ mod tests {
 
     #[test]
     fn the_vectorized_sort_sorts_every_kind_of_key() {
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::random::xorshift(0x9E37_79B9_7F4A_7C15);
         for n in [0usize, 1, 2, 3, 17, 64, 1000, 100_003] {
             let cases: [Vec<u64>; 4] = [
                 (0..n).map(|_| next()).collect(),

@@ -331,11 +331,9 @@ mod tests {
     fn long_division_rounds_as_ieee_division() {
         // Below 2^53 IEEE division is the correctly rounded quotient: the
         // long division must agree on every case, ties and tiny values included.
-        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = crate::random::xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let den = (x >> 11) | 1;
             let num = (x.rotate_left(29) >> 11) % (den + 1);
             let want = num as f64 / den as f64;

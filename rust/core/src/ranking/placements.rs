@@ -361,13 +361,7 @@ mod tests {
 
     #[test]
     fn pieces_on_any_thread_count_give_the_searched_sums() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::random::xorshift(0x9e37_79b9_7f4a_7c15);
         let grid = |n: usize, next: &mut dyn FnMut() -> u64| -> Vec<(bool, f64, f64)> {
             (0..n)
                 .map(|_| {

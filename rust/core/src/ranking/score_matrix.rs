@@ -329,11 +329,9 @@ mod tests {
     /// to right, for every remainder of rows and several widths.
     #[test]
     fn row_sums_agree_bit_for_bit_on_every_path() {
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut word = crate::random::xorshift(0x2545_F491_4F6C_DD1D);
         let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = word();
             (x >> 40) as f32 / (1_u64 << 24) as f32 * 3.0 - 1.0
         };
         for k in [1_usize, 2, 3, 10, 17] {

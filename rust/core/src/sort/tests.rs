@@ -4,12 +4,10 @@ use super::*;
 
 #[test]
 fn radix_sort_sorts() {
-    let mut x: u64 = 12345;
+    let mut next = crate::random::xorshift(12345);
     let mut v: Vec<u64> = (0..100_000)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             f64::from((x % 100_000) as f32 / 7.0).to_bits() // non-negative: the bits sort as the values
         })
         .collect();
@@ -22,15 +20,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn data(n: usize, seed: u64, distinct: u64) -> Vec<u64> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % distinct
-        })
-        .collect()
+    let mut next = crate::random::xorshift(seed | 1);
+    (0..n).map(|_| next() % distinct).collect()
 }
 
 #[test]

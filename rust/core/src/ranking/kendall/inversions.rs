@@ -350,12 +350,10 @@ mod tests {
     }
 
     fn data(n: usize, seed: u64, bits: u32) -> Vec<u32> {
-        let mut x = seed | 1;
+        let mut next = crate::random::xorshift(seed | 1);
         (0..n)
             .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = next();
                 (x >> 20) as u32 & (u32::MAX >> (32 - bits))
             })
             .collect()
