@@ -37,7 +37,7 @@ pub(super) fn tie_runs<T, K: PartialEq>(
 /// How many rows ahead the random reads and writes of the rank table ask for
 /// their cache line. Far enough that the line arrives before its row is
 /// reached: on an AMD Zen 5 guest, reading 10^7 ranks in a random order took
-/// 59-68 ms one row at a time with 16 rows ahead and 26-29 ms with 128, and
+/// 59-68 ms one row at a time with 16 rows ahead and 26-33 ms with 128, and
 /// the whole tau-b of 10^7 untied pairs 222-259 against 174-225 ms (best of
 /// 5, two threads; 128 lines are 8 KiB, well inside the first-level cache).
 pub(super) const AHEAD: usize = 128;
