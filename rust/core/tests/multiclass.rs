@@ -10,6 +10,9 @@ use cmetrics_core::ranking::{
 use cmetrics_core::Pool;
 use proptest::prelude::*;
 
+mod common;
+use common::xorshift;
+
 /// Naive cumulated counts from the highest score down, then sklearn's drop rule.
 fn naive_curve(ok: &[bool], s: &[f64], w: &[f64], drop: Drop) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut values: Vec<f64> = s.to_vec();
@@ -71,12 +74,11 @@ proptest! {
     fn each_column_is_the_binary_walk(codes in prop::collection::vec(0_u32..4, 1..200), seed in any::<u64>(), weighted in any::<bool>()) {
         let n = codes.len();
         let k = 4;
-        let mut x = seed | 1;
-        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let mut next = xorshift(seed | 1);
         let scores: Vec<f32> = (0..n * k).map(|_| (next() % 7) as f32 / 6.0).collect();
         let w: Vec<f64> = (0..n).map(|_| (next() % 3) as f64 + 0.25).collect();
         let weight = weighted.then_some(&w[..]);
-        let ind: Vec<bool> = (0..n * k).map(|i| next() % 3 == 0 || codes[i / k] as usize == i % k).collect();
+        let ind: Vec<bool> = (0..n * k).map(|i| next().is_multiple_of(3) || codes[i / k] as usize == i % k).collect();
         for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
             let m = Matrix { values: &scores, n_cols: k, column_major: false };
             let by_codes = one_vs_rest(Truth::Codes(&codes), m, &[3, 0, 1], weight, true, &pool).unwrap();
@@ -162,8 +164,7 @@ proptest! {
     #[test]
     fn binned_columns_match_a_plain_histogram(codes in prop::collection::vec(0_u32..3, 1..150), seed in any::<u64>(), weighted in any::<bool>(), bins in 1_u32..20) {
         let (n, k) = (codes.len(), 3);
-        let mut x = seed | 1;
-        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let mut next = xorshift(seed | 1);
         let scores: Vec<f64> = (0..n * k).map(|_| (next() % 11) as f64 / 10.0).collect();
         let w: Vec<f64> = (0..n).map(|_| (next() % 4) as f64 + 0.5).collect();
         let weight = weighted.then_some(&w[..]);
@@ -197,8 +198,7 @@ proptest! {
     #[test]
     fn grouped_histograms_match_each_group_binned_alone(codes in prop::collection::vec(0_u32..3, 1..150), cuts in prop::collection::vec(0_usize..150, 0..5), seed in any::<u64>(), weighted in any::<bool>(), bins in 1_u32..20) {
         let (n, k) = (codes.len(), 3);
-        let mut x = seed | 1;
-        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let mut next = xorshift(seed | 1);
         let scores: Vec<f64> = (0..n * k).map(|_| (next() % 11) as f64 / 10.0).collect();
         let columns: Vec<f64> = (0..k).flat_map(|j| (0..n).map(|i| scores[i * k + j]).collect::<Vec<_>>()).collect();
         let w: Vec<f64> = (0..n).map(|_| (next() % 4) as f64 + 0.5).collect();
@@ -249,8 +249,7 @@ proptest! {
         // Tiles of 16 rows ranked side by side, the rest row by row: any k, any n.
         let n = raw.len();
         let codes: Vec<u32> = raw.iter().map(|&c| c % k as u32).collect();
-        let mut x = seed | 1;
-        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let mut next = xorshift(seed | 1);
         let scores: Vec<f32> = (0..n * k).map(|_| (next() % 5) as f32 / 4.0).collect();
         let wide: Vec<f64> = scores.iter().map(|&s| f64::from(s)).collect();
         for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
@@ -310,8 +309,7 @@ proptest! {
         // score below 0, scores wider than float32, weights, columns first.
         let n = raw.len();
         let codes: Vec<u32> = raw.iter().map(|&c| c % k as u32).collect();
-        let mut x = seed | 1;
-        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let mut next = xorshift(seed | 1);
         let mut scores: Vec<f64> = (0..n * k).map(|_| match next() % 6 { 0 => -0.0, v => v as f64 / 8.0 }).collect();
         let weight: Vec<f64> = (0..n).map(|i| (i % 3) as f64 + 0.5).collect();
         let mut w = None;
@@ -337,13 +335,7 @@ proptest! {
 fn class_ranking_adds_the_ranks_of_every_chunk() {
     // Rows over several chunks of the transpose, counted on two threads.
     let (n, k) = (3 * cmetrics_core::parallel::CHECK_ROWS / 10 + 17, 10);
-    let mut x = 11_u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(11);
     let codes: Vec<u32> = (0..n).map(|_| (next() % k as u64) as u32).collect();
     let scores: Vec<f64> = (0..n * k).map(|_| (next() % 300) as f64 / 512.0).collect();
     let m = Matrix {
@@ -359,13 +351,7 @@ fn class_ranking_adds_the_ranks_of_every_chunk() {
 #[test]
 fn column_major_matrices_give_the_same_results() {
     let (n, k) = (300, 4);
-    let mut x = 7_u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(7);
     let codes: Vec<u32> = (0..n).map(|_| (next() % 4) as u32).collect();
     let rows: Vec<f32> = (0..n * k).map(|_| (next() % 9) as f32 / 8.0).collect();
     let cols: Vec<f32> = (0..n * k).map(|i| rows[(i % n) * k + i / n]).collect();
@@ -416,13 +402,7 @@ fn column_major_matrices_give_the_same_results() {
 #[test]
 fn row_sum_range_is_the_extremes_of_the_row_sums() {
     let (n, k) = (700_003, 4);
-    let mut x = 11_u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(11);
     #[allow(clippy::cast_precision_loss)]
     let mut rows: Vec<f64> = (0..n * k).map(|_| (next() % 1000) as f64 / 997.0).collect();
     let sums: Vec<f64> = rows
@@ -500,13 +480,7 @@ fn row_sum_range_is_the_extremes_of_the_row_sums() {
 #[test]
 fn walks_of_probabilities_are_one_vs_rest_with_the_row_sums() {
     let (n, k) = (300_007, 5);
-    let mut x = 23_u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(23);
     #[allow(clippy::cast_possible_truncation)]
     let codes: Vec<u32> = (0..n).map(|_| (next() % k as u64) as u32).collect();
     #[allow(clippy::cast_precision_loss)]

@@ -5,6 +5,8 @@ use cmetrics_core::multilabel::multilabel_counts;
 use cmetrics_core::Pool;
 use proptest::prelude::*;
 
+mod common;
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
@@ -37,15 +39,9 @@ proptest! {
 #[test]
 fn sums_do_not_depend_on_the_thread_count() {
     let (n, k) = (700_000, 3);
-    let mut x = 88_u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let t: Vec<bool> = (0..n * k).map(|_| next() % 3 == 0).collect();
-    let p: Vec<bool> = (0..n * k).map(|_| next() % 2 == 0).collect();
+    let mut next = common::xorshift(88);
+    let t: Vec<bool> = (0..n * k).map(|_| next().is_multiple_of(3)).collect();
+    let p: Vec<bool> = (0..n * k).map(|_| next().is_multiple_of(2)).collect();
     let w: Vec<f64> = (0..n).map(|_| (next() % 1000) as f64 / 7.0).collect();
     let one = multilabel_counts(&t, &p, k, Some(&w), &Pool::sequential()).unwrap();
     for threads in [2, 3, 8] {

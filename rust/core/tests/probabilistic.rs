@@ -7,6 +7,8 @@ use cmetrics_core::probabilistic::{
 use cmetrics_core::{MetricError, Pool};
 use proptest::prelude::*;
 
+mod common;
+
 struct Naive {
     pcm: Vec<f64>,
     counts: Vec<u64>,
@@ -128,13 +130,8 @@ fn bin_edges_follow_the_definitions() {
 fn threads_and_float32_give_identical_bits() {
     let k = 5;
     let n = 700_000;
-    let mut x: u64 = 7;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 40) as u32 % 100
-    };
+    let mut word = common::xorshift(7);
+    let mut next = || (word() >> 40) as u32 % 100;
     let raw: Vec<u32> = (0..n * k).map(|_| next()).collect();
     let p: Vec<f32> = rows(&raw, k).iter().map(|&v| v as f32).collect();
     let y: Vec<i32> = (0..n).map(|_| (next() % 5) as i32).collect();
@@ -255,16 +252,11 @@ fn invalid_inputs_are_reported_with_their_row() {
     ));
 }
 
-/// A small seeded generator of 24-bit values (xorshift64), for inputs larger than proptest
-/// should shrink.
-fn xorshift(seed: u64) -> impl FnMut() -> u32 {
-    let mut x = seed | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 40) as u32
-    }
+/// A small seeded generator of 24-bit values (the high bits of xorshift64), for inputs
+/// larger than proptest should shrink.
+fn xorshift24(seed: u64) -> impl FnMut() -> u32 {
+    let mut word = common::xorshift(seed | 1);
+    move || (word() >> 40) as u32
 }
 
 fn near(a: f64, b: f64) -> bool {
@@ -284,7 +276,7 @@ proptest! {
         weighted in any::<bool>(),
         use_f32 in any::<bool>(),
     ) {
-        let mut next = xorshift(seed);
+        let mut next = xorshift24(seed);
         // Sparse rows (many zeros) exercise the 0 ln 0 = 0 convention.
         let raw: Vec<u32> = (0..n * k).map(|_| { let v = next() % 40; if v < 15 { 0 } else { v } }).collect();
         let p = rows(&raw, k);
@@ -341,7 +333,7 @@ proptest! {
         portable in any::<bool>(),
         threads in prop_oneof![Just(1_usize), Just(3)],
     ) {
-        let mut next = xorshift(seed);
+        let mut next = xorshift24(seed);
         let raw: Vec<u32> = (0..n * k).map(|_| next() % 50).collect();
         let p = rows(&raw, k);
         let y: Vec<i32> = (0..n).map(|_| (next() as usize % k) as i32).collect();
@@ -378,7 +370,7 @@ proptest! {
         portable in any::<bool>(),
         column_major in any::<bool>(),
     ) {
-        let mut next = xorshift(seed);
+        let mut next = xorshift24(seed);
         let raw: Vec<u32> = (0..n * k).map(|_| { let v = next() % 40; if v < 10 { 0 } else { v } }).collect();
         let p = rows(&raw, k);
         let y: Vec<i32> = (0..n).map(|_| (next() as usize % k) as i32).collect();
@@ -493,7 +485,7 @@ fn groups_side_by_side_equal_each_group_alone() {
 #[test]
 fn two_column_checks_equal_the_full_pass() {
     let n = 70_000;
-    let mut next = xorshift(5);
+    let mut next = xorshift24(5);
     let y: Vec<i64> = (0..n).map(|_| i64::from(next() % 2)).collect();
     let p: Vec<f64> = (0..n)
         .flat_map(|_| {

@@ -233,8 +233,7 @@ proptest! {
     #[test]
     fn union_walked_in_pieces(seed in any::<u64>(), states in 1_usize..9, distinct in prop_oneof![Just(50_u64), Just(1 << 20)]) {
         let n = 90_000_usize;
-        let mut x = seed | 1;
-        let mut next = || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        let mut next = common::xorshift(seed | 1);
         let rows: Vec<(usize, bool, f64)> = (0..n).map(|_| {
             let r = next();
             #[allow(clippy::cast_precision_loss)]
