@@ -161,6 +161,9 @@ def test_bad_options_and_merges_are_refused(backend: str) -> None:
     for bad in (0, -1, 2.5, True, 1 << 21):
         with pytest.raises(ValidationError, match="bootstrap="):
             cmetrics.Evaluator(n_classes=2, bootstrap=bad)  # type: ignore[arg-type]
+        # Without labels the bad count is still what the message names.
+        with pytest.raises(ValidationError, match=rf"bootstrap={bad!r} is invalid"):
+            cmetrics.Evaluator(bootstrap=bad)  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="seed="):
         cmetrics.Evaluator(n_classes=2, bootstrap=10, seed=-1)
     with pytest.raises(ValidationError, match="confidence_level"):

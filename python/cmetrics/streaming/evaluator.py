@@ -210,10 +210,12 @@ class Evaluator(GroupedRows):
     def _keep_replicates(self, bootstrap: int | None, seed: int, confidence_level: float) -> None:
         """The ``bootstrap=``, ``seed=`` and ``confidence_level=`` options, checked and kept."""
         if bootstrap is not None:
+            # The values first: a wrong count is named as such, with or without labels.
+            options = check_options(bootstrap, seed, confidence_level)
             if self._labels is None:
                 msg = "bootstrap= lays its replicate sums out by class; pass labels= or n_classes= as well"
                 raise ValidationError(msg)
-            self._bootstrap = check_options(bootstrap, seed, confidence_level)
+            self._bootstrap = options
         elif seed != 0 or confidence_level != 0.95:
             msg = "seed= and confidence_level= belong to the bootstrap; pass bootstrap= (the number of replicates)"
             raise ValidationError(msg)
