@@ -164,6 +164,23 @@ def test_float_labels_at_or_beyond_2_63_raise(backend: str) -> None:
     assert cmetrics.accuracy_score([-(2.0**63)], [-(2.0**63)], backend=backend) == 1.0
 
 
+def test_two_integer_labels_at_any_distance_are_read_as_two_classes(backend: str) -> None:
+    """Binary labels are two integers: adjacent ones (read from the extremes alone), ones far
+    apart (counted), the int64 extremes themselves, and integral floats; a third value between
+    two extremes that are not adjacent is refused. The greater label is positive throughout."""
+    positive = np.array([True, False, True, True, False, False, True, False])
+    s = [0.9, 0.1, 0.8, 0.4, 0.5, 0.2, 0.7, 0.3]
+    want = float(naive_auc(positive, [int(v * 10) for v in s]))
+    top = np.iinfo(np.int64).max
+    for neg, pos in ((0, 1), (-1, 1), (top - 1, top), (-top - 1, top), (3, 40)):
+        y = np.where(positive, pos, neg).astype(np.int64)
+        assert cmetrics.roc_auc_score(y, s, backend=backend) == want, (neg, pos)
+    assert cmetrics.roc_auc_score(positive.astype(np.float64), s, backend=backend) == want
+    assert cmetrics.roc_auc_score(np.where(positive, -(2.0**62), -(2.0**63)), s, backend=backend) == want
+    with pytest.raises(ValueError, match="3 classes"):
+        cmetrics.roc_auc_score([-1, 0, 1, 1, -1, 0, 1, -1], s, backend=backend)
+
+
 def naive_auc(y: np.ndarray, s: list[int]) -> Fraction:
     pairs = [(i, j) for i in range(len(y)) for j in range(len(y)) if y[i] and not y[j]]
     good = sum(Fraction(1) if s[i] > s[j] else Fraction(1, 2) if s[i] == s[j] else Fraction(0) for i, j in pairs)

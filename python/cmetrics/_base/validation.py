@@ -194,6 +194,11 @@ def _numeric(a: np.ndarray, name: str) -> np.ndarray:
             bad = int(np.flatnonzero(~finite)[0])
             msg = f"{name}[{bad}] = {float(a[bad])!r}: labels must be finite ({int((~finite).sum())} non-finite)"
             raise NonFiniteError(msg)
+        if lo >= -(2.0**63) and hi < 2.0**63:
+            # Inside the int64 range the cast is exact for integral values: one copy, compared back.
+            ints = a.astype(np.int64)
+            if np.array_equal(ints, a):
+                return ints
         if not np.array_equal(a, np.floor(a)):
             bad = int(np.flatnonzero(a != np.floor(a))[0])
             msg = (
@@ -414,14 +419,17 @@ def binary(
 
 def _at_most_two(values: np.ndarray) -> np.ndarray | None:
     """The distinct values of integer labels, increasing, when there are at most two (from the
-    extremes and two comparisons: no sort or hash of the rows), else None."""
+    extremes, and two comparisons when they are not adjacent integers: no sort or hash of the
+    rows), else None."""
     if values.size == 0:
         return values[:0]
     lo, hi = values.min(), values.max()
     if lo == hi:
         one: np.ndarray = values[:1].copy()
         return one
-    if np.count_nonzero(values == lo) + np.count_nonzero(values == hi) != values.size:
+    # Integers between adjacent extremes (the usual {0, 1}) are one or the other: nothing to count.
+    # The difference in Python integers: int64 extremes would wrap.
+    if int(hi) - int(lo) != 1 and np.count_nonzero(values == lo) + np.count_nonzero(values == hi) != values.size:
         return None
     out: np.ndarray = np.array([lo, hi], dtype=values.dtype)
     return out
