@@ -98,6 +98,126 @@ fn count_tile<X: Score, C: Copy + std::ops::AddAssign + From<u8>>(
     })
 }
 
+/// Rows a chunk of [`count_chunk`] takes: each column's cell numbers of a
+/// chunk fill 256 KiB, and each column's tables (two of `bins + 1` cells, 512
+/// KiB at the default 2^16 bins) are then counted into by the whole chunk
+/// while they stay in the second-level cache.
+const CHUNK_ROWS: usize = 1 << 16;
+
+/// What [`count_chunk`] writes between its passes: column `j`'s cell numbers
+/// of the chunk's rows at `cells[j * CHUNK_ROWS..]`, and the chunk's rows of
+/// each of the columns' classes, grouped by class (`starts[j]..starts[j + 1]`
+/// of `by_class` for column `j`).
+struct Scratch {
+    cells: Vec<u32>,
+    by_class: Vec<u32>,
+    starts: Vec<usize>,
+}
+
+impl Scratch {
+    fn new(width: usize) -> Self {
+        Self {
+            cells: vec![0; width * CHUNK_ROWS],
+            by_class: vec![0; CHUNK_ROWS],
+            starts: vec![0; width + 2],
+        }
+    }
+}
+
+/// [`count_tile`] without weights for at most [`CHUNK_ROWS`] rows, in three
+/// passes: every row's cell in each of `cols` (the matrix read once, a row
+/// at a time when it is row-major), the rows grouped by class, then a column
+/// at a time its rows' cells and its class's rows counted. Counting straight
+/// from the matrix, a thread's tables (two per column, five columns a thread
+/// at ten columns on two threads: 2.6 MB at 2^16 bins) did not fit its
+/// second-level cache, so nearly every count waited on the third level; a
+/// column's tables now take a whole chunk's counts at once. The same counts.
+fn count_chunk<X: Score>(
+    scores: &Matrix<'_, X>,
+    codes: &[u32],
+    cols: std::ops::Range<usize>,
+    rows: std::ops::Range<usize>,
+    bins: u32,
+    (all, pos): (&mut [u32], &mut [u32]),
+    s: &mut Scratch,
+) -> Option<(usize, usize)> {
+    let n = codes.len();
+    let cells = bins as usize + 1;
+    let scale = f64::from(bins);
+    // Truncation is the floor for the non-negative values kept; a cell is
+    // below `bins + 1`, within `u32`.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let cell = |v: f64| ((v * scale) as usize).min(cells - 1) as u32;
+    let len = rows.len().min(CHUNK_ROWS);
+    let width = cols.len();
+    let mut outside = false;
+    if scores.column_major {
+        for (j, col) in cols.clone().enumerate() {
+            let out = &mut s.cells[j * CHUNK_ROWS..j * CHUNK_ROWS + len];
+            for (slot, x) in out
+                .iter_mut()
+                .zip(scores.column(n, col, rows.start, rows.end))
+            {
+                let v = x.to_f64();
+                outside |= !(0.0..=1.0).contains(&v);
+                *slot = cell(v);
+            }
+        }
+    } else {
+        for (r, i) in rows.clone().take(len).enumerate() {
+            for (j, col) in cols.clone().enumerate() {
+                let v = scores.at(n, i, col).to_f64();
+                outside |= !(0.0..=1.0).contains(&v);
+                s.cells[j * CHUNK_ROWS + r] = cell(v);
+            }
+        }
+    }
+    // The rows of each column's class, in row order (a counting sort; rows
+    // of other classes go to the spare group `width`).
+    let group = |i: usize| {
+        let c = codes.get(i).copied().unwrap_or(0) as usize;
+        if cols.contains(&c) {
+            c - cols.start
+        } else {
+            width
+        }
+    };
+    s.starts.fill(0);
+    for i in rows.clone().take(len) {
+        s.starts[group(i) + 1] += 1;
+    }
+    for j in 0..=width {
+        s.starts[j + 1] += s.starts[j];
+    }
+    let mut at = s.starts.clone();
+    for (r, i) in rows.clone().take(len).enumerate() {
+        let g = group(i);
+        s.by_class[at[g]] = r as u32;
+        at[g] += 1;
+    }
+    for j in 0..width {
+        let own = &s.cells[j * CHUNK_ROWS..j * CHUNK_ROWS + len];
+        let (all, pos) = (
+            &mut all[j * cells..(j + 1) * cells],
+            &mut pos[j * cells..(j + 1) * cells],
+        );
+        for &c in own {
+            all[c as usize] += 1;
+        }
+        for &r in &s.by_class[s.starts[j]..s.starts[j + 1]] {
+            pos[own[r as usize] as usize] += 1;
+        }
+    }
+    if !outside {
+        return None;
+    }
+    rows.into_iter().find_map(|i| {
+        cols.clone()
+            .find(|&c| !(0.0..=1.0).contains(&scores.at(n, i, c).to_f64()))
+            .map(|c| (i, c))
+    })
+}
+
 /// The binned groups of a run of columns, and the first (row, column) whose
 /// score is outside [0, 1].
 type ColumnGroups = (Vec<super::ScoreGroups>, Option<(usize, usize)>);
@@ -130,8 +250,14 @@ pub fn binned_one_vs_rest<X: Score>(
     let groups: Vec<(usize, usize)> = (0..k).step_by(per).map(|a| (a, (a + per).min(k))).collect();
     // Each group's tables: two u32 and two u64 cells, and two f64 with weights.
     let cell_bytes = 24 + if weighted { 16 } else { 0 };
+    // Without weights, each group's scratch of a chunk's cells (count_chunk).
+    let scratch_bytes = if weighted {
+        0
+    } else {
+        (k + groups.len()) as u128 * CHUNK_ROWS as u128 * 4
+    };
     check_available(
-        (k as u128) * (cells as u128) * cell_bytes,
+        (k as u128) * (cells as u128) * cell_bytes + scratch_bytes,
         "the binned one-vs-rest tables",
     )?;
     // Per group of columns: its columns' groups, and the first row with a score outside [0, 1].
@@ -155,13 +281,21 @@ pub fn binned_one_vs_rest<X: Score>(
         };
         // Rows in blocks of 2^31 (no u32 cell overflows), flushed into the u64 totals.
         let block = 1_usize << 31;
-        // Tiles of rows: a row-major tile is read once per column, so it must stay in the
-        // second-level cache (2^13 rows of 10 float32: 320 KB); a column-major one is read
-        // once in all.
-        let tile = if scores.column_major {
+        // Tiles of rows: without weights, chunks whose cells are counted a column at a time
+        // (count_chunk, the matrix read once); with weights, a row-major tile is read once per
+        // column, so it must stay in the second-level cache (2^13 rows of 10 float32: 320 KB),
+        // and a column-major one is read once in all.
+        let tile = if !weighted {
+            CHUNK_ROWS
+        } else if scores.column_major {
             CHECK_ROWS
         } else {
             1 << 13
+        };
+        let mut scratch = if weighted {
+            None
+        } else {
+            Some(Scratch::new(width))
         };
         for start in (0..n).step_by(block) {
             let end = (start + block).min(n);
@@ -170,6 +304,11 @@ pub fn binned_one_vs_rest<X: Score>(
                     break;
                 }
                 let last = (first + tile).min(end);
+                if let Some(scratch) = scratch.as_mut() {
+                    let tables = (&mut all[..], &mut pos[..]);
+                    bad = count_chunk(&scores, codes, lo..hi, first..last, bins, tables, scratch);
+                    continue;
+                }
                 let tables = Tables {
                     all: &mut all,
                     pos: &mut pos,
