@@ -88,9 +88,17 @@ fn count_tile<X: Score, C: Copy + std::ops::AddAssign + From<u8>>(
             *slot += w.get(i).copied().unwrap_or(0.0);
         }
     }
-    if !outside {
-        return None;
-    }
+    outside.then(|| first_outside(scores, rows, cols)).flatten()
+}
+
+/// The first (row, column) of `rows` x `cols`, in row order, whose score is
+/// outside [0, 1] (NaN included), once a pass has seen one.
+fn first_outside<X: Score>(
+    scores: &Matrix<'_, X>,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+) -> Option<(usize, usize)> {
+    let n = scores.rows();
     rows.into_iter().find_map(|i| {
         cols.clone()
             .find(|&c| !(0.0..=1.0).contains(&scores.at(n, i, c).to_f64()))
@@ -208,14 +216,7 @@ fn count_chunk<X: Score>(
             pos[own[r as usize] as usize] += 1;
         }
     }
-    if !outside {
-        return None;
-    }
-    rows.into_iter().find_map(|i| {
-        cols.clone()
-            .find(|&c| !(0.0..=1.0).contains(&scores.at(n, i, c).to_f64()))
-            .map(|c| (i, c))
-    })
+    outside.then(|| first_outside(scores, rows, cols)).flatten()
 }
 
 /// The binned groups of a run of columns, and the first (row, column) whose
