@@ -95,6 +95,7 @@ def test_the_values_are_the_references(both: tuple[dict[str, object], dict[str, 
         assert value("auc_f32") == pytest.approx(skm.roc_auc_score(y, p.astype(np.float32)), abs=1e-12)
         assert value("auc_logits64") == pytest.approx(skm.roc_auc_score(y, z), abs=1e-12)
         assert value("ap_f64") == pytest.approx(skm.average_precision_score(y, p), abs=1e-12)
+        assert value("ap_f32") == pytest.approx(skm.average_precision_score(y, p.astype(np.float32)), abs=1e-12)
         assert value("ap_logits32") == pytest.approx(skm.average_precision_score(y, z.astype(np.float32)), abs=1e-12)
         assert value("kendall_ties") == pytest.approx(scipy.stats.kendalltau(z, ties).statistic, abs=1e-12)
         assert value("ovr") == pytest.approx(skm.roc_auc_score(k, proba, multi_class="ovr"), abs=1e-9)

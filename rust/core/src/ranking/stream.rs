@@ -13,6 +13,11 @@ pub(super) trait Stream {
     fn packed_u32(&self) -> Option<&[u32]> {
         None
     }
+    /// The rows left, when they are the merge of two sorted arrays of packed
+    /// `u32` keys (the unweighted walk then merges them in vectors).
+    fn packed_u32_pair(&self) -> Option<(&[u32], &[u32])> {
+        None
+    }
 }
 
 /// The branch-free merge of the two sorted sides; an exhausted side reads as
@@ -112,5 +117,11 @@ impl<T: Item> Stream for PackedMerge<'_, T> {
         self.ib += usize::from(take_b);
         let k = if take_b { y } else { x };
         (k >> 1, k & 1 == 1, 1.0)
+    }
+    fn packed_u32_pair(&self) -> Option<(&[u32], &[u32])> {
+        Some((
+            T::as_u32s(self.a.get(self.ia..)?)?,
+            T::as_u32s(self.b.get(self.ib..)?)?,
+        ))
     }
 }

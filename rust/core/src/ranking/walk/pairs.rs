@@ -311,6 +311,14 @@ impl Walk {
             self.run_pairs_packed::<AP>(keys, pool);
             return;
         }
+        if let Some((a, b)) = rows
+            .packed_u32_pair()
+            .filter(|(a, b)| !PL && (a.len() + b.len()) as u64 == n)
+        {
+            if self.run_pairs_packed_merge::<AP>(a, b, pool) {
+                return;
+            }
+        }
         let (k, p, _) = rows.next();
         let mut walk = Pairs::start::<AP, PL>(self, k, p);
         let mut left = n - 1;
