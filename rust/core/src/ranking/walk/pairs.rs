@@ -59,6 +59,30 @@ const SLOTS: usize = AP_ROWS + 1;
 /// The table's length: a power of two past [`SLOTS`], so that a slot's index
 /// masked by `TABLE - 1` (the same index: `kept <= SLOTS`) needs no bounds check.
 const TABLE: usize = 2048;
+/// Slots the vectorized block walk writes at once (past `kept`: they fit,
+/// `SLOTS + LANES <= TABLE`).
+pub(super) const LANES: usize = 16;
+const _: () = assert!(SLOTS + LANES <= TABLE);
+
+/// The average precision's slots: the positive and negative rows below
+/// each kept group, in two tables.
+struct Slots {
+    pb: [u64; TABLE],
+    nb: [u64; TABLE],
+}
+
+impl Slots {
+    /// Slot `at` (masked to the tables' length: the same slot) set.
+    #[inline(always)]
+    fn put(&mut self, at: usize, pb: u64, nb: u64) {
+        if let Some(slot) = self.pb.get_mut(at & (TABLE - 1)) {
+            *slot = pb;
+        }
+        if let Some(slot) = self.nb.get_mut(at & (TABLE - 1)) {
+            *slot = nb;
+        }
+    }
+}
 
 /// A pair walk under way (no weights, no curve but the average precision).
 pub(super) struct Pairs {
@@ -84,11 +108,11 @@ pub(super) struct Pairs {
     sw_neg: f64,
     ap: f64,
     /// With `AP`: the counts below each group whose first positive row has
-    /// come since the last [`Pairs::flush`] (`[pb, nb]`, ascending), and the
-    /// slots kept (slot `kept` is the next free one). Allocated without `AP`
-    /// too (32 KiB a piece): a table of a length known at compile time, so
-    /// the rows' loop holds no length in a register and checks no bound.
-    slots: Box<[[u64; 2]; TABLE]>,
+    /// come since the last [`Pairs::flush`] (ascending), and the slots kept
+    /// (slot `kept` is the next free one). Allocated without `AP` too (32
+    /// KiB a piece): tables of a length known at compile time, so the rows'
+    /// loop holds no length in a register and checks no bound.
+    slots: Box<Slots>,
     kept: usize,
     /// With `AP`: whether the row before is negative (a positive row tying it
     /// is then its group's first positive: negatives come first in a tie).
@@ -119,7 +143,10 @@ impl Pairs {
             sw_pos: walk.sw_pos,
             sw_neg: walk.sw_neg,
             ap: walk.ap,
-            slots: Box::new([[0; 2]; TABLE]),
+            slots: Box::new(Slots {
+                pb: [0; TABLE],
+                nb: [0; TABLE],
+            }),
             kept: 0,
             last_negative: false,
             two_pos: 2 * walk.r.n_pos,
@@ -145,9 +172,7 @@ impl Pairs {
     /// branch on `p`.
     #[inline(always)]
     fn keep(&mut self, p: bool, opens: bool) {
-        if let Some(slot) = self.slots.get_mut(self.kept & (TABLE - 1)) {
-            *slot = [self.pos_seen, self.nb];
-        }
+        self.slots.put(self.kept, self.pos_seen, self.nb);
         self.kept += usize::from(p & (opens | self.last_negative));
         self.last_negative = !p;
     }
@@ -156,10 +181,26 @@ impl Pairs {
     /// `nb` negative rows below it (the block walk's rows, known positive).
     #[inline(always)]
     pub(super) fn keep_opening(&mut self, pb: u64, nb: u64) {
-        if let Some(slot) = self.slots.get_mut(self.kept & (TABLE - 1)) {
-            *slot = [pb, nb];
-        }
+        self.slots.put(self.kept, pb, nb);
         self.kept += 1;
+    }
+
+    /// With `AP`: the next [`LANES`] free slots (of both tables: `kept` is
+    /// at most [`SLOTS`], so they fit), to be written and then counted by
+    /// [`Pairs::kept_more`].
+    #[inline(always)]
+    pub(super) fn free_slots(&mut self) -> Option<(&mut [u64; LANES], &mut [u64; LANES])> {
+        let at = self.kept..self.kept + LANES;
+        let Slots { pb, nb } = &mut *self.slots;
+        let pb = pb.get_mut(at.clone())?.try_into().ok()?;
+        let nb = nb.get_mut(at)?.try_into().ok()?;
+        Some((pb, nb))
+    }
+
+    /// With `AP`: `k` more slots kept (written by way of [`Pairs::free_slots`]).
+    #[inline(always)]
+    pub(super) fn kept_more(&mut self, k: usize) {
+        self.kept += k;
     }
 
     /// With `AP`: [`Pairs::flush`] once fewer than two blocks of the block
@@ -181,12 +222,14 @@ impl Pairs {
             return;
         }
         let mut terms = [0.0_f64; SLOTS];
-        let kept = self.slots.get(..self.kept).unwrap_or_default();
-        ap_terms(kept, self.sw_pos, self.sw_neg, &mut terms);
+        let pb = self.slots.pb.get(..self.kept).unwrap_or_default();
+        let nb = self.slots.nb.get(..self.kept).unwrap_or_default();
+        ap_terms(pb, nb, self.sw_pos, self.sw_neg, &mut terms);
         for &term in terms.get(..self.kept - 1).unwrap_or_default() {
             self.ap += term;
         }
-        self.slots.copy_within(self.kept - 1..self.kept, 0);
+        self.slots.pb.copy_within(self.kept - 1..self.kept, 0);
+        self.slots.nb.copy_within(self.kept - 1..self.kept, 0);
         self.kept = 1;
     }
 
@@ -276,16 +319,16 @@ widest! {
     /// positives up to the next kept group times the precision at and above
     /// the group), into `terms`, with the widest vectors this CPU runs: the
     /// terms are independent, and their sum is taken in order by the caller.
-    fn ap_terms(kept: &[[u64; 2]], sw_pos: f64, sw_neg: f64, terms: &mut [f64]) => ap_terms_portable
+    fn ap_terms(pb: &[u64], nb: &[u64], sw_pos: f64, sw_neg: f64, terms: &mut [f64]) => ap_terms_portable
 }
 
 /// The loop of [`ap_terms`], inlined into each variant so that it
 /// vectorises for its features.
 #[allow(clippy::cast_precision_loss)]
 #[inline(always)]
-fn ap_terms_portable(kept: &[[u64; 2]], sw_pos: f64, sw_neg: f64, terms: &mut [f64]) {
-    let next = kept.get(1..).unwrap_or_default();
-    for ((term, &[pb, nb]), &[next_pb, _]) in terms.iter_mut().zip(kept).zip(next) {
+fn ap_terms_portable(pb: &[u64], nb: &[u64], sw_pos: f64, sw_neg: f64, terms: &mut [f64]) {
+    let next = pb.get(1..).unwrap_or_default();
+    for (((term, &pb), &nb), &next_pb) in terms.iter_mut().zip(pb).zip(nb).zip(next) {
         let tp = sw_pos - pb as f64;
         *term = (next_pb - pb) as f64 * (tp / (tp + (sw_neg - nb as f64)));
     }
