@@ -251,8 +251,10 @@ unsafe fn fill(merge: &mut Merge16<'_>, stage: &mut [u32; STAGE + 1], rows: usiz
 
 /// The block walk of the rows `keys[i..]` (`keys[i - 1]`, the row before
 /// them, already walked): blocks of sixteen rows settled from their masks
-/// where no positive row ties the row before it, else row by row, then the
-/// rows short of a block row by row.
+/// where no positive row ties the row before it ([`block`]), the others in
+/// AVX-512 registers when `WIDE` ([`block_tied_avx512`]; with `AP` every
+/// block, its slots kept in vectors) and else row by row, then the rows
+/// short of a block row by row.
 #[inline(always)]
 fn blocks<const AP: bool, const WIDE: bool>(walk: &mut Pairs, keys: &[u32], mut i: usize) {
     let row = |walk: &mut Pairs, key: u32| walk.row::<AP, false>(u64::from(key >> 1), key & 1 == 1);
@@ -273,7 +275,8 @@ fn blocks<const AP: bool, const WIDE: bool>(walk: &mut Pairs, keys: &[u32], mut 
             walk.prev = window.last().map_or(walk.prev, |&k| u64::from(k >> 1));
         } else if WIDE {
             // A positive row in a group opened before it (its group's
-            // negatives before it are ties): the groups found in vectors.
+            // negatives before it are ties), or any block with `AP`: the
+            // groups found in vectors.
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `WIDE` is set only in functions run on AVX-512 CPUs.
             unsafe {
@@ -393,9 +396,10 @@ unsafe fn block_tied_avx512<const AP: bool>(walk: &mut Pairs, positive: u32, tie
         if AP {
             // Each first positive row's slot: the positives before it and
             // the negatives below its group, packed to the first lanes in
-            // ascending order and widened to 64 bits; the rows of the
-            // carried group (the first of them, being a prefix) below it
-            // are `nb_before`.
+            // ascending order and widened to 64 bits. The carried group's
+            // rows are a prefix of the lanes, so its first positive, if
+            // kept, is the first packed lane: its negatives below are
+            // `nb_before`.
             let index = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
             let pb = _mm512_maskz_compress_epi32(lanes(first), _mm512_sub_epi32(index, rel));
             let nb = _mm512_maskz_compress_epi32(lanes(first), nb);

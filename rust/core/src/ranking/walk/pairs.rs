@@ -185,11 +185,15 @@ impl Pairs {
         self.kept += 1;
     }
 
-    /// With `AP`: the next [`LANES`] free slots (of both tables: `kept` is
-    /// at most [`SLOTS`], so they fit), to be written and then counted by
-    /// [`Pairs::kept_more`].
+    /// With `AP`: the next [`LANES`] free slots (of both tables), to be
+    /// written and then counted by [`Pairs::kept_more`]. The walks keep
+    /// `kept` at most [`SLOTS`], so they fit; were they not to, the table is
+    /// flushed first (never a slot lost).
     #[inline(always)]
     pub(super) fn free_slots(&mut self) -> Option<(&mut [u64; LANES], &mut [u64; LANES])> {
+        if self.kept + LANES > TABLE {
+            self.flush();
+        }
         let at = self.kept..self.kept + LANES;
         let Slots { pb, nb } = &mut *self.slots;
         let pb = pb.get_mut(at.clone())?.try_into().ok()?;
