@@ -306,11 +306,8 @@ fn blocks<const AP: bool, const WIDE: bool>(walk: &mut Pairs, keys: &[u32], mut 
 fn block<const AP: bool>(walk: &mut Pairs, positive: u32, ties: u32) {
     let below = |j: u32| u64::from((positive & ((1_u32 << j) - 1)).count_ones());
     let opens = !ties & ((1 << BLOCK) - 1);
-    let ones = u64::from(positive.count_ones());
     let (pos_seen, neg_seen) = (walk.pos_seen, walk.neg_seen);
-    // Each positive row's negatives before it: `neg_seen + j - below(j)`,
-    // and `below(j)` runs 0, 1, .. over the positive rows.
-    let sum = ones * neg_seen + position_sum(positive) - ones * ones.saturating_sub(1) / 2;
+    let sum = negatives_before_positives(positive, neg_seen);
     walk.ord += sum;
     walk.all += sum;
     if AP {
@@ -321,12 +318,29 @@ fn block<const AP: bool>(walk: &mut Pairs, positive: u32, ties: u32) {
             m &= m - 1;
         }
     }
-    // The last group, when it opens in the block: the counts before its
-    // first row.
+    close_block(walk, positive, opens);
+}
+
+/// The negatives before each positive row of a block, summed: a positive
+/// row `j` has `neg_seen + j - below(j)` (`below(j)`: the block's positive
+/// rows before it), and `below(j)` runs 0, 1, .. over the positive rows.
+#[inline(always)]
+fn negatives_before_positives(positive: u32, neg_seen: u64) -> u64 {
+    let ones = u64::from(positive.count_ones());
+    ones * neg_seen + position_sum(positive) - ones * ones.saturating_sub(1) / 2
+}
+
+/// A block's end: the counts below its last group when that group opens in
+/// the block (the counts before its first row), the last row's outcome,
+/// and the rows and groups seen.
+#[inline(always)]
+fn close_block(walk: &mut Pairs, positive: u32, opens: u32) {
+    let below = |j: u32| u64::from((positive & ((1_u32 << j) - 1)).count_ones());
+    let ones = u64::from(positive.count_ones());
     if opens != 0 {
-        let first = 31 - opens.leading_zeros();
-        walk.pb = pos_seen + below(first);
-        walk.nb = neg_seen + u64::from(first) - below(first);
+        let last = 31 - opens.leading_zeros();
+        walk.pb = walk.pos_seen + below(last);
+        walk.nb = walk.neg_seen + u64::from(last) - below(last);
     }
     walk.last_negative = positive >> (BLOCK - 1) == 0;
     walk.pos_seen += ones;
@@ -431,24 +445,14 @@ unsafe fn block_tied_avx512<const AP: bool>(walk: &mut Pairs, positive: u32, tie
         }
         _mm512_mask_reduce_add_epi32(lanes(positive & !carried), nb)
     };
-    let below = |j: u32| u64::from((positive & ((1_u32 << j) - 1)).count_ones());
-    let ones = u64::from(positive.count_ones());
     let fresh = positive & !carried;
     #[allow(clippy::cast_sign_loss)]
     let ord = u64::from((positive & carried).count_ones()) * nb_before
         + u64::from(fresh.count_ones()) * neg_seen
         + u64::from(fresh_sum as u32);
     walk.ord += ord;
-    walk.all += ones * neg_seen + position_sum(positive) - ones * ones.saturating_sub(1) / 2;
-    if opens != 0 {
-        let last = 31 - opens.leading_zeros();
-        walk.pb = pos_seen + below(last);
-        walk.nb = neg_seen + u64::from(last) - below(last);
-    }
-    walk.last_negative = positive >> (BLOCK - 1) == 0;
-    walk.pos_seen += ones;
-    walk.neg_seen += BLOCK as u64 - ones;
-    walk.groups += u64::from(opens.count_ones());
+    walk.all += negatives_before_positives(positive, neg_seen);
+    close_block(walk, positive, opens);
 }
 
 #[cfg(test)]
