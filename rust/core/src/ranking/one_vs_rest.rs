@@ -19,7 +19,7 @@ use super::walk::walk;
 use rayon::prelude::*;
 
 mod columns;
-use columns::{read_columns, Plan};
+use columns::{read_columns, read_columns_ranked, Plan};
 
 use crate::cpu::widest;
 use crate::error::{MetricError, Result};
@@ -286,7 +286,14 @@ fn packed_columns<X: Score>(
     let k = scores.n_cols;
     let tiled = !scores.column_major && columns.len() <= TILE_COLUMNS && k <= TILE_WIDTH;
     let ranks = ranks && tiled;
-    let rank_lanes = if ranks { RankLanes::new(k) } else { None };
+    // Every column, in order, read out by permutes: the ranks are counted
+    // from the columns put together there ([`read_columns_ranked`]).
+    let fused = ranks && plan.is_some() && columns.iter().copied().eq(0..k);
+    let rank_lanes = if ranks && !fused {
+        RankLanes::new(k)
+    } else {
+        None
+    };
     let fill = |(c, piece): (usize, &mut Vec<&mut [std::mem::MaybeUninit<u32>]>)| -> Filled {
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         let mut extremes = |block: &[f64]| {
@@ -326,7 +333,7 @@ fn packed_columns<X: Score>(
                 }
                 let keys = tile.get_mut(..block.len()).unwrap_or_default();
                 score_keys(block, keys);
-                if ranks {
+                if ranks && !fused {
                     // Before the outcome bits: the keys order as the scores.
                     count_key_ranks(keys, codes, k, &mut hist, rank_lanes.as_ref());
                 }
@@ -336,7 +343,21 @@ fn packed_columns<X: Score>(
                     }
                 }
                 let keys = keys.get(..m * k).unwrap_or_default();
-                ok &= read_columns(keys, k, columns, piece, t * TILE, NOT_A_KEY, plan.as_ref());
+                ok &= match plan.as_ref().filter(|_| fused) {
+                    Some(plan) => read_columns_ranked(
+                        keys,
+                        k,
+                        piece,
+                        t * TILE,
+                        NOT_A_KEY,
+                        plan,
+                        codes,
+                        &mut hist,
+                    ),
+                    None => {
+                        read_columns(keys, k, columns, piece, t * TILE, NOT_A_KEY, plan.as_ref())
+                    }
+                };
             }
             return (ok, lo, hi, hist);
         }

@@ -151,7 +151,7 @@ fn tile_ranks_portable<X: Score>(
 /// row's length by the shape checks): the keys above its key, plus the equal
 /// keys in later columns.
 #[inline(always)]
-fn rank_in_row<K: Copy + Ord + Default>(row: &[K], code: u32) -> u32 {
+pub(super) fn rank_in_row<K: Copy + Ord + Default>(row: &[K], code: u32) -> u32 {
     let t = (code as usize).min(row.len().saturating_sub(1));
     let own = row.get(t).copied().unwrap_or_default();
     let mut above = 0_u32;

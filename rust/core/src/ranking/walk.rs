@@ -10,6 +10,21 @@ use crate::parallel::{Pool, CHECK_ROWS};
 
 mod blocks;
 mod pairs;
+mod staged;
+
+crate::cpu::widest! {
+    /// [`Walk::run_counted`] compiled for the widest vectors this CPU runs:
+    /// the same operations in the same order (Rust never fuses a multiply
+    /// and an add), so the same bits, with the counts converted to float64
+    /// in one instruction each where AVX-512 has it.
+    fn counted<S: Stream>(walk: &mut Walk, rows: S, n: u64, pool: &Pool) => run_counted
+}
+
+/// [`Walk::run_counted`] as a function for [`counted`].
+#[inline(always)]
+fn run_counted<S: Stream>(walk: &mut Walk, rows: S, n: u64, pool: &Pool) {
+    walk.run_counted(rows, n, pool);
+}
 
 /// Tie groups in ascending score order from `rows` (a branch-free merge of
 /// two sorted sides, or one packed array; negatives first within a tie).
@@ -114,7 +129,7 @@ impl Walk {
             } else if self.exact_placements {
                 self.run_pairs::<S, false, true>(rows, n, pool);
             } else {
-                self.run_counted(rows, n, pool);
+                counted(self, rows, n, pool);
             }
             return;
         }
@@ -147,9 +162,37 @@ impl Walk {
     /// (registers) rather than in the walk's fields, which the compiler keeps
     /// in memory when a group closes on some rows only: the operations of
     /// [`Walk::push`] and [`Walk::close_counted_group`] in the same order, so
-    /// the same bits, about twice as fast.
+    /// the same bits, about twice as fast. Inlined into each variant of
+    /// [`counted`]. The merge of two packed arrays is merged in vectors
+    /// where the CPU has them ([`Walk::run_counted_packed_merge`]).
+    #[inline(always)]
+    fn run_counted<S: Stream>(&mut self, rows: S, n: u64, pool: &Pool) {
+        if let Some((a, b)) = rows
+            .packed_u32_pair()
+            .filter(|(a, b)| (a.len() + b.len()) as u64 == n)
+        {
+            if self.run_counted_packed_merge(a, b, pool) {
+                return;
+            }
+        }
+        self.counted_rows(rows, n, None, true, pool);
+    }
+
+    /// The loop of [`Walk::run_counted`] over `n` rows of `rows` (at least
+    /// one): after the row keyed `prev` (its group still open), or else from
+    /// the first row, which opens the first group; the last group closed at
+    /// the end when `last`. The key of the last row, or `None` once the
+    /// pool's stop flag is raised (the walk is then abandoned).
     #[allow(clippy::cast_precision_loss)]
-    fn run_counted<S: Stream>(&mut self, mut rows: S, n: u64, pool: &Pool) {
+    #[inline(always)]
+    fn counted_rows<S: Stream>(
+        &mut self,
+        mut rows: S,
+        n: u64,
+        prev: Option<u64>,
+        last: bool,
+        pool: &Pool,
+    ) -> Option<u64> {
         let curves = self.curves;
         let (sw_pos, sw_neg) = (self.sw_pos, self.sw_neg);
         let (half_per_pos, per_total) = (self.half_per_pos, self.per_total);
@@ -196,10 +239,15 @@ impl Walk {
                 (gp, gn) = (0, 0);
             }};
         }
-        let (mut prev, p, _) = rows.next();
-        groups += 1;
-        push!(p);
-        let mut left = n - 1;
+        let (mut prev, mut left) = match prev {
+            Some(prev) => (prev, n),
+            None => {
+                let (first, p, _) = rows.next();
+                groups += 1;
+                push!(p);
+                (first, n - 1)
+            }
+        };
         let mut stopped = false;
         while left > 0 {
             if pool.stopped() {
@@ -218,7 +266,7 @@ impl Walk {
             }
             left -= step;
         }
-        if !stopped {
+        if !stopped && last {
             close!();
         }
         (self.groups, self.gp, self.gn) = (groups, gp, gn);
@@ -229,6 +277,7 @@ impl Walk {
         (self.pending_w, self.pending_precision) = (pending_w, pending_precision);
         self.first_precision = first_precision;
         (self.v10_sq, self.v01_sq) = (v10_sq, v01_sq);
+        (!stopped).then_some(prev)
     }
 
     /// Without weights: `p` positives and `n` negatives of one score, the

@@ -9,6 +9,8 @@
 
 use std::mem::MaybeUninit;
 
+use super::super::top_k::rank_in_row;
+
 /// Rows read out together (the lanes of a vector of `u32`).
 const LANES: usize = 16;
 
@@ -67,7 +69,8 @@ pub(super) fn read_columns(
     #[cfg(target_arch = "x86_64")]
     if let Some(plan) = plan.filter(|p| p.k == k && p.lanes.len() == columns.len()) {
         // SAFETY: a plan exists only on a CPU with AVX-512 (`Plan::new`).
-        let (wide_ok, wide_rows) = unsafe { read_columns_avx512(keys, plan, outs, at, missing) };
+        let (wide_ok, wide_rows) =
+            unsafe { read_columns_avx512::<false>(keys, plan, outs, at, missing, &[], &mut []) };
         ok &= wide_ok;
         done = wide_rows;
     }
@@ -84,25 +87,89 @@ pub(super) fn read_columns(
     ok
 }
 
+/// [`read_columns`] of every column of the tile, in order (`outs[c]` takes
+/// column `c`), by masked permutes (`plan`, made for those columns), that
+/// also counts each row's rank of its true class (`codes`, one per row) into
+/// `hist` from the columns it puts together: the keys above the true
+/// class's, plus the equal ones in later columns, the outcome bit (set on
+/// the true class's key alone) left out of the comparison. The rows short
+/// of a group of sixteen are copied and ranked one by one.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn read_columns_ranked(
+    keys: &[u32],
+    k: usize,
+    outs: &mut [&mut [MaybeUninit<u32>]],
+    at: usize,
+    missing: u32,
+    plan: &Plan,
+    codes: &[u32],
+    hist: &mut [u64],
+) -> bool {
+    let rows = keys.len().checked_div(k).unwrap_or(0);
+    let mut ok = true;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if plan.k == k && plan.lanes.len() == k && outs.len() == k && codes.len() >= rows {
+        // SAFETY: a plan exists only on a CPU with AVX-512 (`Plan::new`).
+        let (wide_ok, wide_rows) =
+            unsafe { read_columns_avx512::<true>(keys, plan, outs, at, missing, codes, hist) };
+        ok &= wide_ok;
+        done = wide_rows;
+    }
+    let _ = plan;
+    let rest = keys.get(done * k..).unwrap_or_default();
+    let columns: Vec<usize> = (0..k).collect();
+    for (out, &col) in outs.iter_mut().zip(&columns) {
+        let dst = out.get_mut(at + done..at + rows).unwrap_or_default();
+        let src = rest.get(col..).unwrap_or_default().iter().step_by(k);
+        for (slot, &key) in dst.iter_mut().zip(src) {
+            ok &= key != missing;
+            slot.write(key);
+        }
+    }
+    let mut row_keys = vec![0_u32; k];
+    for (row, &code) in rest
+        .chunks_exact(k.max(1))
+        .zip(codes.get(done..).unwrap_or_default())
+    {
+        for (x, &key) in row_keys.iter_mut().zip(row) {
+            *x = key | 1;
+        }
+        if let Some(h) = hist.get_mut(rank_in_row(&row_keys, code) as usize) {
+            *h += 1;
+        }
+    }
+    ok
+}
+
 /// The whole groups of sixteen rows of [`read_columns`] by masked permutes:
 /// whether no copied key was `missing`, and the rows done.
 ///
 /// # Safety
 /// The CPU has AVX-512 F (as every [`Plan`] vouches).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn read_columns_avx512(
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn read_columns_avx512<const RANKS: bool>(
     keys: &[u32],
     plan: &Plan,
     outs: &mut [&mut [MaybeUninit<u32>]],
     at: usize,
     missing: u32,
+    codes: &[u32],
+    hist: &mut [u64],
 ) -> (bool, usize) {
     use std::arch::x86_64::{
-        __m512i, _mm512_cmpeq_epi32_mask, _mm512_loadu_si512, _mm512_mask_permutexvar_epi32,
-        _mm512_set1_epi32, _mm512_setzero_si512, _mm512_storeu_si512,
+        __m512i, _mm512_cmpeq_epi32_mask, _mm512_cmpgt_epu32_mask, _mm512_cmplt_epu32_mask,
+        _mm512_loadu_si512, _mm512_mask_add_epi32, _mm512_mask_mov_epi32,
+        _mm512_mask_permutexvar_epi32, _mm512_min_epu32, _mm512_or_si512, _mm512_set1_epi32,
+        _mm512_setzero_si512, _mm512_storeu_si512,
     };
     let k = plan.k;
+    // With `RANKS`: every column's vector of the group, in column order.
+    let mut columns = [_mm512_setzero_si512(); LANES];
+    let one = _mm512_set1_epi32(1);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+    let last = _mm512_set1_epi32(k.saturating_sub(1) as i32);
     #[allow(clippy::cast_possible_wrap)]
     let missing = _mm512_set1_epi32(missing as i32);
     let mut bad = 0_u16;
@@ -113,13 +180,23 @@ unsafe fn read_columns_avx512(
         .map(|o| o.len().saturating_sub(at))
         .min()
         .unwrap_or(0);
-    for group in keys.chunks_exact(LANES * k).take(room / LANES) {
+    let groups = if RANKS {
+        (room / LANES).min(codes.len() / LANES)
+    } else {
+        room / LANES
+    };
+    for group in keys.chunks_exact(LANES * k).take(groups) {
         let mut vectors = [_mm512_setzero_si512(); LANES];
         for (v, chunk) in vectors.iter_mut().zip(group.chunks_exact(LANES)) {
             // SAFETY: `chunk` holds 16 keys.
             *v = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast::<__m512i>()) };
         }
-        for ((out, lanes), masks) in outs.iter_mut().zip(&plan.lanes).zip(&plan.masks) {
+        for (i, ((out, lanes), masks)) in outs
+            .iter_mut()
+            .zip(&plan.lanes)
+            .zip(&plan.masks)
+            .enumerate()
+        {
             // SAFETY: `lanes` holds 16 lane numbers.
             let lanes = unsafe { _mm512_loadu_si512(lanes.as_ptr().cast::<__m512i>()) };
             let mut column = _mm512_setzero_si512();
@@ -129,9 +206,44 @@ unsafe fn read_columns_avx512(
                 }
             }
             bad |= _mm512_cmpeq_epi32_mask(column, missing);
+            if RANKS {
+                if let Some(kept) = columns.get_mut(i) {
+                    *kept = column;
+                }
+            }
             if let Some(dst) = out.get_mut(at + done..at + done + LANES) {
                 // SAFETY: `dst` holds 16 keys.
                 unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast::<__m512i>(), column) };
+            }
+        }
+        if RANKS {
+            // The true class's code of each row (clamped below `k`, as
+            // `rank_in_row` does) and its key, outcome bit set.
+            let code = codes.get(done..done + LANES).map_or(last, |c| {
+                // SAFETY: `c` holds 16 codes.
+                _mm512_min_epu32(unsafe { _mm512_loadu_si512(c.as_ptr().cast()) }, last)
+            });
+            let mut own = _mm512_setzero_si512();
+            for (c, &column) in columns.iter().enumerate().take(k) {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+                let here = _mm512_cmpeq_epi32_mask(code, _mm512_set1_epi32(c as i32));
+                own = _mm512_mask_mov_epi32(own, here, column);
+            }
+            // Each key with the outcome bit set compares with `own` as the
+            // scores do (the true class's own key counts in neither test).
+            let mut rank = _mm512_setzero_si512();
+            for (c, &column) in columns.iter().enumerate().take(k) {
+                let key = _mm512_or_si512(column, one);
+                #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+                let later = _mm512_cmplt_epu32_mask(code, _mm512_set1_epi32(c as i32));
+                let counted =
+                    _mm512_cmpgt_epu32_mask(key, own) | (_mm512_cmpeq_epi32_mask(key, own) & later);
+                rank = _mm512_mask_add_epi32(rank, counted, rank, one);
+            }
+            for (v, h) in hist.iter_mut().enumerate().take(k) {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+                let at_v = _mm512_cmpeq_epi32_mask(rank, _mm512_set1_epi32(v as i32));
+                *h += u64::from(at_v.count_ones());
             }
         }
         done += LANES;
@@ -141,7 +253,8 @@ unsafe fn read_columns_avx512(
 
 #[cfg(test)]
 mod tests {
-    use super::{read_columns, Plan};
+    use super::super::super::top_k::rank_in_row;
+    use super::{read_columns, read_columns_ranked, Plan};
     use std::mem::MaybeUninit;
 
     /// Every width up to 16 and past it, whole and partial groups, columns
@@ -215,6 +328,67 @@ mod tests {
                         u32::MAX,
                         plan.as_ref()
                     ));
+                }
+            }
+        }
+    }
+
+    /// The ranks counted while every column is read out equal the ranks of
+    /// the keys without outcome bits, row by row (`rank_in_row`), with many
+    /// ties across columns, whole and partial groups, every width the
+    /// permutes take; the columns read out are the tile's.
+    #[test]
+    fn ranks_counted_in_the_read_out_are_the_rows_ranks() {
+        for k in 1..=16_usize {
+            let columns: Vec<usize> = (0..k).collect();
+            let Some(plan) = Plan::new(k, &columns) else {
+                return;
+            };
+            for rows in [1, 15, 16, 37, 64] {
+                for distinct in [2_u32, 3, 1 << 20] {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let scores: Vec<u32> = (0..rows * k)
+                        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 7) % distinct)
+                        .collect();
+                    #[allow(clippy::cast_possible_truncation)]
+                    let codes: Vec<u32> = (0..rows)
+                        .map(|r| ((r as u32).wrapping_mul(40_503) >> 3) % k as u32)
+                        .collect();
+                    let mut want = vec![0_u64; k];
+                    for (row, &code) in scores.chunks_exact(k).zip(&codes) {
+                        want[rank_in_row(row, code) as usize] += 1;
+                    }
+                    // Packed keys: the score above the outcome bit, set on
+                    // the true class's key.
+                    let mut keys: Vec<u32> = scores.iter().map(|&x| x << 1).collect();
+                    for (row, &code) in keys.chunks_exact_mut(k).zip(&codes) {
+                        row[code as usize] |= 1;
+                    }
+                    let at = 2;
+                    let mut buffers: Vec<Vec<MaybeUninit<u32>>> = columns
+                        .iter()
+                        .map(|_| vec![MaybeUninit::new(7); at + rows])
+                        .collect();
+                    let mut outs: Vec<&mut [MaybeUninit<u32>]> =
+                        buffers.iter_mut().map(|b| &mut b[..]).collect();
+                    let mut got = vec![0_u64; k];
+                    assert!(read_columns_ranked(
+                        &keys,
+                        k,
+                        &mut outs,
+                        at,
+                        u32::MAX,
+                        &plan,
+                        &codes,
+                        &mut got
+                    ));
+                    assert_eq!(got, want, "k {k} rows {rows} distinct {distinct}");
+                    for (b, &col) in buffers.iter().zip(&columns) {
+                        // SAFETY: every slot was initialised above.
+                        let out: Vec<u32> = b.iter().map(|x| unsafe { x.assume_init() }).collect();
+                        let tile: Vec<u32> = (0..rows).map(|r| keys[r * k + col]).collect();
+                        assert_eq!(&out[at..], &tile[..], "k {k} rows {rows} col {col}");
+                    }
                 }
             }
         }

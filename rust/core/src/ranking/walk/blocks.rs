@@ -2,7 +2,7 @@
 //! the outcome bit, as one-vs-rest columns and float32 scores give them),
 //! sixteen rows at a time: one sorted array, or the merge of two (the
 //! halves the vectorized sort sorted side by side), merged sixteen keys at a
-//! time in AVX-512 registers into a small stage ([`Merge16`]).
+//! time in AVX-512 registers into a small stage ([`super::staged`]).
 //!
 //! A block of sixteen sorted keys where no positive row ties the row before
 //! it (in its score bits) is settled from two masks (its positives, its
@@ -31,8 +31,6 @@
 use super::pairs::Pairs;
 use super::Walk;
 use crate::parallel::{Pool, CHECK_ROWS};
-#[cfg(target_arch = "x86_64")]
-use crate::sort::network::{Merge16, LANES};
 
 /// Rows of a block.
 const BLOCK: usize = 16;
@@ -164,89 +162,6 @@ impl Walk {
         }
         walk.finish::<AP, false>(self);
     }
-
-    /// [`Walk::run_pairs`] of the merge of two sorted arrays of packed `u32`
-    /// keys (each key's score bits above its outcome bit), merged sixteen
-    /// keys at a time in AVX-512 registers ([`Merge16`]) into a stage of
-    /// [`STAGE`] rows that the block walk reads: the rows of the scalar
-    /// merge in the same order, so the same counts and bits. False (nothing
-    /// walked) on a CPU without AVX-512.
-    pub(super) fn run_pairs_packed_merge<const AP: bool>(
-        &mut self,
-        a: &[u32],
-        b: &[u32],
-        pool: &Pool,
-    ) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        if crate::cpu::avx512() {
-            // SAFETY: the CPU has the features `pairs_merge_avx512` is compiled for.
-            unsafe { self.pairs_merge_avx512::<AP>(a, b, pool) };
-            return true;
-        }
-        let _ = (a, b, pool);
-        false
-    }
-
-    /// [`Walk::run_pairs_packed_merge`] compiled for AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,popcnt,bmi1")]
-    unsafe fn pairs_merge_avx512<const AP: bool>(&mut self, a: &[u32], b: &[u32], pool: &Pool) {
-        let n = a.len() + b.len();
-        if n == 0 {
-            return;
-        }
-        // SAFETY: this function runs on AVX-512 CPUs only.
-        let mut merge = unsafe { Merge16::new(a, b) };
-        // The row before the stage, then the stage's rows.
-        let mut stage = [0_u32; STAGE + 1];
-        let rows = n.min(STAGE);
-        // SAFETY: as above.
-        unsafe { fill(&mut merge, &mut stage, rows) };
-        let head = stage[1];
-        let mut walk = Pairs::start::<AP, false>(self, u64::from(head >> 1), head & 1 == 1);
-        blocks::<AP, true>(&mut walk, stage.get(..=rows).unwrap_or_default(), 2);
-        let mut done = rows;
-        while done < n {
-            walk.settle();
-            if AP {
-                walk.flush();
-            }
-            if pool.stopped() {
-                return;
-            }
-            stage[0] = stage[STAGE];
-            let rows = (n - done).min(STAGE);
-            // SAFETY: as above.
-            unsafe { fill(&mut merge, &mut stage, rows) };
-            blocks::<AP, true>(&mut walk, stage.get(..=rows).unwrap_or_default(), 1);
-            done += rows;
-        }
-        walk.finish::<AP, false>(self);
-    }
-}
-
-/// Rows of the stage [`Walk::run_pairs_packed_merge`] merges into and walks:
-/// 4 KiB, in the first-level cache.
-#[cfg(target_arch = "x86_64")]
-const STAGE: usize = 1024;
-
-/// The next `rows` rows of `merge` (rounded up to whole vectors) into the
-/// stage, after the row before it.
-///
-/// # Safety
-/// The CPU has AVX-512 F.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn fill(merge: &mut Merge16<'_>, stage: &mut [u32; STAGE + 1], rows: usize) {
-    let to = stage
-        .get_mut(1..=rows.next_multiple_of(LANES))
-        .unwrap_or_default();
-    for out in to.chunks_exact_mut(LANES) {
-        if let Ok(out) = <&mut [u32; LANES]>::try_from(out) {
-            // SAFETY: the caller vouches for the features.
-            unsafe { merge.next_into(out) };
-        }
-    }
 }
 
 /// The block walk of the rows `keys[i..]` (`keys[i - 1]`, the row before
@@ -256,7 +171,11 @@ unsafe fn fill(merge: &mut Merge16<'_>, stage: &mut [u32; STAGE + 1], rows: usiz
 /// block, its slots kept in vectors) and else row by row, then the rows
 /// short of a block row by row.
 #[inline(always)]
-fn blocks<const AP: bool, const WIDE: bool>(walk: &mut Pairs, keys: &[u32], mut i: usize) {
+pub(super) fn blocks<const AP: bool, const WIDE: bool>(
+    walk: &mut Pairs,
+    keys: &[u32],
+    mut i: usize,
+) {
     let row = |walk: &mut Pairs, key: u32| walk.row::<AP, false>(u64::from(key >> 1), key & 1 == 1);
     let end = keys.len();
     while i + BLOCK <= end {
@@ -269,8 +188,9 @@ fn blocks<const AP: bool, const WIDE: bool>(walk: &mut Pairs, keys: &[u32], mut 
         i += BLOCK;
         let (positive, ties) = block_masks::<WIDE>(window);
         // With AVX-512 the average precision's slots are kept in vectors, by
-        // the general block.
-        if positive & ties == 0 && !(AP && WIDE) {
+        // the general block, unless the block has no positive row (nothing
+        // to keep: its negatives and groups are counted from its masks).
+        if positive == 0 || (positive & ties == 0 && !(AP && WIDE)) {
             block::<AP>(walk, positive, ties);
             walk.prev = window.last().map_or(walk.prev, |&k| u64::from(k >> 1));
         } else if WIDE {
@@ -592,6 +512,75 @@ mod tests {
                         summary(&w.result()),
                         want,
                         "n {n} distinct {distinct} every {every}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The counted walk (every curve term) of the merge of two sorted packed
+    /// arrays, merged in AVX-512 registers through a stage, gives every
+    /// count and float term of the row-by-row walk bit for bit: lengths off
+    /// the stage size, a stop-flag check inside a stage, the splits of
+    /// [`block_walks_equal_the_row_walk`].
+    #[test]
+    fn counted_merge_equals_the_row_walk() {
+        #[cfg(target_arch = "x86_64")]
+        if crate::cpu::avx512() {
+            let pool = Pool::new(1);
+            let all = |r: &BinaryRanking| {
+                (
+                    summary(r),
+                    [
+                        r.aupr_trapezoid.to_bits(),
+                        r.aurc.to_bits(),
+                        r.placement_pos_sq.to_bits(),
+                        r.placement_neg_sq.to_bits(),
+                        r.ordered_share.to_bits(),
+                        r.tied_share.to_bits(),
+                    ],
+                )
+            };
+            for (n, distinct, every) in [
+                (1, 5, 2),
+                (17, 3, 2),
+                (1024, 1 << 30, 3),
+                (1025, 50, 3),
+                (4099, 1 << 30, 10),
+                (50_001, 40_000, 2),
+                (CHECK_ROWS + 37, 1 << 28, 9),
+            ] {
+                let k = keys(n, distinct, every, n as u64 + 1);
+                let n_pos = k.iter().filter(|&&x| x & 1 == 1).count() as u64;
+                let totals = Totals::counted(n_pos, n as u64 - n_pos);
+                let side = |p: u32| -> Vec<u64> {
+                    k.iter()
+                        .filter(|&&x| x & 1 == p)
+                        .map(|&x| u64::from(x >> 1))
+                        .collect()
+                };
+                let (pos, neg) = (side(1), side(0));
+                let mut want = Walk::new(totals, false, Curves::All);
+                want.run(Merge::<u64, false>::new(&pos, &neg), n as u64, &pool);
+                let want = all(&want.result());
+                for split in [2, 7, 1, usize::MAX] {
+                    let in_a =
+                        |i: usize| split == 1 || (split != usize::MAX && i.is_multiple_of(split));
+                    let pick = |side: bool| -> Vec<u32> {
+                        k.iter()
+                            .enumerate()
+                            .filter(|&(i, _)| in_a(i) == side)
+                            .map(|(_, &x)| x)
+                            .collect()
+                    };
+                    let (a, b) = (pick(true), pick(false));
+                    let mut w = Walk::new(totals, false, Curves::All);
+                    assert!(w.run_counted_packed_merge(&a, &b, &pool));
+                    w.finish_curve();
+                    assert_eq!(
+                        all(&w.result()),
+                        want,
+                        "n {n} distinct {distinct} split {split}"
                     );
                 }
             }
