@@ -76,9 +76,31 @@ pub(super) fn read_columns(
     }
     let _ = plan;
     let rest = keys.get(done * k..).unwrap_or_default();
-    for (out, &col) in outs.iter_mut().zip(columns) {
-        let dst = out.get_mut(at + done..at + rows).unwrap_or_default();
-        let src = rest.get(col..).unwrap_or_default().iter().step_by(k);
+    ok & copy_strided(
+        rest,
+        k,
+        columns.iter().copied(),
+        outs,
+        at + done..at + rows,
+        missing,
+    )
+}
+
+/// The strided copy of [`read_columns`]: column `col` of the rows of `keys`
+/// (rows of `k` keys) into `outs[i][range]`, for the `i`-th of `columns`;
+/// false when a copied key is `missing`.
+fn copy_strided(
+    keys: &[u32],
+    k: usize,
+    columns: impl Iterator<Item = usize>,
+    outs: &mut [&mut [MaybeUninit<u32>]],
+    range: std::ops::Range<usize>,
+    missing: u32,
+) -> bool {
+    let mut ok = true;
+    for (out, col) in outs.iter_mut().zip(columns) {
+        let dst = out.get_mut(range.clone()).unwrap_or_default();
+        let src = keys.get(col..).unwrap_or_default().iter().step_by(k);
         for (slot, &key) in dst.iter_mut().zip(src) {
             ok &= key != missing;
             slot.write(key);
@@ -118,16 +140,9 @@ pub(super) fn read_columns_ranked(
     }
     let _ = plan;
     let rest = keys.get(done * k..).unwrap_or_default();
-    let columns: Vec<usize> = (0..k).collect();
-    for (out, &col) in outs.iter_mut().zip(&columns) {
-        let dst = out.get_mut(at + done..at + rows).unwrap_or_default();
-        let src = rest.get(col..).unwrap_or_default().iter().step_by(k);
-        for (slot, &key) in dst.iter_mut().zip(src) {
-            ok &= key != missing;
-            slot.write(key);
-        }
-    }
-    let mut row_keys = vec![0_u32; k];
+    ok &= copy_strided(rest, k, 0..k, outs, at + done..at + rows, missing);
+    // At most 16 columns (the plan's); the outcome bit set on every key.
+    let mut row_keys = [0_u32; LANES];
     for (row, &code) in rest
         .chunks_exact(k.max(1))
         .zip(codes.get(done..).unwrap_or_default())
@@ -135,7 +150,8 @@ pub(super) fn read_columns_ranked(
         for (x, &key) in row_keys.iter_mut().zip(row) {
             *x = key | 1;
         }
-        if let Some(h) = hist.get_mut(rank_in_row(&row_keys, code) as usize) {
+        let row_keys = row_keys.get(..row.len()).unwrap_or_default();
+        if let Some(h) = hist.get_mut(rank_in_row(row_keys, code) as usize) {
             *h += 1;
         }
     }

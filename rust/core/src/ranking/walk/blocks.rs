@@ -400,6 +400,25 @@ mod tests {
         v
     }
 
+    /// How [`split_keys`] cuts sorted keys into two sorted arrays: every
+    /// other row, every seventh, all in the first, all in the second.
+    const SPLITS: [usize; 4] = [2, 7, 1, usize::MAX];
+
+    /// The rows `i` of `keys` with `i` a multiple of `split` (all for 1,
+    /// none for `usize::MAX`), and the others: two sorted arrays whose merge
+    /// is `keys`.
+    fn split_keys(keys: &[u32], split: usize) -> (Vec<u32>, Vec<u32>) {
+        let in_a = |i: usize| split == 1 || (split != usize::MAX && i.is_multiple_of(split));
+        let pick = |side: bool| -> Vec<u32> {
+            keys.iter()
+                .enumerate()
+                .filter(|&(i, _)| in_a(i) == side)
+                .map(|(_, &x)| x)
+                .collect()
+        };
+        (pick(true), pick(false))
+    }
+
     fn summary(r: &BinaryRanking) -> (u128, u128, u128, u64, u64) {
         (
             r.ordered,
@@ -482,20 +501,9 @@ mod tests {
                                 w.pairs_avx512::<false>(&k, &pool);
                             }
                         });
-                        // The rows as the merge of two sorted arrays, cut
-                        // every other row, every seventh, and all in one.
-                        for split in [2, 7, 1, usize::MAX] {
-                            let in_a = |i: usize| {
-                                split == 1 || (split != usize::MAX && i.is_multiple_of(split))
-                            };
-                            let pick = |side: bool| -> Vec<u32> {
-                                k.iter()
-                                    .enumerate()
-                                    .filter(|&(i, _)| in_a(i) == side)
-                                    .map(|(_, &x)| x)
-                                    .collect()
-                            };
-                            let (a, b) = (pick(true), pick(false));
+                        // The rows as the merge of two sorted arrays.
+                        for split in SPLITS {
+                            let (a, b) = split_keys(&k, split);
                             run(&|w: &mut Walk| {
                                 let merged = if ap {
                                     w.run_pairs_packed_merge::<true>(&a, &b, &pool)
@@ -521,8 +529,8 @@ mod tests {
     /// The counted walk (every curve term) of the merge of two sorted packed
     /// arrays, merged in AVX-512 registers through a stage, gives every
     /// count and float term of the row-by-row walk bit for bit: lengths off
-    /// the stage size, a stop-flag check inside a stage, the splits of
-    /// [`block_walks_equal_the_row_walk`].
+    /// the stage size, a stop-flag check inside a stage, every split of
+    /// [`SPLITS`].
     #[test]
     fn counted_merge_equals_the_row_walk() {
         #[cfg(target_arch = "x86_64")]
@@ -563,17 +571,8 @@ mod tests {
                 let mut want = Walk::new(totals, false, Curves::All);
                 want.run(Merge::<u64, false>::new(&pos, &neg), n as u64, &pool);
                 let want = all(&want.result());
-                for split in [2, 7, 1, usize::MAX] {
-                    let in_a =
-                        |i: usize| split == 1 || (split != usize::MAX && i.is_multiple_of(split));
-                    let pick = |side: bool| -> Vec<u32> {
-                        k.iter()
-                            .enumerate()
-                            .filter(|&(i, _)| in_a(i) == side)
-                            .map(|(_, &x)| x)
-                            .collect()
-                    };
-                    let (a, b) = (pick(true), pick(false));
+                for split in SPLITS {
+                    let (a, b) = split_keys(&k, split);
                     let mut w = Walk::new(totals, false, Curves::All);
                     assert!(w.run_counted_packed_merge(&a, &b, &pool));
                     w.finish_curve();
