@@ -126,8 +126,9 @@ impl Walk {
     }
 }
 
-/// Rows of the stage [`Walk::run_pairs_packed_merge`] merges into and walks:
-/// 4 KiB, in the first-level cache.
+/// Rows of the stage the walks here merge into and walk (the block walk of
+/// [`Walk::run_pairs_packed_merge`], the counted walk of
+/// [`Walk::run_counted_packed_merge`]): 4 KiB, in the first-level cache.
 #[cfg(target_arch = "x86_64")]
 const STAGE: usize = 1024;
 
