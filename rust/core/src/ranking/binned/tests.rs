@@ -1,16 +1,5 @@
 //! The binned one-vs-rest kernel's splits of the work against one thread's.
 
-/// A seeded stream of 31-bit numbers (a linear congruential generator's high bits).
-fn numbers(seed: u64) -> impl FnMut() -> u64 {
-    let mut state = seed;
-    move || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1);
-        state >> 33
-    }
-}
-
 /// The rows split between threads give each column's groups of one thread
 /// (the columns' split), and name the same first score outside [0, 1].
 #[test]
@@ -19,7 +8,7 @@ fn the_row_split_counts_as_one_thread() {
     use crate::parallel::Pool;
     use crate::ranking::score_matrix::Matrix;
     let (n, k) = (3 * super::CHUNK_ROWS + 17, 4);
-    let mut next = numbers(11);
+    let mut next = crate::random::lcg(11);
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
     let mut values: Vec<f32> = (0..n * k)
         .map(|_| (next() % 1001) as f32 / 1000.0)
