@@ -233,9 +233,12 @@ pub(super) unsafe fn invert_block(
     let mut late_tables = [0_u64; RUN / 8 * BLOCK + 8];
     // SAFETY: eight lanes.
     let mut acc = unsafe { _mm512_loadu_pd(sums.as_ptr()) };
-    for run in by_table.chunks(RUN / 8) {
+    // Where the next table's cells start in `by_table` (`Plan::ask_ahead`).
+    let mut next = 0;
+    for (n_run, run) in by_table.chunks(RUN / 8).enumerate() {
         let mut n_late = 0;
-        for &(cell, table) in run {
+        for (j, &(cell, table)) in run.iter().enumerate() {
+            plan.ask_ahead(by_table, n_run * (RUN / 8) + j, &mut next);
             let [place, total, low, shift] = plan.records[table as usize];
             #[allow(clippy::cast_possible_wrap)] // a slot index below the slice's length
             let at = _mm512_add_epi64(stride, _mm512_set1_epi64(cell as i64));
