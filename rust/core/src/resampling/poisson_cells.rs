@@ -10,20 +10,20 @@
 //! A Poisson draw is an inversion of a table shared by every cell of the same
 //! rate (one per distinct count and stratum size), so a draw costs one
 //! counter-based block per two cells and a look in the table's guide
-//! ([`Plan::invert`]); the completions cost one block per two rows, a
-//! multiplication ([`below`]) and a guided search of the prefix sums. Every
-//! step is an IEEE-exact operation in the order `cmetrics._numpy.poisson_cells`
-//! takes, so both backends draw the same counts bit for bit, as do the AVX-512
-//! lanes that invert eight draws at once (`lanes`).
+//! ([`Plan::invert`]); the completions ([`completion`]) cost one block per
+//! two rows, a multiplication ([`completion::below`]) and a guided search of
+//! the prefix sums. Every step is an IEEE-exact operation in the order
+//! `cmetrics._numpy.poisson_cells` takes, so both backends draw the same
+//! counts bit for bit, as do the AVX-512 lanes that invert eight draws at
+//! once (`lanes`).
 
 use crate::cpu::widest;
 use crate::error::Result;
 use crate::memory::{try_filled, try_with_capacity};
-use crate::random::{philox4x32_10, philox_lanes, CELL_COMPLETIONS, CELL_POISSON};
+use crate::random::{philox_blocks16, CELL_POISSON, LANES};
+use completion::{complete, Shares};
 use std::collections::HashMap;
 
-/// Blocks drawn side by side.
-const LANES: usize = 16;
 /// Guide buckets per cell.
 const GUIDE: usize = 4;
 /// Table entries (shared by two cells or more) past which a stratum's draws
@@ -36,7 +36,7 @@ const SWEPT_ENTRIES: usize = 1 << 17;
 /// `2 / sqrt(n)` (2.3 %), and each overshoot costs the split tree, some
 /// twenty replicates' worth, while the `sqrt(n)` more completion rows cost
 /// a few nanoseconds each. 2 x 10^4 cells of 10^7 rows, one thread: 713 ->
-/// 371-472 us a replicate with [`below`] (Intel).
+/// 371-472 us a replicate with [`completion::below`] (Intel).
 const MARGIN: f64 = 3.0;
 
 /// Strata of fewer rows keep the split tree.
@@ -151,6 +151,16 @@ pub(super) struct Stratum {
 }
 
 impl Stratum {
+    /// The stratum as its completion rows see it.
+    fn shares(&self) -> Shares<'_> {
+        Shares {
+            lo: self.lo,
+            total: self.total,
+            prefix: &self.prefix,
+            guide: &self.guide,
+        }
+    }
+
     /// Whether the stratum's draws go through its tables in order.
     #[cfg(test)]
     pub(super) fn swept(&self) -> bool {
@@ -478,7 +488,7 @@ fn draw_replicates(
         for (r, fit) in fits.iter_mut().enumerate().take(count) {
             let out = &mut rows[r * width..r * width + cells];
             let sum = draw_words(plan, stratum, out, key, first + r as u32, false);
-            *fit = complete(stratum, out, key, first + r as u32, sum);
+            *fit = complete(&stratum.shares(), out, key, first + r as u32, sum);
         }
         return;
     }
@@ -521,7 +531,7 @@ fn draw_replicates(
     }
     for (r, fit) in fits.iter_mut().enumerate().take(count) {
         let out = &mut rows[r * width..r * width + cells];
-        *fit = complete(stratum, out, key, first + r as u32, sums[r]);
+        *fit = complete(&stratum.shares(), out, key, first + r as u32, sums[r]);
     }
 }
 
@@ -553,7 +563,7 @@ fn draw_words(
         for (l, c) in counter[0].iter_mut().enumerate() {
             *c = (first + group + l) as u32;
         }
-        let w = blocks(counter, key);
+        let w = philox_blocks16(counter, key);
         // Cell `base + 2 l + h` takes words `2 h` and `2 h + 1` of lane `l`.
         let mut words = [0_u64; 2 * LANES];
         for l in 0..LANES {
@@ -587,112 +597,7 @@ fn draw_words(
     sum
 }
 
-/// [`LANES`] Philox blocks side by side: on AVX-512 written with its
-/// registers (`random::x86::philox16`), else the portable lanes; the same
-/// words. A replicate in blocks, 10^7 rows, one thread, best of binaries
-/// alternated run by run: 10^4 tie groups 253 -> 213 us, 10^5 groups 1.55
-/// -> 1.24 ms (Intel).
-#[inline(always)]
-fn blocks(counter: [[u32; LANES]; 4], key: [u32; 2]) -> [[u32; LANES]; 4] {
-    #[cfg(target_arch = "x86_64")]
-    if lanes::available() {
-        // SAFETY: AVX-512 is here.
-        return unsafe { crate::random::x86::philox16(counter, key, crate::cpu::intel()) };
-    }
-    philox_lanes::<LANES>(counter, key)
-}
-
-/// The completion rows of replicate `replicate` of `stratum` added to `out`
-/// (its Poisson draws, totalling `sum`), or `false` when they total more than
-/// the stratum's rows (`out` is then to be drawn by the split tree).
-#[inline(always)]
-#[allow(clippy::needless_range_loop)] // the four words of a block, lane by lane
-fn complete(stratum: &Stratum, out: &mut [f64], key: [u32; 2], replicate: u32, sum: f64) -> bool {
-    // Every count and the sum are integers below 2^53: exact in any order.
-    let total = stratum.total as f64;
-    if sum > total || total - sum >= 4_294_967_296.0 {
-        return false;
-    }
-    let extra = (total - sum) as u32;
-    let scale = stratum.guide.len() as f64 / total;
-    let last = stratum.guide.len() - 1;
-    // Two completion rows a block: row `2j` takes its first word, `2j + 1`
-    // its second.
-    for group in (0..extra.div_ceil(2)).step_by(LANES) {
-        let mut counter = [
-            [0; LANES],
-            [replicate; LANES],
-            [stratum.lo as u32; LANES],
-            [CELL_COMPLETIONS; LANES],
-        ];
-        for (l, c) in counter[0].iter_mut().enumerate() {
-            *c = group.wrapping_add(l as u32);
-        }
-        let w = blocks(counter, key);
-        for l in 0..LANES {
-            for h in 0..2 {
-                // In u64: twice a pair's number may pass u32 (the rows do not).
-                let row = 2 * u64::from(group + l as u32) + h as u64;
-                if row >= u64::from(extra) {
-                    break;
-                }
-                let x = (u64::from(w[2 * h][l]) << 32) | u64::from(w[2 * h + 1][l]);
-                let v = below(x, stratum.total)
-                    .unwrap_or_else(|| uniform_below(stratum, key, row as u32, replicate));
-                // The guide's cell for `v`, walked to the cell whose rows hold it.
-                let mut k = stratum.guide[((v as f64 * scale) as usize).min(last)] as usize;
-                while k > 0 && stratum.prefix[k] > v {
-                    k -= 1;
-                }
-                while stratum.prefix[k + 1] <= v {
-                    k += 1;
-                }
-                out[k] += 1.0;
-            }
-        }
-    }
-    true
-}
-
-/// The uniform integer in `[0, total)` a 64-bit word `x` gives, when it
-/// gives one: the high half of the 128-bit product `x total`, unless its low
-/// half falls below `2^64 mod total` (Lemire's rejection, which keeps exactly
-/// `floor(2^64 / total)` words for each value; a chance below `total / 2^64`,
-/// under `2^-11` for any stratum and about `5 x 10^-13` at 10^7 rows).
-#[inline(always)]
-#[must_use]
-pub(super) fn below(x: u64, total: u64) -> Option<u64> {
-    let product = u128::from(x) * u128::from(total);
-    let low = product as u64;
-    if low < total && low < total.wrapping_neg() % total {
-        return None;
-    }
-    Some((product >> 64) as u64)
-}
-
-/// A uniform integer in `[0, total)` for completion row `row` whose word
-/// [`below`] rejected: the first word of block `(row, replicate, lo,
-/// CELL_COMPLETIONS + 256 a)`, `a = 1, 2, ...`, that it keeps.
-#[inline(never)]
-fn uniform_below(stratum: &Stratum, key: [u32; 2], row: u32, replicate: u32) -> u64 {
-    let mut attempt = 1_u32;
-    loop {
-        let w = philox4x32_10(
-            [
-                row,
-                replicate,
-                stratum.lo as u32,
-                CELL_COMPLETIONS.wrapping_add(attempt << 8),
-            ],
-            key,
-        );
-        if let Some(v) = below((u64::from(w[0]) << 32) | u64::from(w[1]), stratum.total) {
-            return v;
-        }
-        attempt = attempt.wrapping_add(1);
-    }
-}
-
+mod completion;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
 #[cfg(test)]

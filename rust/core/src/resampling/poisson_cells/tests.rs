@@ -1,8 +1,10 @@
 //! The tables, the guided inversion and Lemire's completion words against plain
 //! references.
 
+use super::completion::{below, uniform_below};
 use super::*;
 use crate::random::key_of;
+use crate::random::{philox4x32_10, CELL_COMPLETIONS};
 
 /// `ln k!` by a plain sum (exact enough for the comparison below).
 fn ln_factorial(k: u64) -> f64 {
@@ -266,4 +268,52 @@ fn the_lanes_draw_the_plain_inversion() {
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&rows), bits(&want));
     assert_eq!(sums, want_sums);
+}
+
+/// The completion rows, taken three groups at a time, land where a plain
+/// reference puts them: each row's word from its own scalar Philox block, its
+/// value by [`below`] (or [`uniform_below`]) and its cell by a binary search of
+/// the prefix sums, not the guide. Row counts from none to many groups, and
+/// strata that start past cell 0.
+#[test]
+fn the_completions_are_the_plain_rows() {
+    let mut next = crate::random::lcg(23);
+    let counts: Vec<u64> = (0..6_000).map(|_| next() % 700).collect();
+    let key = key_of(31);
+    for (lo, hi) in [(0_usize, 6_000_usize), (1_234, 5_000), (2_501, 4_240)] {
+        let total: u64 = counts[lo..hi].iter().sum();
+        let plan = Plan::new(&counts, &[(lo, hi, total)]).unwrap().unwrap();
+        let stratum = &plan.strata[0];
+        assert_eq!((stratum.lo, stratum.hi, stratum.total), (lo, hi, total));
+        for (replicate, extra) in [0_u32, 1, 31, 32, 33, 64, 95, 96, 97, 130, 1_000, 4_321]
+            .into_iter()
+            .enumerate()
+        {
+            let replicate = replicate as u32 * 7 + 1;
+            let mut out = vec![0.0; hi - lo];
+            let sum = (total - u64::from(extra)) as f64;
+            assert!(complete(&stratum.shares(), &mut out, key, replicate, sum));
+            let mut want = vec![0.0; hi - lo];
+            for row in 0..extra {
+                let w = philox4x32_10([row / 2, replicate, lo as u32, CELL_COMPLETIONS], key);
+                let h = (row % 2) as usize;
+                let x = (u64::from(w[2 * h]) << 32) | u64::from(w[2 * h + 1]);
+                let v = below(x, total)
+                    .unwrap_or_else(|| uniform_below(&stratum.shares(), key, row, replicate));
+                // The cell whose rows `[prefix[k], prefix[k + 1])` hold `v`.
+                let k = stratum.prefix.partition_point(|&p| p <= v) - 1;
+                want[k] += 1.0;
+            }
+            assert_eq!(out, want, "stratum {lo}..{hi}, {extra} rows");
+            assert_eq!(out.iter().sum::<f64>(), f64::from(extra));
+        }
+        // More rows than the stratum holds: refused.
+        assert!(!complete(
+            &stratum.shares(),
+            &mut vec![0.0; hi - lo],
+            key,
+            1,
+            total as f64 + 1.0
+        ));
+    }
 }
