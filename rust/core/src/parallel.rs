@@ -354,25 +354,68 @@ pub fn collect_chunked<T: Copy + Send + Sync>(
     item: impl Fn(usize) -> T + Send + Sync,
     pool: &Pool,
 ) -> Result<Vec<T>> {
+    collect_chunked_folded(n, item, (), |(), _| (), |(), ()| (), pool).map(|(v, ())| v)
+}
+
+/// Values [`collect_chunked_folded`] writes before folding them: a stretch
+/// of them stays in the first-level cache until `fold` has read it.
+const FOLD_ROWS: usize = 1 << 12;
+
+/// [`collect_chunked`], and a summary of the values folded in as they are
+/// written: `fold(acc, stretch)` over each stretch of at most [`FOLD_ROWS`]
+/// values while it is still in cache (not a second read of the whole vector
+/// from memory), the chunks' summaries combined by `join` from `zero`. The
+/// stretches and chunks are fixed by `n` alone, so a `join` that is exact
+/// (integer sums, flags) gives the same summary on any thread count.
+///
+/// # Errors
+/// [`MetricError::Interrupted`].
+pub fn collect_chunked_folded<T: Copy + Send + Sync, A: Copy + Send + Sync>(
+    n: usize,
+    item: impl Fn(usize) -> T + Send + Sync,
+    zero: A,
+    fold: impl Fn(A, &[T]) -> A + Send + Sync,
+    join: impl Fn(A, A) -> A + Send + Sync,
+    pool: &Pool,
+) -> Result<(Vec<T>, A)> {
     let mut out: Vec<T> = big_vec(n, "a buffer of one value per row")?;
     let spare = out.spare_capacity_mut().get_mut(..n).unwrap_or_default();
-    let fill = |(c, piece): (usize, &mut [std::mem::MaybeUninit<T>])| {
+    let fill = |(c, piece): (usize, &mut [std::mem::MaybeUninit<T>])| -> A {
+        let mut acc = zero;
         if pool.stopped() {
-            return;
+            return acc;
         }
-        let base = c * CHECK_ROWS;
-        for (i, slot) in piece.iter_mut().enumerate() {
-            slot.write(item(base + i));
+        for (s, stretch) in piece.chunks_mut(FOLD_ROWS).enumerate() {
+            let base = c * CHECK_ROWS + s * FOLD_ROWS;
+            for (i, slot) in stretch.iter_mut().enumerate() {
+                slot.write(item(base + i));
+            }
+            // SAFETY: every slot of `stretch` was just written, and
+            // `MaybeUninit<T>` has the size and alignment of `T`.
+            let written =
+                unsafe { std::slice::from_raw_parts(stretch.as_ptr().cast::<T>(), stretch.len()) };
+            acc = fold(acc, written);
         }
+        acc
     };
-    if pool.parallel_for(n) {
-        pool.install(|| spare.par_chunks_mut(CHECK_ROWS).enumerate().for_each(fill));
+    let summary = if pool.parallel_for(n) {
+        pool.install(|| {
+            spare
+                .par_chunks_mut(CHECK_ROWS)
+                .enumerate()
+                .map(fill)
+                .reduce(|| zero, &join)
+        })
     } else {
-        spare.chunks_mut(CHECK_ROWS).enumerate().for_each(fill);
-    }
+        spare
+            .chunks_mut(CHECK_ROWS)
+            .enumerate()
+            .map(fill)
+            .fold(zero, &join)
+    };
     pool.check()?;
     // SAFETY: the flag was not raised, so every chunk ran and wrote each of
     // its slots: the first `n` values are initialised (`T: Copy` needs no drop).
     unsafe { out.set_len(n) };
-    Ok(out)
+    Ok((out, summary))
 }

@@ -184,3 +184,51 @@ fn pair_count_and_precision_walks_equal_the_full_walk() {
         }
     }
 }
+
+/// The half-width float32 paths count the positives and look for a score
+/// without a key while they write the keys: non-negative scores (one packed
+/// array) and scores of either sign (two) give the positive and negative
+/// totals of the general path (float64 copies), on one thread and on three,
+/// and a negative score or a NaN in the last of many chunks still sends the
+/// rows to the path that takes it (the sign) or names it (the NaN).
+#[test]
+fn float32_keys_are_counted_and_checked_as_written() {
+    let n = (1 << 20) + 4_099;
+    let mut r = lcg(29);
+    let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(5)).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let probs: Vec<f32> = (0..n).map(|_| (r() % 1_000_003) as f32 / 1e6).collect();
+    let logits: Vec<f32> = probs.iter().map(|&p| p * 8.0 - 4.0).collect();
+    let n_pos = ok.iter().filter(|&&x| x).count() as u64;
+    // The general path's walk: unit weights take it.
+    let ones = vec![1.0; n];
+    let general = |scores: &[f32]| {
+        let groups = score_groups(&ok, scores, Some(&ones), &Pool::new(1)).unwrap();
+        walk_groups((&groups).into(), false).unwrap()
+    };
+    for scores in [&probs, &logits] {
+        let want = general(scores);
+        for pool in [Pool::new(1), Pool::new(3).with_min_parallel(0)] {
+            let got = binary_ranking(&ok, scores, None, false, &pool).unwrap();
+            assert_eq!((got.n_pos, got.n_neg), (n_pos, n as u64 - n_pos));
+            assert_eq!((got.n_pos, got.n_neg), (want.n_pos, want.n_neg));
+            assert_eq!((got.ordered, got.tied), (want.ordered, want.tied));
+        }
+    }
+    // One negative score in the last chunk: the signed path counts it.
+    let mut late = probs.clone();
+    late[n - 3] = -0.25;
+    let pool = Pool::new(2).with_min_parallel(0);
+    let got = binary_ranking(&ok, &late, None, false, &pool).unwrap();
+    let want = general(&late);
+    assert_eq!((got.ordered, got.tied), (want.ordered, want.tied));
+    for scores in [&probs, &logits] {
+        let mut broken = scores.clone();
+        broken[n - 2] = f32::NAN;
+        let err = binary_ranking(&ok, &broken, None, false, &pool).unwrap_err();
+        assert!(
+            matches!(err, cmetrics_core::MetricError::NonFinite { index, .. } if index == n - 2),
+            "{err:?}"
+        );
+    }
+}

@@ -14,7 +14,7 @@ use super::stream::{Merge, Packed, PackedMerge, Stream};
 use super::walk::{walk, walk_groups_iter};
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::parallel::{big_vec, collect_chunked, Pool};
+use crate::parallel::{big_vec, collect_chunked, collect_chunked_folded, Pool};
 use crate::vectorized_sort;
 use rayon::prelude::*;
 
@@ -37,6 +37,23 @@ pub(super) fn split<T: Copy + Send + Sync>(
     item: impl Fn(usize) -> T + Sync,
     pool: &Pool,
 ) -> Result<(Vec<T>, Vec<T>)> {
+    let (a, b, ()) = split_folded(n, first, item, (), |(), _| (), |(), ()| (), pool)?;
+    Ok((a, b))
+}
+
+/// [`split`], and a summary of the values written, as
+/// [`crate::parallel::collect_chunked_folded`] gives one: each chunk's two
+/// ranges folded by `fold` as soon as the chunk has written them (still in
+/// cache), the chunks' summaries combined by `join` from `zero`.
+fn split_folded<T: Copy + Send + Sync, A: Copy + Send + Sync>(
+    n: usize,
+    first: impl Fn(usize) -> bool + Sync,
+    item: impl Fn(usize) -> T + Sync,
+    zero: A,
+    fold: impl Fn(A, &[T]) -> A + Sync,
+    join: impl Fn(A, A) -> A + Sync + Send,
+    pool: &Pool,
+) -> Result<(Vec<T>, Vec<T>, A)> {
     const CHUNK: usize = 1 << 18;
     let starts: Vec<usize> = (0..n).step_by(CHUNK).collect();
     let count = |&s: &usize| (s..(s + CHUNK).min(n)).filter(|&i| first(i)).count();
@@ -49,7 +66,7 @@ pub(super) fn split<T: Copy + Send + Sync>(
     let n_second = n - n_first;
     let mut a: Vec<T> = big_vec(n_first, "the rows of one side")?;
     let mut b: Vec<T> = big_vec(n_second, "the rows of the other side")?;
-    {
+    let summary = {
         // Each chunk's own slots of the two vectors.
         let (mut xs, mut ys) = (
             a.spare_capacity_mut()
@@ -69,9 +86,9 @@ pub(super) fn split<T: Copy + Send + Sync>(
             (xs, ys) = (rest_x, rest_y);
             parts.push((s, x, y));
         }
-        let fill = |(s, x, y): SplitPart<'_, T>| {
+        let fill = |(s, x, y): SplitPart<'_, T>| -> A {
             if pool.stopped() {
-                return;
+                return zero;
             }
             let (mut ix, mut iy) = (0, 0);
             for i in s..(s + CHUNK).min(n) {
@@ -87,13 +104,23 @@ pub(super) fn split<T: Copy + Send + Sync>(
                 ix += usize::from(here);
                 iy += usize::from(!here);
             }
+            // SAFETY: the cursors wrote every slot of `x` and `y` (the counts
+            // are this chunk's own, from the same pure `first`), and
+            // `MaybeUninit<T>` has the size and alignment of `T`.
+            let (x, y) = unsafe {
+                (
+                    std::slice::from_raw_parts(x.as_ptr().cast::<T>(), x.len()),
+                    std::slice::from_raw_parts(y.as_ptr().cast::<T>(), y.len()),
+                )
+            };
+            fold(fold(zero, x), y)
         };
         if pool.parallel_for(n) {
-            pool.install(|| parts.into_par_iter().for_each(fill));
+            pool.install(|| parts.into_par_iter().map(fill).reduce(|| zero, &join))
         } else {
-            parts.into_iter().for_each(fill);
+            parts.into_iter().map(fill).fold(zero, &join)
         }
-    }
+    };
     pool.check()?;
     // SAFETY: each chunk's cursor wrote every slot of its range before moving
     // past it, the ranges tile `..n_first` and `..n_second` (the counts are
@@ -104,7 +131,7 @@ pub(super) fn split<T: Copy + Send + Sync>(
         a.set_len(n_first);
         b.set_len(n_second);
     }
-    Ok((a, b))
+    Ok((a, b, summary))
 }
 
 fn sort_and_walk<T: Item>(
@@ -284,6 +311,19 @@ pub(super) fn sort_packed_stream<T: Item, C: Consume>(
     c.consume(Packed { rows: rows.iter() }, n)
 }
 
+/// What the packed `u32` keys tell as they are written: whether one is
+/// missing (`u32::MAX`, a score with no packed key) and how many are
+/// positive (bit 0), added to `acc`.
+fn look(acc: (bool, u64), keys: &[u32]) -> (bool, u64) {
+    let ones: u64 = keys.iter().map(|&k| u64::from(k & 1)).sum();
+    (acc.0 | keys.contains(&u32::MAX), acc.1 + ones)
+}
+
+/// Two [`look`]s together.
+fn join_looks(a: (bool, u64), b: (bool, u64)) -> (bool, u64) {
+    (a.0 | b.0, a.1 + b.1)
+}
+
 /// The half-width packed rows of float32 scores ([`packed_u32`]; float64
 /// scores too when each is a float32 value) and the number of positives, when
 /// every score is finite and non-negative (as probabilities and confidences
@@ -294,7 +334,6 @@ pub(super) fn pack_f32<X: Score>(
     score: &[X],
     pool: &Pool,
 ) -> Result<Option<(Vec<u32>, u64)>> {
-    const CHUNK: usize = 1 << 16;
     // u32::MAX is no packed key (finite bits are below 0x7F80_0000).
     let key = |i: usize| match (score.get(i), positive.get(i)) {
         (Some(&s), Some(&p)) => s
@@ -303,17 +342,8 @@ pub(super) fn pack_f32<X: Score>(
             .unwrap_or(u32::MAX),
         _ => u32::MAX,
     };
-    let rows: Vec<u32> = collect_chunked(score.len(), key, pool)?;
-    let look = |c: &[u32]| {
-        let bad = c.contains(&u32::MAX);
-        (bad, c.iter().map(|&k| u64::from(k & 1)).sum::<u64>())
-    };
-    let join = |a: (bool, u64), b: (bool, u64)| (a.0 | b.0, a.1 + b.1);
-    let (bad, n_pos) = if pool.parallel_for(rows.len()) {
-        pool.install(|| rows.par_chunks(CHUNK).map(look).reduce(|| (false, 0), join))
-    } else {
-        rows.chunks(CHUNK).map(look).fold((false, 0), join)
-    };
+    let (rows, (bad, n_pos)) =
+        collect_chunked_folded(score.len(), key, (false, 0), look, join_looks, pool)?;
     Ok((!bad).then_some((rows, n_pos)))
 }
 
@@ -575,7 +605,6 @@ fn walk_signed_f32<X: Score>(
     curves: Curves,
     pool: &Pool,
 ) -> Result<Option<BinaryRanking>> {
-    const CHUNK: usize = 1 << 16;
     let bits = |i: usize| score.get(i).and_then(|s| s.f32_bits());
     let below_zero = |i: usize| bits(i).is_some_and(|b| b > 0x8000_0000);
     // u32::MAX is no packed key (the largest of either kind is 0xFEFF_FFFF).
@@ -583,22 +612,15 @@ fn walk_signed_f32<X: Score>(
         let outcome = positive.get(i).copied().unwrap_or(false);
         bits(i).map_or(u32::MAX, |b| signed_packed_u32(b, outcome))
     };
-    let (mut low, mut high) = split(score.len(), below_zero, key, pool)?;
-    let look = |c: &[u32]| {
-        let ones: u64 = c.iter().map(|&k| u64::from(k & 1)).sum();
-        (c.contains(&u32::MAX), ones)
-    };
-    let join = |a: (bool, u64), b: (bool, u64)| (a.0 | b.0, a.1 + b.1);
-    let (bad, n_pos) = if pool.parallel_for(score.len()) {
-        pool.install(|| {
-            low.par_chunks(CHUNK)
-                .chain(high.par_chunks(CHUNK))
-                .map(look)
-                .reduce(|| (false, 0), join)
-        })
-    } else {
-        join(look(&low), look(&high))
-    };
+    let (mut low, mut high, (bad, n_pos)) = split_folded(
+        score.len(),
+        below_zero,
+        key,
+        (false, 0),
+        look,
+        join_looks,
+        pool,
+    )?;
     if bad {
         return Ok(None);
     }
