@@ -362,7 +362,7 @@ pub fn collect_chunked<T: Copy + Send + Sync>(
 const FOLD_ROWS: usize = 1 << 12;
 
 /// [`collect_chunked`], and a summary of the values folded in as they are
-/// written: `fold(acc, stretch)` over each stretch of at most [`FOLD_ROWS`]
+/// written: `fold(acc, stretch)` over each stretch of at most 4,096
 /// values while it is still in cache (not a second read of the whole vector
 /// from memory), the chunks' summaries combined by `join` from `zero`. The
 /// stretches and chunks are fixed by `n` alone, so a `join` that is exact
