@@ -232,3 +232,29 @@ fn float32_keys_are_counted_and_checked_as_written() {
         );
     }
 }
+
+/// The tie groups of a strided column (one column of a row-major matrix)
+/// with too many distinct scores for the hash tables: copied in parallel
+/// chunks, then sorted, they equal the groups of a contiguous copy, on one
+/// thread and on three (two chunks of the copy).
+#[test]
+fn a_strided_column_with_many_scores_groups_as_its_copy() {
+    use cmetrics_core::ranking::score_groups_of_view;
+    use ndarray::{s, ArrayView1};
+    let n = (1 << 20) + 1_000;
+    let mut r = lcg(31);
+    let ok: Vec<bool> = (0..n).map(|_| r().is_multiple_of(4)).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let matrix: Vec<f64> = (0..2 * n).map(|_| (r() % 200_000) as f64 / 2e5).collect();
+    let column = ArrayView1::from(matrix.as_slice())
+        .slice_move(s![1..])
+        .slice_move(s![..;2]);
+    assert!(column.as_slice().is_none() && column.len() == n);
+    let copy = column.to_vec();
+    let want = score_groups(&ok, &copy, None, &Pool::new(1)).unwrap();
+    assert!(want.values.len() > 100_000);
+    for pool in [Pool::new(1), Pool::new(3).with_min_parallel(0)] {
+        let got = score_groups_of_view(&ok, column, &pool).unwrap();
+        assert_eq!(got, want);
+    }
+}
