@@ -14,12 +14,15 @@ import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
 
 from cmetrics import _core
+
+#: The kinds of keys the sort is chosen for, each recorded with the machine.
+KEY_KINDS: tuple[Literal["u32", "u64", "u64_high_bytes"], ...] = ("u32", "u64", "u64_high_bytes")
 
 N = int(os.environ.get("CMETRICS_BENCH_ROWS", 10_000_000))
 K = 10
@@ -87,8 +90,8 @@ def machine() -> dict[str, Any]:
         "cpu": cpu,
         "cpu_family": family,
         "vector_extensions": vector_extensions(),
-        # The sort of plain integer keys this process uses (CMETRICS_SORT, the CPU).
-        "sort_algorithm": _core.sort_algorithm(),
+        # The sort of plain integer keys this process uses for each kind of key (CMETRICS_SORT, the CPU).
+        "sort_algorithm": {keys: _core.sort_algorithm(keys) for keys in KEY_KINDS},
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,

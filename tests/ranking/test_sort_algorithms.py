@@ -16,6 +16,7 @@ import sklearn.metrics as skm
 
 import cmetrics
 from cmetrics import _core
+from cmetrics.exceptions import ValidationError
 
 N = 600_011
 
@@ -33,7 +34,7 @@ y = rng.random(n) < p
 ties = np.round(p, 2)
 k = rng.integers(0, 4, n)
 proba = rng.dirichlet(np.ones(4), n).astype(np.float32)
-out = {"algorithm": _core.sort_algorithm()}
+out = {"algorithm": [[k, _core.sort_algorithm(k)] for k in ("u32", "u64", "u64_high_bytes")]}
 for name, s in [("f64", p), ("f32", p.astype(np.float32)), ("logits64", z), ("logits32", z.astype(np.float32))]:
     out["auc_" + name] = cmetrics.roc_auc_score(y, s)
     out["ap_" + name] = cmetrics.average_precision_score(y, s)
@@ -65,10 +66,21 @@ def both() -> tuple[dict[str, object], dict[str, object]]:
 
 def test_the_setting_picks_the_sort(both: tuple[dict[str, object], dict[str, object]]) -> None:
     radix, vectorized = both
-    assert radix["algorithm"] == "radix"
-    # Forced where this build has it; a build without Highway keeps the radix sort.
-    assert vectorized["algorithm"] == ("vectorized" if _core.VECTORIZED_SORT_BUILT else "radix")
-    assert _core.sort_algorithm() in ("radix", "vectorized")
+    kinds = ["u32", "u64", "u64_high_bytes"]
+    assert radix["algorithm"] == [[k, "radix"] for k in kinds]
+    # Forced for every kind of key where this build has it; a build without Highway keeps the radix sort.
+    forced = "vectorized" if _core.VECTORIZED_SORT_BUILT else "radix"
+    assert vectorized["algorithm"] == [[k, forced] for k in kinds]
+    # Unforced, each kind has the sort measured to win on this CPU; plain u64 keys are the default kind.
+    assert {_core.sort_algorithm(k) for k in kinds} <= {"radix", "vectorized"}
+    assert _core.sort_algorithm() == _core.sort_algorithm("u64")
+    if not _core.VECTORIZED_SORT_BUILT:
+        assert {_core.sort_algorithm(k) for k in kinds} == {"radix"}
+
+
+def test_an_unknown_kind_of_key_is_refused() -> None:
+    with pytest.raises(ValidationError, match="keys must be"):
+        _core.sort_algorithm("u16")  # type: ignore[arg-type]
 
 
 def test_both_sorts_give_the_same_bits(both: tuple[dict[str, object], dict[str, object]]) -> None:

@@ -79,18 +79,19 @@ pub fn intel() -> bool {
     false
 }
 
-/// Whether the CPU is AMD's ("AuthenticAMD") of family 0x1A or later: Zen 5
-/// on, whose AVX-512 runs at full width with fast compress-stores (Zen 4,
-/// family 0x19, microcodes the compress-stores to memory).
+/// The family of an AMD CPU ("AuthenticAMD"); `None` on every other CPU.
+/// Family 0x19 is Zen 3 and Zen 4 (of which only Zen 4 has AVX-512, its
+/// compress-stores to memory microcoded), 0x1A Zen 5 (AVX-512 at full
+/// width, fast compress-stores).
 #[must_use]
-pub fn amd_zen5_or_later() -> bool {
+pub fn amd_family() -> Option<u32> {
     #[cfg(target_arch = "x86_64")]
     {
         let (vendor, family) = identity();
-        vendor == [0x6874_7541, 0x6974_6e65, 0x444d_4163] && family >= 0x1A
+        (vendor == [0x6874_7541, 0x6974_6e65, 0x444d_4163]).then_some(family)
     }
     #[cfg(not(target_arch = "x86_64"))]
-    false
+    None
 }
 
 /// `fn $name`, running the `#[inline(always)]` function `$body` (same

@@ -16,7 +16,7 @@ use rdst::RadixSort;
 
 use crate::error::Result;
 use crate::parallel::{collect_chunked, reserve_big, Pool};
-use crate::vectorized_sort::{self, SortAlgorithm};
+use crate::vectorized_sort::{self, chosen_for, Keys, SortAlgorithm};
 
 /// Outputs of one piece of a merge.
 pub const MERGE_PIECE: usize = 1 << 22;
@@ -25,6 +25,9 @@ pub const MERGE_PIECE: usize = 1 << 22;
 pub trait SortKey: Ord + Copy + Default + Send + Sync {
     /// Whether [`SortKey::sort_block_alone`] has the vectorized sort.
     const VECTORIZED: bool;
+    /// The sort this process chose for keys of this type
+    /// ([`vectorized_sort::chosen_for`]).
+    fn chosen() -> SortAlgorithm;
     /// Keys sorted in one uninterruptible step (with every thread of the
     /// pool): about a fifth of a second on the reference machine.
     const BLOCK: usize;
@@ -39,6 +42,9 @@ pub trait SortKey: Ord + Copy + Default + Send + Sync {
 impl SortKey for u32 {
     const VECTORIZED: bool = true;
     const BLOCK: usize = 1 << 25;
+    fn chosen() -> SortAlgorithm {
+        chosen_for(Keys::U32)
+    }
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
     }
@@ -52,6 +58,9 @@ impl SortKey for u32 {
 impl SortKey for u64 {
     const VECTORIZED: bool = true;
     const BLOCK: usize = 1 << 25;
+    fn chosen() -> SortAlgorithm {
+        chosen_for(Keys::U64)
+    }
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
     }
@@ -65,6 +74,9 @@ impl SortKey for u64 {
 impl SortKey for u128 {
     const VECTORIZED: bool = false;
     const BLOCK: usize = 1 << 24;
+    fn chosen() -> SortAlgorithm {
+        SortAlgorithm::Radix
+    }
     fn sort_block(v: &mut [Self]) {
         v.par_sort_unstable();
     }
@@ -97,6 +109,9 @@ impl<const SKIP: usize> rdst::RadixKey for HighBytes<SKIP> {
 impl<const SKIP: usize> SortKey for HighBytes<SKIP> {
     const VECTORIZED: bool = true;
     const BLOCK: usize = 1 << 25;
+    fn chosen() -> SortAlgorithm {
+        chosen_for(Keys::U64HighBytes)
+    }
     fn sort_block(v: &mut [Self]) {
         v.radix_sort_unstable();
     }
@@ -117,7 +132,7 @@ impl<const SKIP: usize> SortKey for HighBytes<SKIP> {
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_high_bits_alone(v: &mut Vec<u64>, low_bits: u32, pool: &Pool) -> Result<()> {
-    sort_high_bits_alone_by(v, low_bits, vectorized_sort::chosen(), pool)
+    sort_high_bits_alone_by(v, low_bits, chosen_for(Keys::U64HighBytes), pool)
 }
 
 /// [`sort_high_bits_alone`] by a given sort.
@@ -165,7 +180,7 @@ pub fn sort_high_bits_alone_by(
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_keys_alone<T: SortKey>(v: &mut Vec<T>, pool: &Pool) -> Result<()> {
-    sort_keys_alone_by(v, vectorized_sort::chosen(), pool)
+    sort_keys_alone_by(v, T::chosen(), pool)
 }
 
 /// [`sort_keys_alone`] by a given sort.
@@ -199,7 +214,7 @@ pub fn sort_keys_alone_by<T: SortKey>(
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_u64_alone(v: &mut Vec<u64>, pool: &Pool) -> Result<()> {
-    sort_u64_alone_by(v, vectorized_sort::chosen(), pool)
+    sort_u64_alone_by(v, chosen_for(Keys::U64), pool)
 }
 
 /// [`sort_u64_alone`] by a given sort: the vectorized one sorts the keys
@@ -286,7 +301,7 @@ pub fn sort_keys_by<T: SortKey>(v: &mut Vec<T>, by: SortAlgorithm, pool: &Pool) 
 /// # Errors
 /// [`crate::MetricError::Interrupted`].
 pub fn sort_keys_in_blocks<T: SortKey>(v: &mut Vec<T>, block: usize, pool: &Pool) -> Result<()> {
-    sort_in_blocks(v, block, false, vectorized_sort::chosen(), pool)
+    sort_in_blocks(v, block, false, T::chosen(), pool)
 }
 
 /// [`sort_keys_in_blocks`] by the sort `by`, each block sorted on the

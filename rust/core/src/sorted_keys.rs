@@ -28,7 +28,7 @@ pub fn sorted_keys_of<T: SortKey>(
     key: impl Fn(usize) -> T + Send + Sync,
     pool: &Pool,
 ) -> Result<Vec<T>> {
-    sorted_keys_of_by(n, key, vectorized_sort::chosen(), pool)
+    sorted_keys_of_by(n, key, T::chosen(), pool)
 }
 
 /// [`sorted_keys_of`] as if the sort `by` were chosen (tests take both).

@@ -3,17 +3,28 @@
 //! plain `u32` and `u64` keys when the build found the library and the CPU
 //! is one it was measured to win on.
 //!
-//! Which sort runs ([`chosen`]) is decided once per process:
-//! `CMETRICS_SORT=radix` or `CMETRICS_SORT=vectorized` forces one (the
-//! latter only where it was built); otherwise the vectorized sort runs on
-//! Intel CPUs with AVX2, where it sorts 10^7 keys about twice as fast as the
-//! radix sort (an Intel Xeon guest, Emerald Rapids, AVX-512: 10^7 `u32` in
-//! 66 ms against 142 ms), and on AMD Zen 5 or later with AVX-512 (an EPYC
-//! guest, family 26: 10^7 `u64` keys 60-67 ms against 74-85 ms, `u32` on one
-//! thread 33-38 ms against 58-69 ms), and the radix sort everywhere else (on
-//! AMD Zen 4, whose AVX-512 compress-stores are slow, the radix sort beat
-//! numpy's own vectorized sort of the same keys). Both sorts give the same
-//! sorted keys: the choice changes the time, never a result.
+//! Which sort runs is decided once per process for each kind of key
+//! ([`chosen_for`], [`Keys`]): `CMETRICS_SORT=radix` or
+//! `CMETRICS_SORT=vectorized` forces one for every kind (the latter only
+//! where it was built); otherwise the vectorized sort runs where it was
+//! measured to win:
+//! - Intel CPUs with AVX2, every kind: it sorts 10^7 keys about twice as
+//!   fast as the radix sort (an Intel Xeon guest, Emerald Rapids, AVX-512:
+//!   10^7 `u32` in 66 ms against 142 ms);
+//! - AMD Zen 5 or later with AVX-512, every kind (an EPYC guest, family 26:
+//!   10^7 `u64` keys 60-67 ms against 74-85 ms, `u32` on one thread 33-38
+//!   ms against 58-69 ms);
+//! - AMD Zen 4 (family 25 with AVX-512), plain `u64` keys only. Its
+//!   compress-stores are microcoded: 10^7 `u32` keys take Highway's sort
+//!   420-430 ms there against the radix sort's 40-51 ms, but `u64` keys
+//!   (half as many lanes to a vector) 89-91 ms whatever their spread,
+//!   against 81 ms for the radix sort of spread-out keys and 145 ms for
+//!   keys crowded near two values (float64 probabilities near 0 and 1,
+//!   which share their high bytes). Keys sorted by their high bytes alone
+//!   stay on the radix sort, which skips the low bytes' passes.
+//!
+//! and the radix sort everywhere else. Both sorts give the same sorted
+//! keys: the choice changes the time, never a result.
 
 use std::sync::OnceLock;
 
@@ -43,20 +54,93 @@ pub const fn built() -> bool {
     cfg!(cmetrics_vqsort)
 }
 
-/// The sort chosen for this process (see the module's documentation).
-#[must_use]
-pub fn chosen() -> SortAlgorithm {
-    static CHOSEN: OnceLock<SortAlgorithm> = OnceLock::new();
-    *CHOSEN.get_or_init(|| {
-        let forced = std::env::var("CMETRICS_SORT").ok();
-        let wins = crate::cpu::avx2()
-            && (crate::cpu::intel() || (crate::cpu::amd_zen5_or_later() && crate::cpu::avx512()));
-        choose(forced.as_deref(), wins)
-    })
+/// The kinds of keys the sort is chosen for (see the module's
+/// documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    /// `u32` keys (float32 scores, packed).
+    U32,
+    /// `u64` keys sorted by all their bits.
+    U64,
+    /// `u64` keys sorted by their high bytes alone (a row index in the low
+    /// bytes): the radix sort skips the low bytes' passes.
+    U64HighBytes,
 }
 
-/// The choice of [`chosen`] from the environment's setting and whether the
-/// CPU is one the vectorized sort was measured to win on.
+impl Keys {
+    /// Every kind, in the order of [`Keys::name`]'s table.
+    pub const ALL: [Self; 3] = [Self::U32, Self::U64, Self::U64HighBytes];
+
+    /// The kind's name (`cmetrics._core.sort_algorithm` takes it).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::U32 => "u32",
+            Self::U64 => "u64",
+            Self::U64HighBytes => "u64_high_bytes",
+        }
+    }
+
+    /// The kind named `name` ([`Keys::name`]).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    const fn index(self) -> usize {
+        match self {
+            Self::U32 => 0,
+            Self::U64 => 1,
+            Self::U64HighBytes => 2,
+        }
+    }
+}
+
+/// The sort chosen in this process for keys of the kind `keys` (see the
+/// module's documentation).
+#[must_use]
+pub fn chosen_for(keys: Keys) -> SortAlgorithm {
+    static CHOSEN: OnceLock<[SortAlgorithm; 3]> = OnceLock::new();
+    let all = CHOSEN.get_or_init(|| {
+        let forced = std::env::var("CMETRICS_SORT").ok();
+        let cpu = Cpu {
+            avx2: crate::cpu::avx2(),
+            avx512: crate::cpu::avx512(),
+            intel: crate::cpu::intel(),
+            amd_family: crate::cpu::amd_family(),
+        };
+        Keys::ALL.map(|k| choose(forced.as_deref(), cpu.vectorized_wins(k)))
+    });
+    all.get(keys.index())
+        .copied()
+        .unwrap_or(SortAlgorithm::Radix)
+}
+
+/// What [`chosen_for`] knows of the CPU.
+#[derive(Debug, Clone, Copy)]
+pub struct Cpu {
+    /// AVX2 ([`crate::cpu::avx2`]).
+    pub avx2: bool,
+    /// AVX-512 ([`crate::cpu::avx512`]).
+    pub avx512: bool,
+    /// An Intel CPU.
+    pub intel: bool,
+    /// An AMD CPU's family ([`crate::cpu::amd_family`]).
+    pub amd_family: Option<u32>,
+}
+
+impl Cpu {
+    /// Whether the vectorized sort was measured to win on this CPU for
+    /// keys of the kind `keys`.
+    #[must_use]
+    pub fn vectorized_wins(self, keys: Keys) -> bool {
+        let amd = |from: u32| self.avx512 && self.amd_family.is_some_and(|f| f >= from);
+        self.avx2 && (self.intel || amd(0x1A) || (keys == Keys::U64 && amd(0x19)))
+    }
+}
+
+/// The choice of [`chosen_for`] from the environment's setting and whether
+/// the CPU is one the vectorized sort was measured to win on.
 #[must_use]
 pub fn choose(forced: Option<&str>, wins_here: bool) -> SortAlgorithm {
     let vectorized = built()
@@ -113,13 +197,6 @@ pub fn sort_u32(v: &mut [u32]) -> bool {
     }
 }
 
-/// Whether the kernels sort plain keys with the vectorized sort.
-#[inline]
-#[must_use]
-pub fn in_use() -> bool {
-    chosen() == SortAlgorithm::Vectorized
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +214,36 @@ mod tests {
         assert_eq!(choose(None, false), SortAlgorithm::Radix);
         assert_eq!(choose(Some("other"), false), SortAlgorithm::Radix);
         assert_eq!(SortAlgorithm::Vectorized.name(), "vectorized");
+    }
+
+    #[test]
+    fn each_kind_of_key_has_the_sort_measured_to_win_on_the_cpu() {
+        let cpu = |intel, amd_family, avx512| Cpu {
+            avx2: true,
+            avx512,
+            intel,
+            amd_family,
+        };
+        let wins = |c: Cpu| Keys::ALL.map(|k| c.vectorized_wins(k));
+        // Intel, AVX2 or AVX-512: every kind.
+        assert_eq!(wins(cpu(true, None, false)), [true; 3]);
+        // Zen 5: every kind; Zen 4: plain u64 keys only; Zen 3 (family 25, no
+        // AVX-512) and Zen 2: none.
+        assert_eq!(wins(cpu(false, Some(0x1A), true)), [true; 3]);
+        assert_eq!(wins(cpu(false, Some(0x19), true)), [false, true, false]);
+        assert_eq!(wins(cpu(false, Some(0x19), false)), [false; 3]);
+        assert_eq!(wins(cpu(false, Some(0x17), false)), [false; 3]);
+        // Zen 5 without AVX-512 enabled (a guest may hide it), or no AVX2.
+        assert_eq!(wins(cpu(false, Some(0x1A), false)), [false; 3]);
+        let old = Cpu {
+            avx2: false,
+            ..cpu(true, None, false)
+        };
+        assert_eq!(wins(old), [false; 3]);
+        for k in Keys::ALL {
+            assert_eq!(Keys::from_name(k.name()), Some(k));
+        }
+        assert_eq!(Keys::from_name("u16"), None);
     }
 
     #[test]

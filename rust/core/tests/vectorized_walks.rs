@@ -8,7 +8,7 @@
 use cmetrics_core::ranking::{
     binary_ranking, threshold_counts, BinaryRanking, Drop, ThresholdCounts,
 };
-use cmetrics_core::vectorized_sort::{built, chosen, SortAlgorithm};
+use cmetrics_core::vectorized_sort::{built, chosen_for, Keys, SortAlgorithm};
 use cmetrics_core::Pool;
 
 mod common;
@@ -32,14 +32,14 @@ fn bits(r: &BinaryRanking) -> Vec<u64> {
 fn halves_walked_as_their_merge_equal_the_sorted_whole() {
     // Set before anything in this process sorts (one test in this binary).
     std::env::set_var("CMETRICS_SORT", "vectorized");
-    assert_eq!(
-        chosen(),
-        if built() {
-            SortAlgorithm::Vectorized
-        } else {
-            SortAlgorithm::Radix
-        }
-    );
+    let forced = if built() {
+        SortAlgorithm::Vectorized
+    } else {
+        SortAlgorithm::Radix
+    };
+    for keys in Keys::ALL {
+        assert_eq!(chosen_for(keys), forced, "{keys:?}");
+    }
     let n = 700_001;
     let mut r = lcg(5);
     let ok: Vec<bool> = (0..n).map(|_| r() % 5 < 2).collect();

@@ -37,12 +37,18 @@ fn max_threads() -> usize {
     cmetrics_core::parallel::max_threads()
 }
 
-/// The sort the kernels use for plain integer keys in this process:
-/// `"vectorized"` (Highway's vqsort) or `"radix"` (see
-/// `cmetrics_core::vectorized_sort`).
+/// The sort the kernels use in this process for keys of the kind `keys`
+/// (`"u32"`, `"u64"` or `"u64_high_bytes"`): `"vectorized"` (Highway's
+/// vqsort) or `"radix"` (see `cmetrics_core::vectorized_sort`).
 #[pyfunction]
-fn sort_algorithm() -> &'static str {
-    cmetrics_core::vectorized_sort::chosen().name()
+#[pyo3(signature = (keys = "u64"))]
+fn sort_algorithm(keys: &str) -> PyResult<&'static str> {
+    let kind = cmetrics_core::vectorized_sort::Keys::from_name(keys).ok_or_else(|| {
+        error::ValidationError::new_err(format!(
+            "keys must be 'u32', 'u64' or 'u64_high_bytes', got {keys:?}"
+        ))
+    })?;
+    Ok(cmetrics_core::vectorized_sort::chosen_for(kind).name())
 }
 
 #[pymodule(gil_used = false)]

@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::parallel::Pool;
 use crate::sort::{sort_keys, sort_keys_alone};
+use crate::vectorized_sort::{chosen_for, Keys, SortAlgorithm};
 
 /// An order-preserving key: `a < b` iff `order_key(a) < order_key(b)` for
 /// non-NaN floats, with `-0.0` and `0.0` mapped to the same key.
@@ -219,6 +220,11 @@ pub trait Item: Copy + Default + Ord + Send + Sync {
     fn sort_vectorized(_v: &mut [Self]) -> bool {
         false
     }
+    /// Whether this process chose the vectorized sort for this key type
+    /// ([`crate::vectorized_sort::chosen_for`]).
+    fn vectorized_chosen() -> bool {
+        false
+    }
     /// `s` as `u32` keys when the items are such keys (the walk reads those
     /// sixteen at a time); `None` for every other item.
     fn as_u32s(_s: &[Self]) -> Option<&[u32]> {
@@ -248,6 +254,9 @@ impl Item for u64 {
     fn sort_vectorized(v: &mut [Self]) -> bool {
         crate::vectorized_sort::sort_u64(v)
     }
+    fn vectorized_chosen() -> bool {
+        chosen_for(Keys::U64) == SortAlgorithm::Vectorized
+    }
 }
 
 /// A packed float32 row ([`packed_u32`], [`signed_packed_u32`]): the key
@@ -273,6 +282,9 @@ impl Item for u32 {
     }
     fn sort_vectorized(v: &mut [Self]) -> bool {
         crate::vectorized_sort::sort_u32(v)
+    }
+    fn vectorized_chosen() -> bool {
+        chosen_for(Keys::U32) == SortAlgorithm::Vectorized
     }
     fn as_u32s(s: &[Self]) -> Option<&[u32]> {
         Some(s)

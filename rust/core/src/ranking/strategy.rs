@@ -15,7 +15,6 @@ use super::walk::{walk, walk_groups_iter};
 use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, collect_chunked_folded, Pool};
-use crate::vectorized_sort;
 use rayon::prelude::*;
 
 /// One chunk of [`split`]: its first row, its slots of the first and
@@ -272,7 +271,7 @@ fn halves_apply<T: Item>(n: usize, pool: &Pool) -> bool {
         && (PIECE_WALK_MIN..=VECTORIZED_HALVES_MAX).contains(&n)
         && pool.threads() > 1
         && pool.parallel_for(n)
-        && vectorized_sort::in_use()
+        && T::vectorized_chosen()
 }
 
 /// Each half sorted on a thread of its own by the vectorized sort (faster
