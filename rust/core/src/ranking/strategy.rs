@@ -265,7 +265,8 @@ pub(super) fn sort_and_walk_packed<T: Item>(
 }
 
 /// Whether [`sort_halves`] serves `n` packed rows: unweighted, the
-/// vectorized sort in use, two threads or more, enough rows.
+/// vectorized sort chosen for their key type ([`Item::vectorized_chosen`]),
+/// two threads or more, enough rows.
 fn halves_apply<T: Item>(n: usize, pool: &Pool) -> bool {
     !T::WEIGHTED
         && (PIECE_WALK_MIN..=VECTORIZED_HALVES_MAX).contains(&n)
