@@ -200,6 +200,41 @@ pub fn sort_keys_alone_by<T: SortKey>(
     pool.check()
 }
 
+/// Sort `u32` keys ascending on the calling thread as [`sort_keys_alone`]
+/// does, lending `spare` to the sort (afterwards it holds some keys or
+/// memory of the caller's, with its room kept for the caller's next sort):
+/// where this process sorts `u32` keys by radix, the keys fit one block and
+/// spread over enough values of their high 14 bits, by buckets of those bits
+/// (the `sort/buckets.rs` module: the keys read three times and written once
+/// outside the cache, and no fresh pages for a caller that lends the same
+/// `spare` again); otherwise as [`sort_keys_alone`].
+///
+/// # Errors
+/// [`crate::MetricError::Interrupted`], [`crate::MetricError::OutOfMemory`].
+pub fn sort_u32_alone_lending(v: &mut Vec<u32>, spare: &mut Vec<u32>, pool: &Pool) -> Result<()> {
+    sort_u32_alone_lending_by(v, spare, chosen_for(Keys::U32), pool)
+}
+
+/// [`sort_u32_alone_lending`] by a given sort (the buckets stand for the
+/// radix sort).
+///
+/// # Errors
+/// [`crate::MetricError::Interrupted`], [`crate::MetricError::OutOfMemory`].
+pub fn sort_u32_alone_lending_by(
+    v: &mut Vec<u32>,
+    spare: &mut Vec<u32>,
+    by: SortAlgorithm,
+    pool: &Pool,
+) -> Result<()> {
+    if by == SortAlgorithm::Radix && v.len() <= u32::BLOCK {
+        pool.check()?;
+        if buckets::sort_u32_in_buckets(v, spare)? {
+            return pool.check();
+        }
+    }
+    sort_keys_alone_by(v, by, pool)
+}
+
 /// Sort `u64` keys ascending on the calling thread as [`sort_keys_alone`]
 /// does, usually faster: by their bytes above the lowest three first
 /// (five radix passes instead of eight, [`sort_high_bits_alone`]), then each
@@ -573,6 +608,7 @@ pub(crate) fn radix_sort(v: &mut Vec<u64>) {
 }
 
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod buckets;
 pub(crate) mod network;
 #[cfg(test)]
 mod tests;

@@ -24,7 +24,7 @@ use columns::{read_columns, read_columns_ranked, Plan};
 use crate::cpu::widest;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
-use crate::sort::sort_keys_alone;
+use crate::sort::sort_u32_alone_lending;
 
 /// The walk of each requested column `c` of `scores` against "row is of class
 /// `c`" (codes) or "indicator `c` is set" (multilabel), in the order of
@@ -525,8 +525,19 @@ fn walk_packed_columns(
     } else {
         count(codes)
     };
+    let spares: std::sync::Mutex<Vec<Vec<u32>>> = std::sync::Mutex::new(Vec::new());
     let one = |(mut column, &col): (Vec<u32>, &usize)| -> Result<BinaryRanking> {
-        sort_keys_alone(&mut column, pool)?;
+        // A spare array per thread at work, lent from one column's sort to
+        // the next (its pages touched once, not once per column).
+        let mut spare = spares
+            .lock()
+            .map(|mut s| s.pop().unwrap_or_default())
+            .unwrap_or_default();
+        let sorted = sort_u32_alone_lending(&mut column, &mut spare, pool);
+        if let Ok(mut s) = spares.lock() {
+            s.push(spare);
+        }
+        sorted?;
         let n_pos = counts.get(col).copied().unwrap_or(0);
         let totals = Totals::counted(n_pos, n - n_pos);
         walk(

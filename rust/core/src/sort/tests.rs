@@ -193,3 +193,92 @@ fn a_raised_flag_stops_the_sort() {
         Err(crate::MetricError::Interrupted)
     );
 }
+
+/// `u32` keys shaped as the sort meets them: float32 probabilities packed
+/// with an outcome bit (crowded exponents), uniform keys, few distinct keys,
+/// keys equal in their high bits, one key.
+fn u32_shapes(n: usize, seed: u64) -> Vec<(&'static str, Vec<u32>)> {
+    let mut next = crate::random::xorshift(seed | 1);
+    let mut unit = move || (next() >> 11) as f64 / (1_u64 << 53) as f64;
+    let packed = |p: f32, hit: bool| p.to_bits() << 1 | u32::from(hit);
+    vec![
+        (
+            "probabilities",
+            (0..n)
+                .map(|_| {
+                    let x = unit();
+                    packed((x * x * x) as f32, unit() < 0.1)
+                })
+                .collect(),
+        ),
+        (
+            "uniform",
+            (0..n)
+                .map(|i| (i as u32).wrapping_mul(2_654_435_761))
+                .collect(),
+        ),
+        ("few", (0..n).map(|i| (i % 5) as u32 * 70_001).collect()),
+        (
+            "low bits only",
+            (0..n)
+                .map(|i| 0x3f00_0000 | ((i * 7919) % 65_536) as u32)
+                .collect(),
+        ),
+        ("one key", vec![0x1234_5678; n]),
+        (
+            "middle digit only",
+            (0..n)
+                .map(|i| 0x0100_0000 | (((i * 31) % 512) as u32) << 9)
+                .collect(),
+        ),
+        (
+            "low digit only",
+            (0..n)
+                .map(|i| 0x0100_0000 | ((i * 31) % 512) as u32)
+                .collect(),
+        ),
+    ]
+}
+
+#[test]
+fn the_bucket_sort_equals_the_standard_sort_and_lends_its_spare_again() {
+    let pool = Pool::new(1);
+    let mut spare = Vec::new();
+    for n in [0, 1, 100, 70_000, 300_000] {
+        for (shape, keys) in u32_shapes(n, 7 + n as u64) {
+            let mut want = keys.clone();
+            want.sort_unstable();
+            for by in [SortAlgorithm::Radix, SortAlgorithm::Vectorized] {
+                let mut got = keys.clone();
+                sort_u32_alone_lending_by(&mut got, &mut spare, by, &pool).unwrap();
+                assert_eq!(got, want, "{shape}, n = {n}, {by:?}");
+            }
+        }
+    }
+    // The spare kept the room of the largest sort that dealt into it.
+    assert!(spare.capacity() >= 300_000);
+}
+
+#[test]
+fn the_bucket_sort_takes_spread_keys_and_leaves_the_rest() {
+    let mut spare = Vec::new();
+    let n = 1 << 18;
+    for (shape, keys) in u32_shapes(n, 3) {
+        let mut v = keys.clone();
+        let took = buckets::sort_u32_in_buckets(&mut v, &mut spare).unwrap();
+        if took {
+            // The spare holds the keys as they were.
+            assert_eq!(spare, keys, "{shape}");
+        }
+        // Spread: at least MIN_MEAN keys per non-empty bucket of the high bits.
+        let mut high: Vec<u32> = keys.iter().map(|k| k >> (32 - buckets::HIGH)).collect();
+        high.sort_unstable();
+        high.dedup();
+        assert_eq!(took, n / high.len() >= buckets::MIN_MEAN, "{shape}");
+        let mut want = keys.clone();
+        if took {
+            want.sort_unstable();
+        }
+        assert_eq!(v, want, "{shape}: sorted when taken, untouched otherwise");
+    }
+}
