@@ -607,8 +607,8 @@ pub(crate) fn radix_sort(v: &mut Vec<u64>) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
 pub(crate) mod buckets;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod network;
 #[cfg(test)]
 mod tests;
