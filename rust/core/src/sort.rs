@@ -493,37 +493,24 @@ pub(crate) fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Poo
     dst.resize(src.len(), 0);
     let shift = bits - TOP;
     let buckets = 1_usize << TOP;
-    let mut counts = vec![0_usize; buckets + 1];
-    for &x in src {
-        #[allow(clippy::cast_possible_truncation)]
-        let d = (x >> shift) as usize;
-        if let Some(c) = counts.get_mut(d + 1) {
-            *c += 1;
-        }
-    }
-    for b in 1..=buckets {
-        let prev = counts.get(b - 1).copied().unwrap_or(0);
-        if let Some(c) = counts.get_mut(b) {
-            *c += prev;
-        }
-    }
+    #[allow(clippy::cast_possible_truncation)]
+    let digit = |x: u64| (x >> shift) as usize;
+    let mut counts = vec![0_usize; buckets];
+    counting::count(src, &mut counts, digit);
+    counting::starts(&mut counts);
+    // Dealt, `at[b]` is where bucket `b` ends.
     let mut at = counts.clone();
-    for &x in src {
-        #[allow(clippy::cast_possible_truncation)]
-        let d = (x >> shift) as usize;
-        if let Some(slot) = at.get_mut(d) {
-            if let Some(o) = dst.get_mut(*slot) {
-                *o = x;
-            }
-            *slot += 1;
+    let out = dst.as_mut_slice();
+    counting::deal(src, &mut at, digit, |i, x| {
+        if let Some(o) = out.get_mut(i) {
+            *o = x;
         }
-    }
+    });
     // Cut `dst` into the buckets' slices and sort each.
     let mut pieces: Vec<&mut [u64]> = Vec::with_capacity(buckets);
     let mut rest: &mut [u64] = dst;
-    for b in 0..buckets {
-        let len = counts.get(b + 1).copied().unwrap_or(0) - counts.get(b).copied().unwrap_or(0);
-        let (head, tail) = rest.split_at_mut(len);
+    for (&start, &end) in counts.iter().zip(&at) {
+        let (head, tail) = rest.split_at_mut(end - start);
         pieces.push(head);
         rest = tail;
     }
@@ -589,25 +576,21 @@ pub(crate) fn radix_sort(v: &mut Vec<u64>) {
         if hist.contains(&v.len()) {
             continue; // one bucket: this digit orders nothing
         }
-        let mut at = 0;
-        for c in hist.iter_mut() {
-            (*c, at) = (at, at + *c);
-        }
-        for &x in v.iter() {
-            #[allow(clippy::cast_possible_truncation)]
-            let d = ((x >> sh) & mask) as usize;
-            if let Some(slot) = hist.get_mut(d) {
-                if let Some(o) = other.get_mut(*slot) {
-                    *o = x;
-                }
-                *slot += 1;
+        counting::starts(hist);
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = |x: u64| ((x >> sh) & mask) as usize;
+        let out = other.as_mut_slice();
+        counting::deal(v, hist, digit, |i, x| {
+            if let Some(o) = out.get_mut(i) {
+                *o = x;
             }
-        }
+        });
         std::mem::swap(v, &mut other);
     }
 }
 
 pub(crate) mod buckets;
+mod counting;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod network;
 #[cfg(test)]

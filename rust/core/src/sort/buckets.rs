@@ -20,6 +20,7 @@
 //! keys (the deal fast, the buckets too large for the core's cache), 16 bits
 //! 6,400 buckets (a deal into that many places took twice as long).
 
+use super::counting::{count, deal, starts};
 use crate::error::Result;
 use crate::memory::try_filled;
 use crate::parallel::reserve_big;
@@ -62,33 +63,23 @@ pub(crate) fn sort_u32_in_buckets(v: &mut Vec<u32>, spare: &mut Vec<u32>) -> Res
         return Ok(false);
     }
     let mut ends: Box<[u32; BUCKETS]> = Box::new([0; BUCKETS]);
-    for &k in v.iter() {
-        ends[(k >> (32 - HIGH)) as usize] += 1;
-    }
+    count(v, &mut ends[..], bucket_of);
     let used = ends.iter().filter(|&&c| c > 0).count();
     if used == 0 || n / used < MIN_MEAN {
         return Ok(false);
     }
     let largest = ends.iter().copied().max().unwrap_or(0) as usize;
-    // Running sums: `ends[b]` becomes where bucket `b` starts.
-    let mut total = 0_u32;
-    for c in ends.iter_mut() {
-        let count = *c;
-        *c = total;
-        total += count;
-    }
+    // `ends[b]` becomes where bucket `b` starts.
+    starts(&mut ends[..]);
     spare.clear();
     reserve_big(spare, n, "the sort's spare keys")?;
     {
         let slots = spare.spare_capacity_mut();
-        for &k in v.iter() {
-            let b = (k >> (32 - HIGH)) as usize;
-            let at = ends[b];
-            if let Some(slot) = slots.get_mut(at as usize) {
+        deal(v, &mut ends[..], bucket_of, |at, k| {
+            if let Some(slot) = slots.get_mut(at) {
                 slot.write(k);
             }
-            ends[b] = at + 1;
-        }
+        });
     }
     // SAFETY: the starts are the running sums of the counts of the same keys
     // (`v` is borrowed mutably: unchanged between the two passes), so the
@@ -98,11 +89,12 @@ pub(crate) fn sort_u32_in_buckets(v: &mut Vec<u32>, spare: &mut Vec<u32>) -> Res
     // lies (its lines still in the cache from the reading), and the sorted
     // keys change places with `v`'s, which become the spare.
     let mut scratch = try_filled(largest, 0_u32, "the sort's scratch keys")?;
+    let mut digits = Digits::default();
     let mut start = 0_usize;
     for &end in ends.iter() {
         let end = end as usize;
         if let Some(bucket) = spare.get_mut(start..end) {
-            sort_bucket(bucket, &mut scratch);
+            sort_bucket(bucket, &mut scratch, &mut digits);
         }
         start = end;
     }
@@ -115,9 +107,32 @@ pub(crate) fn sort_u32_in_buckets(v: &mut Vec<u32>, spare: &mut Vec<u32>) -> Res
 /// summing `2 RADIX` counters outweighs the keys').
 pub(crate) const MIN_MEAN: usize = 256;
 
+/// The bucket of a key: its high [`HIGH`] bits.
+#[inline(always)]
+fn bucket_of(k: u32) -> usize {
+    (k >> (32 - HIGH)) as usize
+}
+
+/// The counts of a bucket's two digits, made once a sort and cleared for
+/// each bucket.
+struct Digits {
+    low: Box<[u32; RADIX]>,
+    mid: Box<[u32; RADIX]>,
+}
+
+impl Default for Digits {
+    fn default() -> Self {
+        Self {
+            low: Box::new([0; RADIX]),
+            mid: Box::new([0; RADIX]),
+        }
+    }
+}
+
 /// `bucket` (keys equal in their high [`HIGH`] bits) in ascending order,
-/// through `scratch` (at least as long as `bucket`).
-fn sort_bucket(bucket: &mut [u32], scratch: &mut [u32]) {
+/// through `scratch` (at least as long as `bucket`), counting its digits in
+/// `digits`.
+fn sort_bucket(bucket: &mut [u32], scratch: &mut [u32], digits: &mut Digits) {
     let len = bucket.len();
     let between = match scratch.get_mut(..len) {
         Some(between) if len > SMALL => between,
@@ -127,45 +142,44 @@ fn sort_bucket(bucket: &mut [u32], scratch: &mut [u32]) {
             return;
         }
     };
-    let (mut low, mut mid) = (Box::new([0_u32; RADIX]), Box::new([0_u32; RADIX]));
+    let Digits { low, mid } = digits;
+    low.fill(0);
+    mid.fill(0);
     for &k in bucket.iter() {
         low[(k & MASK) as usize] += 1;
         mid[((k >> DIGIT) & MASK) as usize] += 1;
     }
     // A digit equal in every key orders nothing: its pass is skipped.
     let one_value = |c: &[u32; RADIX]| c.iter().any(|&x| x as usize == len);
-    match (one_value(&low), one_value(&mid)) {
+    match (one_value(low), one_value(mid)) {
         (true, true) => {}
         (true, false) => {
-            deal(bucket, between, &mut mid, DIGIT);
+            pass(bucket, between, mid, DIGIT);
             bucket.copy_from_slice(between);
         }
         (false, true) => {
-            deal(bucket, between, &mut low, 0);
+            pass(bucket, between, low, 0);
             bucket.copy_from_slice(between);
         }
         (false, false) => {
-            deal(bucket, between, &mut low, 0);
-            deal(between, bucket, &mut mid, DIGIT);
+            pass(bucket, between, low, 0);
+            pass(between, bucket, mid, DIGIT);
         }
     }
 }
 
 /// One stable counting pass: `src` into `dst` by the digit at bit `shift`
 /// of each key, `counts` the keys per value of that digit.
-fn deal(src: &[u32], dst: &mut [u32], counts: &mut [u32; RADIX], shift: u32) {
-    let mut total = 0_u32;
-    for c in counts.iter_mut() {
-        let count = *c;
-        *c = total;
-        total += count;
-    }
-    for &k in src {
-        let d = ((k >> shift) & MASK) as usize;
-        let at = counts[d];
-        if let Some(slot) = dst.get_mut(at as usize) {
-            *slot = k;
-        }
-        counts[d] = at + 1;
-    }
+fn pass(src: &[u32], dst: &mut [u32], counts: &mut [u32; RADIX], shift: u32) {
+    starts(&mut counts[..]);
+    deal(
+        src,
+        &mut counts[..],
+        |k| ((k >> shift) & MASK) as usize,
+        |at, k| {
+            if let Some(slot) = dst.get_mut(at) {
+                *slot = k;
+            }
+        },
+    );
 }

@@ -282,3 +282,26 @@ fn the_bucket_sort_takes_spread_keys_and_leaves_the_rest() {
         assert_eq!(v, want, "{shape}: sorted when taken, untouched otherwise");
     }
 }
+
+#[test]
+fn the_ranking_states_bucket_sort_equals_the_standard_sort() {
+    // Below 2^16 keys or 11 bits the radix sort alone; above, the buckets of
+    // the top 11 bits, each sorted on its own (on any thread count).
+    for threads in [1, 3] {
+        let pool = Pool::new(threads).with_min_parallel(0);
+        for (n, bits, distinct) in [
+            (1000, 40, 1 << 40),
+            (1 << 17, 10, 1 << 10),
+            (1 << 17, 40, 1 << 40),
+            (200_000, 24, 1000),
+            (200_000, 33, 1 << 33),
+        ] {
+            let src = data(n, 7 + n as u64 + u64::from(bits), distinct);
+            let mut want = src.clone();
+            want.sort_unstable();
+            let mut dst = vec![1, 2, 3];
+            bucket_sort(&src, &mut dst, bits, &pool).unwrap();
+            assert_eq!(dst, want, "n {n}, bits {bits}, threads {threads}");
+        }
+    }
+}
