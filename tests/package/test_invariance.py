@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -140,6 +141,35 @@ def test_thread_count_is_bit_identical() -> None:
     code = "import cmetrics; print(cmetrics.get_num_threads())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "3"
+
+
+def test_the_built_extension_loads_after_other_native_libraries() -> None:
+    """The extension, when it was built, imports in a process that loaded numpy's, scipy's,
+    scikit-learn's and pyarrow's native libraries first, and its kernels then run (its
+    allocator's thread-local state must not need room in the static TLS block, which a module
+    loaded late by ``dlopen`` cannot count on). A failed import would only warn and fall back to
+    numpy, and the tests that need the extension would skip."""
+    built = sorted(p.name for p in Path(cmetrics.__file__).parent.glob("_core*"))
+    if not built:
+        pytest.skip("the compiled extension is not built in this installation")
+    code = """
+import importlib
+for name in ("numpy", "scipy.stats", "sklearn.metrics", "pyarrow.parquet", "pandas"):
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+import numpy as np, cmetrics
+from cmetrics import _backend
+assert cmetrics.rust_available(), _backend._IMPORT_ERROR
+y = np.arange(3_000_000) % 2
+s = (np.arange(3_000_000) % 1000) / 1000.0
+print(cmetrics.roc_auc_score(y, s, backend="rust"), cmetrics.roc_auc_score(y, s, backend="numpy"))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, (built, out.stderr)
+    rust, numpy = (float(x) for x in out.stdout.split())
+    assert rust == pytest.approx(numpy, abs=1e-12)
 
 
 @pytest.mark.skipif(not cmetrics.rust_available(), reason="needs the compiled extension")
