@@ -23,7 +23,16 @@
 //!   which share their high bytes). Keys sorted by their high bytes alone
 //!   stay on the radix sort, which skips the low bytes' passes.
 //!
-//! and the radix sort everywhere else. Both sorts give the same sorted
+//! - AMD Zen 3 (family 25 without AVX-512; Highway's AVX2 sort), `u32` keys
+//!   and plain `u64` keys (an EPYC guest, family 25 model 1: the AUROC of
+//!   10^7 float32 probabilities 56-62 ms against 68-76 ms; of float64
+//!   probabilities crowded near 0 and 1 117-120 ms against 129-132 ms, its
+//!   AP 125-128 ms against 141-156 ms, at the price of 15 ms more on
+//!   spread-out ones, 111-115 ms against 94-102 ms). Keys sorted by their
+//!   high bytes alone stay on the radix sort (Kendall's tau of 10^7 pairs
+//!   208-214 ms against 254-257 ms with the vectorized sort);
+//!
+//! and the radix sort everywhere else (Zen 2 and older were not measured). Both sorts give the same sorted
 //! keys: the choice changes the time, never a result.
 
 use std::sync::OnceLock;
@@ -134,8 +143,16 @@ impl Cpu {
     /// keys of the kind `keys`.
     #[must_use]
     pub fn vectorized_wins(self, keys: Keys) -> bool {
-        let amd = |from: u32| self.avx512 && self.amd_family.is_some_and(|f| f >= from);
-        self.avx2 && (self.intel || amd(0x1A) || (keys == Keys::U64 && amd(0x19)))
+        // Zen 3 and Zen 4 share family 0x19; only Zen 4 has AVX-512.
+        let family_19 = self.amd_family == Some(0x19);
+        let zen3 = family_19 && !self.avx512;
+        let zen4 = family_19 && self.avx512;
+        let zen5_on = self.avx512 && self.amd_family.is_some_and(|f| f >= 0x1A);
+        self.avx2
+            && (self.intel
+                || zen5_on
+                || (keys == Keys::U64 && zen4)
+                || (keys != Keys::U64HighBytes && zen3))
     }
 }
 
@@ -228,13 +245,18 @@ mod tests {
         // Intel, AVX2 or AVX-512: every kind.
         assert_eq!(wins(cpu(true, None, false)), [true; 3]);
         // Zen 5: every kind; Zen 4: plain u64 keys only; Zen 3 (family 25, no
-        // AVX-512) and Zen 2: none.
+        // AVX-512): u32 and plain u64 keys; Zen 2 (not measured): none.
         assert_eq!(wins(cpu(false, Some(0x1A), true)), [true; 3]);
         assert_eq!(wins(cpu(false, Some(0x19), true)), [false, true, false]);
-        assert_eq!(wins(cpu(false, Some(0x19), false)), [false; 3]);
+        assert_eq!(wins(cpu(false, Some(0x19), false)), [true, true, false]);
         assert_eq!(wins(cpu(false, Some(0x17), false)), [false; 3]);
         // Zen 5 without AVX-512 enabled (a guest may hide it), or no AVX2.
         assert_eq!(wins(cpu(false, Some(0x1A), false)), [false; 3]);
+        let zen3_without_avx2 = Cpu {
+            avx2: false,
+            ..cpu(false, Some(0x19), false)
+        };
+        assert_eq!(wins(zen3_without_avx2), [false; 3]);
         let old = Cpu {
             avx2: false,
             ..cpu(true, None, false)
