@@ -36,10 +36,20 @@ def cap(extra):
 """
 
 
-def run_capped(code: str, timeout: float = 120) -> tuple[int, str, str]:
+def start_capped(code: str) -> subprocess.Popen[str]:
+    """Start ``code`` after the prelude in a fresh interpreter, its output piped."""
     script = _PRELUDE + textwrap.dedent(code)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout, check=False)
-    return done.returncode, done.stdout, done.stderr
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def run_capped(code: str, timeout: float = 120) -> tuple[int, str, str]:
+    with start_capped(code) as run:
+        try:
+            out, err = run.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            raise
+    return run.returncode, out, err
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -173,11 +183,7 @@ def test_refused_allocations_stay_exceptions_with_both_cores_busy() -> None:
     # is set: with an arena per thread, a thread whose arena could not be mapped crashed the
     # process (SIGSEGV in jemalloc, about 2 runs in 5 when two ran at a time).
     backend = BACKENDS[0]  # the compiled core where it is built
-    script = _PRELUDE + textwrap.dedent(_refused_script("binary_ranking", backend))
-    runs = [
-        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(8)
-    ]
+    runs = [start_capped(_refused_script("binary_ranking", backend)) for _ in range(8)]
     for run in runs:
         out, err = run.communicate(timeout=300)
         assert run.returncode == 0, f"exit {run.returncode}: {err[-2000:]}"

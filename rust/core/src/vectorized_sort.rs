@@ -32,8 +32,9 @@
 //!   high bytes alone stay on the radix sort (Kendall's tau of 10^7 pairs
 //!   208-214 ms against 254-257 ms with the vectorized sort);
 //!
-//! and the radix sort everywhere else (Zen 2 and older were not measured). Both sorts give the same sorted
-//! keys: the choice changes the time, never a result.
+//! and the radix sort everywhere else (Zen 2 and older were not measured).
+//! Both sorts give the same sorted keys: the choice changes the time, never
+//! a result.
 
 use std::sync::OnceLock;
 
