@@ -9,7 +9,9 @@
 //!
 //! The slice sums (`neg_xlogx_sum_f32`, `neg_xlogx_sum_f64`, `ln_sum`) pick an
 //! AVX-512 version at run time when the CPU has one (same accuracy bound,
-//! tested in the same file), and fall back to the portable loops otherwise.
+//! tested in the same file); otherwise the portable loops, compiled for AVX2
+//! where the CPU has it (the same operations in the same order in wider
+//! registers: the same bits as the baseline build, four times the lanes).
 
 /// ln 2 split in a high part with trailing zero bits and the remainder (fdlibm).
 const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
@@ -91,6 +93,11 @@ pub fn neg_xlogx_sum_f32(xs: &[f32]) -> f64 {
         // SAFETY: the CPU supports AVX-512F and AVX-512DQ (checked above).
         return unsafe { x86::neg_xlogx_sum_f32(xs) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::avx2() {
+        // SAFETY: the CPU supports AVX2 (checked above).
+        return unsafe { avx2::neg_xlogx_sum_f32(xs) };
+    }
     neg_xlogx_sum(xs, f64::from)
 }
 
@@ -101,6 +108,11 @@ pub fn neg_xlogx_sum_f64(xs: &[f64]) -> f64 {
     if crate::simd::available() {
         // SAFETY: as above.
         return unsafe { x86::neg_xlogx_sum_f64(xs) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::avx2() {
+        // SAFETY: as above.
+        return unsafe { avx2::neg_xlogx_sum_f64(xs) };
     }
     neg_xlogx_sum(xs, |x| x)
 }
@@ -113,7 +125,36 @@ pub fn ln_sum(xs: &[f64]) -> f64 {
         // SAFETY: as above.
         return unsafe { x86::ln_sum(xs) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::avx2() {
+        // SAFETY: as above.
+        return unsafe { avx2::ln_sum(xs) };
+    }
     lane_sum(xs, ln)
+}
+
+/// The portable sums compiled for AVX2 (no FMA: Rust never contracts
+/// `a * b + c` on its own, and without the feature the build cannot either),
+/// for CPUs without AVX-512: 10^8 entropy terms of a 10^7 x 10 dump took
+/// 0.5 s of each core's time on AMD Zen 3 in the baseline (two-lane) build.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{lane_sum, ln, neg_xlogx_sum};
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn neg_xlogx_sum_f32(xs: &[f32]) -> f64 {
+        neg_xlogx_sum(xs, f64::from)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn neg_xlogx_sum_f64(xs: &[f64]) -> f64 {
+        neg_xlogx_sum(xs, |x| x)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn ln_sum(xs: &[f64]) -> f64 {
+        lane_sum(xs, ln)
+    }
 }
 
 /// AVX-512 versions: the same series for `ln`, with the exponent and mantissa

@@ -77,6 +77,19 @@ fn dispatched_sums_match_the_standard_library() {
             (got - naive).abs() <= 1e-14 * naive.abs().max(1e-300),
             "n={n}: {got} vs {naive}"
         );
+        // Without AVX-512 the dispatched sums are the portable loops (compiled
+        // for AVX2 where the CPU has it): the same bits.
+        #[cfg(target_arch = "x86_64")]
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            assert_eq!(
+                cmetrics_core::fastmath::neg_xlogx_sum_f64(part).to_bits(),
+                neg_xlogx_sum(part, |v| v).to_bits()
+            );
+            assert_eq!(
+                cmetrics_core::fastmath::ln_sum(&pos).to_bits(),
+                cmetrics_core::fastmath::lane_sum(&pos, ln).to_bits()
+            );
+        }
         // f32 values give the same bits as the same values widened to f64.
         let f: Vec<f32> = part.iter().map(|&v| v as f32).collect();
         let wide: Vec<f64> = f.iter().map(|&v| f64::from(v)).collect();

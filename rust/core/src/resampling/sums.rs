@@ -177,24 +177,20 @@ fn group_rows(n: usize, n_values: usize, segments: &[Segment<'_>], width: usize)
     })
 }
 
-/// `out[r][columns[c]] += sum_t w[t][r] * values[t][c0 + c]` for the `C`
-/// values from `c0` and the `m` replicates of one group: the `C x 16` sums
-/// stay in registers over the tile's rows. The portable kernel: a multiply
-/// then an add; the x86 kernels below fuse them (one rounding instead of two),
+/// `sum_t w[t][r] * values[t][c0 + c]` for the `C` values from `c0` and the
+/// sixteen replicates of one group (the caller adds them at `columns[c]` of
+/// replicate `r`'s row): the `C x 16` sums stay in registers over the tile's
+/// rows. The portable kernel: a multiply then an add; the x86 kernels
+/// (`x86.rs`) fuse them (one rounding instead of two),
 /// in the same order, so the instruction sets agree to rounding and each gives
 /// the same bits on every thread count.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn add_chunk<const C: usize>(
-    out: &mut [f64],
-    width: usize,
-    m: usize,
     weights: &[[u8; R]],
     values: &[f64],
     n_values: usize,
     c0: usize,
-    columns: &[usize],
-) {
+) -> [[f64; R]; C] {
     let mut acc = [[0.0f64; R]; C];
     for (w, row) in weights.iter().zip(values.chunks_exact(n_values)) {
         let w = w.map(f64::from);
@@ -205,7 +201,7 @@ fn add_chunk<const C: usize>(
             }
         }
     }
-    flush(out, width, m, &acc, &columns[c0..c0 + C]);
+    acc
 }
 
 /// Add a chunk's sums to the replicates' output rows.
@@ -226,100 +222,10 @@ fn flush<const C: usize>(
 
 /// The chunk kernels written with the vector registers of each x86-64 level.
 #[cfg(target_arch = "x86_64")]
-mod x86 {
-    use crate::resampling::sums::{flush, R};
-    use std::arch::x86_64::{
-        __m256d, __m512d, _mm256_castsi256_si128, _mm256_cvtepi32_pd, _mm256_cvtepu8_epi32,
-        _mm256_extracti128_si256, _mm256_fmadd_pd, _mm256_set1_pd, _mm256_setzero_pd,
-        _mm256_storeu_pd, _mm512_castsi512_si256, _mm512_cvtepi32_pd, _mm512_cvtepu8_epi32,
-        _mm512_extracti64x4_epi64, _mm512_fmadd_pd, _mm512_set1_pd, _mm512_setzero_pd,
-        _mm512_storeu_pd, _mm_loadu_si128, _mm_srli_si128,
-    };
-
-    /// Sixteen replicates in two registers of eight.
-    #[target_feature(enable = "avx512f")]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn add_chunk_avx512<const C: usize>(
-        out: &mut [f64],
-        width: usize,
-        m: usize,
-        weights: &[[u8; R]],
-        values: &[f64],
-        n_values: usize,
-        c0: usize,
-        columns: &[usize],
-    ) {
-        let mut lo: [__m512d; C] = [_mm512_setzero_pd(); C];
-        let mut hi: [__m512d; C] = [_mm512_setzero_pd(); C];
-        for (w, row) in weights.iter().zip(values.chunks_exact(n_values)) {
-            // SAFETY: `w` holds sixteen bytes.
-            let w = _mm512_cvtepu8_epi32(unsafe { _mm_loadu_si128(w.as_ptr().cast()) });
-            let wl = _mm512_cvtepi32_pd(_mm512_castsi512_si256(w));
-            let wh = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64::<1>(w));
-            let v = &row[c0..c0 + C];
-            for c in 0..C {
-                let x = _mm512_set1_pd(v[c]);
-                lo[c] = _mm512_fmadd_pd(wl, x, lo[c]);
-                hi[c] = _mm512_fmadd_pd(wh, x, hi[c]);
-            }
-        }
-        let mut acc = [[0.0f64; R]; C];
-        for c in 0..C {
-            // SAFETY: each row of `acc` holds sixteen values.
-            unsafe {
-                _mm512_storeu_pd(acc[c].as_mut_ptr(), lo[c]);
-                _mm512_storeu_pd(acc[c].as_mut_ptr().add(8), hi[c]);
-            }
-        }
-        flush(out, width, m, &acc, &columns[c0..c0 + C]);
-    }
-
-    /// Sixteen replicates in four registers of four.
-    #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn add_chunk_avx2<const C: usize>(
-        out: &mut [f64],
-        width: usize,
-        m: usize,
-        weights: &[[u8; R]],
-        values: &[f64],
-        n_values: usize,
-        c0: usize,
-        columns: &[usize],
-    ) {
-        let mut sums: [[__m256d; 4]; C] = [[_mm256_setzero_pd(); 4]; C];
-        for (w, row) in weights.iter().zip(values.chunks_exact(n_values)) {
-            // SAFETY: `w` holds sixteen bytes.
-            let raw = unsafe { _mm_loadu_si128(w.as_ptr().cast()) };
-            let w = _mm256_cvtepu8_epi32(raw);
-            let w2 = _mm256_cvtepu8_epi32(_mm_srli_si128::<8>(raw));
-            let wv: [__m256d; 4] = [
-                _mm256_cvtepi32_pd(_mm256_castsi256_si128(w)),
-                _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(w)),
-                _mm256_cvtepi32_pd(_mm256_castsi256_si128(w2)),
-                _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(w2)),
-            ];
-            let v = &row[c0..c0 + C];
-            for c in 0..C {
-                let x = _mm256_set1_pd(v[c]);
-                for q in 0..4 {
-                    sums[c][q] = _mm256_fmadd_pd(wv[q], x, sums[c][q]);
-                }
-            }
-        }
-        let mut acc = [[0.0f64; R]; C];
-        for (a, s) in acc.iter_mut().zip(&sums) {
-            for (q, &v) in s.iter().enumerate() {
-                // SAFETY: each row of `acc` holds sixteen values.
-                unsafe { _mm256_storeu_pd(a.as_mut_ptr().add(4 * q), v) };
-            }
-        }
-        flush(out, width, m, &acc, &columns[c0..c0 + C]);
-    }
-}
+mod x86;
 
 #[cfg(target_arch = "x86_64")]
-use x86::{add_chunk_avx2, add_chunk_avx512};
+use x86::{add_chunk_avx512, add_tile_avx2};
 
 /// Which chunk kernel a thread runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -337,7 +243,7 @@ impl Isa {
         match self {
             Isa::Portable => 2,
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => 3,
+            Isa::Avx2 => 2,
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => 14,
         }
@@ -357,23 +263,39 @@ fn add_tile(
     n_values: usize,
     columns: &[usize],
     isa: Isa,
+    scratch: &mut (Vec<[f64; R]>, Vec<[f64; R]>),
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 {
+        let (wide, acc) = scratch;
+        // SAFETY: `Isa::Avx2` is chosen from the features the CPU reports.
+        unsafe { add_tile_avx2(weights, values, n_values, wide, acc) };
+        for (c, a) in acc.iter().enumerate() {
+            flush(out, width, m, &[*a], &columns[c..=c]);
+        }
+        return;
+    }
     let mut c0 = 0;
     while c0 < n_values {
         let c = (n_values - c0).min(isa.values_at_once());
         macro_rules! by_len {
             ($kernel:ident, $($l:literal)*) => {
                 match c {
-                    $($l => $kernel::<$l>(out, width, m, weights, values, n_values, c0, columns),)*
+                    $($l => {
+                        let acc = $kernel::<$l>(weights, values, n_values, c0);
+                        flush(out, width, m, &acc, &columns[c0..c0 + $l]);
+                    })*
                     _ => unreachable!(),
                 }
             };
         }
         match isa {
+            // (AVX2 tiles return above; its arm is the portable loop only to
+            // name every variant.)
             Isa::Portable => by_len!(add_chunk, 1 2),
-            // SAFETY (both): `Isa` is chosen from the features the CPU reports.
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => unsafe { by_len!(add_chunk_avx2, 1 2 3) },
+            Isa::Avx2 => by_len!(add_chunk, 1 2),
+            // SAFETY (both): `Isa` is chosen from the features the CPU reports.
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => unsafe { by_len!(add_chunk_avx512, 1 2 3 4 5 6 7 8 9 10 11 12 13 14) },
         }
@@ -389,7 +311,10 @@ pub(super) fn draw16(isa: Isa, seed: u64, group: u32, rows: &[u64], out: &mut Ve
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Isa::Avx512` is chosen only on CPUs with AVX-512.
         Isa::Avx512 => unsafe { crate::random::x86::row_weights16(seed, group, rows, out) },
-        _ => row_weights16(seed, group, rows, out),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Isa::Avx2` is chosen only on CPUs with AVX2.
+        Isa::Avx2 => unsafe { crate::random::avx2::row_weights16(seed, group, rows, out) },
+        Isa::Portable => row_weights16(seed, group, rows, out),
     }
 }
 
@@ -437,7 +362,7 @@ impl Job<'_> {
         self.run_portable(part, chunk, pool, Isa::Avx512)
     }
 
-    /// 16 registers of four sums: 3 values x 16 replicates in 12 of them.
+    /// 16 registers of four sums: 2 values x 16 replicates in 8 of them.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn run_avx2(&self, part: usize, chunk: &mut [f64], pool: &Pool) -> Result<()> {
@@ -454,6 +379,7 @@ impl Job<'_> {
         let mut ids: Vec<u64> = Vec::with_capacity(TILE);
         let mut values: Vec<f64> = Vec::with_capacity(TILE * f);
         let mut drawn: Vec<[u8; R]> = Vec::with_capacity(TILE);
+        let mut scratch = (Vec::new(), Vec::new());
         for &(lo, hi, g) in &self.groups.tiles {
             pool.check()?;
             ids.clear();
@@ -471,7 +397,17 @@ impl Job<'_> {
                 let m = (self.n_resamples - R * replicate_group).min(R);
                 #[allow(clippy::cast_possible_truncation)]
                 draw16(isa, self.seed, replicate_group as u32, &ids, &mut drawn);
-                add_tile(out, self.width, m, &drawn, &values, f, columns, isa);
+                add_tile(
+                    out,
+                    self.width,
+                    m,
+                    &drawn,
+                    &values,
+                    f,
+                    columns,
+                    isa,
+                    &mut scratch,
+                );
             }
         }
         Ok(())
