@@ -11,7 +11,7 @@
 //! AVX-512 version at run time when the CPU has one (same accuracy bound,
 //! tested in the same file); otherwise the portable loops, compiled for AVX2
 //! where the CPU has it (the same operations in the same order in wider
-//! registers: the same bits as the baseline build, four times the lanes).
+//! registers: the same bits as the baseline build, twice its lanes).
 
 /// ln 2 split in a high part with trailing zero bits and the remainder (fdlibm).
 const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
