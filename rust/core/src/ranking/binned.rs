@@ -224,14 +224,48 @@ fn count_chunk<X: Score>(
 type ColumnGroups = (Vec<super::ScoreGroups>, Option<(usize, usize)>);
 
 /// A part's counts: per column and cell (`column * cells + cell`) the rows
-/// and the positive rows, the weight sums of both (empty without weights),
-/// and the first (row, column) whose score is outside [0, 1].
+/// and the positive rows (in `u32` cells, plus `u64` totals flushed from them
+/// when there were more rows than a `u32` cell holds; empty otherwise), the
+/// weight sums of both (empty without weights), and the first (row, column)
+/// whose score is outside [0, 1].
 struct Counted {
-    all: Vec<u64>,
-    pos: Vec<u64>,
+    all: Vec<u32>,
+    pos: Vec<u32>,
+    all64: Vec<u64>,
+    pos64: Vec<u64>,
     w_all: Vec<f64>,
     w_pos: Vec<f64>,
     bad: Option<(usize, usize)>,
+}
+
+impl Counted {
+    /// The rows of cell `at`.
+    fn all_at(&self, at: usize) -> u64 {
+        cell_total(&self.all, &self.all64, at)
+    }
+
+    /// The positive rows of cell `at`.
+    fn pos_at(&self, at: usize) -> u64 {
+        cell_total(&self.pos, &self.pos64, at)
+    }
+}
+
+/// Cell `at`'s count: its `u32` cell plus its flushed `u64` total, if any.
+fn cell_total(cells: &[u32], totals: &[u64], at: usize) -> u64 {
+    totals.get(at).copied().unwrap_or(0) + cells.get(at).map_or(0, |&x| u64::from(x))
+}
+
+/// Flush `u32` cells into their `u64` totals (made on the first flush) and
+/// zero them.
+fn widen(cells: &mut [u32], totals: &mut Vec<u64>) {
+    if totals.is_empty() {
+        totals.extend(cells.iter().map(|&x| u64::from(x)));
+    } else {
+        for (t, &x) in totals.iter_mut().zip(cells.iter()) {
+            *t += u64::from(x);
+        }
+    }
+    cells.fill(0);
 }
 
 /// The most memory the row split of [`binned_one_vs_rest`] adds for its
@@ -308,20 +342,14 @@ pub fn binned_one_vs_rest<X: Score>(
         let width = hi - lo;
         let mut bad: Option<(usize, usize)> = None;
         // Rows per cell (all) and positive rows per cell: a row is positive in one column only,
-        // so the negatives are the difference. u32 cells keep the hot table small; they are
-        // flushed into u64 totals every 2^31 rows.
+        // so the negatives are the difference. u32 cells keep the hot table small; before a
+        // block of 2^31 rows that is not the first they are flushed into u64 totals, which
+        // a call of fewer rows never makes (two more tables a thread and batch to fault in).
         let mut all = vec![0_u32; width * cells];
         let mut pos = vec![0_u32; width * cells];
-        let mut all64 = vec![0_u64; width * cells];
-        let mut pos64 = vec![0_u64; width * cells];
+        let (mut all64, mut pos64) = (Vec::new(), Vec::new());
         let mut w_all = vec![0.0_f64; if weighted { width * cells } else { 0 }];
         let mut w_pos = vec![0.0_f64; if weighted { width * cells } else { 0 }];
-        let flush = |a: &mut Vec<u32>, b: &mut Vec<u64>| {
-            for (x, y) in a.iter_mut().zip(b.iter_mut()) {
-                *y += u64::from(*x);
-                *x = 0;
-            }
-        };
         // Rows in blocks of 2^31 (no u32 cell overflows), flushed into the u64 totals.
         let block = 1_usize << 31;
         // Tiles of rows: without weights, chunks whose cells are counted a column at a time
@@ -341,6 +369,10 @@ pub fn binned_one_vs_rest<X: Score>(
             Some(Scratch::new(width))
         };
         for start in rows.clone().step_by(block) {
+            if start > rows.start {
+                widen(&mut all, &mut all64);
+                widen(&mut pos, &mut pos64);
+            }
             let end = (start + block).min(rows.end);
             for first in (start..end).step_by(tile) {
                 if pool.stopped() || bad.is_some() {
@@ -360,12 +392,12 @@ pub fn binned_one_vs_rest<X: Score>(
                 };
                 bad = count_tile(&scores, codes, weight, lo..hi, first..last, bins, tables);
             }
-            flush(&mut all, &mut all64);
-            flush(&mut pos, &mut pos64);
         }
         Counted {
-            all: all64,
-            pos: pos64,
+            all,
+            pos,
+            all64,
+            pos64,
             w_all,
             w_pos,
             bad,
@@ -378,10 +410,7 @@ pub fn binned_one_vs_rest<X: Score>(
                 let mut g = super::ScoreGroups::default();
                 for cell in 0..cells {
                     let at = col * cells + cell;
-                    let (a, p) = (
-                        c.all.get(at).copied().unwrap_or(0),
-                        c.pos.get(at).copied().unwrap_or(0),
-                    );
+                    let (a, p) = (c.all_at(at), c.pos_at(at));
                     if a > 0 {
                         let wa = c.w_all.get(at).copied().unwrap_or(0.0);
                         let wp = c.w_pos.get(at).copied().unwrap_or(0.0);
@@ -412,16 +441,23 @@ pub fn binned_one_vs_rest<X: Score>(
         let mut total = counted.next().unwrap_or_else(|| Counted {
             all: vec![0; k * cells],
             pos: vec![0; k * cells],
+            all64: Vec::new(),
+            pos64: Vec::new(),
             w_all: Vec::new(),
             w_pos: Vec::new(),
             bad: None,
         });
         total.bad = bad;
-        for c in counted {
-            for (t, x) in total.all.iter_mut().zip(c.all) {
+        for mut c in counted {
+            // Added in u64 (two parts' u32 cells could pass 2^32).
+            widen(&mut total.all, &mut total.all64);
+            widen(&mut total.pos, &mut total.pos64);
+            widen(&mut c.all, &mut c.all64);
+            widen(&mut c.pos, &mut c.pos64);
+            for (t, x) in total.all64.iter_mut().zip(c.all64) {
                 *t += x;
             }
-            for (t, x) in total.pos.iter_mut().zip(c.pos) {
+            for (t, x) in total.pos64.iter_mut().zip(c.pos64) {
                 *t += x;
             }
         }

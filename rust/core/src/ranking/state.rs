@@ -154,8 +154,15 @@ impl GroupState {
         }
         match weight {
             None => {
-                reserve_big(&mut self.buf_keys, n, "the ranking state's buffer")?;
-                reserve_big(&mut self.buf_pos, n, "the ranking state's buffer")?;
+                // Doubled up to the compaction's size, not grown a batch at a time (each
+                // growth moved the whole buffer).
+                let (at, most) = (
+                    self.buf_keys.len(),
+                    self.min_buffer.max(self.groups.len() / 4),
+                );
+                let grow = (at + n).max(self.buf_keys.capacity().saturating_mul(2).min(most)) - at;
+                reserve_big(&mut self.buf_keys, grow, "the ranking state's buffer")?;
+                reserve_big(&mut self.buf_pos, grow, "the ranking state's buffer")?;
                 self.buf_keys.extend(score.iter().map(|&s| order_key(s)));
                 self.buf_pos.extend_from_slice(positive);
             }
