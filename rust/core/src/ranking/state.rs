@@ -383,6 +383,8 @@ impl GroupState {
         let mask = (1_u64 << bits) - 1;
         let fixed = and & !(mask << lo);
         let packed = &mut self.scratch;
+        // Its rows are the last compaction's: grown past them, the block would move them.
+        packed.clear();
         reserve_big(packed, keys.len(), "the ranking state's sort buffer")?;
         let pack = |(&k, &p): (&u64, &bool)| (((k >> lo) & mask) << 1) | u64::from(p);
         if parallel {
@@ -399,14 +401,12 @@ impl GroupState {
         // The keys are packed: their buffer receives the sorted rows.
         let sorted = &mut self.buf_keys;
         let merged = bucket_sort(packed, sorted, bits + 1, pool).and_then(|()| {
-            let run = PackedBack {
+            self.groups.merge_packed(PackedBack {
                 e: sorted,
                 j: sorted.len(),
                 lo,
                 fixed,
-            };
-            let r = run.groups();
-            self.groups.merge_in(run, r, false)
+            })
         });
         if merged.is_err() {
             // The buffer holds packed rows now, not keys: drop them (the state is broken).

@@ -20,7 +20,7 @@
 //! keys (the deal fast, the buckets too large for the core's cache), 16 bits
 //! 6,400 buckets (a deal into that many places took twice as long).
 
-use super::counting::{count, deal, starts};
+use super::counting::{count, deal, starts, two_passes};
 use crate::error::Result;
 use crate::memory::try_filled;
 use crate::parallel::reserve_big;
@@ -149,37 +149,11 @@ fn sort_bucket(bucket: &mut [u32], scratch: &mut [u32], digits: &mut Digits) {
         low[(k & MASK) as usize] += 1;
         mid[((k >> DIGIT) & MASK) as usize] += 1;
     }
-    // A digit equal in every key orders nothing: its pass is skipped.
-    let one_value = |c: &[u32; RADIX]| c.iter().any(|&x| x as usize == len);
-    match (one_value(low), one_value(mid)) {
-        (true, true) => {}
-        (true, false) => {
-            pass(bucket, between, mid, DIGIT);
-            bucket.copy_from_slice(between);
-        }
-        (false, true) => {
-            pass(bucket, between, low, 0);
-            bucket.copy_from_slice(between);
-        }
-        (false, false) => {
-            pass(bucket, between, low, 0);
-            pass(between, bucket, mid, DIGIT);
-        }
-    }
-}
-
-/// One stable counting pass: `src` into `dst` by the digit at bit `shift`
-/// of each key, `counts` the keys per value of that digit.
-fn pass(src: &[u32], dst: &mut [u32], counts: &mut [u32; RADIX], shift: u32) {
-    starts(&mut counts[..]);
-    deal(
-        src,
-        &mut counts[..],
-        |k| ((k >> shift) & MASK) as usize,
-        |at, k| {
-            if let Some(slot) = dst.get_mut(at) {
-                *slot = k;
-            }
-        },
+    two_passes(
+        bucket,
+        between,
+        (&mut low[..], &mut mid[..]),
+        |k| (k & MASK) as usize,
+        |k| ((k >> DIGIT) & MASK) as usize,
     );
 }

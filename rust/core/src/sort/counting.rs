@@ -75,6 +75,49 @@ pub(crate) fn deal<T: Copy, C: Count>(
     }
 }
 
+/// Sort `keys` by two digits, the low one first, through `between` (as long
+/// as `keys`) in two stable passes; `low` and `high` hold the counts of each
+/// digit's values in `keys`. A digit that is the same in every key orders
+/// nothing: its pass is skipped (and a single pass copied back).
+#[inline(always)]
+pub(crate) fn two_passes<T: Copy, C: Count>(
+    keys: &mut [T],
+    between: &mut [T],
+    (low, high): (&mut [C], &mut [C]),
+    low_digit: impl Fn(T) -> usize,
+    high_digit: impl Fn(T) -> usize,
+) {
+    let n = keys.len();
+    let one_value = |c: &[C]| c.iter().any(|&x| x.at() == n);
+    match (one_value(low), one_value(high)) {
+        (true, true) => {}
+        (true, false) => {
+            pass(keys, between, high, high_digit);
+            keys.copy_from_slice(between);
+        }
+        (false, true) => {
+            pass(keys, between, low, low_digit);
+            keys.copy_from_slice(between);
+        }
+        (false, false) => {
+            pass(keys, between, low, low_digit);
+            pass(between, keys, high, high_digit);
+        }
+    }
+}
+
+/// One stable counting pass of `from` into `to` by `digit`, whose values
+/// `counts` counts.
+#[inline(always)]
+fn pass<T: Copy, C: Count>(from: &[T], to: &mut [T], counts: &mut [C], digit: impl Fn(T) -> usize) {
+    starts(counts);
+    deal(from, counts, digit, |at, k| {
+        if let Some(slot) = to.get_mut(at) {
+            *slot = k;
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -286,7 +286,8 @@ fn the_bucket_sort_takes_spread_keys_and_leaves_the_rest() {
 #[test]
 fn the_ranking_states_bucket_sort_equals_the_standard_sort() {
     // Below 2^16 keys or 11 bits the radix sort alone; above, the buckets of
-    // the top 11 bits, each sorted on its own (on any thread count).
+    // the top 11 bits, each sorted on its own (by counting passes up to 22
+    // bits below the top ones, else by the radix sort; on any thread count).
     for threads in [1, 3] {
         let pool = Pool::new(threads).with_min_parallel(0);
         for (n, bits, distinct) in [
@@ -295,13 +296,27 @@ fn the_ranking_states_bucket_sort_equals_the_standard_sort() {
             (1 << 17, 40, 1 << 40),
             (200_000, 24, 1000),
             (200_000, 33, 1 << 33),
+            // A few large buckets: 22 and 19 bits below the top ones.
+            (1 << 18, 33, 1 << 25),
+            (1 << 18, 30, 1 << 21),
         ] {
             let src = data(n, 7 + n as u64 + u64::from(bits), distinct);
-            let mut want = src.clone();
-            want.sort_unstable();
-            let mut dst = vec![1, 2, 3];
-            bucket_sort(&src, &mut dst, bits, &pool).unwrap();
-            assert_eq!(dst, want, "n {n}, bits {bits}, threads {threads}");
+            // Below the top 11 bits: two passes, or one when the low or high
+            // half of those bits is the same in every key.
+            let low = u32::saturating_sub(bits, 11);
+            let half = low.div_ceil(2);
+            let low_fixed: Vec<u64> = src.iter().map(|&x| x & !((1 << half) - 1)).collect();
+            let high_fixed: Vec<u64> = src
+                .iter()
+                .map(|&x| x & !(((1 << half) - 1) << half))
+                .collect();
+            for src in [src, low_fixed, high_fixed] {
+                let mut want = src.clone();
+                want.sort_unstable();
+                let mut dst = vec![1, 2, 3];
+                bucket_sort(&src, &mut dst, bits, &pool).unwrap();
+                assert_eq!(dst, want, "n {n}, bits {bits}, threads {threads}");
+            }
         }
     }
 }
