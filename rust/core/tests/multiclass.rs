@@ -168,7 +168,7 @@ proptest! {
         let scores: Vec<f64> = (0..n * k).map(|_| (next() % 11) as f64 / 10.0).collect();
         let w: Vec<f64> = (0..n).map(|_| (next() % 4) as f64 + 0.5).collect();
         let weight = weighted.then_some(&w[..]);
-        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+        for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1), Pool::new(3).with_min_parallel(1)] {
             let got = binned_one_vs_rest(&codes, Matrix { values: &scores, n_cols: k, column_major: false }, weight, bins, &pool).unwrap();
             for (c, g) in got.iter().enumerate() {
                 let cells = bins as usize + 1;

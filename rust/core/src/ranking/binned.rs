@@ -448,10 +448,13 @@ pub fn binned_one_vs_rest<X: Score>(
             bad: None,
         });
         total.bad = bad;
-        for mut c in counted {
-            // Added in u64 (two parts' u32 cells could pass 2^32).
+        // Added in u64 (two parts' u32 cells could pass 2^32): the first part's
+        // cells widened once, each other part's before it is added.
+        if counted.len() > 0 {
             widen(&mut total.all, &mut total.all64);
             widen(&mut total.pos, &mut total.pos64);
+        }
+        for mut c in counted {
             widen(&mut c.all, &mut c.all64);
             widen(&mut c.pos, &mut c.pos64);
             for (t, x) in total.all64.iter_mut().zip(c.all64) {
