@@ -129,7 +129,7 @@ impl Groups {
         // Groups [0, i) are in place; the merged ones sit in [w, end).
         if w > i {
             // The groups just below take the same key's lowest merged one when they fit.
-            while i > 0 && self.keys[i - 1] == self.keys[w] && self.adds_to(w, i - 1) {
+            while i > 0 && w < end && self.keys[i - 1] == self.keys[w] && self.adds_to(w, i - 1) {
                 i -= 1;
             }
             let len = end - (w - i);
