@@ -229,6 +229,8 @@ def test_forged_states_are_refused() -> None:
         "a bad seed": lambda h: h["bootstrap"].__setitem__("seed", -5),
         "probabilities claimed": lambda h: h["bootstrap"].__setitem__("proba", True),
         "options dropped": lambda h: h.pop("bootstrap"),
+        "unknown row weights": lambda h: h["bootstrap"].__setitem__("weights", 3),
+        "row weights not a number": lambda h: h["bootstrap"].__setitem__("weights", "2"),
     }
     for what, edit in forged.items():
         with pytest.raises(StateError):
@@ -246,3 +248,33 @@ def test_forged_states_are_refused() -> None:
     body[at : at + 8] = struct.pack("<d", -1.0)
     with pytest.raises(StateError, match="negative"):
         cmetrics.Evaluator.from_bytes(bytes(body) + struct.pack("<I", zlib.crc32(bytes(body))))
+
+
+def test_a_state_of_the_first_row_weights_reports_but_takes_no_rows(backend: str) -> None:
+    """A state saved before the row weights read half words (its header has no ``weights``)
+    keeps its intervals, merges with states of its version, and refuses new rows and states of
+    this version's weights (their replicates would mix two streams)."""
+    y, p = _rows(600)
+    ev = _evaluator(backend).update(y[:300], y_pred=p[:300].argmax(1))
+    blob = ev.to_bytes()
+    assert json.loads(blob[16 : 16 + struct.unpack_from("<I", blob, 12)[0]])["bootstrap"]["weights"] == 2
+
+    def first_weights(h: dict) -> None:
+        del h["bootstrap"]["weights"]
+
+    old = cmetrics.Evaluator.from_bytes(_rewrite(blob, first_weights))
+    _same(old.report().intervals, ev.report().intervals, TABLE, 0.0)
+    other = _evaluator(backend).update(y[300:], y_pred=p[300:].argmax(1), row_offset=300)
+    other_old = cmetrics.Evaluator.from_bytes(_rewrite(other.to_bytes(), first_weights))
+    with pytest.raises(StateError, match="no new rows"):
+        old.update(y[300:], y_pred=p[300:].argmax(1), row_offset=300)
+    with pytest.raises(StateError, match="different row weights"):
+        old.merge(other)
+    with pytest.raises(StateError, match="different row weights"):
+        other.merge(old)
+    merged = old.merge(other_old)
+    both = _evaluator(backend).update(y, y_pred=p.argmax(1))
+    # The sums of the two old states are this version's (only the label changed): their merge
+    # is the one-pass state's.
+    _same(merged.report().intervals, both.report().intervals, TABLE, 1e-12)
+    assert b'"weights":1' in merged.to_bytes()

@@ -79,6 +79,40 @@ def test_both_backends_draw_the_same_weights() -> None:
         assert np.array_equal(a, b)
 
 
+def _definition_weight(row: int, seed: int, b: int) -> int:
+    """The weight of ``row`` in replicate ``b`` as docs/definitions.md §11.2 states it, one block
+    at a time with the Philox the known answers check: the 32-bit word whose high half is half
+    ``b % 8`` of the block ``(row, b // 8, 0)`` and whose low half is the same half of the block
+    in stream 4, drawn by the thresholds in a plain loop."""
+    key = (seed & 0xFFFFFFFF, seed >> 32)
+
+    def half(stream: int) -> int:
+        ctr = np.array([[row & 0xFFFFFFFF, row >> 32, b // 8, stream]], dtype=np.uint32)
+        word = int(numpy_random.philox4x32_blocks(ctr, key)[0, (b % 8) // 2])
+        return (word >> (16 * (b % 2))) & 0xFFFF
+
+    u = (half(0) << 16) | half(4)
+    return sum(u >= int(t) for t in numpy_random.POISSON1_THRESHOLDS)
+
+
+def test_the_weights_are_their_definition(backend: str) -> None:
+    # Rows whose high halves leave the draw open (their low half decides) and rows picked at
+    # random, in replicates of both blocks of a group of sixteen.
+    seed, n_b = 2**40 + 3, 16
+    rows = np.arange(40_000, dtype=np.uint64)
+    got = resolve_backend(backend).poisson_weights(rows, seed, n_b)
+    high = np.stack([numpy_random._halves(numpy_random._words(rows, seed, k)) for k in range(2)], axis=1)
+    high = high.reshape(rows.size, n_b)
+    open_ = np.argwhere(np.isin(high, numpy_random._TIES))
+    assert len(open_) > 20
+    picked = np.random.default_rng(1).integers(0, rows.size, 60)
+    cases = [(int(i), int(b)) for i, b in open_] + [(int(i), int(b)) for i in picked for b in (0, 7, 8, 15)]
+    for i, b in cases:
+        assert got[b, i] == _definition_weight(int(rows[i]), seed, b), (i, b)
+    # The open halves do draw by their low half: high halves alone would miss some.
+    assert any(got[b, i] != np.searchsorted(numpy_random.POISSON1_HIGH, high[i, b]) for i, b in open_)
+
+
 def test_the_weights_follow_poisson_one(backend: str) -> None:
     from scipy.stats import chisquare, poisson
 

@@ -3,10 +3,13 @@
 
 Philox4x32 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3",
 SC 2011) runs vectorised over many counters at once in uint64 arithmetic; a row's Poisson(1)
-weight in replicate ``b`` is read off word ``b % 4`` of the block with counter
-``(row low word, row high word, b // 4, 0)`` under the key ``(seed low word, seed high word)``
-by the exact integer thresholds below. The weights equal the Rust backend's bit for bit; the
-sums agree to rounding (numpy adds in another order).
+weight in replicate ``b`` is the draw, by the exact integer thresholds below, of the 32-bit word
+whose high half is 16-bit half ``b % 8`` of the block with counter
+``(row low word, row high word, b // 8, 0)`` under the key ``(seed low word, seed high word)``
+(half ``j``: the low half of word ``j // 2`` for even ``j``, its high half for odd) and whose low
+half is half ``b % 8`` of the block with the same counter in stream 4; the low half is drawn only
+for the eight high halves that leave the draw open. The weights equal the Rust backend's bit for
+bit; the sums agree to rounding (numpy adds in another order).
 """
 
 from __future__ import annotations
@@ -98,14 +101,55 @@ def philox4x32_blocks(
     return out
 
 
-def _words(rows: npt.NDArray[np.uint64], seed: int, block: int) -> npt.NDArray[np.uint32]:
-    """The four words of each row's block ``block``: ``len(rows) x 4``."""
+#: The stream of the row weights' low halves (the Rust core's ``ROW_WEIGHT_LOWS``).
+_LOW_HALVES = 4
+
+#: The high halves of :data:`POISSON1_THRESHOLDS` below ``2^16 - 1``: a high half ``h`` passes
+#: threshold ``k`` for certain when above its high half, fails when below, and needs the word's
+#: low half only when equal (those from the eighth on are all ``2^16 - 1``).
+POISSON1_HIGH = (POISSON1_THRESHOLDS[:7] >> np.uint32(16)).astype(np.uint16)
+#: The high halves that need their low half.
+_TIES = np.append(POISSON1_HIGH, np.uint16(0xFFFF))
+
+
+def _words(rows: npt.NDArray[np.uint64], seed: int, block: int, stream: int = 0) -> npt.NDArray[np.uint32]:
+    """The four words of each row's block ``block`` in ``stream``: ``len(rows) x 4``."""
     ctr = np.empty((rows.size, 4), dtype=np.uint32)
     ctr[:, 0] = rows & _LOW
     ctr[:, 1] = rows >> _SHIFT
     ctr[:, 2] = block
-    ctr[:, 3] = 0
+    ctr[:, 3] = stream
     return philox4x32_blocks(ctr, (seed & 0xFFFFFFFF, seed >> 32))
+
+
+def _halves(words: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint16]:
+    """The eight 16-bit halves of each row of ``words`` (``m x 4``): half ``j`` is the low half
+    of word ``j // 2`` for even ``j``, its high half for odd."""
+    out = np.empty((words.shape[0], 8), dtype=np.uint16)
+    out[:, 0::2] = words & np.uint32(0xFFFF)
+    out[:, 1::2] = words >> np.uint32(16)
+    return out
+
+
+def block_weights(rows: npt.NDArray[np.uint64], seed: int, block: int) -> npt.NDArray[np.uint8]:
+    """The weights of ``rows`` in replicates ``8 block .. 8 block + 8``: ``len(rows) x 8``."""
+    high = _halves(_words(rows, seed, block))
+    draws: npt.NDArray[np.uint8] = (high > POISSON1_HIGH[0]).view(np.uint8).copy()
+    for t in POISSON1_HIGH[1:4]:
+        draws += (high > t).view(np.uint8)
+    far = high > POISSON1_HIGH[3]
+    if far.any():
+        draws[far] = np.searchsorted(POISSON1_HIGH, high[far], side="left")
+    tied = np.isin(high, _TIES)
+    if tied.any():
+        which = np.flatnonzero(tied.any(axis=1))
+        low = _halves(_words(rows[which], seed, block, _LOW_HALVES))
+        sub = tied[which]
+        word = (high[which][sub].astype(np.uint32) << np.uint32(16)) | low[sub].astype(np.uint32)
+        fixed = draws[which]
+        fixed[sub] = poisson1(word)
+        draws[which] = fixed
+    return draws
 
 
 def poisson1(words: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
@@ -130,12 +174,12 @@ def poisson_weights(rows: npt.NDArray[np.uint64], seed: int, n_resamples: int) -
 
 def _weights_between(rows: npt.NDArray[np.uint64], seed: int, lo: int, hi: int) -> npt.NDArray[np.uint8]:
     """The weights of ``rows`` in replicates ``lo .. hi`` (``hi - lo`` x ``len(rows)``, uint8):
-    replicate ``b`` is word ``b % 4`` of block ``b // 4``."""
+    replicate ``b`` is half ``b % 8`` of block ``b // 8``."""
     out = np.empty((hi - lo, rows.size), dtype=np.uint8)
-    for block in range(lo // 4, (hi + 3) // 4):
-        draws = poisson1(_words(rows, seed, block))
-        for j in range(4):
-            b = 4 * block + j
+    for block in range(lo // 8, (hi + 7) // 8):
+        draws = block_weights(rows, seed, block)
+        for j in range(8):
+            b = 8 * block + j
             if lo <= b < hi:
                 out[b - lo] = draws[:, j]
     return out

@@ -63,6 +63,13 @@ def check_options(n_resamples: object, seed: object, confidence_level: object) -
     return check_resamples(n_resamples, "bootstrap"), check_seed(seed), check_level(confidence_level)  # type: ignore[arg-type]
 
 
+#: The version of the Poisson row weights this cmetrics draws (docs/definitions.md §11.2): 2 since
+#: each weight reads a 16-bit half of a Philox word (eight weights a block); 1 before, a whole word
+#: (four a block). A state records the version its sums were drawn with: one of an earlier version
+#: reports its intervals, but takes no new rows and merges only with states of its version.
+ROW_WEIGHTS_VERSION = 2
+
+
 @dataclass
 class ReplicateState:
     """The replicate sums of the rows added so far, and the global row ranges they cover."""
@@ -76,6 +83,8 @@ class ReplicateState:
     full: F64 = field(repr=False)
     #: Disjoint ``[start, end)`` ranges of global row indices, sorted, adjacent ones joined.
     ranges: list[tuple[int, int]] = field(default_factory=list)
+    #: The version of the row weights the sums were drawn with (:data:`ROW_WEIGHTS_VERSION`).
+    weights: int = ROW_WEIGHTS_VERSION
 
     @classmethod
     def empty(cls, n_resamples: int, seed: int, confidence_level: float, k: int, proba: bool) -> ReplicateState:
@@ -101,6 +110,7 @@ class ReplicateState:
         backend: Backend,
     ) -> tuple[F64, F64, tuple[int, int]]:
         """A batch's replicate sums, full sums and row range (nothing kept yet)."""
+        self.check_drawable()
         n = truth.size
         if isinstance(first_row, bool) or not isinstance(first_row, (int, np.integer)) or first_row < 0:
             msg = f"row_offset={first_row!r} is invalid; pass the global index of the batch's first row (>= 0)"
@@ -135,6 +145,7 @@ class ReplicateState:
         index ``first_row`` (checked by :meth:`batch`): ``order`` lists the batch's rows group
         by group, ``offsets`` where each group's begin. A row's draws are keyed by its global
         index, so a group's sums are those of its rows wherever they lie in the batch."""
+        self.check_drawable()
         lay = layout(self.k, self.proba)
         enc = Encoded(truth, [model], np.arange(self.k), weight, np.zeros(truth.size, dtype=np.int64), 1)
         values, segments = row_values(enc, model, lay, backend)
@@ -181,7 +192,19 @@ class ReplicateState:
             self.sums.copy(),
             self.full.copy(),
             list(self.ranges),
+            self.weights,
         )
+
+    def check_drawable(self) -> None:
+        """A :class:`StateError` when this state's sums were drawn with other row weights than
+        this cmetrics draws (a state saved by an earlier version takes no new rows)."""
+        if self.weights != ROW_WEIGHTS_VERSION:
+            msg = (
+                f"this bootstrap state was drawn with the row weights of version {self.weights} (an earlier "
+                f"cmetrics); this one draws version {ROW_WEIGHTS_VERSION}, so the state reports its intervals "
+                "but takes no new rows; rebuild it from its rows with this cmetrics"
+            )
+            raise StateError(msg)
 
     def merge(self, other: ReplicateState) -> None:
         """Add another state of disjoint rows (same replicates, seed and classes)."""
@@ -190,6 +213,13 @@ class ReplicateState:
 
     def check_mergeable(self, other: ReplicateState) -> None:
         """A :class:`StateError` unless ``other`` may be merged into this state."""
+        if self.weights != other.weights:
+            msg = (
+                f"cannot merge bootstrap states drawn with different row weights (versions {self.weights} and "
+                f"{other.weights}): a state saved by an earlier cmetrics keeps its intervals but merges only with "
+                "states of its version; rebuild it from its rows with this cmetrics"
+            )
+            raise StateError(msg)
         mine = (self.n_resamples, self.seed, self.k, self.proba)
         theirs = (other.n_resamples, other.seed, other.k, other.proba)
         if mine != theirs:

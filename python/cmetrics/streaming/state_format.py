@@ -33,7 +33,7 @@ from cmetrics._results.grouped import GroupKey, key_json
 from cmetrics.exceptions import LimitExceededError, StateError, ValidationError
 from cmetrics.streaming.dense_ranking import DenseClassRanking
 from cmetrics.streaming.grouping import GroupedRows
-from cmetrics.streaming.replicates import ReplicateState, check_options
+from cmetrics.streaming.replicates import ROW_WEIGHTS_VERSION, ReplicateState, check_options
 from cmetrics.streaming.settings import MAX_GROUPS, EvaluationSettings
 from cmetrics.uncertainty.schemes import layout
 
@@ -103,6 +103,7 @@ def encode(state: GroupedRows) -> bytes:
             "confidence_level": level,
             "proba": None if boot is None else boot.proba,
             "ranges": [] if boot is None else [list(r) for r in boot.ranges],
+            "weights": ROW_WEIGHTS_VERSION if boot is None else boot.weights,
         }
     children: list[bytes] = []
     if state.group_by:
@@ -218,7 +219,9 @@ def _read_bootstrap(
         _want(not spans, "a group's bootstrap state with row ranges")
     else:
         _want(sum(e - s for s, e in spans) == n_rows, "bootstrap ranges do not cover n_rows rows")
-    state = ReplicateState(options[0], options[1], options[2], k, bool(proba), sums, full, spans)
+    # States written before the field have the first version's weights.
+    weights = _int_in(spec.get("weights", 1), 1, ROW_WEIGHTS_VERSION, "bootstrap.weights")
+    state = ReplicateState(options[0], options[1], options[2], k, bool(proba), sums, full, spans, weights)
     return options, state
 
 

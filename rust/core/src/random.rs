@@ -1,7 +1,10 @@
 //! The counter-based random stream of the bootstrap: Philox4x32-10 (Salmon,
 //! Moraes, Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC
 //! 2011) and Poisson(1) draws read off its words by an exact integer inverse
-//! CDF.
+//! CDF: a row weight reads a 16-bit half of a word, and for the few halves
+//! that leave the draw open (8 of 65,536) the matching half of a second
+//! block as the word's low half, so one block gives eight weights and the
+//! draws are those of whole 32-bit words.
 //!
 //! A draw is a pure function of `(seed, counter)`: the bootstrap keys the
 //! counter by the global index of a row and the replicate block, so a row's
@@ -132,6 +135,78 @@ pub fn poisson1(word: u32) -> u8 {
     k
 }
 
+/// The high halves of [`POISSON1_THRESHOLDS`] below `2^16 - 1`, in order: a
+/// 16-bit high half `h` of a word passes threshold `k` for certain when `h`
+/// exceeds its high half, fails it when `h` is below, and needs the word's
+/// low half only when equal. The thresholds from the eighth on all have
+/// the high half `2^16 - 1`, which no `h` exceeds.
+pub const POISSON1_HIGH: [u16; 7] = [24_109, 48_218, 60_273, 64_291, 65_296, 65_497, 65_530];
+
+/// The draw of a word whose high half is `high`, when `high` is none of
+/// the thresholds' high halves ([`poisson1_needs_low`] false): how many of
+/// [`POISSON1_HIGH`] it exceeds.
+#[inline(always)]
+#[must_use]
+pub fn poisson1_high(high: u16) -> u8 {
+    let mut k = 0u8;
+    for t in POISSON1_HIGH {
+        k += u8::from(high > t);
+    }
+    k
+}
+
+/// Whether a word with the high half `high` needs its low half to be drawn:
+/// `high` is the high half of a threshold ([`POISSON1_HIGH`] or `2^16 - 1`),
+/// 8 values of 65,536.
+#[inline(always)]
+#[must_use]
+pub fn poisson1_needs_low(high: u16) -> bool {
+    high == u16::MAX || POISSON1_HIGH.contains(&high)
+}
+
+/// Replicates one Philox block of a row gives: its eight 16-bit halves.
+pub const REPLICATES_PER_BLOCK: usize = 8;
+
+/// Half `j` (0 .. 8) of a block's words: the low half of word `j / 2` for
+/// even `j`, its high half for odd.
+#[inline(always)]
+#[must_use]
+pub fn half_of(words: &[u32; 4], j: usize) -> u16 {
+    (words[j / 2] >> (16 * (j % 2))) as u16
+}
+
+/// The weights of `row` in replicates `8 block .. 8 block + 8` from the
+/// block `words` of its counter in [`ROW_WEIGHTS`] (docs/definitions.md
+/// §11.2): replicate `8 block + j` draws the 32-bit word whose high half is
+/// half `j` of `words` and whose low half is half `j` of the block of the
+/// same counter in [`ROW_WEIGHT_LOWS`], drawn only when some half needs it
+/// (about one block in a thousand).
+#[inline(always)]
+#[must_use]
+pub fn block_weights(words: &[u32; 4], row: u64, block: u32, key: [u32; 2]) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    let mut lows: Option<[u32; 4]> = None;
+    for (j, w) in out.iter_mut().enumerate() {
+        let high = half_of(words, j);
+        *w = if poisson1_needs_low(high) {
+            let lows = lows
+                .get_or_insert_with(|| philox4x32_10(counter_of(row, block, ROW_WEIGHT_LOWS), key));
+            poisson1((u32::from(high) << 16) | u32::from(half_of(lows, j)))
+        } else {
+            poisson1_high(high)
+        };
+    }
+    out
+}
+
+/// Whether any half of a block's `words` needs its low half
+/// ([`poisson1_needs_low`]).
+#[inline(always)]
+#[must_use]
+pub fn block_needs_lows(words: &[u32; 4]) -> bool {
+    (0..REPLICATES_PER_BLOCK).any(|j| poisson1_needs_low(half_of(words, j)))
+}
+
 /// The key of a seed: its low and high words.
 #[inline]
 #[must_use]
@@ -139,14 +214,16 @@ pub fn key_of(seed: u64) -> [u32; 2] {
     [seed as u32, (seed >> 32) as u32]
 }
 
-/// The counter of `row`'s replicates `4 block .. 4 block + 4` in stream `stream`.
+/// The counter of `row`'s block `block` in stream `stream` (of the row
+/// weights: replicates `8 block .. 8 block + 8`).
 #[inline]
 #[must_use]
 pub fn counter_of(row: u64, block: u32, stream: u32) -> [u32; 4] {
     [row as u32, (row >> 32) as u32, block, stream]
 }
 
-/// The stream of the bootstrap's Poisson row weights.
+/// The stream of the bootstrap's Poisson row weights (the high halves of
+/// the words drawn, [`block_weights`]).
 pub const ROW_WEIGHTS: u32 = 0;
 
 /// The stream of the multinomial scheme's binomial splits of cell counts
@@ -161,50 +238,88 @@ pub const CELL_POISSON: u32 = 2;
 /// replicate, the stratum's first cell, this tag plus the attempt times 256).
 pub const CELL_COMPLETIONS: u32 = 3;
 
+/// The stream of the row weights' low halves, read only for the rare high
+/// halves that need them ([`block_weights`]).
+pub const ROW_WEIGHT_LOWS: u32 = 4;
+
 /// How many lanes the row-weight draws take at a time (one AVX-512 register of
 /// 32-bit words).
 pub const LANES: usize = 16;
 
-/// The Poisson(1) weights of `rows` in replicates `4 block .. 4 block + 4`:
-/// `out[j][i]` is the weight of `rows[i]` in replicate `4 block + j`. Inlined
-/// into its callers, so that a caller compiled for wider vectors draws with them.
+/// The Poisson(1) weights of `rows` in replicates `8 block .. 8 block + 8`:
+/// `out[j][i]` is the weight of `rows[i]` in replicate `8 block + j`
+/// ([`block_weights`]). Inlined into its callers, so that a caller compiled
+/// for wider vectors draws with them.
 #[inline(always)]
-pub fn row_weights(seed: u64, block: u32, rows: &[u64], out: &mut [Vec<u8>; 4]) {
+pub fn row_weights(seed: u64, block: u32, rows: &[u64], out: &mut [Vec<u8>; 8]) {
     let key = key_of(seed);
     for o in out.iter_mut() {
         o.clear();
         o.reserve(rows.len());
     }
+    let mut push = |row: u64, words: [u32; 4]| {
+        for (o, w) in out.iter_mut().zip(block_weights(&words, row, block, key)) {
+            o.push(w);
+        }
+    };
     let mut chunks = rows.chunks_exact(LANES);
     for chunk in &mut chunks {
         let mut ctr = [[0u32; LANES]; 4];
         for (lane, &row) in chunk.iter().enumerate() {
             let c = counter_of(row, block, ROW_WEIGHTS);
-            ctr[0][lane] = c[0];
-            ctr[1][lane] = c[1];
-            ctr[2][lane] = c[2];
-            ctr[3][lane] = c[3];
+            for (i, word) in ctr.iter_mut().enumerate() {
+                word[lane] = c[i];
+            }
         }
         let words = philox_lanes::<LANES>(ctr, key);
-        for (o, w) in out.iter_mut().zip(words.iter()) {
-            o.extend(w.iter().map(|&x| poisson1(x)));
+        for (lane, &row) in chunk.iter().enumerate() {
+            push(row, [0, 1, 2, 3].map(|i| words[i][lane]));
         }
     }
     for &row in chunks.remainder() {
-        let words = philox4x32_10(counter_of(row, block, ROW_WEIGHTS), key);
-        for (o, &w) in out.iter_mut().zip(words.iter()) {
-            o.push(poisson1(w));
-        }
+        push(row, philox4x32_10(counter_of(row, block, ROW_WEIGHTS), key));
     }
 }
 
-/// How many replicates [`row_weights16`] draws per row: four Philox blocks.
+/// How many replicates [`row_weights16`] draws per row: two Philox blocks.
 pub const REPLICATES_PER_DRAW: usize = 16;
+
+/// The sixteen weights of `row` in replicates `16 group ..` from the words
+/// of its two blocks `2 group`, `2 group + 1`.
+#[inline(always)]
+#[must_use]
+pub fn row_weights_of(row: u64, group: u32, words: [[u32; 4]; 2], key: [u32; 2]) -> [u8; 16] {
+    let first = group.wrapping_mul(2);
+    let a = block_weights(&words[0], row, first, key);
+    let b = block_weights(&words[1], row, first.wrapping_add(1), key);
+    std::array::from_fn(|r| if r < 8 { a[r] } else { b[r - 8] })
+}
+
+/// The counters of the two row-weight blocks of replicates `16 group ..` of
+/// eight rows, lane `l` block `2 group + l % 2` of `rows[l / 2]`, word `i`
+/// of every lane in `[i]`.
+#[inline(always)]
+#[must_use]
+pub(crate) fn counters16(rows: &[u64], group: u32) -> [[u32; LANES]; 4] {
+    let first_block = group.wrapping_mul(2);
+    let mut ctr = [[0u32; LANES]; 4];
+    for lane in 0..LANES {
+        let c = counter_of(
+            rows[lane / 2],
+            first_block.wrapping_add((lane % 2) as u32),
+            ROW_WEIGHTS,
+        );
+        for (i, word) in ctr.iter_mut().enumerate() {
+            word[lane] = c[i];
+        }
+    }
+    ctr
+}
 
 /// The Poisson(1) weights of `rows` in replicates `16 group .. 16 group + 16`,
 /// row by row: `out[i][r]` is the weight of `rows[i]` in replicate
-/// `16 group + r` (word `r % 4` of Philox block `4 group + r / 4`, the same
-/// draws as [`row_weights`]). The sixteen lanes hold four rows times four
+/// `16 group + r` (half `r % 8` of Philox block `2 group + r / 8`, the same
+/// draws as [`row_weights`]). The sixteen lanes hold eight rows times two
 /// blocks, so each row's sixteen weights land side by side, ready for a loop
 /// over replicates. Inlined into its callers, like [`row_weights`].
 #[inline(always)]
@@ -212,40 +327,23 @@ pub fn row_weights16(seed: u64, group: u32, rows: &[u64], out: &mut Vec<[u8; 16]
     let key = key_of(seed);
     out.clear();
     out.reserve(rows.len());
-    let first_block = group.wrapping_mul(4);
-    let mut chunks = rows.chunks_exact(4);
+    let first_block = group.wrapping_mul(2);
+    let mut chunks = rows.chunks_exact(LANES / 2);
     for chunk in &mut chunks {
-        let mut ctr = [[0u32; LANES]; 4];
-        for lane in 0..LANES {
-            let c = counter_of(
-                chunk[lane / 4],
-                first_block.wrapping_add((lane % 4) as u32),
-                ROW_WEIGHTS,
-            );
-            ctr[0][lane] = c[0];
-            ctr[1][lane] = c[1];
-            ctr[2][lane] = c[2];
-            ctr[3][lane] = c[3];
-        }
-        let words = philox_lanes::<LANES>(ctr, key);
-        for q in 0..4 {
-            out.push(std::array::from_fn(|r| {
-                poisson1(words[r % 4][4 * q + r / 4])
-            }));
+        let words = philox_lanes::<LANES>(counters16(chunk, group), key);
+        for (q, &row) in chunk.iter().enumerate() {
+            let blocks = [0, 1].map(|s| [0, 1, 2, 3].map(|i| words[i][2 * q + s]));
+            out.push(row_weights_of(row, group, blocks, key));
         }
     }
     for &row in chunks.remainder() {
-        let mut w = [0u8; 16];
-        for s in 0..4u32 {
-            let words = philox4x32_10(
+        let blocks = [0, 1].map(|s| {
+            philox4x32_10(
                 counter_of(row, first_block.wrapping_add(s), ROW_WEIGHTS),
                 key,
-            );
-            for (j, &x) in words.iter().enumerate() {
-                w[4 * s as usize + j] = poisson1(x);
-            }
-        }
-        out.push(w);
+            )
+        });
+        out.push(row_weights_of(row, group, blocks, key));
     }
 }
 
@@ -287,8 +385,13 @@ pub(crate) mod avx2;
 #[cfg(test)]
 #[allow(clippy::cast_possible_truncation)]
 pub(crate) fn weight_of(seed: u64, row: u64, b: usize) -> f64 {
-    let words = philox4x32_10(counter_of(row, (b / 4) as u32, ROW_WEIGHTS), key_of(seed));
-    f64::from(poisson1(words[b % 4]))
+    let block = (b / REPLICATES_PER_BLOCK) as u32;
+    let key = key_of(seed);
+    let high = philox4x32_10(counter_of(row, block, ROW_WEIGHTS), key);
+    let low = philox4x32_10(counter_of(row, block, ROW_WEIGHT_LOWS), key);
+    let j = b % REPLICATES_PER_BLOCK;
+    let word = (u32::from(half_of(&high, j)) << 16) | u32::from(half_of(&low, j));
+    f64::from(poisson1(word))
 }
 
 #[cfg(test)]
@@ -380,12 +483,60 @@ mod tests {
         let rows: Vec<u64> = (0..29u64)
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             .collect();
-        let mut out: [Vec<u8>; 4] = Default::default();
+        let mut out: [Vec<u8>; 8] = Default::default();
         row_weights(42, 7, &rows, &mut out);
         for (i, &row) in rows.iter().enumerate() {
-            let words = philox4x32_10(counter_of(row, 7, ROW_WEIGHTS), key_of(42));
-            for j in 0..4 {
-                assert_eq!(out[j][i], poisson1(words[j]));
+            for (j, o) in out.iter().enumerate() {
+                assert_eq!(f64::from(o[i]), weight_of(42, row, 56 + j));
+            }
+        }
+    }
+
+    #[test]
+    fn a_high_half_draws_as_its_whole_word() {
+        // Every high half, with low halves at both ends and between: the
+        // draw by halves is the draw of the 32-bit word.
+        let mut next = lcg(11);
+        for high in 0..=u16::MAX {
+            let h = u32::from(high) << 16;
+            let whole = [h, h | 0xFFFF, h | (next() as u32 & 0xFFFF)].map(poisson1);
+            if poisson1_needs_low(high) {
+                continue;
+            }
+            assert!(whole.iter().all(|&w| w == poisson1_high(high)), "{high}");
+        }
+        // The halves that need their low half are exactly those whose
+        // word's draw depends on it.
+        let ambiguous = (0..=u16::MAX)
+            .filter(|&high| {
+                let h = u32::from(high) << 16;
+                poisson1(h) != poisson1(h | 0xFFFF)
+            })
+            .count();
+        let flagged = (0..=u16::MAX).filter(|&h| poisson1_needs_low(h)).count();
+        assert_eq!((ambiguous, flagged), (8, 8));
+        for t in POISSON1_THRESHOLDS {
+            assert!(poisson1_needs_low((t >> 16) as u16));
+        }
+    }
+
+    #[test]
+    fn blocks_that_need_low_halves_draw_them() {
+        // Rows whose blocks hold a high half that needs its low half: the
+        // weights of the portable draws equal the definition's.
+        let key = key_of(5);
+        let rows: Vec<u64> = (0..60_000u64)
+            .filter(|&row| block_needs_lows(&philox4x32_10(counter_of(row, 6, ROW_WEIGHTS), key)))
+            .collect();
+        assert!(rows.len() > 20, "{}", rows.len());
+        let mut out: [Vec<u8>; 8] = Default::default();
+        row_weights(5, 6, &rows, &mut out);
+        let mut sixteen = Vec::new();
+        row_weights16(5, 3, &rows, &mut sixteen);
+        for (i, &row) in rows.iter().enumerate() {
+            for (j, o) in out.iter().enumerate() {
+                assert_eq!(f64::from(o[i]), weight_of(5, row, 48 + j));
+                assert_eq!(f64::from(sixteen[i][j]), weight_of(5, row, 48 + j));
             }
         }
     }
@@ -393,10 +544,10 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_avx512_draws_equal_the_portable_ones() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
+        if !crate::cpu::avx512() {
             return;
         }
-        let rows: Vec<u64> = (0..1003u64)
+        let rows: Vec<u64> = (0..20_011u64)
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i << 33))
             .collect();
         for group in [0u32, 1, 62, u32::MAX] {
@@ -448,8 +599,9 @@ mod tests {
         if !std::arch::is_x86_feature_detected!("avx2") {
             return;
         }
-        // Every remainder of the two-row vectors and the chains of four rows.
-        for n in [0usize, 1, 2, 3, 4, 5, 7, 1003] {
+        // Every remainder of the four-row vectors and the chains of eight
+        // rows, and enough rows for blocks that need their low halves.
+        for n in [0usize, 1, 2, 3, 4, 5, 7, 9, 12, 15, 1003, 20_011] {
             let rows: Vec<u64> = (0..n as u64)
                 .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i << 35))
                 .collect();
@@ -464,6 +616,37 @@ mod tests {
                 // SAFETY: the CPU has avx2.
                 unsafe { avx2::row_weights16(seed, group, &rows, &mut b) };
                 assert_eq!(a, b, "{n} rows, seed {seed}, group {group}");
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn blocks_drawn_sixteen_at_a_time_pack_as_the_portable_draws() {
+        // The AVX-512 draws' path (`avx2::weights_by_blocks`) with the
+        // Philox blocks of this CPU's AVX2 registers and of the portable
+        // lanes: every remainder of its eight-row chunks, and enough rows
+        // for vectors with halves that need their low halves.
+        if !crate::cpu::avx2() {
+            return;
+        }
+        for n in [0usize, 1, 7, 8, 9, 15, 16, 17, 20_011] {
+            let rows: Vec<u64> = (0..n as u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i << 37))
+                .collect();
+            for (seed, group) in [(3_u64, 0_u32), (u64::MAX, 9), (0x1234_5678_9ABC, u32::MAX)] {
+                let mut want = Vec::new();
+                row_weights16(seed, group, &rows, &mut want);
+                let (mut a, mut b) = (vec![[1u8; 16]; 2], Vec::new());
+                // SAFETY (both): AVX2 (checked above).
+                unsafe {
+                    avx2::weights_by_blocks(seed, group, &rows, &mut a, |c, k| {
+                        avx2::philox16(c, k)
+                    });
+                    avx2::weights_by_blocks(seed, group, &rows, &mut b, philox_lanes::<16>);
+                }
+                assert_eq!(a, want, "{n} rows, seed {seed}, group {group}");
+                assert_eq!(b, want, "{n} rows, seed {seed}, group {group}");
             }
         }
     }
@@ -490,9 +673,9 @@ mod tests {
     #[test]
     fn poisson_draws_have_mean_and_variance_one() {
         let rows: Vec<u64> = (0..200_000).collect();
-        let mut out: [Vec<u8>; 4] = Default::default();
+        let mut out: [Vec<u8>; 8] = Default::default();
         row_weights(3, 0, &rows, &mut out);
-        let n = (rows.len() * 4) as f64;
+        let n = (rows.len() * 8) as f64;
         let sum: f64 = out.iter().flatten().map(|&w| f64::from(w)).sum();
         let sq: f64 = out.iter().flatten().map(|&w| f64::from(w).powi(2)).sum();
         let mean = sum / n;

@@ -2,7 +2,7 @@
 //! counter-based stream, the Poisson bootstrap of row sums and of the
 //! ranking walk.
 
-use cmetrics_core::random::{philox4x32, row_weights};
+use cmetrics_core::random::{philox4x32, row_weights, REPLICATES_PER_BLOCK};
 use cmetrics_core::resampling::{
     draw_cell_walks as core_draw_walks, multinomial_draws as core_multinomial,
     replicate_ranking as core_ranking, replicate_sums as core_sums,
@@ -59,11 +59,11 @@ pub fn poisson_weights<'py>(
     let out = run(py, || {
         let mut out =
             cmetrics_core::memory::try_filled(n_resamples * n, 0u8, "the Poisson weights")?;
-        let mut w: [Vec<u8>; 4] = Default::default();
-        for block in 0..n_resamples.div_ceil(4) {
+        let mut w: [Vec<u8>; REPLICATES_PER_BLOCK] = Default::default();
+        for block in 0..n_resamples.div_ceil(REPLICATES_PER_BLOCK) {
             row_weights(seed, block as u32, ids, &mut w);
             for (j, weights) in w.iter().enumerate() {
-                let b = 4 * block + j;
+                let b = REPLICATES_PER_BLOCK * block + j;
                 if b < n_resamples {
                     out[b * n..(b + 1) * n].copy_from_slice(weights);
                 }

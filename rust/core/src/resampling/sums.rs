@@ -8,7 +8,7 @@
 //! scalar sum). The rows are first put in groups that send every value to the
 //! same columns; within a group the sums of sixteen replicates are a small
 //! matrix product held in registers. Replicates are shared among the threads
-//! sixteen at a time (four Philox blocks per row) and every replicate adds its
+//! sixteen at a time (two Philox blocks per row) and every replicate adds its
 //! rows in the same order, so the sums are the same bit for bit whatever the
 //! thread count.
 
@@ -61,7 +61,7 @@ pub struct Replicates {
 /// weights stay in cache while every replicate group of the thread reads them.
 const TILE: usize = 512;
 
-/// Replicates drawn and summed together (four Philox blocks per row).
+/// Replicates drawn and summed together (two Philox blocks per row).
 const R: usize = REPLICATES_PER_DRAW;
 
 fn check_segments(n: usize, n_values: usize, segments: &[Segment<'_>], width: usize) -> Result<()> {
