@@ -174,16 +174,30 @@ pub(super) struct Plan {
     pub(super) strata: Vec<Stratum>,
     cdf: Vec<f64>,
     start: Vec<usize>,
-    low: Vec<f64>,
     table: Vec<u32>,
-    /// Per table: where its guide starts in `guide`, and the shift that takes
-    /// a draw's 53 bits to its guide bucket.
-    guide_at: Vec<(u32, u32)>,
+    /// Per table, what its inversion reads ([`Plan::invert_in`]).
+    tables: Vec<Table>,
     /// The tables' guides, end to end ([`Plan::invert`]).
     guide: Vec<u32>,
     /// Per table, its fields as the AVX-512 lanes gather them.
     #[cfg(target_arch = "x86_64")]
     records: Vec<lanes::Record>,
+}
+
+/// What the inversion of one table reads, in one 32-byte record: where its
+/// cumulative weights start in the plan's `cdf` and its guide in the plan's
+/// `guide`, its last entry's index, the shift that takes a draw's 53 bits to
+/// its guide bucket, its total weight and its first value. The record replaced
+/// four arrays read one after another per draw (where the table starts and
+/// ends, its guide and shift, its first value).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Table {
+    pub(super) start: u32,
+    pub(super) guide: u32,
+    pub(super) last: u32,
+    pub(super) shift: u32,
+    pub(super) total: f64,
+    pub(super) low: f64,
 }
 
 /// A guide entry's answer, below its two bits of steps.
@@ -224,7 +238,10 @@ fn fill_guide(cdf: &[f64], out: &mut Vec<u32>) -> u32 {
 /// weight `total`: `u = (m + 1/2) 2^-53` times the total.
 #[inline(always)]
 fn draw_value(m: u64, total: f64) -> f64 {
-    ((m as f64) + 0.5) * (1.0 / 9_007_199_254_740_992.0) * total
+    // `m` is below 2^53: the same value through `i64`, one instruction where
+    // `u64` to `f64` takes five without AVX-512.
+    debug_assert!(m < 1 << 53);
+    ((m as i64 as f64) + 0.5) * (1.0 / 9_007_199_254_740_992.0) * total
 }
 
 impl Plan {
@@ -273,13 +290,21 @@ impl Plan {
         start.push(at);
         // At most one guide entry per table entry (fill_guide).
         let mut guide = try_with_capacity(entries, "the Poisson tables")?;
-        let mut guide_at = Vec::with_capacity(spans.len());
+        let mut tables = Vec::with_capacity(spans.len());
         #[cfg(target_arch = "x86_64")]
         let mut records = Vec::with_capacity(spans.len());
         for t in 0..spans.len() {
             let from = guide.len() as u32;
             let shift = fill_guide(&cdf[start[t]..start[t + 1]], &mut guide);
-            guide_at.push((from, shift));
+            // Every index is below TABLE_BUDGET (2^22): within 32 bits.
+            tables.push(Table {
+                start: start[t] as u32,
+                guide: from,
+                last: (start[t + 1] - start[t] - 1) as u32,
+                shift,
+                total: cdf[start[t + 1] - 1],
+                low: low[t],
+            });
             #[cfg(target_arch = "x86_64")]
             records.push(lanes::record(
                 start[t],
@@ -326,9 +351,8 @@ impl Plan {
             strata: out,
             cdf,
             start,
-            low,
             table,
-            guide_at,
+            tables,
             guide,
             #[cfg(target_arch = "x86_64")]
             records,
@@ -350,23 +374,30 @@ impl Plan {
     /// 300 replicates on one thread: 171-247 -> 129-167 ms (Intel).
     #[inline(always)]
     fn invert(&self, table: usize, x: u64) -> f64 {
-        let (a, b) = (self.start[table], self.start[table + 1]);
-        let cdf = &self.cdf[a..b];
-        let last = cdf.len() - 1;
+        self.invert_in(&self.tables[table], x)
+    }
+
+    /// [`Plan::invert`] of the table whose record is `t` (a record of this
+    /// plan's: its ranges are inside `cdf` and `guide`).
+    #[inline(always)]
+    fn invert_in(&self, t: &Table, x: u64) -> f64 {
         let m = x >> 11;
-        let (from, shift) = self.guide_at[table];
-        let entry = self.guide[from as usize + (m >> shift) as usize];
-        let mut k = (entry & GUIDE_ENTRY) as usize;
+        let entry = self.guide[t.guide as usize + (m >> t.shift) as usize];
+        let start = t.start as usize;
+        let mut k = start + (entry & GUIDE_ENTRY) as usize;
         let steps = entry >> 30;
-        let v = draw_value(m, cdf[last]);
+        let v = draw_value(m, t.total);
         if steps < 2 {
-            k += usize::from((steps == 1) & (cdf[k] <= v));
+            k += usize::from((steps == 1) & (self.cdf[k] <= v));
         } else {
-            while k < last && cdf[k] <= v {
+            let last = start + t.last as usize;
+            while k < last && self.cdf[k] <= v {
                 k += 1;
             }
         }
-        self.low[table] + k as f64
+        // Below 2^22 (TABLE_BUDGET): the same value through `u32`, one
+        // instruction where `usize` to `f64` takes five without AVX-512.
+        t.low + f64::from((k - start) as u32)
     }
 
     /// At entry `entry` of a stratum's `by_table`: when it starts a table's
@@ -393,7 +424,7 @@ impl Plan {
         if let Some(&(_, t)) = by_table.get(*next) {
             let t = t as usize;
             let (a, b) = (self.start[t], self.start[t + 1]);
-            let (from, shift) = self.guide_at[t];
+            let (from, shift) = (self.tables[t].guide, self.tables[t].shift);
             let guide = from as usize..from as usize + (1_usize << (53 - shift));
             for j in guide.step_by(16) {
                 crate::simd::prefetch(self.guide.as_ptr().wrapping_add(j));
@@ -522,9 +553,10 @@ fn draw_replicates(
     let mut next = 0;
     for (entry, &(i, t)) in by_table.iter().enumerate() {
         plan.ask_ahead(by_table, entry, &mut next);
+        let t = &plan.tables[t as usize];
         for (r, sum) in sums.iter_mut().enumerate().take(count) {
             let slot = &mut rows[r * width + i as usize];
-            let k = plan.invert(t as usize, slot.to_bits());
+            let k = plan.invert_in(t, slot.to_bits());
             *slot = k;
             *sum += k;
         }
@@ -582,11 +614,19 @@ fn draw_words(
             sum += unsafe { lanes::invert_cells(plan, tables, words, out) };
             continue;
         }
+        if swept {
+            for ((slot, &t), &x) in out.iter_mut().zip(tables).zip(words) {
+                *slot = if t == u32::MAX {
+                    0.0
+                } else {
+                    f64::from_bits(x)
+                };
+            }
+            continue;
+        }
         for ((slot, &t), &x) in out.iter_mut().zip(tables).zip(words) {
             *slot = if t == u32::MAX {
                 0.0
-            } else if swept {
-                f64::from_bits(x)
             } else {
                 let k = plan.invert(t as usize, x);
                 sum += k;

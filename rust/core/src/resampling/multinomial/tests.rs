@@ -146,18 +146,26 @@ fn large_strata_keep_their_totals_ignore_the_threads_and_fall_back_to_the_tree()
 }
 
 /// A block of replicates draws what each replicate draws alone: a stratum
-/// whose tables are swept in order (2,400 cells over 400 shared rates),
-/// and the mixed strata, whose 4,000 replicates hold a few drawn by the
-/// tree, in whole blocks and in a part of one.
+/// whose tables are swept in order (2,400 cells over 400 shared rates), the
+/// same after a stratum of three cells on the tree (its first cell odd: a pair
+/// of cells straddles the strata), and the mixed strata, whose 4,000
+/// replicates hold a few drawn by the tree, in whole blocks and in a part
+/// of one.
 #[test]
 fn a_block_draws_each_replicate_as_alone() {
     let swept: Vec<u64> = (0..2_400).map(|i| 300 + i % 400).collect();
+    let odd: Vec<u64> = [7, 0, 9].into_iter().chain(swept.iter().copied()).collect();
     let (mixed, ends) = mixed_counts();
-    for (counts, ends, replicates) in [(swept, vec![2_400], 64), (mixed, ends.to_vec(), 4_000)] {
+    for (counts, ends, replicates) in [
+        (swept, vec![2_400], 64),
+        (odd, vec![3, 2_403], 64),
+        (mixed, ends.to_vec(), 4_000),
+    ] {
         let m = counts.len();
         let drawing = Drawing::new(&counts, &ends, 3).unwrap();
         let plan = drawing.plan.as_ref().unwrap();
-        assert_eq!(plan.strata[0].swept(), m == 2_400);
+        let swept = m >= 2_400;
+        assert_eq!(plan.strata[0].swept(), swept);
         let mut space = drawing.space();
         let (mut rows, mut row) = (vec![0.0; BLOCK * m], vec![0.0; m]);
         for first in (0..replicates).step_by(BLOCK).chain([replicates + 3]) {

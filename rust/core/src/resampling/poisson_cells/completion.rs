@@ -44,7 +44,11 @@ pub(super) fn complete(
     let extra = (total - sum) as u32;
     let scale = stratum.guide.len() as f64 / total;
     let last = stratum.guide.len() - 1;
-    let bucket = |v: u64| ((v as f64 * scale) as usize).min(last);
+    // `v` is below the stratum's rows (below 2^53, Drawing::new): exact
+    // through `i64`, as the bucket (non-negative, below 2^53) back; one
+    // instruction each where `u64` to `f64` and back take several without
+    // AVX-512.
+    let bucket = |v: u64| ((v as i64 as f64 * scale) as i64 as usize).min(last);
     // Three groups in flight: group `g` in slot `g % 3`.
     let mut values = [[0_u64; 2 * LANES]; 3];
     let mut cells = [[0_usize; 2 * LANES]; 3];

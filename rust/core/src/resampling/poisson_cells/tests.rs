@@ -95,12 +95,12 @@ fn rates_from_below_one() -> Plan {
 fn the_guided_inversion_is_the_plain_search() {
     let plan = rates_from_below_one();
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-    for t in 0..plan.low.len() {
+    for t in 0..plan.tables.len() {
         let cdf = &plan.cdf[plan.start[t]..plan.start[t + 1]];
         let last = cdf.len() - 1;
         // Uniform words, the words at each guide bucket's ends and beside
         // them, and the words beside each entry's own boundary.
-        let shift = plan.guide_at[t].1;
+        let shift = plan.tables[t].shift;
         let buckets = 1_u64 << (53 - shift);
         let edges = (0..buckets).flat_map(|g| {
             let (lo, hi) = (g << shift, ((g + 1) << shift) - 1);
@@ -125,7 +125,7 @@ fn the_guided_inversion_is_the_plain_search() {
             let plain = cdf.partition_point(|&c| c <= v).min(last);
             assert_eq!(
                 plan.invert(t, word),
-                plan.low[t] + plain as f64,
+                plan.tables[t].low + plain as f64,
                 "table {t}"
             );
         }
@@ -199,7 +199,7 @@ fn the_lanes_draw_the_plain_inversion() {
         return; // this CPU has no AVX-512: the lanes are never taken
     }
     let plan = rates_from_below_one();
-    let n_tables = plan.low.len() as u64;
+    let n_tables = plan.tables.len() as u64;
     let mut next = crate::random::lcg(11);
     let mut word = move || (next() << 33) ^ (next() << 2) ^ next();
     let mut set_aside = 0;
@@ -237,7 +237,8 @@ fn the_lanes_draw_the_plain_inversion() {
             .zip(&words)
             .filter(|&(&t, &x)| {
                 t != u32::MAX && {
-                    let (from, shift) = plan.guide_at[t as usize];
+                    let (from, shift) =
+                        (plan.tables[t as usize].guide, plan.tables[t as usize].shift);
                     plan.guide[from as usize + ((x >> 11) >> shift) as usize] >> 30 >= 2
                 }
             })
