@@ -8,7 +8,7 @@
 //! are integers, so the tables of the threads add up to the same groups on
 //! any thread count, and the groups equal those the sort gives.
 
-use ndarray::{s, ArrayView1};
+use ndarray::ArrayView1;
 use rayon::prelude::*;
 
 use super::keys::Score;
@@ -23,6 +23,8 @@ const SAMPLE: usize = 4096;
 const MAX_GROUPS: usize = 1 << 15;
 /// Rows one task of the parallel count reads.
 const CHUNK: usize = 1 << 16;
+/// Rows whose slots the count asks for before counting them.
+const BLOCK: usize = 16;
 
 /// Whether a sample of the scores suggests at most three quarters of
 /// [`MAX_GROUPS`] distinct scores: Chao's estimate of the distinct count
@@ -87,12 +89,19 @@ impl Table {
         true
     }
 
+    /// The slot where the search for `key` starts.
+    #[inline(always)]
+    fn slot_of(&self, key: u64) -> usize {
+        #[allow(clippy::cast_possible_truncation)]
+        let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        i
+    }
+
     /// Count the rows at `key`'s slot: whether the key took a free slot.
     #[inline(always)]
     fn place(&mut self, key: u64, pos: u64, neg: u64) -> bool {
         let mask = self.slots.len() - 1;
-        #[allow(clippy::cast_possible_truncation)]
-        let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        let mut i = self.slot_of(key);
         // A table is at most half full, so a free slot or the key turns up.
         // The key is compared first: nearly every row finds it at once, a
         // branch the predictor learns, where a first test of the positive
@@ -132,16 +141,41 @@ impl Table {
         true
     }
 
-    /// The rows of one chunk counted in; false on a non-finite score (the
-    /// sort path reports it) or a full table.
-    fn count<'x, X: Score + 'x>(
-        &mut self,
-        positive: &[bool],
-        score: impl Iterator<Item = &'x X>,
-    ) -> bool {
-        for (&p, &s) in positive.iter().zip(score) {
-            if !s.is_finite() || !self.add(s.key(), u64::from(p), u64::from(!p)) {
-                return false;
+    /// The rows of one chunk counted in (`score(i)`: row `i`'s score); false
+    /// on a non-finite score (the sort path reports it) or a full table.
+    ///
+    /// A block's keys and slots first, each slot asked for (tables of a few
+    /// thousand keys outgrow the second-level cache), then each row counted
+    /// where its key already is; a key elsewhere (a new one, a collision, a
+    /// slot moved by a growth) takes the general search. A non-finite score
+    /// is never placed, so it never finds its key: the search rejects it.
+    fn count<X: Score>(&mut self, positive: &[bool], score: impl Fn(usize) -> X) -> bool {
+        let mut keys = [0_u64; BLOCK];
+        let mut at = [0_usize; BLOCK];
+        for (b, flags) in positive.chunks(BLOCK).enumerate() {
+            let first = b * BLOCK;
+            for (j, (k, a)) in keys.iter_mut().zip(&mut at).enumerate().take(flags.len()) {
+                *k = score(first + j).key();
+                *a = self.slot_of(*k);
+                #[cfg(target_arch = "x86_64")]
+                crate::simd::prefetch(self.slots.as_ptr().wrapping_add(*a));
+            }
+            for (j, &p) in flags.iter().enumerate() {
+                let k = keys[j];
+                match self.slots.get_mut(at[j]) {
+                    // A free slot holds key 0 with no rows.
+                    Some(slot) if slot.0 == k && (k != 0 || (slot.1 | slot.2) != 0) => {
+                        slot.1 += u64::from(p);
+                        slot.2 += u64::from(!p);
+                    }
+                    _ => {
+                        if !score(first + j).is_finite()
+                            || !self.add(k, u64::from(p), u64::from(!p))
+                        {
+                            return false;
+                        }
+                    }
+                }
             }
         }
         true
@@ -160,11 +194,11 @@ impl Table {
 /// The tables of every chunk of [`CHUNK`] rows, added up (on the pool's
 /// threads when it has them); `None` when a table gave up or on a stop.
 /// `scores` gives the scores of a range of rows.
-fn count_chunks<'x, X: Score + 'x, I: Iterator<Item = &'x X>>(
+fn count_chunks<X: Score>(
     positive: &[bool],
     estimate: usize,
     pool: &Pool,
-    scores: impl Fn(std::ops::Range<usize>) -> I + Sync,
+    scores: impl Fn(usize) -> X + Sync,
 ) -> Option<Table> {
     let n = positive.len();
     // Room for twice the estimate from the start: few tables grow.
@@ -174,13 +208,17 @@ fn count_chunks<'x, X: Score + 'x, I: Iterator<Item = &'x X>>(
             return None;
         }
         let rows = c * CHUNK..n.min((c + 1) * CHUNK);
-        t.count(&positive[rows.clone()], scores(rows)).then_some(t)
+        let first = rows.start;
+        t.count(&positive[rows], |i| scores(first + i)).then_some(t)
     };
     let chunks = n.div_ceil(CHUNK);
     if pool.parallel_for(n) {
         pool.install(|| {
+            // At most two pieces a thread, so few tables are made (zeroed
+            // and faulted in) and absorbed.
             (0..chunks)
                 .into_par_iter()
+                .with_min_len(chunks.div_ceil(2 * pool.threads()))
                 .try_fold(new, chunk)
                 .try_reduce(new, |a, b| {
                     if a.used >= b.used {
@@ -216,13 +254,11 @@ pub(super) fn hashed_groups<X: Score>(
         return Ok(None);
     };
     // One loop per layout, each its own copy of the count: a slice's
-    // iterator where the scores are contiguous, the view's (a stride a step)
+    // index where the scores are contiguous, the view's (a stride a step)
     // where they are not.
     let table = match score.as_slice() {
-        Some(all) => count_chunks(positive, estimate, pool, |rows| all[rows].iter()),
-        None => count_chunks(positive, estimate, pool, |rows| {
-            score.slice_move(s![rows]).into_iter()
-        }),
+        Some(all) => count_chunks(positive, estimate, pool, |i| all[i]),
+        None => count_chunks(positive, estimate, pool, |i| score[i]),
     };
     pool.check()?;
     Ok(table.map(|t| {
@@ -240,6 +276,7 @@ pub(super) fn hashed_groups<X: Score>(
 mod tests {
     use super::*;
     use crate::random::lcg;
+    use ndarray::s;
     use std::collections::BTreeMap;
 
     fn view(v: &[f64]) -> ArrayView1<'_, f64> {
@@ -247,9 +284,9 @@ mod tests {
     }
 
     /// Groups counted by a map, as `hashed_groups` gives them.
-    fn counted(positive: &[bool], score: &[f64]) -> Vec<(u64, u64, u64)> {
+    fn counted<X: Score>(positive: &[bool], score: &[X]) -> Vec<(u64, u64, u64)> {
         let mut m: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-        for (&p, s) in positive.iter().zip(score) {
+        for (&p, &s) in positive.iter().zip(score) {
             let e = m.entry(s.key()).or_default();
             e.0 += u64::from(p);
             e.1 += u64::from(!p);
@@ -338,6 +375,62 @@ mod tests {
                 hashed_groups(&positive, column, &pool).unwrap(),
                 Some(want.clone())
             );
+        }
+    }
+
+    /// Integer scores whose key is 0 (a `u64` score of 0, an `i64` of
+    /// `i64::MIN`): a free slot also holds key 0, so the slot is told taken
+    /// by its counts, and every row lands in the one group of its score, on
+    /// one thread and on two, in blocks that straddle the chunks.
+    #[test]
+    fn integer_scores_with_the_key_of_a_free_slot() {
+        let n = 3 * CHUNK + 7;
+        let mut next = lcg(13);
+        let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(3)).collect();
+        let small: Vec<u64> = (0..n).map(|_| next() % 40).collect();
+        let signed: Vec<i64> = small
+            .iter()
+            .map(|&v| {
+                if v < 5 {
+                    i64::MIN
+                } else {
+                    v.cast_signed() - 20
+                }
+            })
+            .collect();
+        assert_eq!(0_u64.key(), 0);
+        assert_eq!(i64::MIN.key(), 0);
+        for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
+            let want = counted(&positive, &small);
+            assert_eq!(want.len(), 40);
+            let got = hashed_groups(&positive, ArrayView1::from(small.as_slice()), &pool);
+            assert_eq!(got.unwrap(), Some(want));
+            let want = counted(&positive, &signed);
+            assert_eq!(want[0].0, 0);
+            let got = hashed_groups(&positive, ArrayView1::from(signed.as_slice()), &pool);
+            assert_eq!(got.unwrap(), Some(want));
+        }
+    }
+
+    /// A non-finite score among few finite ones, before or after its
+    /// neighbours' keys are placed: the count gives up (the sort path then
+    /// names it), never counting it in a group.
+    #[test]
+    fn a_non_finite_score_is_never_counted() {
+        let n = 2 * CHUNK;
+        let mut next = lcg(17);
+        let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(2)).collect();
+        #[allow(clippy::cast_precision_loss)]
+        let finite: Vec<f64> = (0..n).map(|_| (next() % 100) as f64 / 100.0).collect();
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            for at in [1, CHUNK + 5, n - 1] {
+                let mut score = finite.clone();
+                score[at] = bad;
+                for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
+                    let got = hashed_groups(&positive, view(&score), &pool).unwrap();
+                    assert_eq!(got, None, "{bad} at {at}");
+                }
+            }
         }
     }
 
