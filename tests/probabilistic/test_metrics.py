@@ -353,3 +353,24 @@ def test_fortran_ordered_probabilities_are_read_in_place() -> None:
             assert a["metrics"] == b["metrics"] and a["confusion_matrix"] == b["confusion_matrix"]
     strided = np.ones((10, 4))[:, ::2] / 2.0
     assert cmetrics.evaluate([0, 1] * 5, y_proba=strided).n_samples == 10
+
+
+def test_boolean_truth_is_scored_as_its_integer_codes(backend: str) -> None:
+    """A boolean ``y_true`` (its label set read from one count of the True rows) gives what the
+    same rows as 0/1 integers give: the scores, the error when one value is missing, and with
+    ``labels=``."""
+    y, p, _ = softmax_data(3000, 2, seed=5)
+    b = y.astype(bool)
+    assert cmetrics.log_loss(b, p, backend=backend) == cmetrics.log_loss(y, p, backend=backend)
+    close(cmetrics.log_loss(b, p, backend=backend), skm.log_loss(y, p))
+    assert cmetrics.brier_score(b, p, backend=backend) == cmetrics.brier_score(y, p, backend=backend)
+    rb = cmetrics.evaluate(b, y_proba=p, backend=backend)
+    ri = cmetrics.evaluate(y, y_proba=p, backend=backend)
+    assert rb.log_loss == ri.log_loss and rb.accuracy == ri.accuracy
+    assert [bool(v) for v in rb.labels] == [False, True]
+    for value in (False, True):
+        one = np.full(50, value)
+        with pytest.raises(ex.ProbabilityError, match="y_true has 1 classes but y_proba has 2 columns"):
+            cmetrics.log_loss(one, p[:50], backend=backend)
+        got = cmetrics.log_loss(one, p[:50], labels=[False, True], backend=backend)
+        close(got, skm.log_loss(one.astype(int), p[:50], labels=[0, 1]))

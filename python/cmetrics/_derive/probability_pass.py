@@ -53,8 +53,13 @@ def prob_inputs(
     pair = validation.label_pair(t, t if y_pred is None else y_pred)
     w = validation.weights(sample_weight, t.shape[0])
     if labels is None:
-        # The label set of y_true: one counting pass of y_true against itself.
-        union = CountedTable._count(pair.y_true, pair.y_true, None, None, None, backend).labels
+        # The label set of y_true: one counting pass of y_true against itself (for booleans,
+        # whether each value occurs: a count of the True ones).
+        union = (
+            _bool_labels(t, pair.y_true.dtype)
+            if t.dtype.kind == "b"
+            else CountedTable._count(pair.y_true, pair.y_true, None, None, None, backend).labels
+        )
         if union.size != k:
             msg = (
                 f"y_true has {union.size} classes but y_proba has {k} columns; pass labels= naming the class "
@@ -74,6 +79,13 @@ def prob_inputs(
     if yp is not None and yp.dtype != yt.dtype:
         yt, yp = yt.astype(np.int64), yp.astype(np.int64)
     return ProbInputs(yt, p, yp, w, np.asarray(lab_out), pair.kind, validation.row_sum_tolerance(raw.dtype, k))
+
+
+def _bool_labels(t: npt.NDArray[np.bool_], dtype: np.dtype[Any]) -> np.ndarray:
+    """The values of a boolean ``y_true`` that occur, as codes 0 (False) and 1 (True) of
+    ``dtype``, in order: what the counting pass gives, from one count."""
+    ones = int(np.count_nonzero(t))
+    return np.array([v for v, seen in ((0, ones < t.size), (1, ones > 0)) if seen], dtype=dtype)
 
 
 def accumulate(
