@@ -193,7 +193,7 @@ impl Table {
 
 /// The tables of every chunk of [`CHUNK`] rows, added up (on the pool's
 /// threads when it has them); `None` when a table gave up or on a stop.
-/// `scores` gives the scores of a range of rows.
+/// `scores(i)` gives row `i`'s score.
 fn count_chunks<X: Score>(
     positive: &[bool],
     estimate: usize,
