@@ -135,6 +135,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "cli score (exact ranking) / pyarrow read": _ratio("cli_score_exact", "pyarrow_read"),
         "cli score (approximate ranking) / pyarrow read": _ratio("cli_score_approximate", "pyarrow_read"),
         "cli score (ranking off) / pyarrow read": _ratio("cli_score_off", "pyarrow_read"),
+        "cli score (exact ranking) / pyarrow read, pages warm": _ratio("cli_score_exact_warm", "pyarrow_read_warm"),
+        "cli score (approximate ranking) / pyarrow read, pages warm": _ratio(
+            "cli_score_approximate_warm", "pyarrow_read_warm"
+        ),
+        "cli score (ranking off) / pyarrow read, pages warm": _ratio("cli_score_off_warm", "pyarrow_read_warm"),
         "evaluate: sklearn set / cmetrics": _ratio("sklearn_proba_set", "cmetrics_evaluate"),
         "ovr AUROC: sklearn / cmetrics": _ratio("sklearn_ovr_auc", "cmetrics_ovr_auc"),
         "evaluate exact ranking / ranking off": _ratio("evaluate_ranking_exact", "evaluate_ranking_off"),
