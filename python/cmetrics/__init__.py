@@ -11,8 +11,6 @@ The public names come from the family modules (each lists its own in ``__all__``
 :mod:`cmetrics.report`, :mod:`cmetrics.streaming` and :mod:`cmetrics.uncertainty`.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from cmetrics import (
     classification,
     confusion,
@@ -24,7 +22,7 @@ from cmetrics import (
     streaming,
     uncertainty,
 )
-from cmetrics._backend import rust_available
+from cmetrics._backend import VERSION, rust_available
 from cmetrics._base.config import (
     get_max_classes,
     get_num_threads,
@@ -44,11 +42,8 @@ from cmetrics.report import *  # noqa: F403
 from cmetrics.streaming import *  # noqa: F403
 from cmetrics.uncertainty import *  # noqa: F403
 
-try:
-    #: The version of the installed distribution (the one place it is written is Cargo.toml).
-    __version__ = version("cmetrics")
-except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
-    __version__ = "0+unknown"
+#: The version of the installed package (the one place it is written is Cargo.toml).
+__version__ = VERSION
 
 __all__ = [
     "UndefinedMetricWarning",

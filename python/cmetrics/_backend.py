@@ -1,5 +1,12 @@
 """Which kernels run: the compiled extension ``cmetrics._core`` when it imports, else (or on
-request) the numpy backend. Both satisfy :class:`cmetrics._kernels.Kernels`."""
+request) the numpy backend. Both satisfy :class:`cmetrics._kernels.Kernels`.
+
+Also the package's version (:data:`VERSION`), written in one place, the workspace's
+``Cargo.toml``: the compiled core carries it (fixed when it is built), so importing the package
+does not parse the installed distribution's metadata (the metadata reader and the e-mail parser
+it loads took about 20 ms of every ``import cmetrics``: each Dask or Spark worker's and each
+command's). Without the core the version comes from that metadata; a source tree never
+installed has none."""
 
 from __future__ import annotations
 
@@ -18,9 +25,17 @@ try:
 
     _CORE: Kernels | None = _core
     _IMPORT_ERROR: ImportError | None = None
+    #: The package's version (see the module's docs).
+    VERSION: str = _core.__version__
 except ImportError as exc:  # pragma: no cover - exercised only without the extension
     _CORE = None
     _IMPORT_ERROR = exc
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        VERSION = version("cmetrics")
+    except PackageNotFoundError:
+        VERSION = "0+unknown"
 
 _warned_fallback = False
 

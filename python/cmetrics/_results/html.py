@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from importlib import metadata
 from typing import Any, Protocol
 
 import numpy as np
 
+from cmetrics._backend import VERSION
 from cmetrics._derive.probability_pass import CalibrationBins
 from cmetrics._results.figures import (
     MAX_ANNOTATED_CLASSES,
@@ -72,13 +72,6 @@ class ReportView(Protocol):
     ranking: dict[str, int | str] | None
 
     def families(self) -> list[tuple[str, dict[str, float]]]: ...
-
-
-def _version() -> str:
-    try:
-        return metadata.version("cmetrics")
-    except metadata.PackageNotFoundError:  # pragma: no cover - a source tree without metadata
-        return "unknown"
 
 
 def _table(head: Sequence[str], rows: Iterable[Sequence[object]], caption: str | None = None, cls: str = "") -> str:
@@ -271,7 +264,7 @@ def report_page(report: ReportView, *, plots: bool = True, title: str | None = N
         f'<section id="per-class"><h2>Per class</h2>{per_class_table(report, collapse=False)}</section>',
         undefined_list(report),
     ]
-    meta = f"{number(report.n_samples)} samples · {report.n_classes:,} classes · cmetrics {html_text(_version())}"
+    meta = f"{number(report.n_samples)} samples · {report.n_classes:,} classes · cmetrics {html_text(VERSION)}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -17,15 +17,13 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike
 
-from cmetrics._backend import resolve_backend
+from cmetrics._backend import VERSION, resolve_backend
 from cmetrics._base import validation
 from cmetrics._base.aliases import F64, Backend, Proba
 from cmetrics._base.config import get_num_threads
@@ -432,12 +430,9 @@ def check_seed(seed: object) -> int:
     return int(seed)
 
 
-@cache  # the installed metadata is parsed once a process (a few ms a call otherwise)
 def package_version() -> str:
-    try:
-        return version("cmetrics")
-    except PackageNotFoundError:  # pragma: no cover - a source tree never installed
-        return "0+unknown"
+    """The package's version, as the results' provenance records it."""
+    return VERSION
 
 
 def encode_model(
