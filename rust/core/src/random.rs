@@ -288,7 +288,7 @@ pub const REPLICATES_PER_DRAW: usize = 16;
 /// of its two blocks `2 group`, `2 group + 1`.
 #[inline(always)]
 #[must_use]
-pub fn row_weights_of(row: u64, group: u32, words: [[u32; 4]; 2], key: [u32; 2]) -> [u8; 16] {
+fn row_weights_of(row: u64, group: u32, words: [[u32; 4]; 2], key: [u32; 2]) -> [u8; 16] {
     let first = group.wrapping_mul(2);
     let a = block_weights(&words[0], row, first, key);
     let b = block_weights(&words[1], row, first.wrapping_add(1), key);

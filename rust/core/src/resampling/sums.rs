@@ -237,19 +237,6 @@ pub(super) enum Isa {
     Avx512,
 }
 
-impl Isa {
-    /// How many values' sums of sixteen replicates the registers hold.
-    fn values_at_once(self) -> usize {
-        match self {
-            Isa::Portable => 2,
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => 2,
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => 14,
-        }
-    }
-}
-
 /// All values of one tile into the replicates of one group, as many values at
 /// a time as the registers of the instruction set hold sums for.
 #[inline(always)]
@@ -275,9 +262,11 @@ fn add_tile(
         }
         return;
     }
+    // How many values' sums of sixteen replicates the registers hold.
+    let at_once = if isa == Isa::Portable { 2 } else { 14 };
     let mut c0 = 0;
     while c0 < n_values {
-        let c = (n_values - c0).min(isa.values_at_once());
+        let c = (n_values - c0).min(at_once);
         macro_rules! by_len {
             ($kernel:ident, $($l:literal)*) => {
                 match c {
@@ -290,14 +279,11 @@ fn add_tile(
             };
         }
         match isa {
-            // (AVX2 tiles return above; its arm is the portable loop only to
-            // name every variant.)
-            Isa::Portable => by_len!(add_chunk, 1 2),
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => by_len!(add_chunk, 1 2),
-            // SAFETY (both): `Isa` is chosen from the features the CPU reports.
+            // SAFETY: `Isa` is chosen from the features the CPU reports.
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => unsafe { by_len!(add_chunk_avx512, 1 2 3 4 5 6 7 8 9 10 11 12 13 14) },
+            // The portable loop (AVX2 tiles returned above).
+            _ => by_len!(add_chunk, 1 2),
         }
         c0 += c;
     }
