@@ -39,6 +39,7 @@ EXTENSION_ONLY = {
     "max_threads",
     "sort_algorithm",
     "_panic_for_tests",
+    "_allocator_purge_threshold",
 }
 
 

@@ -7,6 +7,7 @@ set after the inputs exist, so that what the limit refuses is the call's own mem
 from __future__ import annotations
 
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -281,3 +282,66 @@ def test_a_forged_grouped_state_is_refused_before_allocating(backend: str) -> No
     assert Evaluator.from_bytes(small).n_rows == 40
     with pytest.raises(StateError, match="class-ranking cells"):
         Evaluator.from_bytes(forged)
+
+
+# -- the compiled core keeps its freed buffers for the next call -------------------------------
+
+_on_linux_core = pytest.mark.skipif(
+    not (cmetrics.rust_available() and sys.platform.startswith("linux")),
+    reason="the compiled core's own allocator (jemalloc) is set up on Linux only",
+)
+
+#: Page faults of repeated calls in a fresh process with transparent huge pages off
+#: (``PR_SET_THP_DISABLE``), so that every 4 KiB touched for the first time is one fault.
+_FAULTS_SCRIPT = """
+import ctypes, json, resource
+import numpy as np
+ctypes.CDLL(None).prctl(41, 1, 0, 0, 0)
+import cmetrics
+
+rng = np.random.default_rng(0)
+n = 3_000_000
+binary, scores = rng.integers(0, 2, n).astype(np.int32), rng.random(n)
+labels = rng.integers(0, 10, n).astype(np.int32)
+proba = rng.random((n, 10), dtype=np.float32)
+proba /= proba.sum(axis=1, keepdims=True)
+
+def faults(call):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    call()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+print(json.dumps({
+    "roc_auc_score": [faults(lambda: cmetrics.roc_auc_score(binary, scores)) for _ in range(3)],
+    "evaluate": [faults(lambda: cmetrics.evaluate(labels, y_proba=proba)) for _ in range(3)],
+}))
+"""
+
+
+@_on_linux_core
+def test_the_core_allocator_purges_no_freed_block_at_once() -> None:
+    # jemalloc makes arena 0 before it reads oversize_threshold, so arena 0 (the only one)
+    # kept the 8 MiB default and purged every larger block as soon as it was freed.
+    assert cmetrics._core._allocator_purge_threshold() == 2**64 - 1
+
+
+@_on_linux_core
+def test_repeated_calls_reuse_their_buffers_instead_of_faulting_them_in() -> None:
+    # 3 x 10^6 rows: the binary sort's keys and spare array (24 MB each) and the
+    # one-vs-rest keys (12 MB a class) pass jemalloc's 8 MiB threshold. Before the fix
+    # every call faulted them in again: about 6,700 and 23,000 faults a call.
+    # The allocators' own settings: importing polars (as the peer tests do) sets
+    # _RJEM_MALLOC_CONF for its jemalloc, which every prefixed jemalloc then reads (a 0.5 s
+    # decay), and dask sets MALLOC_TRIM_THRESHOLD_, with which glibc maps numpy's
+    # megabyte-sized copies afresh on every call (about 750 faults a call here).
+    tuned = {"_RJEM_MALLOC_CONF", "MALLOC_TRIM_THRESHOLD_"}
+    env = {key: value for key, value in os.environ.items() if key not in tuned}
+    run = subprocess.run([sys.executable, "-c", _FAULTS_SCRIPT], capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    faults = json.loads(run.stdout)
+    for name, (first, *later) in faults.items():
+        # The first call touches its buffers (more than 24 MB, 6,000 pages of 4 KiB).
+        assert first > 6_000, (name, first)
+        # Later calls fault in only what jemalloc's ten-second decay has handed back since
+        # (15-95 faults a call here; 87-100 % of the first call's before).
+        assert max(later) < first / 10, (name, faults[name])

@@ -27,6 +27,17 @@ fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
     })
 }
 
+/// Arena 0's threshold past which jemalloc purges a freed block at once
+/// (`None` off Linux or when jemalloc does not answer): lets the tests check
+/// that the module keeps its freed buffers for the next call.
+#[pyfunction]
+fn _allocator_purge_threshold() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    return allocator::oversize_threshold();
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
 /// Threads the crate uses when asked for 0 ("all cores").
 #[pyfunction]
 fn available_threads() -> usize {
@@ -56,6 +67,10 @@ fn sort_algorithm(keys: &str) -> PyResult<&'static str> {
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::install_panic_hook();
+    // A refusal only leaves jemalloc purging large blocks as it did: slower,
+    // never wrong, so the module loads either way.
+    #[cfg(target_os = "linux")]
+    let _ = allocator::keep_freed_blocks();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "SEQUENTIAL_BELOW",
@@ -68,6 +83,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     grouping::register(m)?;
     resampling::register(m)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(_allocator_purge_threshold, m)?)?;
     m.add_function(wrap_pyfunction!(available_threads, m)?)?;
     m.add_function(wrap_pyfunction!(max_threads, m)?)?;
     m.add_function(wrap_pyfunction!(sort_algorithm, m)?)?;
