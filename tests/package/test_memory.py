@@ -329,7 +329,7 @@ def test_the_core_allocator_purges_no_freed_block_at_once() -> None:
 def test_repeated_calls_reuse_their_buffers_instead_of_faulting_them_in() -> None:
     # 3 x 10^6 rows: the binary sort's keys and spare array (24 MB each) and the
     # one-vs-rest keys (12 MB a class) pass jemalloc's 8 MiB threshold. Before the fix
-    # every call faulted them in again: about 6,700 and 23,000 faults a call.
+    # every call faulted them in again: about 5,900 and 32,000 faults a call.
     # The allocators' own settings: importing polars (as the peer tests do) sets
     # _RJEM_MALLOC_CONF for its jemalloc, which every prefixed jemalloc then reads (a 0.5 s
     # decay), and dask sets MALLOC_TRIM_THRESHOLD_, with which glibc maps numpy's
