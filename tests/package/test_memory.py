@@ -340,8 +340,9 @@ def test_repeated_calls_reuse_their_buffers_instead_of_faulting_them_in() -> Non
     assert run.returncode == 0, run.stderr[-2000:]
     faults = json.loads(run.stdout)
     for name, (first, *later) in faults.items():
-        # The first call touches its buffers (more than 24 MB, 6,000 pages of 4 KiB).
-        assert first > 6_000, (name, first)
+        # The first call touches its buffers (24 MB or more: at least 5,859 pages of 4 KiB;
+        # 5,996-6,756 seen for roc_auc_score).
+        assert first > 5_000, (name, first)
         # Later calls fault in only what jemalloc's ten-second decay has handed back since
         # (15-95 faults a call here; 87-100 % of the first call's before).
         assert max(later) < first / 10, (name, faults[name])
