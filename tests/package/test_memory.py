@@ -343,6 +343,7 @@ def test_repeated_calls_reuse_their_buffers_instead_of_faulting_them_in() -> Non
         # The first call touches its buffers (24 MB or more: at least 5,859 pages of 4 KiB;
         # 5,996-6,756 seen for roc_auc_score).
         assert first > 5_000, (name, first)
-        # Later calls fault in only what jemalloc's ten-second decay has handed back since
-        # (15-95 faults a call here; 87-100 % of the first call's before).
-        assert max(later) < first / 10, (name, faults[name])
+        # Later calls fault in only what jemalloc's ten-second decay has handed back since:
+        # 15-95 faults a call on an idle machine, 13 % of the first call's on one busy compiling
+        # (a slower call lets the decay return more); 87-100 % of the first call's before.
+        assert max(later) < first / 3, (name, faults[name])
