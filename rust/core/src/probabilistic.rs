@@ -19,6 +19,8 @@
 //! file holds the entry points and the checks.
 
 mod accumulators;
+#[cfg(target_arch = "x86_64")]
+mod avx2_row;
 mod chunk;
 mod dtype;
 mod matrix;

@@ -518,3 +518,54 @@ fn two_column_checks_equal_the_full_pass() {
         }
     }
 }
+
+/// Rows whose maximum is a zero of either sign (accepted when rows are not
+/// checked to sum to 1) keep the portable row's confidence to the sign bit on
+/// every row kernel and width, beside ordinary rows, in f32 and f64.
+#[test]
+fn signed_zero_maxima_keep_the_portable_bits() {
+    for k in [3_usize, 8, 10, 12, 16] {
+        let mut p: Vec<f64> = Vec::new();
+        for r in 0..40 {
+            let row: Vec<f64> = match r % 4 {
+                0 => vec![-0.0; k],
+                1 => (0..k)
+                    .map(|j| if (j + r) % 2 == 0 { 0.0 } else { -0.0 })
+                    .collect(),
+                2 => (0..k)
+                    .map(|j| if (j + r) % 3 == 0 { -0.0 } else { 0.0 })
+                    .collect(),
+                _ => (0..k).map(|j| ((j * 7 + r) % 5) as f64 / 10.0).collect(),
+            };
+            p.extend(row);
+        }
+        let n = p.len() / k;
+        let y: Vec<i32> = (0..n).map(|i| (i % k) as i32).collect();
+        let opts = ProbOptions {
+            keep_confidence: true,
+            validate_rows: false,
+            ..ProbOptions::default()
+        };
+        let pool = Pool::sequential();
+        let p32: Vec<f32> = p.iter().map(|&v| v as f32).collect();
+        let run = |portable: bool, wide: bool| {
+            let o = ProbOptions { portable, ..opts };
+            if wide {
+                evaluate_proba(&y, ProbaMatrix::row_major(&p, k), None, None, &o, &pool)
+            } else {
+                evaluate_proba(&y, ProbaMatrix::row_major(&p32, k), None, None, &o, &pool)
+            }
+            .unwrap()
+        };
+        let runs = [true, false].map(|wide| (run(false, wide), run(true, wide)));
+        for (fast, slow) in runs {
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let (fc, sc) = (fast.confidence.unwrap(), slow.confidence.unwrap());
+            assert_eq!(bits(&fc), bits(&sc), "k={k}");
+            assert_eq!(fast.correct, slow.correct, "k={k}");
+            assert_eq!(bits(&fast.pcm), bits(&slow.pcm), "k={k}");
+            assert_eq!(fast.hard_counts, slow.hard_counts, "k={k}");
+            assert!(fc.iter().any(|c| c.to_bits() == (-0.0_f64).to_bits()));
+        }
+    }
+}

@@ -3,6 +3,11 @@
 use crate::fastmath;
 #[cfg(target_arch = "x86_64")]
 use crate::simd;
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::{
+    __m256d, __m256i, _mm256_castsi256_si128, _mm256_cvtps_pd, _mm256_maskload_pd,
+    _mm256_permutevar8x32_epi32, _mm256_setr_epi32, _mm_maskload_ps,
+};
 
 /// A probability dtype the kernel reads.
 pub trait Prob: Copy + Default + Send + Sync + 'static {
@@ -22,6 +27,13 @@ pub trait Prob: Copy + Default + Send + Sync + 'static {
     /// As [`simd::load_f32`].
     #[cfg(target_arch = "x86_64")]
     unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row;
+    /// The four values of `row` from `at` on where `mask`'s 64-bit lane is
+    /// set, widened to f64 (0.0 elsewhere).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, and every value a set lane names must lie in `row`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn load4(row: &[Self], at: usize, mask: __m256i) -> __m256d;
 }
 
 impl Prob for f32 {
@@ -44,6 +56,19 @@ impl Prob for f32 {
         // SAFETY: forwarded to the caller.
         unsafe { simd::load_f32(row, m) }
     }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load4(row: &[Self], at: usize, mask: __m256i) -> __m256d {
+        // SAFETY: forwarded to the caller: the masked lanes are not read. The
+        // low halves of the 64-bit lanes' masks are the 32-bit lanes' masks.
+        unsafe {
+            let narrow = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+                mask,
+                _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+            ));
+            _mm256_cvtps_pd(_mm_maskload_ps(row.as_ptr().wrapping_add(at), narrow))
+        }
+    }
 }
 
 impl Prob for f64 {
@@ -65,5 +90,11 @@ impl Prob for f64 {
     unsafe fn load16(row: &[Self], m: simd::Masks) -> simd::Row {
         // SAFETY: forwarded to the caller.
         unsafe { simd::load_f64(row, m) }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load4(row: &[Self], at: usize, mask: __m256i) -> __m256d {
+        // SAFETY: forwarded to the caller: the masked lanes are not read.
+        unsafe { _mm256_maskload_pd(row.as_ptr().wrapping_add(at), mask) }
     }
 }

@@ -62,6 +62,16 @@ pub(super) trait Width: Copy + Send + Sync {
 #[cfg(target_arch = "x86_64")]
 const PREFETCH_BYTES: usize = 4096;
 
+/// Ask for the data [`PREFETCH_BYTES`] ahead of `row` (the register rows).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn prefetch_ahead<P>(row: &[P]) {
+    simd::prefetch(
+        row.as_ptr()
+            .wrapping_add(PREFETCH_BYTES / std::mem::size_of::<P>()),
+    );
+}
+
 /// Rows of at most 16 columns in AVX-512 registers ([`simd`]): each row is
 /// loaded once for every per-row quantity. Only built by the AVX-512 chunk kernel.
 #[cfg(target_arch = "x86_64")]
@@ -80,10 +90,7 @@ impl Width for Avx16 {
     }
     #[inline(always)]
     fn prefetch<P: Prob>(self, row: &[P]) {
-        simd::prefetch(
-            row.as_ptr()
-                .wrapping_add(PREFETCH_BYTES / std::mem::size_of::<P>()),
-        );
+        prefetch_ahead(row);
     }
     #[inline(always)]
     fn sweep<P: Prob>(self, row: &[P]) -> (bool, f64, f64, f64, usize) {
