@@ -164,6 +164,41 @@ impl Walks {
         }
     }
 
+    /// [`Walks::singles`] of unweighted rows without the curves, counted in
+    /// integers: each row's weight on its side is its draw, an integer of at
+    /// most 12 ([`crate::random::POISSON1_THRESHOLDS`]), so within a run of
+    /// at most [`TILE`] rows the positives' running weight stays below
+    /// 12 x 4096 = 49,152, a negative's product with it below 589,824 and
+    /// their sum below 2.5 x 10^9: 32-bit lanes, one multiplication a lane
+    /// and no chain of floating-point additions (the eight-lane `f64` walk
+    /// waited on its running sums: one addition's latency a row). The run's
+    /// sums then join the replicate's as `auc + (tp fp' + auc')`, `tp + tp'`,
+    /// `fp + fp'`: every term an integer, so while the AUROC's sum stays below
+    /// 2^53 (some 10^8 rows) it is the float walk's value exactly, whatever
+    /// the order of the additions.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // the sums side by side, lane by lane
+    fn singles_counted(&mut self, x: &[[u8; R]], flags: &[u8]) {
+        debug_assert!(x.len() <= TILE);
+        let (mut tp, mut fp, mut auc) = ([0_u32; R], [0_u32; R], [0_u32; R]);
+        for (x, &f) in x.iter().zip(flags) {
+            // All ones on a positive row, else 0.
+            let on = u32::from(f & POSITIVE).wrapping_neg();
+            for j in 0..R {
+                let w = u32::from(x[j]);
+                let (pos, neg) = (w & on, w & !on);
+                auc[j] += neg * tp[j];
+                tp[j] += pos;
+                fp[j] += neg;
+            }
+        }
+        for j in 0..R {
+            self.auc[j] += self.tp[j] * f64::from(fp[j]) + f64::from(auc[j]);
+            self.tp[j] += f64::from(tp[j]);
+            self.fp[j] += f64::from(fp[j]);
+        }
+    }
+
     /// Add one row: `x` its draws in the sixteen replicates, `p` and `q` its
     /// weight on its side and 0 on the other.
     #[inline(always)]
@@ -274,6 +309,8 @@ impl RankJob<'_> {
         let mut drawn: Vec<[u8; R]> = Vec::with_capacity(TILE);
         // The tile's runs of rows alone in their tie group, or not: (first, end, alone).
         let mut runs: Vec<(usize, usize, bool)> = Vec::with_capacity(TILE);
+        // Unweighted rows without the curves: the runs of rows alone in integers.
+        let counted = !CURVES && self.weight.is_none();
         for (t0, tile) in self.order.chunks(TILE).enumerate() {
             pool.check()?;
             ids.clear();
@@ -314,7 +351,15 @@ impl RankJob<'_> {
                         if w.open {
                             w.close::<CURVES>();
                         }
-                        w.singles::<CURVES>(&drawn[from..to], &is_pos[from..to], &is_neg[from..to]);
+                        if counted {
+                            w.singles_counted(&drawn[from..to], &self.flags[at + from..at + to]);
+                        } else {
+                            w.singles::<CURVES>(
+                                &drawn[from..to],
+                                &is_pos[from..to],
+                                &is_neg[from..to],
+                            );
+                        }
                         continue;
                     }
                     // Tie groups: their sums in registers through the run.
@@ -493,129 +538,4 @@ pub fn replicate_ranking<X: Score>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::random::weight_of as weight;
-
-    #[test]
-    fn replicates_equal_a_weighted_pair_count_on_any_thread_count() {
-        // One group of sixteen replicates in 97 tie groups; then three groups
-        // (split unevenly between threads) over 251 values of 300 rows, most
-        // of them alone in their tie group.
-        against_pair_counts(3000, 7, 97);
-        against_pair_counts(300, 40, 251);
-    }
-
-    #[test]
-    fn runs_of_rows_alone_and_tie_groups_across_tiles() {
-        // A fifth of the rows tied to 13 values, the rest alone: the sorted
-        // rows alternate runs of each kind, across two tile boundaries.
-        let n = 8500;
-        let score: Vec<f64> = (0..n)
-            .map(|i| {
-                if i % 5 == 0 {
-                    (i % 13) as f64 / 13.0 + 0.5 / n as f64
-                } else {
-                    ((i * 7919) % n) as f64 / n as f64
-                }
-            })
-            .collect();
-        against_pair_counts_of(&score, 2);
-    }
-
-    fn against_pair_counts(n: usize, n_resamples: usize, values: usize) {
-        let score: Vec<f64> = (0..n)
-            .map(|i| ((i * 7919) % values) as f64 / values as f64)
-            .collect();
-        against_pair_counts_of(&score, n_resamples);
-    }
-
-    fn against_pair_counts_of(score: &[f64], n_resamples: usize) {
-        let n = score.len();
-        let positive: Vec<bool> = (0..n).map(|i| (i * 31 + i / 7) % 3 == 0).collect();
-        let got = replicate_ranking(
-            &positive,
-            score,
-            None,
-            RowIds::From(10),
-            3,
-            n_resamples,
-            true,
-            &Pool::sequential(),
-        )
-        .unwrap();
-        for b in 0..n_resamples {
-            let w: Vec<f64> = (0..n).map(|i| weight(3, 10 + i as u64, b)).collect();
-            let (mut num, mut p, mut q) = (0.0, 0.0, 0.0);
-            for i in 0..n {
-                if positive[i] {
-                    p += w[i];
-                } else {
-                    q += w[i];
-                    continue;
-                }
-                for j in 0..n {
-                    if !positive[j] {
-                        let pair = w[i] * w[j];
-                        if score[i] > score[j] {
-                            num += pair;
-                        } else if score[i] == score[j] {
-                            num += 0.5 * pair;
-                        }
-                    }
-                }
-            }
-            let want = num / (p * q);
-            assert!(
-                (got.auroc[b] - want).abs() < 1e-12,
-                "{b}: {} against {want}",
-                got.auroc[b]
-            );
-            // The tied share and the risk-coverage area, threshold by threshold.
-            let (mut tied, mut area) = (0.0, 0.0);
-            let mut values: Vec<f64> = score.to_vec();
-            values.sort_by(|a, b| b.total_cmp(a));
-            values.dedup();
-            for &v in &values {
-                let (mut gp, mut gn, mut tp, mut fp) = (0.0, 0.0, 0.0, 0.0);
-                for i in 0..n {
-                    let wi = w[i];
-                    if score[i] >= v {
-                        if positive[i] {
-                            tp += wi;
-                        } else {
-                            fp += wi;
-                        }
-                    }
-                    if score[i] == v {
-                        if positive[i] {
-                            gp += wi;
-                        } else {
-                            gn += wi;
-                        }
-                    }
-                }
-                tied += gp * gn;
-                if gp + gn > 0.0 {
-                    area += (gp + gn) * fp / (tp + fp);
-                }
-            }
-            assert!((got.tied_share[b] - tied / (p * q)).abs() < 1e-12);
-            assert!((got.aurc[b] - area / (p + q)).abs() < 1e-12, "{b}: aurc");
-        }
-        for threads in [2, 3, 5, 8] {
-            let other = replicate_ranking(
-                &positive,
-                score,
-                None,
-                RowIds::From(10),
-                3,
-                n_resamples,
-                true,
-                &Pool::new(threads),
-            )
-            .unwrap();
-            assert_eq!(other, got, "{threads} threads");
-        }
-    }
-}
+mod tests;
