@@ -51,6 +51,7 @@ __all__ = [
     "add_segments",
     "available_threads",
     "balanced_accuracy",
+    "binary_proba_groups",
     "binary_ranking",
     "binned_one_vs_rest",
     "class_ranking",
@@ -223,6 +224,9 @@ def binary_ranking(
     positive: Bools, score: Scores, sample_weight: F64 | None = None, curves: CurveTerms = True, n_threads: int = 0
 ) -> BinaryRanking: ...
 def score_groups(positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0) -> Groups: ...
+def binary_proba_groups(
+    positive: Bools, y_proba: Proba, atol: float | None = None, n_threads: int = 0
+) -> Groups | None: ...
 def row_placements(positive: Bools, score: Scores, n_threads: int = 0) -> F64: ...
 def paired_placements(positive: Bools, score_a: Scores, score_b: Scores, n_threads: int = 0) -> PairedPlacements: ...
 def multilabel_counts(

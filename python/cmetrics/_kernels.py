@@ -407,6 +407,9 @@ class Kernels(Protocol):
     def score_groups(
         self, positive: Bools, score: Scores, sample_weight: F64 | None = None, n_threads: int = 0
     ) -> Groups: ...
+    def binary_proba_groups(
+        self, positive: Bools, y_proba: Proba, atol: float | None = None, n_threads: int = 0
+    ) -> Groups | None: ...
     def row_placements(self, positive: Bools, score: Scores, n_threads: int = 0) -> F64: ...
     def paired_placements(
         self, positive: Bools, score_a: Scores, score_b: Scores, n_threads: int = 0

@@ -58,6 +58,7 @@ WITHOUT_EXAMPLES = {
     "cmetrics.streaming.state_curves",
     "cmetrics.streaming.state_format",
     "cmetrics.uncertainty",
+    "cmetrics.uncertainty.ranking_cells",
     "cmetrics.uncertainty.schemes",
 }
 

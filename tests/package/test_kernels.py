@@ -241,6 +241,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "binary_ranking placements weighted": lambda k: k.binary_ranking(OK, SCORE, W, "placements"),
     "score_groups": lambda k: k.score_groups(OK, SCORE, W),
     "score_groups of a strided column": lambda k: k.score_groups(OK, np.round(PROBA, 1)[:, 2]),
+    "binary_proba_groups": lambda k: k.binary_proba_groups(OK, np.stack([1 - SCORE, SCORE], axis=1)),
+    "binary_proba_groups of a bad row": lambda k: k.binary_proba_groups(OK, np.stack([SCORE, SCORE], axis=1)),
     "merge_groups": lambda k: k.merge_groups(k.score_groups(OK[:50], SCORE[:50]), k.score_groups(OK[50:], SCORE[50:])),
     "walk_groups": lambda k: k.walk_groups(k.score_groups(OK, SCORE)),
     "kendall_counts": lambda k: k.kendall_counts(SCORE, W),
@@ -402,6 +404,9 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
     ("ranking lengths", lambda k: k.binary_ranking(OK[:2], SCORE[:3]), LengthMismatchError),
     ("ranking empty", lambda k: k.binary_ranking(OK[:0], SCORE[:0]), ShapeError),
     ("ranking weights", lambda k: k.score_groups(OK[:2], SCORE[:2], np.array([np.inf, 1.0])), WeightError),
+    ("binary proba groups columns", lambda k: k.binary_proba_groups(OK, PROBA), ValidationError),
+    ("binary proba groups lengths", lambda k: k.binary_proba_groups(OK[1:], PROBA[:, :2]), LengthMismatchError),
+    ("binary proba groups empty", lambda k: k.binary_proba_groups(OK[:0], PROBA[:0, :2]), ShapeError),
     (
         "groups order",
         lambda k: k.walk_groups((np.array([2.0, 1.0]), np.ones(2, np.uint64), np.ones(2, np.uint64), None, None)),

@@ -4,6 +4,7 @@ thread invariance and bad inputs, on both backends."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
@@ -276,6 +277,51 @@ def test_tie_groups_of_a_strided_column(dtype: type, decimals: int | None) -> No
         raw = np.frombuffer(bytes(8 * n + 1), dtype=np.float64, offset=1)
         with pytest.raises(ValidationError, match="y_score is not an aligned array"):
             _core.score_groups(positive, raw)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize(("n", "decimals"), [(90_000, 3), (90_000, None), (700, 2)], ids=["few", "many", "short"])
+def test_tie_groups_of_checked_binary_probabilities(dtype: type, order: str, n: int, decimals: int | None) -> None:
+    """The groups of the second column of binary probabilities, each row checked as the
+    probability pass checks it (few scores of many rows counted in hash tables in the same pass;
+    many scores, or few rows, checked then sorted): the groups of a plain ``np.unique`` count on
+    both backends (one thread and two), and None on either for a row with an entry outside
+    [0, 1] (NaN, infinity) or a sum further than the tolerance from 1; shape errors named as
+    the other kernels name them."""
+    rng = np.random.default_rng(23)
+    s = rng.beta(2, 5, n)
+    s = (s if decimals is None else np.round(s, decimals)).astype(dtype)
+    proba = np.asarray(np.stack([1 - s, s], axis=1), order=order)
+    positive = rng.random(n) < s
+    from cmetrics import _core
+    from cmetrics import _numpy as npb
+
+    kernels = [npb.binary_proba_groups]
+    if cmetrics.rust_available():
+        kernels += [functools.partial(_core.binary_proba_groups, n_threads=t) for t in (1, 2)]
+    values, inverse = np.unique(s, return_inverse=True)
+    for kernel in kernels:
+        g = kernel(positive, proba, None)
+        assert g is not None
+        np.testing.assert_array_equal(g.values, values.astype(np.float64))
+        np.testing.assert_array_equal(g.n_pos, np.bincount(inverse, weights=positive, minlength=values.size))
+        np.testing.assert_array_equal(g.n_neg, np.bincount(inverse, weights=~positive, minlength=values.size))
+        assert g.w_pos is None and g.w_neg is None
+    tol = 1e-6 if dtype == np.float32 else 2e-6
+    for row, bad in [(0, (-0.5, 1.5)), (n // 3, (1.25, -0.25)), (n - 1, (np.nan, 1.0)), (17, (np.inf, 0.0))]:
+        wrong = proba.copy(order=order)
+        wrong[row] = bad
+        assert all(kernel(positive, wrong, tol) is None for kernel in kernels), (row, bad)
+    off = proba.copy(order=order)
+    off[n // 2] = (0.5, 0.5 + 4 * tol)  # the sum 4 tolerances from 1; at the tolerance it passes
+    assert all(kernel(positive, off, tol) is None for kernel in kernels)
+    assert all(kernel(positive, off, 8 * tol) is not None for kernel in kernels)
+    for kernel in kernels:
+        with pytest.raises(ValidationError, match="y_proba is invalid: it has 3 columns"):
+            kernel(positive, np.ones((n, 3), dtype=dtype) / 3, None)
+        with pytest.raises(LengthMismatchError, match="y_true"):
+            kernel(positive[1:], proba, None)
 
 
 def test_selective_scores_and_evaluate(backend: str) -> None:

@@ -18,7 +18,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 import cmetrics
 from cmetrics._backend import resolve_backend
 from cmetrics._derive import replicate_metrics as rm
-from cmetrics.exceptions import LabelError, LengthMismatchError, ValidationError
+from cmetrics.exceptions import LabelError, LengthMismatchError, ProbabilityError, ValidationError
 from cmetrics.uncertainty import intervals, resampling, schemes
 from cmetrics.uncertainty.schemes import multinomial_block
 
@@ -505,6 +505,42 @@ def test_ranking_cells_are_drawn_when_the_scores_are_few(backend: str, family: s
     if family == "score":
         both = cmetrics.bootstrap(y, **kw, metrics=[*names, "log_loss"], n_resamples=5)
         assert both.provenance.scheme == "poisson"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_binary_ranking_alone_checks_rows_where_it_groups_them(dtype: type) -> None:
+    """The binary ranking metrics alone count their tie groups in the pass that checks the
+    probability rows: the same replicates on both backends (the numpy backend groups by its
+    sort), the cells' scheme, and for a bad row anywhere the error, class and message, that
+    the probability pass gives when another metric is asked for beside."""
+    rng = np.random.default_rng(31)
+    n = 80_000  # past the rows below which the compiled kernel does not try its hash tables
+    y = rng.integers(0, 2, n)
+    s = np.round(np.clip(0.5 + (y - 0.5) * 0.3 + rng.normal(0, 0.25, n), 0, 1), 3).astype(dtype)
+    p = np.stack([1 - s, s], axis=1)
+    names = ["roc_auc", "average_precision"]
+    runs = [
+        cmetrics.bootstrap(y, y_proba=p, metrics=names, n_resamples=40, seed=6, return_distribution=True, backend=b)
+        for b in (["numpy", "rust"] if cmetrics.rust_available() else ["numpy"])
+    ]
+    for r in runs:
+        assert r.provenance.scheme == "multinomial" and r.distribution is not None
+        assert r["roc_auc"].estimate == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+    # The same draws: the AUROC's replicates to the bit, the AP's to rounding (its divisions).
+    for r in runs:
+        np.testing.assert_array_equal(r.distribution["roc_auc"], runs[0].distribution["roc_auc"])
+        np.testing.assert_allclose(
+            r.distribution["average_precision"], runs[0].distribution["average_precision"], 1e-12
+        )
+    for row, bad in [(5, (0.5, 0.75)), (n - 1, (np.nan, 0.5)), (n // 2, (1.5, -0.5))]:
+        wrong = p.copy()
+        wrong[row] = bad
+        for backend in ("numpy", "rust") if cmetrics.rust_available() else ("numpy",):
+            with pytest.raises(ProbabilityError, match=f"{row}") as beside:
+                cmetrics.bootstrap(y, y_proba=wrong, metrics=[*names, "brier_score"], n_resamples=5, backend=backend)
+            with pytest.raises(type(beside.value)) as alone:
+                cmetrics.bootstrap(y, y_proba=wrong, metrics=names, n_resamples=5, backend=backend)
+            assert str(alone.value) == str(beside.value), (row, backend)
 
 
 def test_ranking_cells_resample_like_rows() -> None:

@@ -59,6 +59,7 @@ from cmetrics._numpy.random import (
 from cmetrics._numpy.ranking import (
     GroupState,
     add_segments,
+    binary_proba_groups,
     binary_ranking,
     kendall_counts,
     merge_groups,
@@ -77,6 +78,7 @@ __all__ = [
     "accuracy",
     "add_segments",
     "balanced_accuracy",
+    "binary_proba_groups",
     "binary_ranking",
     "binned_one_vs_rest",
     "class_ranking",

@@ -11,7 +11,14 @@ from typing import Literal
 
 import numpy as np
 
-from cmetrics._base.value_checks import check_finite, check_not_nan, check_same_length, check_totals, check_weights
+from cmetrics._base.value_checks import (
+    check_2d,
+    check_finite,
+    check_not_nan,
+    check_same_length,
+    check_totals,
+    check_weights,
+)
 from cmetrics._kernels import (
     F64,
     BinaryRanking,
@@ -199,6 +206,29 @@ def score_groups(
         with np.errstate(over="ignore"):
             check_totals(float(np.sum(sample_weight)), 0.0, n)
     return _groups(positive, score, sample_weight)
+
+
+def binary_proba_groups(
+    positive: np.ndarray, y_proba: np.ndarray, atol: float | None = None, n_threads: int = 0
+) -> Groups | None:
+    """The tie groups of the second column of binary probabilities, or None when a row is not a
+    probability row: an entry outside [0, 1] (NaN included) or a sum further than ``atol`` (None:
+    2e-6, the probability pass's 1e-6 K) from 1 (as the Rust kernel, which counts few distinct
+    scores in the pass that checks the rows)."""
+    del n_threads
+    check_2d(y_proba, "y_proba")
+    k = y_proba.shape[1]
+    if k != 2:
+        msg = f"y_proba is invalid: it has {k} columns; the tie groups of binary probabilities take two"
+        raise ValidationError(msg)
+    _check_pair("y_true", positive, "y_proba", y_proba, "y_proba")
+    tol = 2e-6 if atol is None or math.isnan(atol) else atol
+    a = np.asarray(y_proba[:, 0], dtype=np.float64)
+    b = np.asarray(y_proba[:, 1], dtype=np.float64)
+    inside = (a >= 0) & (a <= 1) & (b >= 0) & (b <= 1)
+    with np.errstate(invalid="ignore"):
+        ok = bool(inside.all()) and bool((np.abs((a + b) - 1.0) <= tol).all())
+    return _groups(positive, b, None) if ok else None
 
 
 def row_placements(positive: np.ndarray, score: np.ndarray, n_threads: int = 0) -> F64:

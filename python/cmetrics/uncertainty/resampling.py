@@ -9,7 +9,7 @@ Two schemes, both exact resamplings of the rows:
   keyed by ``seed``, one stream per block of 64 replicates (counter ``(0, 0, block, 0)``), the
   blocks drawn side by side on the threads: the result is the same on any thread count. One
   family of ranking metrics asked for alone, of unweighted rows with few distinct scores, draws
-  its (tie group, side) cells the same way (:func:`ranking_cells`).
+  its (tie group, side) cells the same way (:mod:`cmetrics.uncertainty.ranking_cells`).
 - ``"poisson"``: every row gets a Poisson(1) weight in every replicate, a pure function of
   (seed, row index, replicate) from Philox4x32-10 (:mod:`cmetrics._numpy.random` and its Rust
   twin), and each replicate is the weighted sum of the rows' contributions, computed in one
@@ -40,7 +40,7 @@ from cmetrics._base.aliases import F64, Backend, Proba
 from cmetrics._base.config import get_num_threads
 from cmetrics._derive import ranking_jackknife, ranking_walk
 from cmetrics._derive import replicate_metrics as rm
-from cmetrics._kernels import BinaryRanking, Groups, RankingReplicates
+from cmetrics._kernels import BinaryRanking, Groups
 from cmetrics._results.grouped import GroupedReport, LazyReports
 from cmetrics._results.intervals import (
     BootstrapResult,
@@ -60,6 +60,7 @@ from cmetrics.exceptions import (
     WeightError,
 )
 from cmetrics.uncertainty.intervals import acceleration, check_level, check_method
+from cmetrics.uncertainty.ranking_cells import cell_replicates, checked_ranking_cells, ranking_cells
 from cmetrics.uncertainty.schemes import (
     Codes,
     Derived,
@@ -70,6 +71,7 @@ from cmetrics.uncertainty.schemes import (
     cells_of_rows,
     check_resamples,
     check_seed,
+    checked,
     derive,
     design_intervals,
     encode_model,
@@ -198,7 +200,9 @@ def bootstrap(
     t = validation.as_1d(y_true, "y_true")
     # Ranking metrics alone, unweighted: no confusion matrix, so no top labels to make.
     ranking_only = metrics is not None and sample_weight is None and set(metrics) <= set(RANKING_METRICS)
-    truth, model, labs = encode_model(t, y_pred, y_proba, labels, backend, top_labels=not ranking_only)
+    # Without strata, the rows of two classes ranked alone are checked where their groups are counted.
+    check_rows = not ranking_only or strata is not None
+    truth, model, labs = encode_model(t, y_pred, y_proba, labels, backend, not ranking_only, check_rows=check_rows)
     n = truth.size
     w = _weights(sample_weight, truth, model.pred, int(labs.size), backend)
     s, s_count = _strata(strata, n)
@@ -217,7 +221,7 @@ def bootstrap(
         or bool(ranked or selective or ovr)
     )
     lay = layout(enc.k, proba and row_level)
-    ranking_input, selective_input, groups = _ranking_inputs(
+    model, ranking_input, selective_input, groups = _ranking_inputs(
         truth,
         model,
         confidence,
@@ -265,19 +269,28 @@ def _ranking_inputs(
     selective: bool,
     cells_allowed: bool,
     backend: Backend,
-) -> tuple[_Ranked | None, _Ranked | None, Groups | None]:
-    """The (positive, score) rows of the binary ranking metrics and of the selective ones, and,
-    when one family is asked for alone and ``cells_allowed`` (no other metric, unweighted, no
-    strata), its tie groups if drawing their cells is cheaper than walking the rows."""
+) -> tuple[Model, _Ranked | None, _Ranked | None, Groups | None]:
+    """The model with its probability rows checked, the (positive, score) rows of the binary
+    ranking metrics and of the selective ones, and, when one family is asked for alone and
+    ``cells_allowed`` (no other metric, unweighted, no strata), its tie groups if drawing their
+    cells is cheaper than walking the rows."""
+    positive = truth == 1 if ranked else None
+    groups: Groups | None = None
+    grouped = False  # whether the tie groups were counted by the pass that checked the rows
+    if model.unchecked is not None and positive is not None and cells_allowed and not selective:
+        groups, grouped = checked_ranking_cells(positive, model.unchecked, backend)
+    if not grouped:
+        model = checked(model, backend)  # before any other kernel reads the rows
     ranking_input: _Ranked | None = None
-    if ranked:
+    if positive is not None:
         assert model.proba is not None  # ranked needs probabilities
         # The column where it lies: the tie groups read it strided; the row walk copies it.
-        ranking_input = (truth == 1, np.asarray(model.proba[:, 1], dtype=np.float64))
+        ranking_input = (positive, np.asarray(model.proba[:, 1], dtype=np.float64))
     selective_input = _correctness(truth, model, confidence) if selective else None
     alone = ranking_input if selective_input is None else selective_input if ranking_input is None else None
-    groups = ranking_cells(*alone, backend) if cells_allowed and alone is not None else None
-    return ranking_input, selective_input, groups
+    if cells_allowed and alone is not None and not grouped:
+        groups = ranking_cells(*alone, backend)
+    return model, ranking_input, selective_input, groups
 
 
 def _correctness(truth: Codes, model: Model, confidence: ArrayLike | None) -> tuple[npt.NDArray[np.bool_], F64]:
@@ -317,7 +330,7 @@ def _ranking_intervals(
     curves = "average_precision" in names or "aurc" in names
     if groups is not None:
         full: BinaryRanking | None = be.walk_groups(groups, curves=True)
-        reps = _cell_replicates(groups, prov, curves, backend)
+        reps = cell_replicates(groups, prov, curves, backend)
     else:
         reps = be.replicate_ranking(positive, score, weight, 0, prov.seed, prov.n_resamples, threads, curves)
         # The AUROC of the rows comes with the replicates (the same sort); the curves and the
@@ -421,58 +434,6 @@ def _ovr_intervals(
         return acceleration(jackknife()[name])
 
     _add_intervals(result, names, values, prov, accel)
-
-
-#: Row steps of the ranking replicates (a row's Poisson draw and walk step) that cost about as
-#: much as one cell's draw in the multinomial scheme: the (group, side) cells are drawn instead
-#: of the rows when there are at most ``rows / 20``. Intel Emerald Rapids guest, 10^7 rows,
-#: 1000 replicates: 0.47 ns a row and replicate, 9 ns a cell and replicate; at 10^5 distinct
-#: scores (2 x 10^5 cells) the rows took 4.6-4.8 s and the cells 1.8-2.3 s.
-CELL_DRAW_COST = 20
-#: Scores sampled to estimate how many distinct scores there are before grouping the rows.
-SAMPLED_SCORES = 4096
-#: The most (group, side) cells the multinomial scheme of the ranking metrics draws (a block of
-#: 64 replicates holds 64 x cells float64 values: 128 MiB at this bound).
-MAX_RANKING_CELLS = 1 << 18
-
-
-def ranking_cells(positive: npt.NDArray[np.bool_], score: F64, backend: Backend) -> Groups | None:
-    """The tie groups of unweighted rows when drawing their (group, side) cells is cheaper than
-    walking every row in every replicate, else None. The rows are grouped only when a sample of
-    :data:`SAMPLED_SCORES` evenly spaced scores repeats enough values: half of them repeats, or
-    with ``r`` repeats among ``m`` about ``m^2 / 2r`` distinct scores (the birthday count) few
-    enough; grouping continuous scores would cost a sort for nothing."""
-    n = positive.size
-    sample = score[:: max(1, n // SAMPLED_SCORES)][:SAMPLED_SCORES]
-    m = sample.size
-    repeats = m - np.unique(sample).size
-    # Two cells (positive, negative) per distinct score, as below.
-    if 2 * repeats < m and (repeats == 0 or 2 * (m * m / (2 * repeats)) * CELL_DRAW_COST > n):
-        return None
-    groups = resolve_backend(backend).score_groups(positive, score, None, get_num_threads())
-    cells = 2 * groups.values.size
-    return groups if cells * CELL_DRAW_COST <= positive.size and cells <= MAX_RANKING_CELLS else None
-
-
-def _cell_replicates(groups: Groups, prov: Provenance, curves: bool, backend: Backend) -> RankingReplicates:
-    """Each replicate's ranking metrics from the (group, side) cells drawn from one multinomial
-    of all the rows (the draws of the confusion-matrix cells' multinomial scheme), each
-    replicate walked as soon as it is drawn; the rows' own pair counts are left 0 (the walk of
-    the groups gives them)."""
-    g = groups.values.size
-    # Highest score first, positives then negatives; only occupied cells are drawn.
-    counts = np.concatenate([groups.n_pos[::-1], groups.n_neg[::-1]]).astype(np.int64)
-    occupied = np.flatnonzero(counts)
-    return resolve_backend(backend).draw_cell_walks(
-        counts[occupied].astype(np.uint64),
-        occupied.astype(np.uint64),
-        g,
-        0,
-        prov.n_resamples,
-        prov.seed,
-        curves,
-        n_threads=get_num_threads(),
-    )
 
 
 def check_bootstrap(

@@ -29,7 +29,7 @@ from cmetrics._base.aliases import F64, Backend, Proba
 from cmetrics._base.config import get_num_threads
 from cmetrics._derive import replicate_metrics as rm
 from cmetrics._derive.counted_table import CountedTable, label_codes
-from cmetrics._derive.probability_pass import accumulate, prob_inputs
+from cmetrics._derive.probability_pass import ProbInputs, accumulate, prob_inputs
 from cmetrics._results.intervals import BootstrapResult, IntervalMethod, MetricInterval, Provenance, Scheme
 from cmetrics.exceptions import LabelError, ValidationError
 from cmetrics.uncertainty.intervals import acceleration, replicate_interval, replicate_intervals
@@ -54,6 +54,18 @@ class Model:
     pred: Codes
     proba: Proba | None  # float32 or float64, as the caller gave it (no float64 copy)
     pcm: F64 | None = None
+    #: Probabilities of two classes whose rows are not checked yet (the binary ranking metrics
+    #: alone: the pass that counts their tie groups checks them, else :func:`checked` does).
+    unchecked: ProbInputs | None = None
+
+
+def checked(model: Model, backend: Backend) -> Model:
+    """``model`` with its probability rows checked by the probability pass (which reports the
+    first bad row) and their probabilistic confusion matrix, if they were not yet."""
+    if model.unchecked is None:
+        return model
+    acc = accumulate(model.unchecked, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
+    return Model(model.pred, model.proba, np.asarray(acc.pcm, dtype=np.float64))
 
 
 @dataclass(frozen=True)
@@ -443,18 +455,22 @@ def encode_model(
     backend: Backend,
     top_labels: bool = True,
     truth: Codes | None = None,
+    check_rows: bool = True,
 ) -> tuple[Codes, Model, np.ndarray]:
     """Truth codes, one model and the label set (the Report's rules). Without ``top_labels``
     the hard predictions of probabilities are not made (no confusion matrix will be asked
     for): the model's ``pred`` is then empty. ``truth``: the codes of ``y_true`` under
     ``labels``, already made for another model of the same rows (hard predictions then
-    encode only themselves)."""
+    encode only themselves). Without ``check_rows``, probabilities of two classes keep their
+    rows unchecked (``Model.unchecked``) for the pass that counts their tie groups; the caller
+    runs :func:`checked` before any other kernel reads them."""
     if proba is not None:
         inp = prob_inputs(y_true, proba, labels=labels, y_pred=pred, backend=backend)
+        p = inp.y_proba  # float32 stays float32: the row kernels widen each value as they read it
         # The kernels' row checks (entries in [0, 1], rows summing to 1) and the probabilistic
         # confusion matrix (the full sums of unweighted probabilities), nothing else.
-        acc = accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
-        p = inp.y_proba  # float32 stays float32: the row kernels widen each value as they read it
+        later = not (check_rows or top_labels) and p.shape[1] == 2 and inp.y_pred is None
+        acc = None if later else accumulate(inp, backend=backend, n_bins=0, entropy=False, scores=False, hard=False)
         if inp.y_pred is not None:
             codes = np.asarray(inp.y_pred, dtype=np.int64)
         elif top_labels:
@@ -466,6 +482,8 @@ def encode_model(
         hard = inp.y_pred is not None or top_labels
         keep = not hard and inp.y_true.dtype in (np.int32, np.int64)
         t = inp.y_true if keep else np.asarray(inp.y_true, dtype=np.int64)
+        if acc is None:
+            return t, Model(codes, p, None, inp), inp.labels
         return t, Model(codes, p, np.asarray(acc.pcm, dtype=np.float64)), inp.labels
     if pred is None:
         msg = "pass y_pred= (hard predictions) or y_proba= (probabilities): the metrics need one of them"

@@ -56,7 +56,8 @@ pub use binned::{
 };
 pub use curves::{threshold_counts, Drop, ThresholdCounts};
 pub use groups::{
-    merge_groups, score_groups, score_groups_of_view, walk_groups, GroupsRef, ScoreGroups,
+    binary_proba_groups, merge_groups, score_groups, score_groups_of_view, walk_groups, GroupsRef,
+    ScoreGroups,
 };
 pub use kendall::{
     kendall_counts, kendall_counts_with, KendallCounts, KendallMethod, TABLE_MAX_DISTINCT,

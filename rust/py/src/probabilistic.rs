@@ -240,7 +240,7 @@ fn pass<'py>(
 
 /// A 2-D float32 or float64 array argument: [`check_2d`] first, then the
 /// dtype (an `UnsupportedDtypeError` naming it, as the numpy backend's).
-fn float_matrix<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<ProbaArray<'py>> {
+pub(crate) fn float_matrix<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<ProbaArray<'py>> {
     check_2d(obj, name)?;
     obj.extract::<ProbaArray<'py>>().map_err(|_| {
         let dtype = obj

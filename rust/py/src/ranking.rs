@@ -12,7 +12,9 @@ use pyo3::prelude::*;
 
 use binary::{binary_ranking, kendall_counts, threshold_counts};
 pub(crate) use binary::{ranking_py, with_scores, ScoreArray};
-use groups::{merge_groups, paired_placements, row_placements, score_groups, walk_groups};
+use groups::{
+    binary_proba_groups, merge_groups, paired_placements, row_placements, score_groups, walk_groups,
+};
 use multiclass::{
     binned_one_vs_rest, class_ranking, grouped_binned_histograms, one_vs_one, one_vs_rest,
     one_vs_rest_of_probabilities, rank_histogram, rank_histogram_groups, row_sum_range,
@@ -25,6 +27,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binary_ranking, m)?)?;
     m.add_function(wrap_pyfunction!(kendall_counts, m)?)?;
     m.add_function(wrap_pyfunction!(score_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(binary_proba_groups, m)?)?;
     m.add_function(wrap_pyfunction!(row_placements, m)?)?;
     m.add_function(wrap_pyfunction!(paired_placements, m)?)?;
     m.add_function(wrap_pyfunction!(merge_groups, m)?)?;

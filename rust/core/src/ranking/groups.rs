@@ -3,13 +3,13 @@
 //! streaming summary; the walk over them gives what the walk over the rows gives.
 
 use super::binary::{check_pair, BinaryRanking, Totals};
-use super::hashed::hashed_groups;
+use super::hashed::{all_binary_rows_pass, hashed_binary_proba_groups, hashed_groups};
 use super::keys::{starts_as_f32, Item, Score};
 use super::strategy::{pack_f32, prepare, Sink};
 use super::stream::{Merge, Packed, Stream};
 use super::walk::walk_groups_iter;
 use crate::ensure;
-use crate::error::{MetricError, Result};
+use crate::error::{same_length, MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool};
 use crate::sort::sort_keys;
 use ndarray::ArrayView1;
@@ -193,6 +193,47 @@ pub fn score_groups_of_view<X: Score>(
     // cost about what the sort after it costs.
     let copy = collect_chunked(score.len(), |i| score[i], pool)?;
     score_groups(positive, &copy, None, pool)
+}
+
+/// The tie groups of the second column of binary probabilities (`n x 2`,
+/// either memory order), each row checked as the probability pass checks it:
+/// both entries in [0, 1] (NaN fails) and their sum within `atol` of 1 (NaN:
+/// `2 x 10^-6`, the pass's `10^-6 K`). Few distinct scores are counted in
+/// hash tables in the pass that checks the rows (one read of the matrix
+/// where the probability pass and the count took two); others are checked,
+/// then grouped as [`score_groups_of_view`] groups them. `None` when a row
+/// fails the check (the caller's probability pass then reports it).
+///
+/// # Errors
+/// `proba` without two columns, a length mismatch, no rows;
+/// [`MetricError::Interrupted`]; [`MetricError::OutOfMemory`].
+pub fn binary_proba_groups<X: Score>(
+    positive: &[bool],
+    proba: ndarray::ArrayView2<'_, X>,
+    atol: f64,
+    pool: &Pool,
+) -> Result<Option<ScoreGroups>> {
+    ensure!(
+        proba.ncols() == 2,
+        MetricError::InvalidValue {
+            arg: "y_proba",
+            detail: format!(
+                "it has {} columns; the tie groups of binary probabilities take two",
+                proba.ncols()
+            )
+        }
+    );
+    same_length("y_true", Some(positive.len()), "y_proba", proba.nrows())?;
+    ensure!(proba.nrows() > 0, MetricError::Empty { arg: "y_proba" });
+    let atol = if atol.is_nan() { 2e-6 } else { atol };
+    if let Some(found) = hashed_binary_proba_groups(positive, proba, atol, pool)? {
+        return Ok(Some(ScoreGroups::counted::<X>(&found)));
+    }
+    // Scores too many to count, too few rows, or a bad row met on the way.
+    if !all_binary_rows_pass(proba, atol, pool)? {
+        return Ok(None);
+    }
+    score_groups_of_view(positive, proba.column(1), pool).map(Some)
 }
 
 /// Borrowed tie groups (the arrays of a [`ScoreGroups`]; weights empty when unweighted).

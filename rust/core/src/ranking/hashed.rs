@@ -8,8 +8,9 @@
 //! are integers, so the tables of the threads add up to the same groups on
 //! any thread count, and the groups equal those the sort gives.
 
-use ndarray::ArrayView1;
+use ndarray::{s, ArrayView1, ArrayView2};
 use rayon::prelude::*;
+use std::ops::Range;
 
 use super::keys::Score;
 use crate::error::Result;
@@ -23,6 +24,8 @@ const SAMPLE: usize = 4096;
 const MAX_GROUPS: usize = 1 << 15;
 /// Rows one task of the parallel count reads.
 const CHUNK: usize = 1 << 16;
+/// Rows a chunk passes (`rows_pass`) and counts at a time.
+const PIECE: usize = 1 << 10;
 /// Rows whose slots the count asks for before counting them.
 const BLOCK: usize = 16;
 
@@ -199,6 +202,7 @@ fn count_chunks<X: Score>(
     estimate: usize,
     pool: &Pool,
     scores: impl Fn(usize) -> X + Sync,
+    rows_pass: impl Fn(Range<usize>) -> bool + Sync,
 ) -> Option<Table> {
     let n = positive.len();
     // Room for twice the estimate from the start: few tables grow.
@@ -208,8 +212,15 @@ fn count_chunks<X: Score>(
             return None;
         }
         let rows = c * CHUNK..n.min((c + 1) * CHUNK);
-        let first = rows.start;
-        t.count(&positive[rows], |i| scores(first + i)).then_some(t)
+        // A piece's rows passed, then counted while they are still in the
+        // first-level cache.
+        rows.clone()
+            .step_by(PIECE)
+            .all(|first| {
+                let piece = first..rows.end.min(first + PIECE);
+                rows_pass(piece.clone()) && t.count(&positive[piece], |i| scores(first + i))
+            })
+            .then_some(t)
     };
     let chunks = n.div_ceil(CHUNK);
     if pool.parallel_for(n) {
@@ -246,6 +257,89 @@ pub(super) fn hashed_groups<X: Score>(
     score: ArrayView1<'_, X>,
     pool: &Pool,
 ) -> Result<Option<Vec<(u64, u64, u64)>>> {
+    hashed_checked_groups(positive, score, pool, |_| true)
+}
+
+/// [`hashed_groups`] of the second column of binary probabilities, each
+/// chunk's rows checked before they are counted ([`binary_rows_pass`]; the
+/// two entries of a row share a cache line, so the check costs no second
+/// read of the matrix). `None` as [`hashed_groups`], and on the first chunk
+/// holding a row that fails the check. The shape is checked by the caller.
+///
+/// # Errors
+/// [`crate::error::MetricError::Interrupted`].
+pub(super) fn hashed_binary_proba_groups<X: Score>(
+    positive: &[bool],
+    proba: ArrayView2<'_, X>,
+    atol: f64,
+    pool: &Pool,
+) -> Result<Option<Vec<(u64, u64, u64)>>> {
+    hashed_checked_groups(positive, proba.column(1), pool, |rows| {
+        binary_rows_pass(proba, rows, atol)
+    })
+}
+
+/// Whether the rows `rows` of binary probabilities pass the probability
+/// pass's row check: both entries in [0, 1] (NaN fails) and their sum within
+/// `atol` of 1. Every row's faults are or-ed in, no early exit: loops
+/// without branches.
+pub(super) fn binary_rows_pass<X: Score>(
+    proba: ArrayView2<'_, X>,
+    rows: Range<usize>,
+    atol: f64,
+) -> bool {
+    let faults = move |a: X, b: X| {
+        let (a, b) = (a.to_f64(), b.to_f64());
+        let fine =
+            (0.0..=1.0).contains(&a) & (0.0..=1.0).contains(&b) & ((a + b) - 1.0).abs().le(&atol);
+        u8::from(!fine)
+    };
+    let part = proba.slice(s![rows, ..]);
+    let bad = match part.as_slice() {
+        // Row-major: the pairs in one run.
+        Some(flat) => flat
+            .chunks_exact(2)
+            .fold(0, |bad, r| bad | faults(r[0], r[1])),
+        None => part
+            .column(0)
+            .iter()
+            .zip(part.column(1))
+            .fold(0, |bad, (&a, &b)| bad | faults(a, b)),
+    };
+    bad == 0
+}
+
+/// [`binary_rows_pass`] of every row, in chunks on the pool's threads.
+///
+/// # Errors
+/// [`crate::error::MetricError::Interrupted`].
+pub(super) fn all_binary_rows_pass<X: Score>(
+    proba: ArrayView2<'_, X>,
+    atol: f64,
+    pool: &Pool,
+) -> Result<bool> {
+    let n = proba.nrows();
+    let chunk = |c: usize| {
+        !pool.stopped() && binary_rows_pass(proba, c * CHUNK..n.min((c + 1) * CHUNK), atol)
+    };
+    let chunks = n.div_ceil(CHUNK);
+    let all = if pool.parallel_for(n) {
+        pool.install(|| (0..chunks).into_par_iter().all(chunk))
+    } else {
+        (0..chunks).all(chunk)
+    };
+    pool.check()?;
+    Ok(all)
+}
+
+/// [`hashed_groups`], each chunk's rows first passed by `rows_pass` (`None`
+/// when one fails).
+fn hashed_checked_groups<X: Score>(
+    positive: &[bool],
+    score: ArrayView1<'_, X>,
+    pool: &Pool,
+    rows_pass: impl Fn(Range<usize>) -> bool + Sync,
+) -> Result<Option<Vec<(u64, u64, u64)>>> {
     let n = score.len();
     if n < MIN_ROWS {
         return Ok(None);
@@ -257,8 +351,8 @@ pub(super) fn hashed_groups<X: Score>(
     // index where the scores are contiguous, the view's (a stride a step)
     // where they are not.
     let table = match score.as_slice() {
-        Some(all) => count_chunks(positive, estimate, pool, |i| all[i]),
-        None => count_chunks(positive, estimate, pool, |i| score[i]),
+        Some(all) => count_chunks(positive, estimate, pool, |i| all[i], rows_pass),
+        None => count_chunks(positive, estimate, pool, |i| score[i], rows_pass),
     };
     pool.check()?;
     Ok(table.map(|t| {
@@ -276,7 +370,7 @@ pub(super) fn hashed_groups<X: Score>(
 mod tests {
     use super::*;
     use crate::random::lcg;
-    use ndarray::s;
+    use ndarray::Array2;
     use std::collections::BTreeMap;
 
     fn view(v: &[f64]) -> ArrayView1<'_, f64> {
@@ -327,6 +421,60 @@ mod tests {
             );
             // Past MAX_GROUPS values: the tables give up.
             assert_eq!(hashed_groups(&positive, view(&many), &pool).unwrap(), None);
+        }
+    }
+
+    /// Binary probabilities rounded to three decimals, row-major and
+    /// column-major, float64 and float32: the checked count gives the groups
+    /// of the second column; one bad row anywhere (an entry outside [0, 1],
+    /// NaN, a sum off by more than `atol`) makes it decline, and a sum off by
+    /// `atol` exactly passes, as the probability pass's check.
+    #[test]
+    fn checked_rows_count_the_second_column_or_decline() {
+        let n = 150_000;
+        let mut next = lcg(5);
+        let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(3)).collect();
+        #[allow(clippy::cast_precision_loss)]
+        let col: Vec<f64> = (0..n).map(|_| (next() % 1001) as f64 / 1000.0).collect();
+        let rows =
+            Array2::from_shape_fn((n, 2), |(i, j)| if j == 1 { col[i] } else { 1.0 - col[i] });
+        let want = counted(&positive, &col);
+        let atol = 2e-6;
+        let pools = [Pool::new(1), Pool::new(2).with_min_parallel(0)];
+        for pool in &pools {
+            let by_rows = hashed_binary_proba_groups(&positive, rows.view(), atol, pool).unwrap();
+            assert_eq!(by_rows, Some(want.clone()));
+            // The same rows in column-major order (the transpose's standard layout, transposed).
+            let by_columns = rows.t().as_standard_layout().into_owned().reversed_axes();
+            assert!(by_columns.t().is_standard_layout() && !by_columns.is_standard_layout());
+            let got = hashed_binary_proba_groups(&positive, by_columns.view(), atol, pool);
+            assert_eq!(got.unwrap(), Some(want.clone()));
+            #[allow(clippy::cast_possible_truncation)]
+            let narrow = rows.mapv(|x| x as f32);
+            let col32: Vec<f32> = narrow.column(1).to_vec();
+            let got = hashed_binary_proba_groups(&positive, narrow.view(), 1e-6, pool);
+            assert_eq!(got.unwrap(), Some(counted(&positive, &col32)));
+            for (at, bad) in [
+                (0, [-0.25, 1.25]),
+                (n / 2, [1.5, -0.5]),
+                (n - 1, [f64::NAN, 1.0]),
+                (77_777, [0.5, 0.5 + 3e-6]),
+                (12_345, [f64::INFINITY, 0.0]),
+            ] {
+                let mut wrong = rows.clone();
+                wrong[[at, 0]] = bad[0];
+                wrong[[at, 1]] = bad[1];
+                let got = hashed_binary_proba_groups(&positive, wrong.view(), atol, pool);
+                assert_eq!(got.unwrap(), None, "row {at}: {bad:?}");
+            }
+            // Off by 2^-20, the tolerance itself: passes, and is counted.
+            let mut edge = rows.clone();
+            edge[[9, 0]] = 0.5;
+            edge[[9, 1]] = 0.5 + 2_f64.powi(-20);
+            let mut col = col.clone();
+            col[9] = edge[[9, 1]];
+            let got = hashed_binary_proba_groups(&positive, edge.view(), 2_f64.powi(-20), pool);
+            assert_eq!(got.unwrap(), Some(counted(&positive, &col)));
         }
     }
 

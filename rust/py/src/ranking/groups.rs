@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use crate::arrays::opt_slice;
 use crate::arrays::slice;
 use crate::error::{run, run_pool};
+use crate::probabilistic::{float_matrix, ProbaArray};
 use crate::results::named;
 
 /// `Groups(values, n_pos, n_neg, w_pos | None, w_neg | None)`.
@@ -78,6 +79,39 @@ pub fn score_groups<'py>(
         )?)
     };
     group_arrays(py, g)
+}
+
+/// The tie groups of the second column of binary probabilities, each row
+/// checked as the probability pass checks it (few distinct scores counted in
+/// the same pass); `None` when a row fails the check.
+#[pyfunction]
+#[pyo3(signature = (positive, y_proba, atol=None, n_threads=0))]
+pub fn binary_proba_groups<'py>(
+    py: Python<'py>,
+    positive: PyReadonlyArray1<'py, bool>,
+    y_proba: &Bound<'py, PyAny>,
+    atol: Option<f64>,
+    n_threads: usize,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let y_proba = float_matrix(y_proba, "y_proba")?;
+    let p = slice(&positive, "y_true")?;
+    let pool = Pool::new(n_threads);
+    let atol = atol.unwrap_or(f64::NAN);
+    let g = match &y_proba {
+        ProbaArray::F32(a) => {
+            let v = a.as_array();
+            run_pool(py, v.nrows(), &pool, |pool| {
+                rk::binary_proba_groups(p, v, atol, pool)
+            })?
+        }
+        ProbaArray::F64(a) => {
+            let v = a.as_array();
+            run_pool(py, v.nrows(), &pool, |pool| {
+                rk::binary_proba_groups(p, v, atol, pool)
+            })?
+        }
+    };
+    g.map(|g| group_arrays(py, g)).transpose()
 }
 
 /// DeLong's placement of every row of `(positive, score)` (float64).
