@@ -99,7 +99,7 @@ impl Width for Avx16 {
         unsafe {
             let r = P::load16(row, self.1);
             let (sum, sumsq) = simd::sums(r);
-            let (best, top) = simd::max_first(r);
+            let (best, top) = max_first(r, row);
             (simd::in_range(r), sum, sumsq, best, top)
         }
     }
@@ -126,10 +126,27 @@ impl Width for Avx16 {
             let r = P::load16(row, self.1);
             simd::add_to(dst, r, w);
             let (sum, sumsq) = simd::sums(r);
-            let (best, top) = simd::max_first(r);
+            let (best, top) = max_first(r, row);
             (simd::in_range(r), sum, sumsq, best, top)
         }
     }
+}
+
+/// The maximum and first column of a row in AVX-512 registers. A maximum of
+/// zero (a row of zeros, accepted when rows are not checked to sum to 1)
+/// takes its sign from the row's first value, as every portable row kernel
+/// does (they keep the first of equal values; the register maximum and the
+/// zero padding need not), and its first column is 0 either way.
+///
+/// # Safety
+/// AVX-512F/DQ available; `row` not empty.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn max_first<P: Prob>(r: simd::Row, row: &[P]) -> (f64, usize) {
+    // SAFETY: the caller's CPU has AVX-512F/DQ.
+    let (best, top) = unsafe { simd::max_first(r) };
+    let first = row.first().map_or(best, |p| p.f());
+    (if best == 0.0 { first } else { best }, top)
 }
 
 #[derive(Clone, Copy)]
