@@ -84,6 +84,19 @@ def check_not_nan(arg: str, x: np.ndarray) -> None:
         raise NonFiniteError(msg)
 
 
+def row_atol(atol: float | None, k: int) -> float:
+    """The row-sum tolerance of rows of ``k`` probabilities: ``atol``, or when it is None or NaN
+    ``1e-6 K`` (``row_rule::row_atol`` of the Rust kernels)."""
+    return 1e-6 * k if atol is None or np.isnan(atol) else atol
+
+
+def row_sums_fit(sums: np.ndarray, atol: float) -> npt.NDArray[np.bool_]:
+    """Which rows of probabilities summing to ``sums`` pass the row check: within ``atol`` of 1, a
+    NaN sum failing (``row_rule::row_sum_fits``: every kernel that checks rows shares it)."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.abs(sums - 1.0) <= atol)
+
+
 def check_same_length(a_name: str, a_len: int | None, b_name: str, b_len: int) -> None:
     """An argument of ``a_len`` rows (``None``: not passed) beside ``b_name``'s ``b_len`` rows,
     refused as the compiled kernels refuse it (``error::same_length`` there)."""

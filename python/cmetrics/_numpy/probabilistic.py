@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from cmetrics._base.value_checks import check_2d, check_same_length
+from cmetrics._base.value_checks import check_2d, check_same_length, row_atol, row_sums_fit
 from cmetrics._kernels import F64, Codes, Proba, ProbAccumulators
 from cmetrics._numpy.grouping import check_offsets
 from cmetrics._numpy.ranking import binary_ranking
@@ -62,7 +62,7 @@ def evaluate_proba(
     n = len(y_true)
     _check_pass_arguments(n, y_proba, y_pred, sample_weight)
     k = y_proba.shape[1]
-    tol = 1e-6 * k if atol is None else atol
+    tol = row_atol(atol, k)
     acc = _empty_accumulators(k, n, n_bins, sample_weight is not None, keep_confidence or rank)
     sums = np.zeros(4)  # weight, entropy, Brier and log-loss sums
     with np.errstate(over="ignore", invalid="ignore"):
@@ -171,7 +171,7 @@ def _checked_chunk(
     invalid = ~((pd >= 0) & (pd <= 1))
     bad_entry = np.asarray(invalid.any(axis=1))
     sums = pd.sum(axis=1)
-    bad_sum: npt.NDArray[np.bool_] = (np.abs(sums - 1.0) > tol) & ~bad_entry if validate else np.zeros(m, dtype=bool)
+    bad_sum: npt.NDArray[np.bool_] = ~row_sums_fit(sums, tol) & ~bad_entry if validate else np.zeros(m, dtype=bool)
     yp_codes = None if yp is None else yp.astype(np.int64)
     bad_pred = np.zeros(m, dtype=bool) if yp_codes is None else (yp_codes < 0) | (yp_codes >= k)
     bad = bad_true | bad_entry | bad_sum | bad_pred

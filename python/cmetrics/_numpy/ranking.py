@@ -18,6 +18,8 @@ from cmetrics._base.value_checks import (
     check_same_length,
     check_totals,
     check_weights,
+    row_atol,
+    row_sums_fit,
 )
 from cmetrics._kernels import (
     F64,
@@ -222,12 +224,11 @@ def binary_proba_groups(
         msg = f"y_proba is invalid: it has {k} columns; the tie groups of binary probabilities take two"
         raise ValidationError(msg)
     _check_pair("y_true", positive, "y_proba", y_proba, "y_proba")
-    tol = 2e-6 if atol is None or math.isnan(atol) else atol
+    tol = row_atol(atol, 2)
     a = np.asarray(y_proba[:, 0], dtype=np.float64)
     b = np.asarray(y_proba[:, 1], dtype=np.float64)
     inside = (a >= 0) & (a <= 1) & (b >= 0) & (b <= 1)
-    with np.errstate(invalid="ignore"):
-        ok = bool(inside.all()) and bool((np.abs((a + b) - 1.0) <= tol).all())
+    ok = bool(inside.all()) and bool(row_sums_fit(a + b, tol).all())
     return _groups(positive, b, None) if ok else None
 
 

@@ -20,6 +20,7 @@ pub mod probabilistic;
 pub mod random;
 pub mod ranking;
 pub mod resampling;
+pub mod row_rule;
 #[cfg(target_arch = "x86_64")]
 pub mod simd;
 pub mod sort;

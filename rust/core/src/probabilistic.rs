@@ -42,6 +42,7 @@ use crate::error::{same_length, MetricError, Result};
 use crate::labels::Label;
 use crate::memory::check_available;
 use crate::parallel::Pool;
+use crate::row_rule::row_atol;
 
 /// Read the probability matrix once and fill every accumulator (module docs).
 ///
@@ -72,12 +73,7 @@ pub fn evaluate_proba<L: Label, P: Prob>(
         }
     );
     same_lengths(n, y_pred, sample_weight)?;
-    #[allow(clippy::cast_precision_loss)]
-    let atol = if opts.atol.is_nan() {
-        1e-6 * k as f64
-    } else {
-        opts.atol
-    };
+    let atol = row_atol(opts.atol, k);
     let opts = ProbOptions { atol, ..*opts };
     check_available(
         accumulator_bytes(k, opts.n_bins, sample_weight.is_some()) * (pool.threads() as u128 + 2),

@@ -13,6 +13,7 @@ use super::width::{Align64, Dyn, Fixed, Width};
 use crate::fastmath;
 use crate::labels::Label;
 use crate::ranking::packed_u32;
+use crate::row_rule::row_sum_fits;
 #[cfg(target_arch = "x86_64")]
 use crate::simd;
 
@@ -113,7 +114,7 @@ fn row_problem<P: Prob>(
     if !ok {
         return Some(first_invalid(row, at));
     }
-    if opts.validate_rows && (sum - 1.0).abs() > opts.atol {
+    if opts.validate_rows && !row_sum_fits(sum, opts.atol) {
         return Some(Bad::RowSum { row: at, sum });
     }
     None

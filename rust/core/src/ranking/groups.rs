@@ -11,6 +11,7 @@ use super::walk::walk_groups_iter;
 use crate::ensure;
 use crate::error::{same_length, MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, Pool};
+use crate::row_rule::row_atol;
 use crate::sort::sort_keys;
 use ndarray::ArrayView1;
 
@@ -151,6 +152,17 @@ pub fn score_groups<X: Score>(
             return Ok(ScoreGroups::counted::<X>(&found));
         }
     }
+    sorted_score_groups(positive, score, weight, pool)
+}
+
+/// [`score_groups`] by sorting the rows, without trying the hash tables
+/// (for callers that tried them already).
+fn sorted_score_groups<X: Score>(
+    positive: &[bool],
+    score: &[X],
+    weight: Option<&[f64]>,
+    pool: &Pool,
+) -> Result<ScoreGroups> {
     // float32 probabilities (or float64 copies of them): half-width keys,
     // one array, as binary_ranking sorts them; the value back from the bits.
     if weight.is_none()
@@ -189,10 +201,24 @@ pub fn score_groups_of_view<X: Score>(
     if let Some(found) = hashed_groups(positive, score, pool)? {
         return Ok(ScoreGroups::counted::<X>(&found));
     }
+    sorted_groups_of_view(positive, score, pool)
+}
+
+/// The tie groups of unweighted rows whose scores may be strided, by sorting
+/// (the hash tables tried already, or declined): contiguous scores sorted as
+/// [`score_groups`] sorts them, others copied into one array first.
+fn sorted_groups_of_view<X: Score>(
+    positive: &[bool],
+    score: ArrayView1<'_, X>,
+    pool: &Pool,
+) -> Result<ScoreGroups> {
+    if let Some(all) = score.as_slice() {
+        return sorted_score_groups(positive, all, None, pool);
+    }
     // Copied in parallel chunks: a strided read of 10^7 values on one thread
     // cost about what the sort after it costs.
     let copy = collect_chunked(score.len(), |i| score[i], pool)?;
-    score_groups(positive, &copy, None, pool)
+    sorted_score_groups(positive, &copy, None, pool)
 }
 
 /// The tie groups of the second column of binary probabilities (`n x 2`,
@@ -201,8 +227,9 @@ pub fn score_groups_of_view<X: Score>(
 /// `2 x 10^-6`, the pass's `10^-6 K`). Few distinct scores are counted in
 /// hash tables in the pass that checks the rows (one read of the matrix
 /// where the probability pass and the count took two); others are checked,
-/// then grouped as [`score_groups_of_view`] groups them. `None` when a row
-/// fails the check (the caller's probability pass then reports it).
+/// then sorted as [`score_groups_of_view`] sorts them (the hash tables are
+/// not tried twice). `None` when a row fails the check (the caller's
+/// probability pass then reports it).
 ///
 /// # Errors
 /// `proba` without two columns, a length mismatch, no rows;
@@ -225,15 +252,17 @@ pub fn binary_proba_groups<X: Score>(
     );
     same_length("y_true", Some(positive.len()), "y_proba", proba.nrows())?;
     ensure!(proba.nrows() > 0, MetricError::Empty { arg: "y_proba" });
-    let atol = if atol.is_nan() { 2e-6 } else { atol };
+    let atol = row_atol(atol, 2);
     if let Some(found) = hashed_binary_proba_groups(positive, proba, atol, pool)? {
         return Ok(Some(ScoreGroups::counted::<X>(&found)));
     }
-    // Scores too many to count, too few rows, or a bad row met on the way.
+    // Scores too many to count (by the sample, or past the tables' room
+    // while counting), too few rows, or a bad row met on the way: the hash
+    // tables are not tried again.
     if !all_binary_rows_pass(proba, atol, pool)? {
         return Ok(None);
     }
-    score_groups_of_view(positive, proba.column(1), pool).map(Some)
+    sorted_groups_of_view(positive, proba.column(1), pool).map(Some)
 }
 
 /// Borrowed tie groups (the arrays of a [`ScoreGroups`]; weights empty when unweighted).

@@ -15,6 +15,7 @@ use std::ops::Range;
 use super::keys::Score;
 use crate::error::Result;
 use crate::parallel::Pool;
+use crate::row_rule::row_sum_fits;
 
 /// Rows below which sorting is cheap enough not to try.
 const MIN_ROWS: usize = 1 << 16;
@@ -281,7 +282,7 @@ pub(super) fn hashed_binary_proba_groups<X: Score>(
 
 /// Whether the rows `rows` of binary probabilities pass the probability
 /// pass's row check: both entries in [0, 1] (NaN fails) and their sum within
-/// `atol` of 1. Every row's faults are or-ed in, no early exit: loops
+/// `atol` of 1 ([`row_sum_fits`]). Every row's faults are or-ed in, no early exit: loops
 /// without branches.
 pub(super) fn binary_rows_pass<X: Score>(
     proba: ArrayView2<'_, X>,
@@ -290,8 +291,7 @@ pub(super) fn binary_rows_pass<X: Score>(
 ) -> bool {
     let faults = move |a: X, b: X| {
         let (a, b) = (a.to_f64(), b.to_f64());
-        let fine =
-            (0.0..=1.0).contains(&a) & (0.0..=1.0).contains(&b) & ((a + b) - 1.0).abs().le(&atol);
+        let fine = (0.0..=1.0).contains(&a) & (0.0..=1.0).contains(&b) & row_sum_fits(a + b, atol);
         u8::from(!fine)
     };
     let part = proba.slice(s![rows, ..]);
@@ -475,6 +475,49 @@ mod tests {
             col[9] = edge[[9, 1]];
             let got = hashed_binary_proba_groups(&positive, edge.view(), 2_f64.powi(-20), pool);
             assert_eq!(got.unwrap(), Some(counted(&positive, &col)));
+        }
+    }
+
+    /// Binary probabilities whose sampled rows hold ten scores and whose
+    /// other rows hold about 2^17 more: the estimate says few, the tables
+    /// overflow while counting, and `binary_proba_groups` checks the rows and
+    /// sorts the column (without hashing it again) into the groups that
+    /// `score_groups` gives its copy, row- and column-major, on one thread
+    /// and on two; a bad row on that path still declines.
+    #[test]
+    fn checked_rows_past_the_tables_room_are_sorted() {
+        use crate::ranking::{binary_proba_groups, score_groups};
+        let n = 300_000;
+        let step = n / SAMPLE;
+        let mut next = lcg(9);
+        let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(3)).collect();
+        #[allow(clippy::cast_precision_loss)]
+        let col: Vec<f64> = (0..n)
+            .map(|i| {
+                let few = i % step == 0 && i / step < SAMPLE;
+                let k = if few { next() % 10 } else { next() % (1 << 17) };
+                k as f64 / f64::from(1 << 17)
+            })
+            .collect();
+        assert_eq!(few_distinct(view(&col)), Some(10));
+        let rows =
+            Array2::from_shape_fn((n, 2), |(i, j)| if j == 1 { col[i] } else { 1.0 - col[i] });
+        let by_columns = rows.t().as_standard_layout().into_owned().reversed_axes();
+        let want = score_groups(&positive, &col, None, &Pool::new(1)).unwrap();
+        assert!(want.values.len() > MAX_GROUPS);
+        for pool in &[Pool::new(1), Pool::new(2).with_min_parallel(0)] {
+            assert_eq!(
+                hashed_binary_proba_groups(&positive, rows.view(), 2e-6, pool).unwrap(),
+                None
+            );
+            for matrix in [rows.view(), by_columns.view()] {
+                let got = binary_proba_groups(&positive, matrix, f64::NAN, pool).unwrap();
+                assert_eq!(got.as_ref(), Some(&want));
+            }
+            let mut wrong = rows.clone();
+            wrong[[n - 3, 0]] = 1.5;
+            let got = binary_proba_groups(&positive, wrong.view(), f64::NAN, pool).unwrap();
+            assert_eq!(got, None);
         }
     }
 
