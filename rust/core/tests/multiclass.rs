@@ -266,6 +266,55 @@ proptest! {
                 want[rank] += 1.0;
             }
             prop_assert_eq!(&h, &want);
+            // The same rows laid column after column (a table's columns):
+            // tiles of 256 rows ranked a column at a time, the same ranks;
+            // weighted, the same sums in the same order.
+            let transposed: Vec<f32> = (0..n * k).map(|i| scores[(i % n) * k + i / n]).collect();
+            let by_columns = Matrix { values: &transposed, n_cols: k, column_major: true };
+            prop_assert_eq!(&rank_histogram(&codes, by_columns, None, &pool).unwrap(), &want);
+            let weight: Vec<f64> = (0..n).map(|_| (next() % 1000) as f64 / 7.0).collect();
+            let by_rows = Matrix { values: &scores, n_cols: k, column_major: false };
+            let weighted = rank_histogram(&codes, by_rows, Some(&weight), &pool).unwrap();
+            let got = rank_histogram(&codes, by_columns, Some(&weight), &pool).unwrap();
+            prop_assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                weighted.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+/// A column-major matrix past one tile and one chunk of rows (2^20 / k rows
+/// a chunk): the ranks of the tiles ranked a column at a time equal the
+/// row-major matrix's, weighted to the bit, on one thread and on two.
+#[test]
+fn column_major_rank_histogram_across_chunks() {
+    let (n, k) = (700_001_usize, 3_usize);
+    let mut next = xorshift(77);
+    #[allow(clippy::cast_possible_truncation)]
+    let codes: Vec<u32> = (0..n).map(|_| (next() % k as u64) as u32).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let scores: Vec<f64> = (0..n * k).map(|_| (next() % 9) as f64 / 8.0).collect();
+    let transposed: Vec<f64> = (0..n * k).map(|i| scores[(i % n) * k + i / n]).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let weight: Vec<f64> = (0..n).map(|_| (next() % 1000) as f64 / 3.0).collect();
+    let by_rows = Matrix {
+        values: &scores,
+        n_cols: k,
+        column_major: false,
+    };
+    let by_columns = Matrix {
+        values: &transposed,
+        n_cols: k,
+        column_major: true,
+    };
+    for pool in [Pool::sequential(), Pool::new(2).with_min_parallel(1)] {
+        for w in [None, Some(weight.as_slice())] {
+            let want = rank_histogram(&codes, by_rows, w, &pool).unwrap();
+            let got = rank_histogram(&codes, by_columns, w, &pool).unwrap();
+            let bits = |h: &[f64]| h.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want));
+            assert!(want.iter().all(|&h| h > 0.0));
         }
     }
 }

@@ -55,18 +55,21 @@ pub fn rank_histogram<X: Score>(
             row_major_ranks(rows, truth, k, &mut hist, add);
             return hist;
         }
-        for i in c * chunk_rows..end {
-            let t = codes.get(i).copied().unwrap_or(0) as usize;
-            let own = scores.at(n, i, t.min(k - 1)).key();
-            let mut rank = 0_usize;
-            for j in 0..k {
-                let key = scores.at(n, i, j).key();
-                rank += usize::from(key > own) + usize::from((key == own) & (j > t));
-            }
-            if let Some(h) = hist.get_mut(rank) {
-                *h += weight_of(i);
-            }
-        }
+        let first = c * chunk_rows;
+        let truth = codes.get(first..end).unwrap_or(&[]);
+        column_major_ranks(
+            scores.values,
+            n,
+            first,
+            truth,
+            k,
+            &mut hist,
+            |hist, r, rank| {
+                if let Some(h) = hist.get_mut(rank) {
+                    *h += weight_of(first + r);
+                }
+            },
+        );
         hist
     };
     let chunks = n.div_ceil(chunk_rows);
@@ -110,6 +113,80 @@ fn row_major_ranks<X: Score, H>(
         tile_ranks(tile, codes, k, &mut keys, &mut ranks);
         for (r, &rank) in ranks.iter().take(codes.len()).enumerate() {
             add(hist, t * TILE_ROWS + r, rank as usize);
+        }
+    }
+}
+
+/// Rows of a tile of [`column_major_ranks`].
+const COLUMN_TILE_ROWS: usize = 256;
+
+/// [`row_major_ranks`] for a column-major matrix (`values` holds `n` rows, one
+/// column after another; `truth` the codes of the rows from `first` on):
+/// tiles of [`COLUMN_TILE_ROWS`] rows ranked a column at a time, so that each
+/// column's stretch is read in one run and compared in vector lanes (the same
+/// comparisons as [`rank_in_row`], so the same ranks).
+fn column_major_ranks<X: Score, H>(
+    values: &[X],
+    n: usize,
+    first: usize,
+    truth: &[u32],
+    k: usize,
+    hist: &mut H,
+    add: impl Fn(&mut H, usize, usize),
+) {
+    let mut ranks = [0_u32; COLUMN_TILE_ROWS];
+    let mut own = [0_u64; COLUMN_TILE_ROWS];
+    for (t, codes) in truth.chunks(COLUMN_TILE_ROWS).enumerate() {
+        let lo = first + t * COLUMN_TILE_ROWS;
+        column_tile_ranks(values, n, lo, codes, k, &mut own, &mut ranks);
+        for (r, &rank) in ranks.iter().take(codes.len()).enumerate() {
+            add(hist, t * COLUMN_TILE_ROWS + r, rank as usize);
+        }
+    }
+}
+
+widest! {
+    /// The ranks of the column-major tile of rows `lo..lo + codes.len()`
+    /// (at most [`COLUMN_TILE_ROWS`]), with the widest vectors this CPU runs.
+    fn column_tile_ranks<X: Score>(
+        values: &[X],
+        n: usize,
+        lo: usize,
+        codes: &[u32],
+        k: usize,
+        own: &mut [u64; COLUMN_TILE_ROWS],
+        ranks: &mut [u32; COLUMN_TILE_ROWS],
+    ) => column_tile_ranks_portable
+}
+
+/// The ranks of one column-major tile (as [`column_tile_ranks`]), inlined
+/// into each compiled variant so that the loops vectorise for its features.
+#[inline(always)]
+fn column_tile_ranks_portable<X: Score>(
+    values: &[X],
+    n: usize,
+    lo: usize,
+    codes: &[u32],
+    k: usize,
+    own: &mut [u64; COLUMN_TILE_ROWS],
+    ranks: &mut [u32; COLUMN_TILE_ROWS],
+) {
+    let m = codes.len().min(COLUMN_TILE_ROWS);
+    // The true class's key of each row (codes below `k` by the shape checks;
+    // a column past the last reads as the last, as `rank_in_row` does).
+    for (i, (o, &code)) in own.iter_mut().zip(codes).enumerate() {
+        let t = (code as usize).min(k - 1);
+        *o = values.get(t * n + lo + i).map_or(0, |x| x.key());
+    }
+    *ranks = [0; COLUMN_TILE_ROWS];
+    for j in 0..k {
+        let column = values.get(j * n + lo..j * n + lo + m).unwrap_or(&[]);
+        #[allow(clippy::cast_possible_truncation)] // k < 2^32 columns
+        let col = j as u32;
+        for (((rank, &o), &code), x) in ranks.iter_mut().zip(own.iter()).zip(codes).zip(column) {
+            let key = x.key();
+            let later = col > code.min(k as u32 - 1);
+            *rank += u32::from(key > o) + u32::from((key == o) & later);
         }
     }
 }
