@@ -194,9 +194,8 @@ pub fn score_groups_of_view<X: Score>(
     score: ArrayView1<'_, X>,
     pool: &Pool,
 ) -> Result<ScoreGroups> {
-    if let Some(all) = score.as_slice() {
-        return score_groups(positive, all, None, pool);
-    }
+    // Contiguous or strided, as `score_groups` without weights: the hash
+    // tables (which read either layout in place), else the sort.
     check_pair(positive, score.len())?;
     if let Some(found) = hashed_groups(positive, score, pool)? {
         return Ok(ScoreGroups::counted::<X>(&found));
