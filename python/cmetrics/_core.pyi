@@ -48,6 +48,7 @@ __all__ = [
     "_allocator_purge_threshold",
     "_panic_for_tests",
     "accuracy",
+    "add_binned_one_vs_rest",
     "add_segments",
     "available_threads",
     "balanced_accuracy",
@@ -259,6 +260,17 @@ def class_ranking(
     curves: CurveTerms = True,
     n_threads: int = 0,
 ) -> ClassRanking: ...
+def add_binned_one_vs_rest(
+    y_score: ScoreMatrix,
+    codes: npt.NDArray[np.uint32],
+    bins: int,
+    all: npt.NDArray[np.uint64],
+    pos: npt.NDArray[np.uint64],
+    w_pos: F64 | None = None,
+    w_neg: F64 | None = None,
+    sample_weight: F64 | None = None,
+    n_threads: int = 0,
+) -> None: ...
 def binned_one_vs_rest(
     y_score: ScoreMatrix,
     codes: npt.NDArray[np.uint32],

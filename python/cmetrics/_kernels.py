@@ -457,6 +457,18 @@ class Kernels(Protocol):
         sample_weight: F64 | None = None,
         n_threads: int = 0,
     ) -> list[Groups]: ...
+    def add_binned_one_vs_rest(
+        self,
+        y_score: ScoreMatrix,
+        codes: npt.NDArray[np.uint32],
+        bins: int,
+        all: npt.NDArray[np.uint64],
+        pos: npt.NDArray[np.uint64],
+        w_pos: F64 | None = None,
+        w_neg: F64 | None = None,
+        sample_weight: F64 | None = None,
+        n_threads: int = 0,
+    ) -> None: ...
     def grouped_binned_histograms(
         self,
         y_score: ScoreMatrix,

@@ -197,7 +197,26 @@ def test_a_refused_add_segments_changes_no_state(backend: str, bad: str) -> None
         same(got, want, "groups")
 
 
+def _dense_tables(weighted: bool, bins: int = 16, k: int = 4) -> list[Any]:
+    """Zero dense one-vs-rest tables: rows, positive rows, and with weights their weights."""
+    w = [np.zeros((k, bins + 1)), np.zeros((k, bins + 1))] if weighted else [None, None]
+    return [np.zeros((k, bins + 1), np.uint64), np.zeros((k, bins + 1), np.uint64), *w]
+
+
+def _add_binned(k: Any, weighted: bool) -> np.ndarray:
+    """Two batches added into dense tables that held counts already: the tables after, stacked
+    (the counts are below 2^53: exact in float64)."""
+    tables = _dense_tables(weighted)
+    tables[0] += np.uint64(3)
+    w = W if weighted else None
+    k.add_binned_one_vs_rest(np.round(PROBA, 2), Y.astype(np.uint32), 16, *tables, w)
+    k.add_binned_one_vs_rest(np.round(PROBA[::-1], 1), Y[::-1].astype(np.uint32), 16, *tables, w)
+    return np.stack([t.astype(np.float64) for t in tables if t is not None])
+
+
 CALLS: dict[str, Callable[[Any], Any]] = {
+    "add_binned_one_vs_rest": lambda k: _add_binned(k, False),
+    "add_binned_one_vs_rest weighted": lambda k: _add_binned(k, True),
     "union_states": _union_states,
     "add_segments": _segments,
     "add_segments weighted binned": lambda k: _segments(k, True, 16),
@@ -580,6 +599,33 @@ BAD: list[tuple[str, Callable[[Any], Any], type[Exception]]] = [
         ValidationError,
     ),
     (
+        "dense range",
+        lambda k: k.add_binned_one_vs_rest(PROBA * 2, Y.astype(np.uint32), 8, *_dense_tables(False, 8)),
+        ValidationError,
+    ),
+    (
+        "dense shape",
+        lambda k: k.add_binned_one_vs_rest(PROBA, Y.astype(np.uint32), 8, *_dense_tables(False, 16)),
+        ShapeError,
+    ),
+    (
+        "dense transposed",
+        lambda k: k.add_binned_one_vs_rest(
+            PROBA, Y.astype(np.uint32), 3, np.zeros((4, 4), np.uint64), np.zeros((4, 4), np.uint64).T
+        ),
+        ValidationError,
+    ),
+    (
+        "dense weights missing",
+        lambda k: k.add_binned_one_vs_rest(PROBA, Y.astype(np.uint32), 8, *_dense_tables(False, 8), W),
+        ShapeError,
+    ),
+    (
+        "dense weights extra",
+        lambda k: k.add_binned_one_vs_rest(PROBA, Y.astype(np.uint32), 8, *_dense_tables(True, 8)),
+        ShapeError,
+    ),
+    (
         "grouped offsets",
         lambda k: k.grouped_binned_histograms(PROBA, Y.astype(np.uint32), np.array([0, 200, 100, 300]), 8),
         ShapeError,
@@ -695,6 +741,9 @@ MATRIX_ARGUMENTS: dict[str, Callable[[Any, Any], Any]] = {
     "rank_histogram_groups": lambda k, m: k.rank_histogram_groups(m, _CODES, _ONE_GROUP),
     "binned_one_vs_rest": lambda k, m: k.binned_one_vs_rest(m, _CODES, 4),
     "grouped_binned_histograms": lambda k, m: k.grouped_binned_histograms(m, _CODES, _ONE_GROUP, 4),
+    "add_binned_one_vs_rest": lambda k, m: k.add_binned_one_vs_rest(
+        m, _CODES, 4, np.zeros((3, 5), np.uint64), np.zeros((3, 5), np.uint64)
+    ),
     "one_vs_one": lambda k, m: k.one_vs_one(m, _CODES),
     "evaluate_proba": lambda k, m: k.evaluate_proba(_CODES.astype(np.int64), m),
     "top_labels": lambda k, m: k.top_labels(m),

@@ -32,6 +32,7 @@ from cmetrics._numpy.confusion import (
 )
 from cmetrics._numpy.grouping import group_positions, grouped_confusion, scatter_rows
 from cmetrics._numpy.multiclass_ranking import (
+    add_binned_one_vs_rest,
     binned_one_vs_rest,
     class_ranking,
     grouped_binned_histograms,
@@ -76,6 +77,7 @@ from cmetrics._numpy.ranking import (
 __all__ = [
     "GroupState",
     "accuracy",
+    "add_binned_one_vs_rest",
     "add_segments",
     "balanced_accuracy",
     "binary_proba_groups",

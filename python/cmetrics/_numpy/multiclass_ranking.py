@@ -254,6 +254,56 @@ def binned_one_vs_rest(
     return out
 
 
+def add_binned_one_vs_rest(
+    y_score: np.ndarray,
+    codes: np.ndarray,
+    bins: int,
+    all: np.ndarray,
+    pos: np.ndarray,
+    w_pos: np.ndarray | None = None,
+    w_neg: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    n_threads: int = 0,
+) -> None:
+    """A batch's binned one-vs-rest counts added in place into dense (K, bins + 1) tables (as
+    the Rust kernel): rows and positive rows, and with weights the positive weights and the
+    negative ones (a cell's weight less its positive weight, at least 0). The batch is checked
+    before any table changes."""
+    _check_binned(y_score, codes, bins, sample_weight)
+    x = np.asarray(y_score, dtype=np.float64)
+    want = (x.shape[1], bins + 1)
+    if (w_pos is not None, w_neg is not None) != (sample_weight is not None,) * 2:
+        raise ShapeError("w_pos and w_neg are the weight tables: give both with sample_weight, and neither without")
+    tables = [("all", all), ("pos", pos), ("w_pos", w_pos), ("w_neg", w_neg)]
+    for name, table in tables:
+        if table is not None and tuple(table.shape) != want:
+            msg = f"{name} has the shape {list(table.shape)}; the dense tables are (K, bins + 1) = {list(want)}"
+            raise ShapeError(msg)
+    for name, table in tables:
+        if table is not None and not table.flags.c_contiguous:
+            msg = f'{name} is not a C-contiguous, aligned array; pass np.require({name}, requirements="CA")'
+            raise ValidationError(msg)
+    _check_unit(x)
+    cells = bins + 1
+    cell = np.minimum(np.floor(x * bins).astype(np.int64), cells - 1)
+    counts = []
+    for col in range(x.shape[1]):
+        c, hit = cell[:, col], codes == col
+        one = [np.bincount(c, minlength=cells), np.bincount(c[hit], minlength=cells)]
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            w_all = np.bincount(c, weights=w, minlength=cells)
+            w_hit = np.bincount(c[hit], weights=w[hit], minlength=cells)
+            one += [w_hit, np.maximum(w_all - w_hit, 0.0)]
+        counts.append(one)
+    for col, one in enumerate(counts):
+        all[col] += one[0].astype(np.uint64)
+        pos[col] += one[1].astype(np.uint64)
+        if sample_weight is not None and w_pos is not None and w_neg is not None:
+            w_pos[col] += one[2]
+            w_neg[col] += one[3]
+
+
 def grouped_binned_histograms(
     y_score: np.ndarray,
     codes: np.ndarray,

@@ -175,7 +175,7 @@ class GroupedRows(RowState):
             self.settings.for_groups(), self._labels if self._fixed else None, self._kind if self._fixed else None
         )
         if child.class_ranking == "approximate":
-            child._dense = DenseClassRanking.empty()
+            child._dense, child._binned_by_parent = DenseClassRanking.empty(), True
         child._bootstrap, child._draws = self._bootstrap, False
         return child
 
@@ -335,7 +335,7 @@ class GroupedRows(RowState):
                 inp.kind,
             )
             if binned is not None and child._dense is not None:
-                child._dense.add(*(None if a is None else a[g] for a in binned))
+                child._dense.add_group(binned, g)
             child._add_proba(sub, acc, rank_hists[g], ranked=True)
             child._added("proba", sub.sample_weight is not None, False, hi - lo)
             self._groups[key] = child

@@ -21,7 +21,7 @@ from cmetrics._kernels import BinaryRanking, CurvePoints, Groups, ProbAccumulato
 from cmetrics._results.report import Report, build_report
 from cmetrics.exceptions import LabelError, StateError, ValidationError, WeightError
 from cmetrics.streaming import group_values
-from cmetrics.streaming.dense_ranking import DenseClassRanking
+from cmetrics.streaming.dense_ranking import DenseClassRanking, dense_fits
 from cmetrics.streaming.settings import EvaluationSettings
 
 if TYPE_CHECKING:
@@ -92,9 +92,11 @@ class RowState:
         # accuracy), and one GroupState per column against "row is of this class".
         self._rank_hist: F64 | None = None
         self._class_rank: list[RankingState] | None = None
-        # A group's approximate class-ranking state, dense: set on the groups of a grouped
-        # Evaluator, whose batches are binned for all groups at once.
+        # The approximate class-ranking state as dense tables (instead of _class_rank) when
+        # K x (bins + 1) fits (dense_fits), and always on the groups of a grouped Evaluator,
+        # whose batches are binned for all groups at once by their parent (_binned_by_parent).
         self._dense: DenseClassRanking | None = None
+        self._binned_by_parent = False
 
     @property
     def labels(self) -> list[Any] | None:
@@ -307,13 +309,20 @@ class RowState:
                 in_place(y_proba), np.ascontiguousarray(codes, dtype=np.uint32), weight, get_num_threads()
             )
         self._rank_hist = hist.copy() if self._rank_hist is None else self._rank_hist + hist
-        if self.class_ranking == "off" or self._dense is not None:  # a group's: binned by its parent
+        if self.class_ranking == "off" or self._binned_by_parent:
             return hist
         c = np.ascontiguousarray(codes, dtype=np.uint32)
         p = in_place(y_proba)
+        w = None if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+        if self.class_ranking == "approximate":
+            if self._dense is None and self._class_rank is None and dense_fits(p.shape[1], self.ranking_bins):
+                self._dense = DenseClassRanking.zeros(p.shape[1], self.ranking_bins, w is not None)
+            if self._dense is not None:
+                # One read of the matrix counts every column into the tables, in place.
+                self._dense.add_batch(be, p, c, self.ranking_bins, w)
+                return hist
         if self._class_rank is None:
             self._class_rank = [be.GroupState(weight is not None) for _ in range(p.shape[1])]
-        w = None if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
         if self.class_ranking == "approximate":
             # One read of the matrix bins every column (fixed memory per column).
             binned = be.binned_one_vs_rest(p, c, self.ranking_bins, w, get_num_threads())
@@ -340,6 +349,9 @@ class RowState:
             state = self._overall_rank()
         elif self._class_rank is not None and 0 <= column < len(self._class_rank):
             state = self._class_rank[column]
+        elif self._dense is not None and self._dense.all is not None and 0 <= column < self._dense.all.shape[0]:
+            state = resolve_backend(self.backend).GroupState(self._dense.w_pos is not None)
+            state.absorb(self._dense.column_groups(column, self.ranking_bins), get_num_threads())
         else:
             return None
         if state is None or len(state) == 0:
@@ -488,14 +500,38 @@ class RowState:
             self._acc = probability_pass.add_accumulators(self._acc, other._acc)
         if other._rank_hist is not None:
             self._rank_hist = other._rank_hist.copy() if self._rank_hist is None else self._rank_hist + other._rank_hist
-        if other._dense is not None and self._dense is not None:
-            self._dense.merge(other._dense)
-        if other._class_rank is not None:
-            if self._class_rank is None:
-                be = resolve_backend(self.backend)
-                self._class_rank = [be.GroupState(s.weighted) for s in other._class_rank]
-            for mine_state, theirs_state in zip(self._class_rank, other._class_rank, strict=True):
-                merge_ranking_state(mine_state, theirs_state, other is self)
+        merge_class_ranking(self, other)
+
+
+def merge_class_ranking(state: RowState, other: RowState) -> None:
+    """Add ``other``'s class-ranking state to ``state``'s: dense tables to dense tables; when one side
+    keeps tie groups per column, the dense side's groups are absorbed into them."""
+    theirs = other._dense if other._dense is not None and other._dense.all is not None else None
+    mine = state._dense if state._dense is not None and state._dense.all is not None else None
+    if theirs is not None and state._class_rank is None:
+        if state._dense is None:
+            state._dense = DenseClassRanking.empty()
+        state._dense.merge(theirs)
+        return
+    threads = get_num_threads()
+    if theirs is not None and state._class_rank is not None:
+        for rank, groups in zip(state._class_rank, theirs.groups(state.ranking_bins), strict=True):
+            rank.absorb(groups, threads)
+        return
+    if other._class_rank is not None and mine is not None:
+        # This side's tables become tie groups per column, as the other side keeps them.
+        be = resolve_backend(state.backend)
+        own = mine.groups(state.ranking_bins)
+        state._class_rank = [be.GroupState(mine.w_pos is not None) for _ in own]
+        for rank, groups in zip(state._class_rank, own, strict=True):
+            rank.absorb(groups, threads)
+        state._dense = None
+    if other._class_rank is not None:
+        if state._class_rank is None:
+            be = resolve_backend(state.backend)
+            state._class_rank = [be.GroupState(s.weighted) for s in other._class_rank]
+        for mine_state, theirs_state in zip(state._class_rank, other._class_rank, strict=True):
+            merge_ranking_state(mine_state, theirs_state, other is state)
 
 
 def merge_ranking_state(mine: RankingState, theirs: RankingState, same: bool) -> None:

@@ -31,7 +31,7 @@ from cmetrics._base.config import check_classes, check_max_classes, get_num_thre
 from cmetrics._kernels import Groups, ProbAccumulators
 from cmetrics._results.grouped import GroupKey, key_json
 from cmetrics.exceptions import LimitExceededError, StateError, ValidationError
-from cmetrics.streaming.dense_ranking import DenseClassRanking
+from cmetrics.streaming.dense_ranking import DenseClassRanking, dense_fits
 from cmetrics.streaming.grouping import GroupedRows
 from cmetrics.streaming.replicates import ROW_WEIGHTS_VERSION, ReplicateState, check_options
 from cmetrics.streaming.settings import MAX_GROUPS, EvaluationSettings
@@ -465,6 +465,10 @@ def _fill(state: GroupedRows, arrays: dict[str, np.ndarray], sums: dict[str, Any
     if ranked:
         state._state(weighted).absorb(_groups_of(arrays, "ranking"), get_num_threads())
     if state._mode == "proba" and state.class_ranking != "off":
+        if state.class_ranking == "approximate" and dense_fits(k, state.ranking_bins):
+            groups = [_groups_of(arrays, f"class_ranking.{col}") for col in range(k)]
+            state._dense = DenseClassRanking.from_groups(groups, state.ranking_bins)
+            return
         be = resolve_backend(state.backend)
         state._class_rank = []
         for col in range(k):
@@ -562,7 +566,7 @@ def _load_groups(ev: GroupedRows, grouping: dict[str, Any], children: list[bytes
         _want((child._replicates is None) == (ev._replicates is None), "a group's bootstrap sums missing or extra")
         if child.class_ranking == "approximate":
             child._dense = DenseClassRanking.from_groups(child._class_groups(), child.ranking_bins)
-            child._class_rank = None
+            child._class_rank, child._binned_by_parent = None, True
         rows += child.n_rows
         ev._groups[key] = child
     _want(rows == ev.n_rows, "the groups' rows do not add up to n_rows")

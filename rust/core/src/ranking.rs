@@ -25,13 +25,15 @@
 //! [`binary_ranking`]), `groups` (tie groups: the exact streaming summary),
 //! `curves` (threshold counts), `sorted_groups`, `state` and `union` (the
 //! streaming state, alone and many at once), `score_matrix`, `one_vs_rest`,
-//! `one_vs_one`, `top_k` and `binned` (the multiclass kernels), and
+//! `one_vs_one`, `top_k`, `binned` and `grouped_histograms` (the multiclass
+//! kernels), and
 //! `kendall` (Kendall's tau, one file per method), and `placements` (DeLong's
 //! placement of every row).
 
 mod binary;
 mod binned;
 mod curves;
+mod grouped_histograms;
 mod groups;
 mod hashed;
 mod kendall;
@@ -51,10 +53,9 @@ mod walk;
 
 pub(crate) use binary::{check_weights, weight_scale};
 pub use binary::{BinaryRanking, Curves};
-pub use binned::{
-    binned_one_vs_rest, grouped_binned_histograms, GroupedHistograms, MAX_GROUPED_CELLS,
-};
+pub use binned::{add_binned_one_vs_rest, binned_one_vs_rest, DenseTables};
 pub use curves::{threshold_counts, Drop, ThresholdCounts};
+pub use grouped_histograms::{grouped_binned_histograms, GroupedHistograms, MAX_GROUPED_CELLS};
 pub use groups::{
     binary_proba_groups, merge_groups, score_groups, score_groups_of_view, walk_groups, GroupsRef,
     ScoreGroups,

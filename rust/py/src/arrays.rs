@@ -68,6 +68,18 @@ pub fn slice2<'a, T: numpy::Element>(
     a.as_slice().map_err(|_| not_contiguous(name))
 }
 
+/// Borrow a C-contiguous 2-D array mutably as a flat slice of rows (no
+/// copy): a table a kernel adds into in place.
+pub fn slice2_mut<'a, T: numpy::Element>(
+    a: &'a mut numpy::PyReadwriteArray2<'_, T>,
+    name: &str,
+) -> PyResult<&'a mut [T]> {
+    if !a.is_c_contiguous() {
+        return Err(not_contiguous(name));
+    }
+    a.as_slice_mut().map_err(|_| not_contiguous(name))
+}
+
 /// A 1-D `uint64` array of indices or positions as `usize` (a value past
 /// the platform's range becomes `usize::MAX`, which the kernels refuse as
 /// out of range).

@@ -16,8 +16,9 @@ use groups::{
     binary_proba_groups, merge_groups, paired_placements, row_placements, score_groups, walk_groups,
 };
 use multiclass::{
-    binned_one_vs_rest, class_ranking, grouped_binned_histograms, one_vs_one, one_vs_rest,
-    one_vs_rest_of_probabilities, rank_histogram, rank_histogram_groups, row_sum_range,
+    add_binned_one_vs_rest, binned_one_vs_rest, class_ranking, grouped_binned_histograms,
+    one_vs_one, one_vs_rest, one_vs_rest_of_probabilities, rank_histogram, rank_histogram_groups,
+    row_sum_range,
 };
 use state::{add_segments, union_states, walk_states, walk_union, GroupState};
 
@@ -41,6 +42,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(row_sum_range, m)?)?;
     m.add_function(wrap_pyfunction!(rank_histogram_groups, m)?)?;
     m.add_function(wrap_pyfunction!(binned_one_vs_rest, m)?)?;
+    m.add_function(wrap_pyfunction!(add_binned_one_vs_rest, m)?)?;
     m.add_function(wrap_pyfunction!(grouped_binned_histograms, m)?)?;
     m.add_function(wrap_pyfunction!(add_segments, m)?)?;
     m.add_function(wrap_pyfunction!(walk_states, m)?)?;

@@ -9,17 +9,17 @@ use rayon::prelude::*;
 
 use crate::ensure;
 use crate::error::{MetricError, Result};
-use crate::memory::{check_available, try_filled};
+use crate::memory::check_available;
 use crate::parallel::{Pool, CHECK_ROWS};
 
 /// The cells a tile of rows is counted into by [`count_tile`]: for each of its
 /// columns, `bins + 1` cells of all rows and of the column's class's rows, and
 /// their weights (empty without weights).
-struct Tables<'a, C> {
-    all: &'a mut [C],
-    pos: &'a mut [C],
-    w_all: &'a mut [f64],
-    w_pos: &'a mut [f64],
+pub(super) struct Tables<'a, C> {
+    pub(super) all: &'a mut [C],
+    pub(super) pos: &'a mut [C],
+    pub(super) w_all: &'a mut [f64],
+    pub(super) w_pos: &'a mut [f64],
 }
 
 /// Count rows `rows` of columns `cols` into `t` (column `cols.start + j` at cells
@@ -30,7 +30,7 @@ struct Tables<'a, C> {
 /// test per row and column). Weight sums run in row order. Returns the first
 /// (row, column) in row order whose score is outside [0, 1] (NaN included),
 /// which is binned all the same.
-fn count_tile<X: Score, C: Copy + std::ops::AddAssign + From<u8>>(
+pub(super) fn count_tile<X: Score, C: Copy + std::ops::AddAssign + From<u8>>(
     scores: &Matrix<'_, X>,
     codes: &[u32],
     weight: Option<&[f64]>,
@@ -219,10 +219,6 @@ fn count_chunk<X: Score>(
     outside.then(|| first_outside(scores, rows, cols)).flatten()
 }
 
-/// The binned groups of a run of columns, and the first (row, column) whose
-/// score is outside [0, 1].
-type ColumnGroups = (Vec<super::ScoreGroups>, Option<(usize, usize)>);
-
 /// A part's counts: per column and cell (`column * cells + cell`) the rows
 /// and the positive rows (in `u32` cells, plus `u64` totals flushed from them
 /// when there were more rows than a `u32` cell holds; empty otherwise), the
@@ -282,32 +278,30 @@ const ROW_SPLIT_BYTES: u128 = 1 << 26;
 /// 165-180 ms).
 const ROW_SPLIT_HOT_BYTES: u128 = 1 << 21;
 
-/// The approximate one-vs-rest summary: for each column, the tie groups of its
-/// scores binned in [0, 1] as [`super::GroupState::add_binned`] bins them
-/// (each score replaced by the lower edge of its bin of width `1 / bins`, 1.0
-/// in a bin of its own), against "the row is of this class". Without weights
-/// and with few enough cells (every column's `u32` tables within 2 MiB, a
-/// second-level cache; the other threads' copies within 64 MiB) the rows
-/// are split between the threads, each counting every column of its
-/// rows into tables of its own that are then added (integer counts: the same
-/// in any split); otherwise the columns are: each thread reads every row for
-/// its columns, whose weight sums run in row order. Nothing depends on the
-/// thread count.
-/// Memory: `(bins + 1)` cells per column (per thread with the row split).
-///
-/// # Errors
-/// As [`fn@super::one_vs_rest`]; a score outside [0, 1]; `bins` of 0.
-pub fn binned_one_vs_rest<X: Score>(
+/// The counts of a batch (see [`count_parts`]): each part's columns `(lo, hi)`
+/// and counts, and the first (row, column) outside [0, 1] in any part.
+struct Parts {
+    parts: Vec<((usize, usize), Counted)>,
+    bad: Option<(usize, usize)>,
+}
+
+/// Count every column's rows into `bins + 1` cells (see
+/// [`binned_one_vs_rest`]): without weights and with few enough cells the
+/// rows are split between the threads, each counting every column of its rows
+/// (parts with the whole column range, to be added); otherwise the columns
+/// are, each thread reading every row for its columns, whose weight sums run
+/// in row order. Nothing depends on the thread count once the parts are
+/// added (integer counts).
+fn count_parts<X: Score>(
     codes: &[u32],
-    scores: Matrix<'_, X>,
+    scores: &Matrix<'_, X>,
     weight: Option<&[f64]>,
     bins: u32,
     pool: &Pool,
-) -> Result<Vec<super::ScoreGroups>> {
-    let n = check_binned(codes, &scores, weight, bins)?;
+) -> Result<Parts> {
+    let n = codes.len();
     let k = scores.n_cols;
     let cells = bins as usize + 1;
-    let scale = f64::from(bins);
     let weighted = weight.is_some();
     // Each part's tables: two u32 and two u64 cells, and two f64 with weights.
     let cell_bytes = 24 + if weighted { 16 } else { 0 };
@@ -337,75 +331,145 @@ pub fn binned_one_vs_rest<X: Score>(
         (table_bytes, scratch)
     };
     check_available(tables + scratch_bytes, "the binned one-vs-rest tables")?;
-    // The counts of columns `lo..hi` over rows `rows`.
-    let count = |(lo, hi): (usize, usize), rows: std::ops::Range<usize>| -> Counted {
-        let width = hi - lo;
-        let mut bad: Option<(usize, usize)> = None;
-        // Rows per cell (all) and positive rows per cell: a row is positive in one column only,
-        // so the negatives are the difference. u32 cells keep the hot table small; before a
-        // block of 2^31 rows that is not the first they are flushed into u64 totals, which
-        // a call of fewer rows never makes (two more tables a thread and batch to fault in).
-        let mut all = vec![0_u32; width * cells];
-        let mut pos = vec![0_u32; width * cells];
-        let (mut all64, mut pos64) = (Vec::new(), Vec::new());
-        let mut w_all = vec![0.0_f64; if weighted { width * cells } else { 0 }];
-        let mut w_pos = vec![0.0_f64; if weighted { width * cells } else { 0 }];
-        // Rows in blocks of 2^31 (no u32 cell overflows), flushed into the u64 totals.
-        let block = 1_usize << 31;
-        // Tiles of rows: without weights, chunks whose cells are counted a column at a time
-        // (count_chunk, the matrix read once); with weights, a row-major tile is read once per
-        // column, so it must stay in the second-level cache (2^13 rows of 10 float32: 320 KB),
-        // and a column-major one is read once in all.
-        let tile = if !weighted {
-            CHUNK_ROWS
-        } else if scores.column_major {
-            CHECK_ROWS
+    let count = |(lo, hi): (usize, usize), rows: std::ops::Range<usize>| {
+        count_rows(scores, codes, weight, (lo, hi), rows, bins, pool)
+    };
+    let parts: Vec<((usize, usize), Counted)> = if split_rows {
+        let per_rows = n.div_ceil(row_parts).max(1);
+        let ranges: Vec<std::ops::Range<usize>> = (0..n)
+            .step_by(per_rows)
+            .map(|a| a..(a + per_rows).min(n))
+            .collect();
+        pool.install(|| {
+            ranges
+                .into_par_iter()
+                .map(|r| ((0, k), count((0, k), r)))
+                .collect()
+        })
+    } else {
+        let one = |&g: &(usize, usize)| (g, count(g, 0..n));
+        if parallel {
+            pool.install(|| groups.par_iter().map(one).collect())
         } else {
-            1 << 13
-        };
-        let mut scratch = if weighted {
-            None
-        } else {
-            Some(Scratch::new(width))
-        };
-        for start in rows.clone().step_by(block) {
-            if start > rows.start {
-                widen(&mut all, &mut all64);
-                widen(&mut pos, &mut pos64);
-            }
-            let end = (start + block).min(rows.end);
-            for first in (start..end).step_by(tile) {
-                if pool.stopped() || bad.is_some() {
-                    break;
-                }
-                let last = (first + tile).min(end);
-                if let Some(scratch) = scratch.as_mut() {
-                    let tables = (&mut all[..], &mut pos[..]);
-                    bad = count_chunk(&scores, codes, lo..hi, first..last, bins, tables, scratch);
-                    continue;
-                }
-                let tables = Tables {
-                    all: &mut all,
-                    pos: &mut pos,
-                    w_all: &mut w_all,
-                    w_pos: &mut w_pos,
-                };
-                bad = count_tile(&scores, codes, weight, lo..hi, first..last, bins, tables);
-            }
-        }
-        Counted {
-            all,
-            pos,
-            all64,
-            pos64,
-            w_all,
-            w_pos,
-            bad,
+            groups.iter().map(one).collect()
         }
     };
+    pool.check()?;
+    let bad = parts.iter().filter_map(|p| p.1.bad).min();
+    Ok(Parts { parts, bad })
+}
+
+/// The counts of columns `lo..hi` over rows `rows` (see [`count_parts`]).
+fn count_rows<X: Score>(
+    scores: &Matrix<'_, X>,
+    codes: &[u32],
+    weight: Option<&[f64]>,
+    (lo, hi): (usize, usize),
+    rows: std::ops::Range<usize>,
+    bins: u32,
+    pool: &Pool,
+) -> Counted {
+    let cells = bins as usize + 1;
+    let weighted = weight.is_some();
+    let width = hi - lo;
+    let mut bad: Option<(usize, usize)> = None;
+    // Rows per cell (all) and positive rows per cell: a row is positive in one column only,
+    // so the negatives are the difference. u32 cells keep the hot table small; before a
+    // block of 2^31 rows that is not the first they are flushed into u64 totals, which
+    // a call of fewer rows never makes (two more tables a thread and batch to fault in).
+    let mut all = vec![0_u32; width * cells];
+    let mut pos = vec![0_u32; width * cells];
+    let (mut all64, mut pos64) = (Vec::new(), Vec::new());
+    let mut w_all = vec![0.0_f64; if weighted { width * cells } else { 0 }];
+    let mut w_pos = vec![0.0_f64; if weighted { width * cells } else { 0 }];
+    // Rows in blocks of 2^31 (no u32 cell overflows), flushed into the u64 totals.
+    let block = 1_usize << 31;
+    // Tiles of rows: without weights, chunks whose cells are counted a column at a time
+    // (count_chunk, the matrix read once); with weights, a row-major tile is read once per
+    // column, so it must stay in the second-level cache (2^13 rows of 10 float32: 320 KB),
+    // and a column-major one is read once in all.
+    let tile = if !weighted {
+        CHUNK_ROWS
+    } else if scores.column_major {
+        CHECK_ROWS
+    } else {
+        1 << 13
+    };
+    let mut scratch = if weighted {
+        None
+    } else {
+        Some(Scratch::new(width))
+    };
+    for start in rows.clone().step_by(block) {
+        if start > rows.start {
+            widen(&mut all, &mut all64);
+            widen(&mut pos, &mut pos64);
+        }
+        let end = (start + block).min(rows.end);
+        for first in (start..end).step_by(tile) {
+            if pool.stopped() || bad.is_some() {
+                break;
+            }
+            let last = (first + tile).min(end);
+            if let Some(scratch) = scratch.as_mut() {
+                let tables = (&mut all[..], &mut pos[..]);
+                bad = count_chunk(scores, codes, lo..hi, first..last, bins, tables, scratch);
+                continue;
+            }
+            let tables = Tables {
+                all: &mut all,
+                pos: &mut pos,
+                w_all: &mut w_all,
+                w_pos: &mut w_pos,
+            };
+            bad = count_tile(scores, codes, weight, lo..hi, first..last, bins, tables);
+        }
+    }
+    Counted {
+        all,
+        pos,
+        all64,
+        pos64,
+        w_all,
+        w_pos,
+        bad,
+    }
+}
+
+/// The approximate one-vs-rest summary: for each column, the tie groups of its
+/// scores binned in [0, 1] as [`super::GroupState::add_binned`] bins them
+/// (each score replaced by the lower edge of its bin of width `1 / bins`, 1.0
+/// in a bin of its own), against "the row is of this class". Without weights
+/// and with few enough cells (every column's `u32` tables within 2 MiB, a
+/// second-level cache; the other threads' copies within 64 MiB) the rows
+/// are split between the threads, each counting every column of its rows
+/// into tables of its own that are then added (integer counts: the same
+/// in any split); otherwise the columns are: each thread reads every row for
+/// its columns, whose weight sums run in row order. Nothing depends on the
+/// thread count.
+/// Memory: `(bins + 1)` cells per column (per thread with the row split).
+///
+/// # Errors
+/// As [`fn@super::one_vs_rest`]; a score outside [0, 1]; `bins` of 0.
+pub fn binned_one_vs_rest<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    weight: Option<&[f64]>,
+    bins: u32,
+    pool: &Pool,
+) -> Result<Vec<super::ScoreGroups>> {
+    let n = check_binned(codes, &scores, weight, bins)?;
+    let k = scores.n_cols;
+    let cells = bins as usize + 1;
+    let scale = f64::from(bins);
+    let weighted = weight.is_some();
+    let Parts { parts, bad } = count_parts(codes, &scores, weight, bins, pool)?;
+    if let Some((row, col)) = bad {
+        return Err(outside_unit(&scores, n, row, col));
+    }
     // The groups of columns `lo..hi` from their counts.
-    let groups_of = |(lo, hi): (usize, usize), c: &Counted| -> ColumnGroups {
-        let out = (0..hi - lo)
+    let groups_of = |(lo, hi): (usize, usize), c: &Counted| -> Vec<super::ScoreGroups> {
+        (0..hi - lo)
             .map(|col| {
                 let mut g = super::ScoreGroups::default();
                 for cell in 0..cells {
@@ -424,64 +488,109 @@ pub fn binned_one_vs_rest<X: Score>(
                 }
                 g
             })
-            .collect();
-        (out, c.bad)
+            .collect()
     };
-    let parts: Vec<ColumnGroups> = if split_rows {
-        let per_rows = n.div_ceil(row_parts).max(1);
-        let ranges: Vec<std::ops::Range<usize>> = (0..n)
-            .step_by(per_rows)
-            .map(|a| a..(a + per_rows).min(n))
-            .collect();
-        let counted: Vec<Counted> =
-            pool.install(|| ranges.into_par_iter().map(|r| count((0, k), r)).collect());
-        let bad = counted.iter().filter_map(|c| c.bad).min();
-        // The first part's tables take the others' counts.
-        let mut counted = counted.into_iter();
-        let mut total = counted.next().unwrap_or_else(|| Counted {
-            all: vec![0; k * cells],
-            pos: vec![0; k * cells],
-            all64: Vec::new(),
-            pos64: Vec::new(),
-            w_all: Vec::new(),
-            w_pos: Vec::new(),
-            bad: None,
-        });
-        total.bad = bad;
-        // Added in u64 (two parts' u32 cells could pass 2^32): the first part's
-        // cells widened once, each other part's before it is added.
-        if counted.len() > 0 {
-            widen(&mut total.all, &mut total.all64);
-            widen(&mut total.pos, &mut total.pos64);
-        }
-        for mut c in counted {
-            widen(&mut c.all, &mut c.all64);
-            widen(&mut c.pos, &mut c.pos64);
-            for (t, x) in total.all64.iter_mut().zip(c.all64) {
-                *t += x;
-            }
-            for (t, x) in total.pos64.iter_mut().zip(c.pos64) {
-                *t += x;
-            }
-        }
-        vec![groups_of((0, k), &total)]
-    } else {
-        let one = |&g: &(usize, usize)| groups_of(g, &count(g, 0..n));
-        if parallel {
-            pool.install(|| groups.par_iter().map(one).collect())
-        } else {
-            groups.iter().map(one).collect()
-        }
+    let whole = parts.first().is_some_and(|p| p.0 == (0, k)) && parts.len() > 1;
+    if !whole {
+        return Ok(parts.iter().flat_map(|(g, c)| groups_of(*g, c)).collect());
+    }
+    // The row split: the first part's tables take the others' counts, added
+    // in u64 (two parts' u32 cells could pass 2^32): the first part's cells
+    // widened once, each other part's before it is added.
+    let mut counted = parts.into_iter().map(|p| p.1);
+    let Some(mut total) = counted.next() else {
+        return Ok(Vec::new());
     };
-    pool.check()?;
-    if let Some((row, col)) = parts.iter().filter_map(|p| p.1).min() {
+    widen(&mut total.all, &mut total.all64);
+    widen(&mut total.pos, &mut total.pos64);
+    for mut c in counted {
+        widen(&mut c.all, &mut c.all64);
+        widen(&mut c.pos, &mut c.pos64);
+        for (t, x) in total.all64.iter_mut().zip(c.all64) {
+            *t += x;
+        }
+        for (t, x) in total.pos64.iter_mut().zip(c.pos64) {
+            *t += x;
+        }
+    }
+    Ok(groups_of((0, k), &total))
+}
+
+/// A caller's dense tables of every column (cell `column * (bins + 1) +
+/// bin`): rows, positive rows, and (with weights, else empty) the weights of
+/// the positive and of the negative rows.
+#[derive(Debug)]
+pub struct DenseTables<'a> {
+    pub all: &'a mut [u64],
+    pub pos: &'a mut [u64],
+    pub w_pos: &'a mut [f64],
+    pub w_neg: &'a mut [f64],
+}
+
+/// [`binned_one_vs_rest`] added into dense tables instead of made into
+/// groups: each cell's rows and positive rows added to its count, and with
+/// weights the cell's positive weight and its negative weight (the cell's
+/// weight less its positive weight, at least 0: the values
+/// [`binned_one_vs_rest`]'s groups hold) added to theirs. Tables that carry a
+/// state across batches then hold what absorbing each batch's groups into a
+/// [`super::GroupState`] gives, in the same order of additions, without
+/// making the groups of every batch. The batch is counted and checked first:
+/// an error leaves the tables as they were.
+///
+/// # Errors
+/// As [`binned_one_vs_rest`]; [`MetricError::Shape`] for tables that are not
+/// `K * (bins + 1)` cells (the weight tables: empty without weights).
+pub fn add_binned_one_vs_rest<X: Score>(
+    codes: &[u32],
+    scores: Matrix<'_, X>,
+    weight: Option<&[f64]>,
+    bins: u32,
+    out: DenseTables<'_>,
+    pool: &Pool,
+) -> Result<()> {
+    let n = check_binned(codes, &scores, weight, bins)?;
+    let cells = bins as usize + 1;
+    let size = scores.n_cols.saturating_mul(cells);
+    let w_size = if weight.is_some() { size } else { 0 };
+    ensure!(
+        out.all.len() == size
+            && out.pos.len() == size
+            && out.w_pos.len() == w_size
+            && out.w_neg.len() == w_size,
+        MetricError::Shape {
+            arg: "all",
+            detail: format!(
+                "the dense tables hold {} cells where K x (bins + 1) = {size} are needed \
+                 ({w_size} in each weight table)",
+                out.all.len()
+            ),
+        }
+    );
+    let Parts { parts, bad } = count_parts(codes, &scores, weight, bins, pool)?;
+    if let Some((row, col)) = bad {
         return Err(outside_unit(&scores, n, row, col));
     }
-    Ok(parts.into_iter().flat_map(|p| p.0).collect())
+    for ((lo, hi), c) in &parts {
+        let span = lo * cells..hi * cells;
+        let (all, pos) = (&mut out.all[span.clone()], &mut out.pos[span.clone()]);
+        for (at, (a, p)) in all.iter_mut().zip(pos.iter_mut()).enumerate() {
+            *a += c.all_at(at);
+            *p += c.pos_at(at);
+        }
+        if weight.is_some() {
+            let (w_pos, w_neg) = (&mut out.w_pos[span.clone()], &mut out.w_neg[span]);
+            let sums = c.w_all.iter().zip(&c.w_pos);
+            for ((sp, sn), (&wa, &wp)) in w_pos.iter_mut().zip(w_neg.iter_mut()).zip(sums) {
+                *sp += wp;
+                *sn += (wa - wp).max(0.0);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The checks both binned kernels start with; the row count.
-fn check_binned<X: Score>(
+pub(super) fn check_binned<X: Score>(
     codes: &[u32],
     scores: &Matrix<'_, X>,
     weight: Option<&[f64]>,
@@ -502,7 +611,12 @@ fn check_binned<X: Score>(
 }
 
 /// The error of a score outside [0, 1] in a binned kernel.
-fn outside_unit<X: Score>(scores: &Matrix<'_, X>, n: usize, row: usize, col: usize) -> MetricError {
+pub(super) fn outside_unit<X: Score>(
+    scores: &Matrix<'_, X>,
+    n: usize,
+    row: usize,
+    col: usize,
+) -> MetricError {
     MetricError::InvalidValue {
         arg: "y_proba",
         detail: format!(
@@ -511,125 +625,6 @@ fn outside_unit<X: Score>(scores: &Matrix<'_, X>, n: usize, row: usize, col: usi
             crate::error::py_float(scores.at(n, row, col).to_f64())
         ),
     }
-}
-
-/// The most cells (groups x columns x bins) of [`grouped_binned_histograms`].
-pub const MAX_GROUPED_CELLS: usize = 1 << 27;
-
-/// Dense binned one-vs-rest histograms of every group of rows: for group `g`,
-/// column `c` and bin `b` (cell `(g * n_cols + c) * (bins + 1) + b`), the
-/// rows of the group whose score in column `c` falls in bin `b` (`all`), those
-/// of class `c` among them (`pos`), and their weights (empty without weights).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct GroupedHistograms {
-    pub all: Vec<u64>,
-    pub pos: Vec<u64>,
-    pub w_all: Vec<f64>,
-    pub w_pos: Vec<f64>,
-}
-
-/// One group's number and its cells of the four tables.
-type GroupCells<'a> = (
-    usize,
-    &'a mut [u64],
-    &'a mut [u64],
-    &'a mut [f64],
-    &'a mut [f64],
-);
-
-/// [`binned_one_vs_rest`] for every group of rows at once, as dense
-/// histograms: the rows are laid out group by group (`offsets`, `G + 1`
-/// increasing row numbers from 0 to the row count) and each group's rows are
-/// binned into its own cells (bin `floor(score * bins)`, the last bin holding
-/// 1.0), in parallel over the groups.
-///
-/// # Errors
-/// [`MetricError::Shape`] for inputs of different lengths or offsets that do
-/// not cover the rows in order; [`MetricError::InvalidValue`] for a score
-/// outside [0, 1] (the first, in row order) or no bins;
-/// [`MetricError::LimitExceeded`] beyond [`MAX_GROUPED_CELLS`] cells;
-/// [`MetricError::Interrupted`].
-pub fn grouped_binned_histograms<X: Score>(
-    codes: &[u32],
-    scores: Matrix<'_, X>,
-    offsets: &[i64],
-    weight: Option<&[f64]>,
-    bins: u32,
-    pool: &Pool,
-) -> Result<GroupedHistograms> {
-    let n = check_binned(codes, &scores, weight, bins)?;
-    crate::grouping::check_offsets(offsets, n, false)?;
-    let k = scores.n_cols;
-    let cells = bins as usize + 1;
-    let n_groups = offsets.len() - 1;
-    let per_group = k * cells;
-    let total = n_groups.saturating_mul(per_group);
-    ensure!(
-        total <= MAX_GROUPED_CELLS,
-        MetricError::LimitExceeded {
-            what: "grouped histogram cells (groups x classes x bins)",
-            needed: total as u128,
-            limit: MAX_GROUPED_CELLS as u128,
-            hint: "group by a coarser column, or use fewer group_ranking_bins",
-        }
-    );
-    let weighted = weight.is_some();
-    let w_total = if weighted { total } else { 0 };
-    const WHAT: &str = "the grouped rank histograms";
-    let mut out = GroupedHistograms {
-        all: try_filled(total, 0, WHAT)?,
-        pos: try_filled(total, 0, WHAT)?,
-        w_all: try_filled(w_total, 0.0, WHAT)?,
-        w_pos: try_filled(w_total, 0.0, WHAT)?,
-    };
-    // One group: its rows' cells, and its first score outside [0, 1].
-    let fill =
-        |g: usize, all: &mut [u64], pos: &mut [u64], w_all: &mut [f64], w_pos: &mut [f64]| {
-            let lo = usize::try_from(offsets.get(g).copied().unwrap_or(0)).unwrap_or(0);
-            let hi = usize::try_from(offsets.get(g + 1).copied().unwrap_or(0)).unwrap_or(0);
-            for start in (lo..hi).step_by(CHECK_ROWS) {
-                if pool.stopped() {
-                    return None;
-                }
-                let end = (start + CHECK_ROWS).min(hi);
-                let tables = Tables {
-                    all: &mut *all,
-                    pos: &mut *pos,
-                    w_all: &mut *w_all,
-                    w_pos: &mut *w_pos,
-                };
-                let bad = count_tile(&scores, codes, weight, 0..k, start..end, bins, tables);
-                if bad.is_some() {
-                    return bad;
-                }
-            }
-            None
-        };
-    let wide = per_group.max(1);
-    let weight_chunk = if weighted { wide } else { 1 };
-    let mut w_all_chunks: Vec<&mut [f64]> = out.w_all.chunks_mut(weight_chunk).collect();
-    let mut w_pos_chunks: Vec<&mut [f64]> = out.w_pos.chunks_mut(weight_chunk).collect();
-    w_all_chunks.resize_with(n_groups, Default::default);
-    w_pos_chunks.resize_with(n_groups, Default::default);
-    let jobs: Vec<GroupCells<'_>> = out
-        .all
-        .chunks_mut(wide)
-        .zip(out.pos.chunks_mut(wide))
-        .zip(w_all_chunks.into_iter().zip(w_pos_chunks))
-        .enumerate()
-        .map(|(g, ((a, p), (wa, wp)))| (g, a, p, wa, wp))
-        .collect();
-    let run = |(g, a, p, wa, wp): GroupCells<'_>| fill(g, a, p, wa, wp);
-    let bad: Option<(usize, usize)> = if pool.parallel_for(n * k) {
-        pool.install(|| jobs.into_par_iter().filter_map(run).min())
-    } else {
-        jobs.into_iter().filter_map(run).min()
-    };
-    pool.check()?;
-    if let Some((row, col)) = bad {
-        return Err(outside_unit(&scores, n, row, col));
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

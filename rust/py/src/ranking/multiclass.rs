@@ -7,14 +7,15 @@ use super::groups::group_arrays;
 use cmetrics_core::ranking as rk;
 use cmetrics_core::Pool;
 use numpy::{
-    IntoPyArray, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+    IntoPyArray, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray2,
+    PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
 
 use crate::arrays::slice;
-use crate::arrays::slice2;
 use crate::arrays::{extract_2d, opt_slice};
-use crate::error::run_pool;
+use crate::arrays::{slice2, slice2_mut};
+use crate::error::{run_pool, ShapeError};
 use crate::results::named;
 
 /// A score matrix as the multiclass kernels read it (C-contiguous rows).
@@ -286,6 +287,64 @@ pub fn grouped_binned_histograms<'py>(
         (None, None)
     };
     named!(py, "GroupedHistograms", all, pos, w_all, w_pos)
+}
+
+/// A batch's binned one-vs-rest counts added in place into dense tables of
+/// shape `(K, bins + 1)`: rows and positive rows (`uint64`), and with
+/// weights the positive and negative weights (`float64`)
+/// (`rk::add_binned_one_vs_rest`; an error leaves the tables as they were).
+#[pyfunction]
+#[pyo3(signature = (y_score, codes, bins, all, pos, w_pos=None, w_neg=None, sample_weight=None, n_threads=0))]
+#[allow(clippy::too_many_arguments)]
+pub fn add_binned_one_vs_rest<'py>(
+    py: Python<'py>,
+    y_score: &Bound<'py, PyAny>,
+    codes: PyReadonlyArray1<'py, u32>,
+    bins: u32,
+    mut all: PyReadwriteArray2<'py, u64>,
+    mut pos: PyReadwriteArray2<'py, u64>,
+    w_pos: Option<PyReadwriteArray2<'py, f64>>,
+    w_neg: Option<PyReadwriteArray2<'py, f64>>,
+    sample_weight: Option<PyReadonlyArray1<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<()> {
+    let y_score: ScoreMatrix<'py> = extract_2d(y_score, "y_score")?;
+    let c = slice(&codes, "y_true")?;
+    let w = opt_slice(&sample_weight, "sample_weight")?;
+    let (mut w_pos, mut w_neg) = (w_pos, w_neg);
+    let want = [y_score.n_cols(), bins as usize + 1];
+    if (w_pos.is_some(), w_neg.is_some()) != (w.is_some(), w.is_some()) {
+        return Err(ShapeError::new_err(
+            "w_pos and w_neg are the weight tables: give both with sample_weight, and neither without",
+        ));
+    }
+    let tables = [("all", all.shape()), ("pos", pos.shape())];
+    let weights = [("w_pos", w_pos.as_ref()), ("w_neg", w_neg.as_ref())];
+    let weights = weights
+        .iter()
+        .filter_map(|(n, a)| a.map(|a| (*n, a.shape())));
+    if let Some((name, shape)) = tables.into_iter().chain(weights).find(|(_, s)| *s != want) {
+        return Err(ShapeError::new_err(format!(
+            "{name} has the shape {shape:?}; the dense tables are (K, bins + 1) = {want:?}"
+        )));
+    }
+    let out = rk::DenseTables {
+        all: slice2_mut(&mut all, "all")?,
+        pos: slice2_mut(&mut pos, "pos")?,
+        w_pos: match w_pos.as_mut() {
+            Some(a) => slice2_mut(a, "w_pos")?,
+            None => &mut [],
+        },
+        w_neg: match w_neg.as_mut() {
+            Some(a) => slice2_mut(a, "w_neg")?,
+            None => &mut [],
+        },
+    };
+    let pool = Pool::new(n_threads);
+    on_matrix!(py, pool, y_score, |m, pool| rk::add_binned_one_vs_rest(
+        c, m, w, bins, out, pool
+    ));
+    Ok(())
 }
 
 /// Hand and Till's multiclass AUROC over the pairs of classes with rows:

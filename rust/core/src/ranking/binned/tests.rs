@@ -38,3 +38,122 @@ fn the_row_split_counts_as_one_thread() {
         assert!(err.contains(&format!("y_proba[{}, 2]", n / 2 + 3)), "{err}");
     }
 }
+
+/// Batches added into dense tables hold, cell by cell, what each batch's
+/// groups hold summed (the positive and negative weights too, in the same
+/// order), whatever the thread count; a refused batch or tables of another
+/// size leave the tables as they were.
+#[test]
+fn dense_tables_add_up_the_groups_of_each_batch() {
+    use super::{add_binned_one_vs_rest, binned_one_vs_rest, DenseTables};
+    use crate::parallel::Pool;
+    use crate::ranking::score_matrix::Matrix;
+    let (n, k, bins) = (2 * super::CHUNK_ROWS + 5, 3, 32_u32);
+    let cells = bins as usize + 1;
+    let mut next = crate::random::lcg(5);
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    let values: Vec<f64> = (0..n * k)
+        .map(|_| (next() % 4097) as f64 / 4096.0)
+        .collect();
+    #[allow(clippy::cast_possible_truncation)]
+    let codes: Vec<u32> = (0..n).map(|_| (next() % 3) as u32).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let weight: Vec<f64> = (0..n).map(|_| (next() % 1000) as f64 / 7.0).collect();
+    let half = n / 2;
+    fn matrix(rows: std::ops::Range<usize>, values: &[f64], k: usize) -> Matrix<'_, f64> {
+        Matrix {
+            values: &values[rows.start * k..rows.end * k],
+            n_cols: k,
+            column_major: false,
+        }
+    }
+    for weighted in [false, true] {
+        let w_size = if weighted { k * cells } else { 0 };
+        let w = |rows: std::ops::Range<usize>| weighted.then(|| &weight[rows]);
+        let mut want = (vec![0_u64; k * cells], vec![0_u64; k * cells]);
+        let mut want_w = (vec![0.0; w_size], vec![0.0; w_size]);
+        for rows in [0..half, half..n] {
+            let pool = Pool::new(1);
+            let groups = binned_one_vs_rest(
+                &codes[rows.clone()],
+                matrix(rows.clone(), &values, k),
+                w(rows),
+                bins,
+                &pool,
+            )
+            .unwrap();
+            for (col, g) in groups.iter().enumerate() {
+                for (j, v) in g.values.iter().enumerate() {
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let at = col * cells + (v * f64::from(bins)) as usize;
+                    want.0[at] += g.n_pos[j] + g.n_neg[j];
+                    want.1[at] += g.n_pos[j];
+                    if weighted {
+                        want_w.0[at] += g.w_pos[j];
+                        want_w.1[at] += g.w_neg[j];
+                    }
+                }
+            }
+        }
+        for threads in [1, 2, 3] {
+            let pool = Pool::new(threads).with_min_parallel(1);
+            let (mut all, mut pos) = (vec![0_u64; k * cells], vec![0_u64; k * cells]);
+            let (mut w_pos, mut w_neg) = (vec![0.0; w_size], vec![0.0; w_size]);
+            for rows in [0..half, half..n] {
+                let out = DenseTables {
+                    all: &mut all,
+                    pos: &mut pos,
+                    w_pos: &mut w_pos,
+                    w_neg: &mut w_neg,
+                };
+                let c = &codes[rows.clone()];
+                add_binned_one_vs_rest(
+                    c,
+                    matrix(rows.clone(), &values, k),
+                    w(rows),
+                    bins,
+                    out,
+                    &pool,
+                )
+                .unwrap();
+            }
+            assert_eq!((&all, &pos), (&want.0, &want.1), "{threads} threads");
+            assert_eq!(
+                (&w_pos, &w_neg),
+                (&want_w.0, &want_w.1),
+                "{threads} threads"
+            );
+            // A batch with a score outside [0, 1], and tables one column short: refused, the
+            // tables as they were.
+            let mut bad = values.clone();
+            bad[7 * k + 2] = 1.5;
+            let before = (all.clone(), pos.clone(), w_pos.clone(), w_neg.clone());
+            let out = DenseTables {
+                all: &mut all,
+                pos: &mut pos,
+                w_pos: &mut w_pos,
+                w_neg: &mut w_neg,
+            };
+            let err =
+                add_binned_one_vs_rest(&codes, matrix(0..n, &bad, k), w(0..n), bins, out, &pool);
+            assert!(err.unwrap_err().to_string().contains("y_proba[7, 2]"));
+            let short = cells * (k - 1);
+            let out = DenseTables {
+                all: &mut all[..short],
+                pos: &mut pos[..short],
+                w_pos: &mut [],
+                w_neg: &mut [],
+            };
+            assert!(add_binned_one_vs_rest(
+                &codes,
+                matrix(0..n, &values, k),
+                None,
+                bins,
+                out,
+                &pool
+            )
+            .is_err());
+            assert_eq!(before, (all, pos, w_pos, w_neg));
+        }
+    }
+}
