@@ -25,11 +25,12 @@
 //! [`binary_ranking`]), `groups` (tie groups: the exact streaming summary),
 //! `curves` (threshold counts), `sorted_groups`, `state` and `union` (the
 //! streaming state, alone and many at once), `score_matrix`, `one_vs_rest`,
-//! `one_vs_one`, `top_k`, `binned` and `grouped_histograms` (the multiclass
-//! kernels), and
+//! `one_vs_one`, `top_k`, `binned`, `bin_cells` and `grouped_histograms` (the
+//! multiclass kernels), and
 //! `kendall` (Kendall's tau, one file per method), and `placements` (DeLong's
 //! placement of every row).
 
+mod bin_cells;
 mod binary;
 mod binned;
 mod curves;

@@ -2,6 +2,7 @@
 //! into histograms of positives and negatives (fixed memory, mergeable by
 //! addition), per batch and per group.
 
+use super::bin_cells::{column_cells, row_cells};
 use super::binary::check_weights;
 use super::keys::Score;
 use super::score_matrix::{check_matrix, Matrix, Truth};
@@ -159,7 +160,14 @@ fn count_chunk<X: Score>(
     let len = rows.len().min(CHUNK_ROWS);
     let width = cols.len();
     let mut outside = false;
-    if scores.column_major {
+    if scores.column_major && bins < 1 << 31 {
+        for (j, col) in cols.clone().enumerate() {
+            let out = &mut s.cells[j * CHUNK_ROWS..j * CHUNK_ROWS + len];
+            let span = col * n + rows.start..col * n + rows.start + len;
+            let column = scores.values.get(span).unwrap_or_default();
+            column_cells(column, out, scale, &mut outside);
+        }
+    } else if scores.column_major {
         for (j, col) in cols.clone().enumerate() {
             let out = &mut s.cells[j * CHUNK_ROWS..j * CHUNK_ROWS + len];
             for (slot, x) in out
@@ -171,6 +179,20 @@ fn count_chunk<X: Score>(
                 *slot = cell(v);
             }
         }
+    } else if bins < 1 << 31 {
+        let k = scores.n_cols;
+        let block = scores.values.get(rows.start * k..(rows.start + len) * k);
+        let block = block.unwrap_or_default();
+        let cells = &mut s.cells[..width * CHUNK_ROWS];
+        row_cells(
+            block,
+            k,
+            cols.clone(),
+            CHUNK_ROWS,
+            cells,
+            scale,
+            &mut outside,
+        );
     } else {
         for (r, i) in rows.clone().take(len).enumerate() {
             for (j, col) in cols.clone().enumerate() {

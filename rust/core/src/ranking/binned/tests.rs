@@ -157,3 +157,102 @@ fn dense_tables_add_up_the_groups_of_each_batch() {
         }
     }
 }
+
+/// Every layout and score type bins as a plain count does (`floor(score *
+/// bins)`, 1.0 in the last bin), scores on the bins' edges and next to them
+/// included; a NaN in a column-major matrix is named as in a row-major one.
+#[test]
+fn binned_counts_match_a_plain_count() {
+    use super::binned_one_vs_rest;
+    use crate::parallel::Pool;
+    use crate::ranking::score_matrix::Matrix;
+    use crate::ranking::Score;
+    fn check<X: Score>(rows: &[Vec<X>], codes: &[u32], bins: u32) {
+        let k = rows[0].len();
+        let row_major: Vec<X> = rows.iter().flatten().copied().collect();
+        let col_major: Vec<X> = (0..k)
+            .flat_map(|c| rows.iter().map(move |r| r[c]))
+            .collect();
+        for (values, column_major) in [(&row_major, false), (&col_major, true)] {
+            for threads in [1, 2] {
+                let pool = Pool::new(threads).with_min_parallel(1);
+                let m = Matrix {
+                    values,
+                    n_cols: k,
+                    column_major,
+                };
+                let groups = binned_one_vs_rest(codes, m, None, bins, &pool).unwrap();
+                for (col, g) in groups.iter().enumerate() {
+                    let mut want = std::collections::BTreeMap::<u64, (u64, u64)>::new();
+                    for (row, &code) in rows.iter().zip(codes) {
+                        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                        let cell = ((row[col].to_f64() * f64::from(bins)).floor() as u64)
+                            .min(u64::from(bins));
+                        let e = want.entry(cell).or_default();
+                        if code as usize == col {
+                            e.0 += 1;
+                        } else {
+                            e.1 += 1;
+                        }
+                    }
+                    #[allow(clippy::cast_precision_loss)]
+                    let values: Vec<f64> =
+                        want.keys().map(|&c| c as f64 / f64::from(bins)).collect();
+                    assert_eq!(g.values, values, "{bins} bins, column-major {column_major}");
+                    assert_eq!(g.n_pos, want.values().map(|v| v.0).collect::<Vec<_>>());
+                    assert_eq!(g.n_neg, want.values().map(|v| v.1).collect::<Vec<_>>());
+                }
+            }
+        }
+    }
+    let n = super::CHUNK_ROWS + 300;
+    let mut next = crate::random::lcg(3);
+    for bins in [1_u32, 3, 7, 10, 1000, 1 << 16] {
+        // Edges b / bins, their neighbours one step either side, 0, 1 and others.
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+        let mut score = || -> f64 {
+            let b = (next() % (u64::from(bins) + 1)) as f64 / f64::from(bins);
+            match next() % 4 {
+                0 => b,
+                1 => f64::from_bits(b.to_bits().saturating_add(1)).min(1.0),
+                2 => f64::from_bits(b.to_bits().saturating_sub(1)).max(0.0),
+                _ => (next() % 1_000_001) as f64 / 1e6,
+            }
+        };
+        let rows: Vec<Vec<f64>> = (0..n).map(|_| (0..3).map(|_| score()).collect()).collect();
+        #[allow(clippy::cast_possible_truncation)]
+        let codes: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+        check(&rows, &codes, bins);
+        #[allow(clippy::cast_possible_truncation)]
+        let rows32: Vec<Vec<f32>> = rows
+            .iter()
+            .map(|r| r.iter().map(|&v| v as f32).collect())
+            .collect();
+        check(&rows32, &codes, bins);
+    }
+    // A NaN and a negative score: the first in row order is named in either layout.
+    let (n, k) = (super::CHUNK_ROWS + 9, 2);
+    let mut rows = vec![vec![0.5_f32; k]; n];
+    rows[n - 3][0] = f32::NAN;
+    rows[n - 7][1] = -1.0;
+    let codes = vec![0_u32; n];
+    for column_major in [false, true] {
+        let values: Vec<f32> = if column_major {
+            (0..k)
+                .flat_map(|c| rows.iter().map(move |r| r[c]))
+                .collect()
+        } else {
+            rows.iter().flatten().copied().collect()
+        };
+        let m = Matrix {
+            values: &values,
+            n_cols: k,
+            column_major,
+        };
+        let err = binned_one_vs_rest(&codes, m, None, 16, &Pool::new(2).with_min_parallel(1));
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains(&format!("y_proba[{}, 1]", n - 7)));
+    }
+}
