@@ -565,8 +565,10 @@ def _load_groups(ev: GroupedRows, grouping: dict[str, Any], children: list[bytes
         _want(child._bootstrap == ev._bootstrap, "a group's bootstrap options differ from the state's")
         _want((child._replicates is None) == (ev._replicates is None), "a group's bootstrap sums missing or extra")
         if child.class_ranking == "approximate":
-            child._dense = DenseClassRanking.from_groups(child._class_groups(), child.ranking_bins)
-            child._class_rank, child._binned_by_parent = None, True
+            if child._dense is None:  # _fill kept tie groups (too many cells): made dense here
+                child._dense = DenseClassRanking.from_groups(child._class_groups(), child.ranking_bins)
+                child._class_rank = None
+            child._binned_by_parent = True
         rows += child.n_rows
         ev._groups[key] = child
     _want(rows == ev.n_rows, "the groups' rows do not add up to n_rows")
