@@ -416,6 +416,27 @@ def test_a_deeply_nested_state_header_is_a_state_error() -> None:
         Evaluator.from_bytes(body + struct.pack("<I", zlib.crc32(body)))
 
 
+def _state_with_header(head: bytes) -> bytes:
+    import struct
+    import zlib
+
+    body = b"CMETRICS" + struct.pack("<HHI", 2, 0, len(head)) + head
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def test_a_header_is_refused_for_its_nesting_before_it_is_parsed() -> None:
+    # 65 levels parse without trouble, so only the count made before parsing refuses them.
+    with pytest.raises(cmetrics.StateError, match="nests too deeply"):
+        Evaluator.from_bytes(_state_with_header(b"[" * 65 + b"]" * 65))
+    # Brackets inside strings, escaped quotes among them, are not nesting.
+    inside = json.dumps({"format": "x", "label": '\\"' + "[{" * 200}).encode()
+    with pytest.raises(cmetrics.StateError, match="not an Evaluator header"):
+        Evaluator.from_bytes(_state_with_header(inside))
+    groups = Evaluator(group_by=True, labels=[0, 1])
+    groups.update([0, 1, 1], y_pred=[0, 1, 0], groups=(["a", "b", "a"], [1, 2, 1]))
+    assert Evaluator.from_bytes(groups.to_bytes()).to_bytes() == groups.to_bytes()
+
+
 def _swap_children(state: bytes, other: bytes) -> bytes:
     """``state`` with its groups' states replaced by ``other``'s (same keys and row counts)."""
     import struct

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import zlib
 from typing import Any, TypeVar, cast
@@ -225,6 +226,19 @@ def _read_bootstrap(
     return options, state
 
 
+#: The deepest a header's brackets may nest (an Evaluator's nest a few levels), and its strings.
+_MAX_NESTING = 64
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+def _nesting(head: bytes) -> int:
+    """How deep the brackets of a JSON text nest outside its strings, counted without recursion."""
+    step = np.zeros(256, np.int8)
+    step[[ord("["), ord("{")]], step[[ord("]"), ord("}")]] = 1, -1
+    outside = np.frombuffer(_JSON_STRING.sub(b"", head), np.uint8)
+    return int(np.cumsum(step[outside], dtype=np.int64).max(initial=0))
+
+
 def _read_header(buf: bytes) -> tuple[dict[str, Any], int]:
     """The JSON header, checked to be an Evaluator's, and where the arrays start."""
     if len(buf) < _HEAD.size + 4 or buf[:8] != MAGIC:
@@ -241,8 +255,11 @@ def _read_header(buf: bytes) -> tuple[dict[str, Any], int]:
         )
         raise StateError(msg)
     _want(_HEAD.size + hlen <= len(buf) - 4, "the header runs past the end")
+    head = buf[_HEAD.size : _HEAD.size + hlen]
+    # Measured before json.loads recurses: a parser near the stack's end breaks finalizers run meanwhile.
+    _want(_nesting(head) <= _MAX_NESTING, "the header nests too deeply")
     try:
-        header = json.loads(buf[_HEAD.size : _HEAD.size + hlen])
+        header = json.loads(head)
     except RecursionError:
         raise _bad("the header nests too deeply") from None
     except (ValueError, UnicodeDecodeError):
