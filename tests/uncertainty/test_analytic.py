@@ -156,10 +156,27 @@ def _shapes(n: int, seed: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         # to the full keys, too few for the sample to see)
         "mixed": (np.where(np.isin(np.arange(n), _unsampled(n)), 0.5 + a * 1e-13, a), b),
         "int64": (ints, rng.integers(0, 50, n)),
+        # Both signs; a few hundred rows far beyond the sampled range, gathered at the ends of the line
+        # the packed keys place the scores on; a few thousand such rows (the full-key sort instead);
+        # scores over forty powers of ten (the order keys' high bits).
+        "signed": (_far(rng.normal(0, 1, n), 300, rng), rng.normal(0, 3, n)),
+        "far": (_far(a, 1500, rng), _far(b, 100, rng)),
+        "wide": (10.0 ** rng.uniform(-20, 20, n), -(10.0 ** rng.uniform(-20, 20, n))),
     }
 
 
-@pytest.mark.parametrize("shape", ["continuous", "rounded", "float32", "crowded", "mixed", "int64"])
+def _far(s: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``s`` with ``count`` unsampled rows moved far beyond its range, both ways, some tied."""
+    rows = _unsampled(s.size)[:count]
+    out = s.copy()
+    out[rows] = rng.choice([-1e300, -1e6, 1e6, 1e6 + 1, 1e300], rows.size) * rng.choice([1.0, 1.0 + 1e-9], rows.size)
+    return out
+
+
+SHAPES = ["continuous", "rounded", "float32", "crowded", "mixed", "int64", "signed", "far", "wide"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
 def test_paired_placements_agree_across_backends_threads_and_the_one_model_kernel(shape: str) -> None:
     # Past 2^16 rows, where the Rust kernel packs each row's key, class and index in one word.
     n = 150_001

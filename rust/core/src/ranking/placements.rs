@@ -5,6 +5,7 @@
 //! of two models' placements over the same rows); one model's variance needs
 //! only their squared sums, which the walk carries ([`super::BinaryRanking`]).
 
+mod coarse;
 mod ordered;
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -398,6 +399,33 @@ mod tests {
                 })
                 .collect(),
         );
+        // Continuous scores of both signs (a line through their range orders
+        // the packed keys) with a few rows far beyond the sampled range (runs
+        // at the line's ends), then with too many such rows (the full keys).
+        for far in [150, 1500] {
+            let n = 70_000;
+            let sampled: Vec<usize> = (0..1023).map(|i| i * n / 1023).collect();
+            let mut rows: Vec<(bool, f64, f64)> = (0..n)
+                .map(|_| {
+                    let h = next();
+                    let a = (h >> 11) as f64 / (1u64 << 53) as f64 - 0.3;
+                    (
+                        h.is_multiple_of(3) || a > 0.5 && h % 5 < 3,
+                        a,
+                        (h % 10_007) as f64 - a,
+                    )
+                })
+                .collect();
+            let outside = [-1e300, -1e6, 1e6, 1e6 + 1.0, 1e300, 1e6];
+            let unsampled = (5..n).step_by(31).filter(|i| !sampled.contains(i));
+            for (k, i) in unsampled.take(far).enumerate() {
+                rows[i].1 = outside[k % outside.len()];
+            }
+            let (positive, a): (Vec<bool>, Vec<f64>) = rows.iter().map(|r| (r.0, r.1)).unzip();
+            let o = ordered::ordered(&positive, &a, true, "a", &Pool::sequential()).unwrap();
+            assert_eq!(matches!(o, ordered::Ordered::Packed { .. }), far == 150);
+            cases.push(rows);
+        }
         for rows in cases {
             let positive: Vec<bool> = rows.iter().map(|r| r.0).collect();
             let a: Vec<f64> = rows.iter().map(|r| r.1).collect();

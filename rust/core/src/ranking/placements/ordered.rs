@@ -13,6 +13,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
+use super::coarse::Coarse;
 use crate::error::Result;
 use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::ranking::binary::check_finite_on;
@@ -41,8 +42,15 @@ impl RadixKey for Keyed {
 /// [`sort_keys`], which looks at the stop flag between blocks.
 const RADIX_ROWS: usize = 1 << 25;
 
+/// The share of the rows (one in this many) past which rows at the ends of a
+/// line ([`Coarse::Line`]) send [`ordered`] to the full keys.
+const AT_ENDS: usize = 256;
+
 /// Rows whose index fits a packed key ([`ordered`]); more take the `u128` sort.
 const PACKED_ROWS: usize = 1 << 32;
+
+/// Rows the walk takes at once while they are alone in their runs.
+const SINGLES: usize = 8;
 
 /// Rows ahead in score order whose slot is fetched into the cache before the
 /// walk reaches it (the slots lie all over a buffer of one per row).
@@ -50,18 +58,20 @@ const LOOK_AHEAD: usize = 64;
 
 /// One model's rows in ascending score order.
 pub(super) enum Ordered {
-    /// Each row one `u64`: the high bits of its score's key, its class (bit
-    /// `row_bits`), its index (the low `row_bits` bits). Rows whose high bits
-    /// agree (a run) may be in any order; the walk puts a run in the order
-    /// of the full keys (a run of equal scores, the usual case, is only
-    /// checked).
+    /// Each row one `u64`: its score's coarse key in the bits from `low` up
+    /// ([`Coarse`]: the high bits of its order key, or its place on a line
+    /// through the scores' range), its class (bit `row_bits`), its index (the
+    /// low `row_bits` bits). Rows whose coarse keys agree (a run) may be in
+    /// any order; the walk puts a run in the order of the full keys (a run of
+    /// equal scores is only checked).
     Packed {
         keys: Vec<u64>,
         low: u32,
         row_bits: u32,
     },
-    /// `(key, row)` in ascending key order: scores crowded near one value
-    /// ([`crowded`]), whose packed keys would leave long runs, or more than
+    /// `(key, row)` in ascending key order: scores whose coarse keys would
+    /// leave long runs (crowded near one value beside others spread widely,
+    /// [`Coarse::choose`], or many beyond the sampled range), or more than
     /// [`PACKED_ROWS`] rows.
     Keyed(Vec<(u64, usize)>),
 }
@@ -86,10 +96,15 @@ pub(super) fn ordered<X: Score>(
     let n = score.len();
     let row_bits = usize::BITS - (n.max(2) - 1).leading_zeros();
     let low = row_bits + 1;
-    if n > PACKED_ROWS || crowded(score, low) {
+    let coarse = if n > PACKED_ROWS {
+        None
+    } else {
+        Coarse::choose(score, low)
+    };
+    let Some(coarse) = coarse else {
         check_finite_on(arg, score, pool)?;
         return Ok(Ordered::Keyed(sorted_key_rows(score, pool)?));
-    }
+    };
     let finite = AtomicBool::new(true);
     let mut keys: Vec<u64> = collect_chunked(
         n,
@@ -98,7 +113,7 @@ pub(super) fn ordered<X: Score>(
             if !s.is_finite() {
                 finite.store(false, Relaxed);
             }
-            (s.key() >> low << low) | (u64::from(positive[i]) << row_bits) | i as u64
+            coarse.high(s, low) | (u64::from(positive[i]) << row_bits) | i as u64
         },
         pool,
     )?;
@@ -111,6 +126,15 @@ pub(super) fn ordered<X: Score>(
         sort_high_bits_alone(&mut keys, low, pool)?;
     } else {
         sort_keys(&mut keys, pool)?;
+    }
+    // Scores beyond the sampled range gather in a run at either end of the
+    // line (the walk orders a run alone, on one thread): more than a few,
+    // and the rows are sorted with their full keys instead.
+    let ends =
+        |it: &mut dyn Iterator<Item = &u64>| it.take_while(|&&k| coarse.at_end(k, low)).count();
+    if ends(&mut keys.iter()) + ends(&mut keys.iter().rev()) > n / AT_ENDS {
+        drop(keys);
+        return Ok(Ordered::Keyed(sorted_key_rows(score, pool)?));
     }
     Ok(Ordered::Packed {
         keys,
@@ -304,19 +328,78 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    /// A row alone in its tie group (most rows of continuous scores).
+    /// The rows alone in their run (most rows of continuous scores) from
+    /// place `rows.start` of `keys` (packed, see [`Ordered::Packed`]), up to
+    /// the first run of two keys or more or `rows.end`: where it stopped.
     #[inline(always)]
-    fn single<V: Visit>(&mut self, p: bool, row: usize, visit: &mut V) {
-        let num = if p {
-            2 * self.neg_below
-        } else {
-            2 * (self.n_pos - self.pos_below)
+    fn singles<X: Score, V: Visit>(
+        &mut self,
+        keys: &[u64],
+        rows: Range<usize>,
+        low: u32,
+        row_bits: u32,
+        score: &[X],
+        visit: &mut V,
+    ) -> usize {
+        let row_mask = (1u64 << row_bits) - 1;
+        let stop = rows.end.min(keys.len());
+        let (mut pos_below, mut neg_below) = (self.pos_below, self.neg_below);
+        let (mut squares, mut ordered) = (self.squares, 0u128);
+        let mut i = rows.start;
+        let n_pos = self.n_pos;
+        let mut one = |key: u64, visit: &mut V| {
+            let p = (key >> row_bits) & 1 == 1;
+            let num = if p {
+                2 * neg_below
+            } else {
+                2 * (n_pos - pos_below)
+            };
+            visit.row(p, (key & row_mask) as usize, num);
+            add_to_side(&mut squares, p, u128::from(num) * u128::from(num));
+            ordered += u128::from(neg_below & 0u64.wrapping_sub(u64::from(p)));
+            pos_below += u64::from(p);
+            neg_below += u64::from(!p);
         };
-        visit.row(p, row, num);
-        add_to_side(&mut self.squares, p, u128::from(num) * u128::from(num));
-        self.counts.ordered += u128::from(self.neg_below) * u128::from(p);
-        self.pos_below += u64::from(p);
-        self.neg_below += u64::from(!p);
+        // Eight rows at a time while all eight are alone (one test of the
+        // nine keys, in vector lanes), then one at a time up to a run.
+        while i + SINGLES < stop {
+            let Some(w) = keys.get(i..=i + SINGLES) else {
+                break;
+            };
+            let mut joined = 0;
+            for j in 0..SINGLES {
+                joined |= u64::from((w[j] ^ w[j + 1]) >> low == 0);
+            }
+            if joined != 0 {
+                break;
+            }
+            for (j, &key) in w[..SINGLES].iter().enumerate() {
+                if let Some(&ahead) = keys.get(i + j + LOOK_AHEAD) {
+                    visit.ahead((ahead & row_mask) as usize);
+                }
+                fetch_run_scores(keys, i + j + LOOK_AHEAD, low, row_mask, score);
+                one(key, visit);
+            }
+            i += SINGLES;
+        }
+        while i < stop {
+            let key = keys[i];
+            if keys
+                .get(i + 1)
+                .is_some_and(|&next| (next ^ key) >> low == 0)
+            {
+                break;
+            }
+            if let Some(&ahead) = keys.get(i + LOOK_AHEAD) {
+                visit.ahead((ahead & row_mask) as usize);
+            }
+            fetch_run_scores(keys, i + LOOK_AHEAD, low, row_mask, score);
+            one(key, visit);
+            i += 1;
+        }
+        (self.pos_below, self.neg_below, self.squares) = (pos_below, neg_below, squares);
+        self.counts.ordered += ordered;
+        i
     }
 
     /// One tie group's rows as `(positive, row)`.
@@ -435,15 +518,8 @@ impl Ordered {
                         pool.check()?;
                         next_check = start + CHECK_ROWS;
                     }
-                    if let Some(&ahead) = keys.get(start + LOOK_AHEAD) {
-                        visit.ahead((ahead & row_mask) as usize);
-                    }
-                    fetch_run_scores(keys, start + LOOK_AHEAD, low, row_mask, score);
-                    let first = keys[start];
-                    if keys.get(start + 1).is_none_or(|&p| (p ^ first) >> low != 0) {
-                        let (p, row) = unpack(first);
-                        tally.single(p, row, visit);
-                        start += 1;
+                    start = tally.singles(keys, start..next_check, low, row_bits, score, visit);
+                    if start >= keys.len().min(next_check) {
                         continue;
                     }
                     let end = take_run(keys, start, low, row_mask, score, &mut run);
