@@ -344,21 +344,30 @@ impl Tally {
         let row_mask = (1u64 << row_bits) - 1;
         let stop = rows.end.min(keys.len());
         let (mut pos_below, mut neg_below) = (self.pos_below, self.neg_below);
-        let (mut squares, mut ordered) = (self.squares, 0u128);
         let mut i = rows.start;
         let n_pos = self.n_pos;
+        // A lone row's numerator is `2 m`, `m` the other side's rows below
+        // (or above) it, at most `m_max`: the squares `m^2` and the pair
+        // counts are summed in 64 bits over at most `chunk` rows at a time
+        // (one at a time past 2^32 rows), then added to the 128-bit sums.
+        let m_max = n_pos.max(neg_below + (stop - i) as u64).max(1);
+        let chunk = u64::MAX / m_max.saturating_mul(m_max);
+        let chunk = usize::try_from(chunk).map_or(CHECK_ROWS, |c| c.clamp(1, CHECK_ROWS));
+        let (mut squares, mut ordered) = ([0u64; 2], 0u64);
+        let mut left = chunk;
         let mut one = |key: u64, visit: &mut V| {
             let p = (key >> row_bits) & 1 == 1;
-            let num = if p {
-                2 * neg_below
-            } else {
-                2 * (n_pos - pos_below)
-            };
-            visit.row(p, (key & row_mask) as usize, num);
-            add_to_side(&mut squares, p, u128::from(num) * u128::from(num));
-            ordered += u128::from(neg_below & 0u64.wrapping_sub(u64::from(p)));
+            let m = if p { neg_below } else { n_pos - pos_below };
+            visit.row(p, (key & row_mask) as usize, 2 * m);
+            squares[usize::from(p)] += m * m;
+            ordered += neg_below & 0u64.wrapping_sub(u64::from(p));
             pos_below += u64::from(p);
             neg_below += u64::from(!p);
+            left -= 1;
+            if left == 0 {
+                self.add_lone(&mut squares, &mut ordered);
+                left = chunk;
+            }
         };
         // Eight rows at a time while all eight are alone (one test of the
         // nine keys, in vector lanes), then one at a time up to a run.
@@ -397,9 +406,19 @@ impl Tally {
             one(key, visit);
             i += 1;
         }
-        (self.pos_below, self.neg_below, self.squares) = (pos_below, neg_below, squares);
-        self.counts.ordered += ordered;
+        self.add_lone(&mut squares, &mut ordered);
+        (self.pos_below, self.neg_below) = (pos_below, neg_below);
         i
+    }
+
+    /// The 64-bit sums of lone rows ([`Self::singles`]: `m^2` per side and
+    /// the ordered pairs) added to the exact sums, and zeroed.
+    #[inline(always)]
+    fn add_lone(&mut self, squares: &mut [u64; 2], ordered: &mut u64) {
+        self.squares[0] += 4 * u128::from(squares[0]);
+        self.squares[1] += 4 * u128::from(squares[1]);
+        self.counts.ordered += u128::from(*ordered);
+        (*squares, *ordered) = ([0; 2], 0);
     }
 
     /// One tie group's rows as `(positive, row)`.
@@ -627,3 +646,6 @@ pub(super) fn prefetch<T>(slots: &[T], row: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (slots, row);
 }
+
+#[cfg(test)]
+mod tests;
