@@ -468,10 +468,35 @@ def test_backends_raise_the_same_error(call: Any) -> None:
 
 LABEL_CASES = [
     (dtype, classes)
-    for dtype in (np.int8, np.uint8, np.int32, np.int64, np.uint64, np.float32, np.float64)
+    for dtype in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64, np.uint64, np.float32, np.float64)
     for classes in ((0, 1), (-1, 1), (2, 5), (0,), (1,), (0, 1, 2))
     if np.dtype(dtype).kind != "u" or min(classes) >= 0
 ]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16])
+def test_narrow_labels_take_pos_label_as_wide_ones(backend: str, dtype: type) -> None:
+    # Narrow integer labels are compared with pos_label as they are (no widened copy): a pos_label
+    # beyond their range is refused as for int64 labels, and one class alone finds no positive.
+    y, s = np.array([0, 1, 1, 0], dtype=dtype), [0.1, 0.8, 0.4, 0.3]
+    for pos_label in (1, 0):
+        got = cmetrics.roc_auc_score(y, s, pos_label=pos_label, backend=backend)
+        assert got == cmetrics.roc_auc_score(y.astype(np.int64), s, pos_label=pos_label, backend=backend)
+    for pos_label in (300, -70000):
+        with pytest.raises(LabelError, match=f"pos_label={pos_label} is not a valid label"):
+            cmetrics.roc_auc_score(y, s, pos_label=pos_label, backend=backend)
+    ones = np.ones(4, dtype=dtype)
+
+    def outcome(labels: np.ndarray) -> object:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = cmetrics.average_precision_score(labels, s, pos_label=300, backend=backend)
+        except ValueError as e:
+            return type(e), str(e)
+        return repr(value), [str(w.message) for w in caught]
+
+    assert outcome(ones) == outcome(ones.astype(np.int64))
 
 
 @pytest.mark.parametrize(("dtype", "classes"), LABEL_CASES)

@@ -380,8 +380,12 @@ def binary(
             msg = f"pos_label={pos_label!r} is not a valid label. It should be one of [False, True]"
             raise LabelError(msg)
         return np.ascontiguousarray(a) if pos_label in (None, True, 1) else ~a
-    if a.dtype.kind in "biuf":  # numbers: checked and normalised once (label_pair checks two arrays)
+    if a.dtype.kind in "iu" and a.dtype.itemsize <= 2:
+        # Narrow integers compare with pos_label as they are: no widened copy of every label.
         kind: LabelKind = "int"
+        values = np.ascontiguousarray(a)
+    elif a.dtype.kind in "biuf":  # numbers: checked and normalised once (label_pair checks two arrays)
+        kind = "int"
         values = np.ascontiguousarray(_numeric(a, name))
     else:
         pair = label_pair(a, a, names=(name, name))
