@@ -587,7 +587,7 @@ mod tests {
         #[allow(clippy::cast_precision_loss)]
         let mut crowded: Vec<f64> = (0..n).map(|i| 0.5 + i as f64 * 1e-16).collect();
         let low = usize::BITS - (n - 1).leading_zeros() + 1;
-        assert!(ordered::crowded(&crowded, low));
+        assert!(coarse::crowded(&crowded, low));
         crowded[5] = f64::NAN;
         for threads in [1, 2] {
             let pool = Pool::new(threads);

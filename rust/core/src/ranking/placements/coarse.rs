@@ -64,17 +64,11 @@ impl Coarse {
     /// the same way; `None` when both do (the rows are sorted with their full
     /// keys). Fewer than 2^16 rows keep the order keys' high bits.
     pub(super) fn choose<X: Score>(score: &[X], low: u32) -> Option<Self> {
-        let n = score.len();
-        if n < SAMPLED_ROWS {
+        let sample = sample(score);
+        if sample.is_empty() {
             return Some(Self::Key);
         }
-        let mut sample: Vec<X> = (0..SAMPLE).map(|i| score[i * n / SAMPLE]).collect();
-        sample.sort_unstable_by_key(|s| s.key());
-        let clash = |c: Self| {
-            sample
-                .windows(2)
-                .any(|w| w[0].key() != w[1].key() && c.high(w[0], low) == c.high(w[1], low))
-        };
+        let clash = |c: Self| clash(&sample, c, low);
         let (min, max) = (sample[0].to_f64(), sample[SAMPLE - 1].to_f64());
         let spread = max - min;
         let bits = (64 - low).min(52);
@@ -90,6 +84,33 @@ impl Coarse {
         }
         (!clash(Self::Key)).then_some(Self::Key)
     }
+}
+
+/// Scores sampled evenly over the rows, in key order; none below
+/// [`SAMPLED_ROWS`] rows.
+fn sample<X: Score>(score: &[X]) -> Vec<X> {
+    let n = score.len();
+    if n < SAMPLED_ROWS {
+        return Vec::new();
+    }
+    let mut sample: Vec<X> = (0..SAMPLE).map(|i| score[i * n / SAMPLE]).collect();
+    sample.sort_unstable_by_key(|s| s.key());
+    sample
+}
+
+/// Whether two scores of `sample` (in key order) that differ share their
+/// coarse key under `c`.
+fn clash<X: Score>(sample: &[X], c: Coarse, low: u32) -> bool {
+    sample
+        .windows(2)
+        .any(|w| w[0].key() != w[1].key() && c.high(w[0], low) == c.high(w[1], low))
+}
+
+/// Whether a sample of the scores holds two that differ in their key's low
+/// `low` bits only: scores crowding near one value (saturated probabilities),
+/// whose packed order keys would leave long runs to order by the full keys.
+pub(super) fn crowded<X: Score>(score: &[X], low: u32) -> bool {
+    clash(&sample(score), Coarse::Key, low)
 }
 
 #[cfg(test)]

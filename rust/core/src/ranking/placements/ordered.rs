@@ -13,7 +13,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use super::coarse::Coarse;
+use super::coarse::{crowded, Coarse};
 use crate::error::Result;
 use crate::parallel::{big_vec, collect_chunked, Pool, CHECK_ROWS};
 use crate::ranking::binary::check_finite_on;
@@ -141,21 +141,6 @@ pub(super) fn ordered<X: Score>(
         low,
         row_bits,
     })
-}
-
-/// Whether a sample of the scores holds two that differ in their key's low
-/// `low` bits only: scores crowding near one value (saturated probabilities),
-/// whose packed keys would leave long runs to order by the full keys.
-pub(super) fn crowded<X: Score>(score: &[X], low: u32) -> bool {
-    const SAMPLE: usize = 1023;
-    let n = score.len();
-    if n < 1 << 16 {
-        return false;
-    }
-    let mut keys: Vec<u64> = (0..SAMPLE).map(|i| score[i * n / SAMPLE].key()).collect();
-    keys.sort_unstable();
-    keys.windows(2)
-        .any(|w| w[0] != w[1] && (w[0] ^ w[1]) >> low == 0)
 }
 
 /// `(key, row)` of every row in ascending key order.
