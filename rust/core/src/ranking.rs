@@ -33,6 +33,7 @@
 mod bin_cells;
 mod binary;
 mod binned;
+mod compaction;
 mod curves;
 mod grouped_histograms;
 mod groups;

@@ -3,14 +3,14 @@
 
 use cmetrics_core::ranking::{
     add_segments, binary_ranking, kendall_counts, kendall_counts_with, merge_groups, order_key,
-    score_groups, union_states, walk_groups, walk_states, walk_union, BinaryRanking, GroupState,
-    GroupsRef, KendallMethod,
+    score_groups, union_states, walk_groups, walk_states, walk_union, GroupState, GroupsRef,
+    KendallMethod,
 };
 use cmetrics_core::Pool;
 use proptest::prelude::*;
 
 mod common;
-use common::lcg;
+use common::{lcg, same_walk};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
@@ -595,39 +595,4 @@ fn float64_copies_of_float32_scores_rank_as_the_float32_scores() {
     // Negative float32 values: the general path too.
     let signed: Vec<f32> = narrow.iter().map(|&x| x - 0.5).collect();
     pieces_equal_the_sequential_walk(&ok, &signed);
-}
-
-/// Two walks of the same rows: exact counts, curve sums to rounding.
-fn same_walk(got: &BinaryRanking, want: &BinaryRanking) -> Result<(), TestCaseError> {
-    prop_assert_eq!(
-        (
-            got.reversed,
-            got.tied,
-            got.ordered,
-            got.n_thresholds,
-            got.n_pos,
-            got.n_neg
-        ),
-        (
-            want.reversed,
-            want.tied,
-            want.ordered,
-            want.n_thresholds,
-            want.n_pos,
-            want.n_neg
-        )
-    );
-    for (a, b) in [
-        (got.average_precision, want.average_precision),
-        (got.aupr_trapezoid, want.aupr_trapezoid),
-        (got.aurc, want.aurc),
-        (got.ordered_share, want.ordered_share),
-        (got.tied_share, want.tied_share),
-    ] {
-        prop_assert!(
-            (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-12 * b.abs().max(1.0),
-            "{a} {b}"
-        );
-    }
-    Ok(())
 }

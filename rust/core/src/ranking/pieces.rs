@@ -161,3 +161,78 @@ pub(super) fn walk_in_pieces<P: Piece, S: Stream>(
     pool.check()?;
     Ok(Walk::combine(totals, curves, walks))
 }
+
+/// The walk of a state's unweighted tie groups (`keys` increasing, with
+/// `pos[i]` positives and `neg[i]` negatives) in [`PIECES`] pieces of as many
+/// groups, walked side by side on the pool's threads from the counts below
+/// each and combined in order, as [`walk_in_pieces`] walks rows. The cuts
+/// depend on the groups only, so the result does not depend on the thread
+/// count or on how the rows came in. `None` (nothing walked) below
+/// [`PIECE_WALK_MIN`] groups, or when a key appears twice (a count past
+/// `u32::MAX` spread over entries): the serial walk of the distinct groups
+/// serves those.
+///
+/// # Errors
+/// An interruption.
+pub(super) fn walk_groups_in_pieces(
+    keys: &[u64],
+    pos: &[u32],
+    neg: &[u32],
+    curves: Curves,
+    pool: &Pool,
+) -> Option<Result<BinaryRanking>> {
+    let n = keys.len();
+    if n < PIECE_WALK_MIN || pos.len() != n || neg.len() != n {
+        return None;
+    }
+    let bounds: Vec<(usize, usize)> = (0..PIECES)
+        .map(|p| (n * p / PIECES, n * (p + 1) / PIECES))
+        .collect();
+    // Each piece's positives and negatives, and whether a key repeats in it
+    // or across the cut below it.
+    let look = |&(lo, hi): &(usize, usize)| -> (u64, u64, bool) {
+        let sum = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum::<u64>();
+        let part = keys.get(lo.saturating_sub(1)..hi).unwrap_or_default();
+        let twice = part.windows(2).any(|w| w[0] == w[1]);
+        let (p, q) = (pos.get(lo..hi), neg.get(lo..hi));
+        (
+            sum(p.unwrap_or_default()),
+            sum(q.unwrap_or_default()),
+            twice,
+        )
+    };
+    let parallel = pool.parallel_for(n);
+    let looks: Vec<(u64, u64, bool)> = if parallel {
+        pool.install(|| bounds.par_iter().map(look).collect())
+    } else {
+        bounds.iter().map(look).collect()
+    };
+    if looks.iter().any(|l| l.2) {
+        return None;
+    }
+    let mut jobs = Vec::with_capacity(PIECES);
+    let (mut n_pos, mut n_neg) = (0_u64, 0_u64);
+    for (&b, &(p, q, _)) in bounds.iter().zip(&looks) {
+        jobs.push((b, n_pos, n_neg));
+        n_pos += p;
+        n_neg += q;
+    }
+    let totals = Totals::counted(n_pos, n_neg);
+    let one = |&((lo, hi), pos_below, neg_below): &((usize, usize), u64, u64)| -> Walk {
+        let mut w = Walk::starting_after(totals, curves, pos_below, neg_below);
+        let (p, q) = (pos.get(lo..hi), neg.get(lo..hi));
+        for (&p, &q) in p.unwrap_or_default().iter().zip(q.unwrap_or_default()) {
+            if p | q != 0 {
+                w.add_to_group(u64::from(p), u64::from(q), true);
+            }
+        }
+        w.close_last_group();
+        w
+    };
+    let walks: Vec<Walk> = if parallel {
+        pool.install(|| jobs.par_iter().map(one).collect())
+    } else {
+        jobs.iter().map(one).collect()
+    };
+    Some(pool.check().map(|()| Walk::combine(totals, curves, walks)))
+}

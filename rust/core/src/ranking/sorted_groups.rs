@@ -5,8 +5,10 @@
 //! side spreads over adjacent entries with the same key, which every reader
 //! adds up.
 
+use super::keys::Item;
 use crate::error::Result;
-use crate::parallel::reserve_big;
+use crate::parallel::{reserve_big, Pool};
+use rayon::prelude::*;
 
 /// Sorted tie groups (adjacent equal keys past `u32::MAX` counts, or from
 /// different states after [`super::union_states`]; every reader adds them up).
@@ -150,36 +152,124 @@ impl Groups {
     }
 
     /// Merge sorted packed rows (`run` read from its end) as tie groups: into
-    /// groups that are empty (a streaming state's first compaction) in one
-    /// pass from the front without a branch on the data, where reading each
-    /// group's rows from the back stopped at every group's end on a branch
-    /// taken at random (6.2 million groups of 8.4 million rows: 43 -> 17-21 ms,
-    /// Zen 3); else by [`Self::merge_in`].
-    pub(super) fn merge_packed(&mut self, run: PackedBack<'_>) -> Result<()> {
-        let r = run.groups();
-        if self.len() > 0 || r == 0 {
+    /// groups that are empty (a streaming state's first compaction) from the
+    /// front without a branch on the data ([`Self::build_packed`]), where
+    /// reading each group's rows from the back stopped at every group's end
+    /// on a branch taken at random (6.2 million groups of 8.4 million rows:
+    /// 43 -> 17-21 ms, Zen 3); else by [`Self::merge_in`].
+    pub(super) fn merge_packed<T: Item>(
+        &mut self,
+        run: PackedBack<'_, T>,
+        pool: &Pool,
+    ) -> Result<()> {
+        if self.len() > 0 {
+            let r = run.groups();
             return self.merge_in(run, r, false);
+        }
+        self.build_packed(
+            run.e.get(..run.j).unwrap_or_default(),
+            run.lo,
+            run.fixed,
+            pool,
+        )
+    }
+
+    /// These groups, empty, made from sorted packed rows: the rows cut into
+    /// chunks (one per thread, as many groups whatever the cut), each
+    /// chunk's group starts counted, then each chunk writing the groups that
+    /// start in it (reading on past its end to finish its last one), side by
+    /// side. Each row stores its group's running counts, so no branch
+    /// depends on the data.
+    fn build_packed<T: Item>(
+        &mut self,
+        rows: &[T],
+        lo: u32,
+        fixed: u64,
+        pool: &Pool,
+    ) -> Result<()> {
+        let n = rows.len();
+        let v = |i: usize| rows.get(i).map_or(u64::MAX, |x| x.key() >> 1);
+        let chunks = if pool.parallel_for(n) {
+            pool.threads().max(1)
+        } else {
+            1
+        };
+        let bounds: Vec<(usize, usize)> = (0..chunks)
+            .map(|c| (n * c / chunks, n * (c + 1) / chunks))
+            .collect();
+        let starts = |&(a, b): &(usize, usize)| -> usize {
+            let mut prev = a.checked_sub(1).map_or(u64::MAX, v);
+            let mut count = 0;
+            for x in rows.get(a..b).unwrap_or_default() {
+                let k = x.key() >> 1;
+                count += usize::from(k != prev);
+                prev = k;
+            }
+            count
+        };
+        let counts: Vec<usize> = if chunks > 1 {
+            pool.install(|| bounds.par_iter().map(starts).collect())
+        } else {
+            bounds.iter().map(starts).collect()
+        };
+        let r: usize = counts.iter().sum();
+        if r == 0 {
+            return Ok(());
         }
         self.grow(r, false)?;
         self.keys.resize(r, 0);
         self.pos.resize(r, 0);
         self.neg.resize(r, 0);
-        let (keys, pos, neg) = (&mut self.keys[..], &mut self.pos[..], &mut self.neg[..]);
-        let rows = run.e.get(..run.j).unwrap_or_default();
-        let (mut w, mut prev) = (0_usize, rows.first().map_or(0, |x| x >> 1));
-        let (mut p, mut n) = (0_u32, 0_u32);
-        for &x in rows {
-            let v = x >> 1;
-            let new = v != prev;
-            prev = v;
-            w += usize::from(new);
-            // All ones while the group goes on, zero when this row starts one.
-            let keep = u32::from(!new).wrapping_neg();
-            let one = (x & 1) as u32;
-            (p, n) = ((p & keep) + one, (n & keep) + (1 - one));
-            if let (Some(k), Some(a), Some(b)) = (keys.get_mut(w), pos.get_mut(w), neg.get_mut(w)) {
-                (*k, *a, *b) = ((v << run.lo) | run.fixed, p, n);
+        // Each chunk's slices of the groups.
+        let mut parts = Vec::with_capacity(chunks);
+        let (mut keys, mut pos, mut neg) =
+            (&mut self.keys[..], &mut self.pos[..], &mut self.neg[..]);
+        for (&bound, &count) in bounds.iter().zip(&counts) {
+            let (k, rest_k) = keys.split_at_mut(count);
+            let (p, rest_p) = pos.split_at_mut(count);
+            let (q, rest_q) = neg.split_at_mut(count);
+            (keys, pos, neg) = (rest_k, rest_p, rest_q);
+            parts.push((bound, k, p, q));
+        }
+        let write = |((a, b), keys, pos, neg): &mut (
+            (usize, usize),
+            &mut [u64],
+            &mut [u32],
+            &mut [u32],
+        )| {
+            // The rows from this chunk's first group start to the end of its last group.
+            let mut first = *a;
+            while first < *b && first > 0 && v(first) == v(first - 1) {
+                first += 1;
             }
+            let mut last = *b;
+            while last < n && last > first && v(last) == v(last - 1) {
+                last += 1;
+            }
+            let part = rows.get(first..last).unwrap_or_default();
+            let (mut w, mut prev) = (0_usize, v(first));
+            let (mut p, mut q) = (0_u32, 0_u32);
+            for &x in part {
+                let x = x.key();
+                let k = x >> 1;
+                let new = k != prev;
+                prev = k;
+                w += usize::from(new);
+                // All ones while the group goes on, zero when this row starts one.
+                let keep = u32::from(!new).wrapping_neg();
+                let one = (x & 1) as u32;
+                (p, q) = ((p & keep) + one, (q & keep) + (1 - one));
+                if let (Some(key), Some(a), Some(b)) =
+                    (keys.get_mut(w), pos.get_mut(w), neg.get_mut(w))
+                {
+                    (*key, *a, *b) = ((k << lo) | fixed, p, q);
+                }
+            }
+        };
+        if chunks > 1 {
+            pool.install(|| parts.par_iter_mut().for_each(write));
+        } else {
+            parts.iter_mut().for_each(write);
         }
         Ok(())
     }
@@ -338,38 +428,41 @@ impl Back for GroupsBack<'_> {
     }
 }
 
-/// Sorted packed rows (`varying key bits << 1 | outcome`) as a run of tie
-/// groups (fewer than 2^32 rows: every count fits a `u32`).
-pub(super) struct PackedBack<'a> {
-    pub(super) e: &'a [u64],
+/// Sorted packed rows (`varying key bits << 1 | outcome`, in `u64` or
+/// `u32` items) as a run of tie groups (fewer than 2^32 rows: every count
+/// fits a `u32`).
+pub(super) struct PackedBack<'a, T> {
+    pub(super) e: &'a [T],
     pub(super) j: usize,
     pub(super) lo: u32,
     pub(super) fixed: u64,
 }
 
-impl PackedBack<'_> {
+impl<T: Item> PackedBack<'_, T> {
     /// The number of groups (distinct `entry >> 1`).
     pub(super) fn groups(&self) -> usize {
         let mut prev = u64::MAX;
         let mut n = 0;
         for &x in self.e {
-            n += usize::from(x >> 1 != prev);
-            prev = x >> 1;
+            let v = x.key() >> 1;
+            n += usize::from(v != prev);
+            prev = v;
         }
         n
     }
 }
 
-impl Back for PackedBack<'_> {
+impl<T: Item> Back for PackedBack<'_, T> {
     fn last_key(&self) -> Option<u64> {
-        let v = self.e.get(self.j.checked_sub(1)?)? >> 1;
+        let v = self.e.get(self.j.checked_sub(1)?)?.key() >> 1;
         Some((v << self.lo) | self.fixed)
     }
     fn take_last(&mut self) -> (u64, u32, u32, f64, f64) {
         let rows = self.e.get(..self.j).unwrap_or_default();
-        let v = rows.last().map_or(0, |x| x >> 1);
+        let v = rows.last().map_or(0, |x| x.key() >> 1);
         let (mut p, mut taken) = (0_u32, 0_usize);
         for &x in rows.iter().rev() {
+            let x = x.key();
             if x >> 1 != v {
                 break;
             }
@@ -541,23 +634,33 @@ mod tests {
                 .collect();
             (e, groups)
         };
-        for (n, values) in [(1, 1), (50, 3), (1000, 40), (1000, 5000)] {
+        // The first compaction's groups built in one chunk or in one per thread.
+        let pools = [
+            Pool::sequential(),
+            Pool::new(2).with_min_parallel(1),
+            Pool::new(3).with_min_parallel(1),
+        ];
+        for ((n, values), pool) in [(1, 1), (50, 3), (1000, 40), (1000, 5000), (7, 2)]
+            .into_iter()
+            .flat_map(|c| pools.iter().map(move |p| (c, p)))
+        {
             let (first, a) = rows_of(n, values);
             let (second, b) = rows_of(n / 2 + 1, values);
             let mut g = Groups::default();
             for e in [&first, &second] {
-                g.merge_packed(PackedBack {
+                let run = PackedBack {
                     e,
                     j: e.len(),
                     lo,
                     fixed,
-                })
-                .unwrap();
+                };
+                g.merge_packed(run, pool).unwrap();
             }
             assert_eq!(
                 g.distinct().collect::<Vec<_>>(),
                 naive(&a, &b),
-                "{n} rows of {values}"
+                "{n} rows of {values} on {} threads",
+                pool.threads()
             );
             // The readers add up adjacent entries of one key (a merge may leave them).
             assert!(g.keys.windows(2).all(|w| w[0] <= w[1]));
