@@ -171,6 +171,12 @@ impl GroupState {
             rows.extend(self.buf_keys.iter().zip(&self.buf_pos).map(pack));
         }
         u32::sort(rows, pool)?;
+        if self.groups.len() == 0 {
+            // The keys are packed: their buffer, its pages already faulted in, becomes the
+            // groups' keys (the next rows get a fresh one).
+            self.buf_keys.clear();
+            std::mem::swap(&mut self.groups.keys, &mut self.buf_keys);
+        }
         self.groups.merge_packed(
             PackedBack {
                 e: rows,

@@ -163,16 +163,33 @@ impl GroupState {
         match weight {
             None => {
                 // Doubled up to the compaction's size, not grown a batch at a time (each
-                // growth moved the whole buffer).
+                // growth moved the whole buffer); a batch of 2^20 rows or more takes room
+                // up to that size at once (address space, resident only as rows come), so
+                // the buffer of a large evaluation is never moved.
                 let (at, most) = (
                     self.buf_keys.len(),
                     self.min_buffer.max(self.groups.len() / 4),
                 );
-                let grow = (at + n).max(self.buf_keys.capacity().saturating_mul(2).min(most)) - at;
+                let doubled = self.buf_keys.capacity().saturating_mul(2);
+                let room = if n >= 1 << 20 {
+                    most
+                } else {
+                    doubled.min(most)
+                };
+                let grow = (at + n).max(room) - at;
                 reserve_big(&mut self.buf_keys, grow, "the ranking state's buffer")?;
                 reserve_big(&mut self.buf_pos, grow, "the ranking state's buffer")?;
-                self.buf_keys.extend(score.iter().map(|&s| order_key(s)));
-                self.buf_pos.extend_from_slice(positive);
+                if pool.parallel_for(n) {
+                    // The buffer's fresh pages faulted in on every thread, not on this one alone.
+                    pool.install(|| {
+                        self.buf_keys
+                            .par_extend(score.par_iter().map(|&s| order_key(s)));
+                        self.buf_pos.par_extend(positive.par_iter().copied());
+                    });
+                } else {
+                    self.buf_keys.extend(score.iter().map(|&s| order_key(s)));
+                    self.buf_pos.extend_from_slice(positive);
+                }
             }
             Some(w) => {
                 check_weights(w, n, "confidence")?;
