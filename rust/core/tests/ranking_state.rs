@@ -104,3 +104,18 @@ fn a_union_with_repeated_keys_walks_as_its_parts() {
         &direct,
     );
 }
+
+#[test]
+fn small_batches_keep_the_buffer_near_the_rows_it_holds() {
+    // Regression: the buffer's room doubled at every batch, whether the rows fitted or not, up
+    // to the compaction's size (2^24 rows, 151 MB) in every state of a grouped report.
+    let (ok, s) = rows(100_000, 0, 3);
+    let pool = Pool::sequential();
+    let mut st = GroupState::new(false);
+    for (o, x) in ok.chunks(6_250).zip(s.chunks(6_250)) {
+        st.add(o, x, None, &pool).unwrap();
+    }
+    assert_eq!(st.entries(), 100_000);
+    // At most twice the rows' 9 bytes (the buffer doubles when the rows do not fit).
+    assert!(st.nbytes() <= 2 * 9 * 100_000, "{} bytes", st.nbytes());
+}

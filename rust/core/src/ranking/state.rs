@@ -162,23 +162,25 @@ impl GroupState {
         }
         match weight {
             None => {
-                // Doubled up to the compaction's size, not grown a batch at a time (each
-                // growth moved the whole buffer); a batch of 2^20 rows or more takes room
-                // up to that size at once (address space, resident only as rows come), so
-                // the buffer of a large evaluation is never moved.
+                // When the rows do not fit, doubled up to the compaction's size, not grown
+                // a batch at a time (each growth moved the whole buffer); a batch of 2^20
+                // rows or more takes room up to that size at once (address space, resident
+                // only as rows come), so the buffer of a large evaluation is never moved.
                 let (at, most) = (
                     self.buf_keys.len(),
                     self.min_buffer.max(self.groups.len() / 4),
                 );
-                let doubled = self.buf_keys.capacity().saturating_mul(2);
-                let room = if n >= 1 << 20 {
-                    most
-                } else {
-                    doubled.min(most)
-                };
-                let grow = (at + n).max(room) - at;
-                reserve_big(&mut self.buf_keys, grow, "the ranking state's buffer")?;
-                reserve_big(&mut self.buf_pos, grow, "the ranking state's buffer")?;
+                if at + n > self.buf_keys.capacity().min(self.buf_pos.capacity()) {
+                    let doubled = self.buf_keys.capacity().saturating_mul(2);
+                    let room = if n >= 1 << 20 {
+                        most
+                    } else {
+                        doubled.min(most)
+                    };
+                    let grow = (at + n).max(room) - at;
+                    reserve_big(&mut self.buf_keys, grow, "the ranking state's buffer")?;
+                    reserve_big(&mut self.buf_pos, grow, "the ranking state's buffer")?;
+                }
                 if pool.parallel_for(n) {
                     // The buffer's fresh pages faulted in on every thread, not on this one alone.
                     pool.install(|| {
