@@ -143,8 +143,10 @@ impl GroupState {
     /// from bit `lo`) and outcome fit in a `u32`: packed into the reused
     /// narrow buffer, sorted there ([`Item::sort`]: on this machine's chosen
     /// sort, vectorized where it is) and merged into the groups. The
-    /// buffered rows are left as they are until the groups hold them, so an
-    /// error (memory refused, or the stop flag) leaves the state whole.
+    /// buffered rows are left as they are until the packed rows are sorted,
+    /// so an error up to then (memory refused, or the stop flag) leaves the
+    /// state whole; memory refused while the groups are made marks it broken
+    /// ([`GroupState::compact`]), as in every compaction.
     fn compact_narrow(
         &mut self,
         lo: u32,
