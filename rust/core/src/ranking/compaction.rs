@@ -11,6 +11,10 @@ use crate::sort::{bucket_sort, radix_sort};
 use rayon::prelude::*;
 
 impl GroupState {
+    /// Sort every buffered row into the groups ([`GroupState::compact`]
+    /// marks the state broken when this fails after taking rows): weighted
+    /// rows by `(key, weight)` on each side, collapsed and merged; unweighted
+    /// rows by [`Self::compact_unweighted`].
     pub(super) fn compact_buffer(&mut self, pool: &Pool) -> Result<()> {
         let rows = self.buffered();
         if rows == 0 {
