@@ -197,15 +197,11 @@ impl Groups {
         let bounds: Vec<(usize, usize)> = (0..chunks)
             .map(|c| (n * c / chunks, n * (c + 1) / chunks))
             .collect();
-        let starts = |&(a, b): &(usize, usize)| -> usize {
-            let mut prev = a.checked_sub(1).map_or(u64::MAX, v);
-            let mut count = 0;
-            for x in rows.get(a..b).unwrap_or_default() {
-                let k = x.key() >> 1;
-                count += usize::from(k != prev);
-                prev = k;
-            }
-            count
+        let starts = |&(a, b): &(usize, usize)| {
+            group_starts(
+                rows.get(a..b).unwrap_or_default(),
+                a.checked_sub(1).map_or(u64::MAX, v),
+            )
         };
         let counts: Vec<usize> = if chunks > 1 {
             pool.install(|| bounds.par_iter().map(starts).collect())
@@ -452,15 +448,21 @@ pub(super) struct PackedBack<'a, T> {
 impl<T: Item> PackedBack<'_, T> {
     /// The number of groups (distinct `entry >> 1`).
     pub(super) fn groups(&self) -> usize {
-        let mut prev = u64::MAX;
-        let mut n = 0;
-        for &x in self.e {
-            let v = x.key() >> 1;
-            n += usize::from(v != prev);
-            prev = v;
-        }
-        n
+        group_starts(self.e, u64::MAX)
     }
+}
+
+/// How many of the sorted packed `rows` start a group (`entry >> 1` unlike
+/// the row before; `prev` that of the row before the first, `u64::MAX` for
+/// none).
+fn group_starts<T: Item>(rows: &[T], mut prev: u64) -> usize {
+    let mut n = 0;
+    for &x in rows {
+        let v = x.key() >> 1;
+        n += usize::from(v != prev);
+        prev = v;
+    }
+    n
 }
 
 impl<T: Item> Back for PackedBack<'_, T> {
