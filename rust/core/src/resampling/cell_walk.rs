@@ -13,6 +13,7 @@ use crate::error::{MetricError, Result};
 use crate::memory::try_filled;
 use crate::parallel::Pool;
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// The sums of one replicate's walk.
 #[derive(Default)]
@@ -74,67 +75,107 @@ type Metrics = [f64; 6];
 /// cell; the positive cells are those before `split`); AP and AURC only
 /// with `curves` (else NaN).
 fn walk_row(row: &[f64], cells: &[usize], split: usize, groups: usize, curves: bool) -> Metrics {
-    if curves {
-        walk_row_with::<true>(row, cells, split, groups)
-    } else {
-        walk_row_with::<false>(row, cells, split, groups)
-    }
+    walk_rows::<1>([row], cells, split, groups, curves)[0]
 }
 
-/// [`walk_row`] with `curves` known at compile time.
-fn walk_row_with<const CURVES: bool>(
-    row: &[f64],
+/// [`walk_row`] of `R` replicates' rows side by side: one merge of the cell
+/// lists steps `R` walks, whose sums (each a chain of additions, one per
+/// group) then advance together instead of one after another. Each walk
+/// takes its own steps in its own order: the same bits as alone.
+fn walk_rows<const R: usize>(
+    rows: [&[f64]; R],
     cells: &[usize],
     split: usize,
     groups: usize,
-) -> Metrics {
+    curves: bool,
+) -> [Metrics; R] {
+    if curves {
+        walk_rows_with::<true, R>(rows, cells, split, groups)
+    } else {
+        walk_rows_with::<false, R>(rows, cells, split, groups)
+    }
+}
+
+/// [`walk_rows`] with `curves` known at compile time.
+fn walk_rows_with<const CURVES: bool, const R: usize>(
+    rows: [&[f64]; R],
+    cells: &[usize],
+    split: usize,
+    groups: usize,
+) -> [Metrics; R] {
     let m = cells.len();
     let (mut i, mut j) = (0, split);
-    let mut walk = Walk::default();
+    let mut walks: [Walk; R] = std::array::from_fn(|_| Walk::default());
+    // Only the cells' places: a side without a cell in the group reads 0.
+    let at = |row: &[f64], k: Option<usize>| k.map_or(0.0, |k| row[k]);
     while i < split || j < m {
         let pos_group = cells.get(i).filter(|_| i < split).copied();
         let neg_group = cells.get(j).map(|&c| c - groups);
-        let (gp, gn) = match (pos_group, neg_group) {
+        let (p, n) = match (pos_group, neg_group) {
             (Some(a), Some(b)) if a == b => {
                 i += 1;
                 j += 1;
-                (row[i - 1], row[j - 1])
+                (Some(i - 1), Some(j - 1))
             }
             (Some(a), Some(b)) if a < b => {
                 i += 1;
-                (row[i - 1], 0.0)
+                (Some(i - 1), None)
             }
             (Some(_), None) => {
                 i += 1;
-                (row[i - 1], 0.0)
+                (Some(i - 1), None)
             }
             _ => {
                 j += 1;
-                (0.0, row[j - 1])
+                (None, Some(j - 1))
             }
         };
-        walk.group::<CURVES>(gp, gn);
+        for (walk, row) in walks.iter_mut().zip(rows) {
+            walk.group::<CURVES>(at(row, p), at(row, n));
+        }
     }
-    let (p, n) = (walk.tp, walk.fp);
-    let both = p > 0.0 && n > 0.0;
-    let pairs = p * n;
-    let total = p + n;
-    [
-        if both { walk.auc / pairs } else { f64::NAN },
-        if CURVES && both {
-            walk.ap / p
-        } else {
-            f64::NAN
-        },
-        if both { walk.tied / pairs } else { f64::NAN },
-        if CURVES && total > 0.0 {
-            walk.risk / total
-        } else {
-            f64::NAN
-        },
-        p,
-        n,
-    ]
+    walks.map(|walk| walk.metrics::<CURVES>())
+}
+
+impl Walk {
+    /// The metrics of a finished walk.
+    fn metrics<const CURVES: bool>(&self) -> Metrics {
+        let (p, n) = (self.tp, self.fp);
+        let both = p > 0.0 && n > 0.0;
+        let pairs = p * n;
+        let total = p + n;
+        [
+            if both { self.auc / pairs } else { f64::NAN },
+            if CURVES && both {
+                self.ap / p
+            } else {
+                f64::NAN
+            },
+            if both { self.tied / pairs } else { f64::NAN },
+            if CURVES && total > 0.0 {
+                self.risk / total
+            } else {
+                f64::NAN
+            },
+            p,
+            n,
+        ]
+    }
+}
+
+/// A job's working space of [`draw_cell_walks`], handed back to the spare
+/// spaces when the job ends.
+struct Lent<'a> {
+    item: Option<(Space, Vec<f64>)>,
+    spare: &'a Mutex<Vec<(Space, Vec<f64>)>>,
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let (Some(item), Ok(mut spare)) = (self.item.take(), self.spare.lock()) {
+            spare.push(item);
+        }
+    }
 }
 
 /// The replicates' metrics gathered into their columns.
@@ -228,19 +269,38 @@ pub fn draw_cell_walks(
     let mut metrics = try_filled(count, [0.0; 6], "the replicates' metrics")?;
     // A block of replicates at a time (their tables swept once), each
     // walked as soon as drawn.
-    let walk = |(space, rows): &mut (Space, Vec<f64>), (c, outs): (usize, &mut [Metrics])| {
+    let walk = |lent: &mut Lent<'_>, (c, outs): (usize, &mut [Metrics])| {
         pool.check()?;
+        let (space, rows) = lent
+            .item
+            .get_or_insert_with(|| (drawing.space(), Vec::new()));
         if rows.is_empty() {
             *rows = try_filled(BLOCK * m, 0.0, "the replicates' draws")?;
         }
         let rows = &mut rows[..outs.len() * m];
         drawing.draw_block((first + (c * BLOCK) as u64) as u32, rows, m, space);
-        for (out, row) in outs.iter_mut().zip(rows.chunks_exact(m)) {
+        // Four replicates a walk while four are left, then one at a time.
+        let mut outs = outs.chunks_exact_mut(4);
+        let mut drawn = rows.chunks_exact(4 * m);
+        for (out, four) in (&mut outs).zip(&mut drawn) {
+            let four: [&[f64]; 4] = std::array::from_fn(|r| &four[r * m..(r + 1) * m]);
+            out.copy_from_slice(&walk_rows(four, cells, split, groups, curves));
+        }
+        let rest = drawn.remainder().chunks_exact(m);
+        for (out, row) in outs.into_remainder().iter_mut().zip(rest) {
             *out = walk_row(row, cells, split, groups, curves);
         }
         Ok(())
     };
-    let init = || (drawing.space(), Vec::new());
+    // Rayon starts a job for each stretch it splits off (several a call),
+    // each with its working space: the spaces go back to `spare` when their
+    // job ends and the next job takes one, instead of each job zeroing
+    // megabytes of its own.
+    let spare = Mutex::new(Vec::new());
+    let init = || Lent {
+        item: spare.lock().ok().and_then(|mut s| s.pop()),
+        spare: &spare,
+    };
     if pool.threads() > 1 && count > BLOCK {
         pool.install(|| {
             metrics

@@ -393,10 +393,18 @@ impl Drawing {
             replicate: first + r as u32,
             node: 0,
         };
+        let by_poisson = self.plan.as_ref().map_or(&[][..], |p| &p.strata[..]);
         for (r, row) in rows.chunks_exact_mut(width).take(count).enumerate() {
             if self.tree.roots.is_empty() {
-                // No stratum for the tree: the cells it would have copied are empty.
-                row.fill(0.0);
+                // No stratum for the tree: the cells it would have copied
+                // are empty, and those of the Poisson strata are all drawn
+                // below (zeroing them too wrote every row twice).
+                let mut from = 0;
+                for s in by_poisson {
+                    row[from..s.lo].fill(0.0);
+                    from = s.hi;
+                }
+                row[from..].fill(0.0);
             } else {
                 draw_replicate(row, &self.tree, stream(r), own);
             }

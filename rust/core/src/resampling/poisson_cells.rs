@@ -41,8 +41,9 @@ const MARGIN: f64 = 3.0;
 
 /// Strata of fewer rows keep the split tree.
 pub(super) const MIN_TOTAL: u64 = 1 << 10;
-/// The most entries the tables of one call may hold (32 MiB); past it every
-/// stratum keeps the split tree.
+/// The most entries the tables of one call may hold (32 MiB of weights,
+/// their guides and cuts at most 48 MiB more); past it every stratum keeps
+/// the split tree.
 pub(super) const TABLE_BUDGET: usize = 1 << 22;
 
 /// Whether a stratum of `total` rows and `occupied` nonzero cells is drawn by
@@ -179,6 +180,13 @@ pub(super) struct Plan {
     tables: Vec<Table>,
     /// The tables' guides, end to end ([`Plan::invert`]).
     guide: Vec<u32>,
+    /// Beside each guide bucket of one step, the cumulative weight its
+    /// draws are compared with (`cdf` at the bucket's first answer); `+inf`
+    /// elsewhere. The lanes gather it beside the guide's entry instead of
+    /// after it (one wait on memory a draw, not two). Empty when every
+    /// stratum is swept (their lanes read `cdf`).
+    #[cfg(target_arch = "x86_64")]
+    cut: Vec<f64>,
     /// Per table, its fields as the AVX-512 lanes gather them.
     #[cfg(target_arch = "x86_64")]
     records: Vec<lanes::Record>,
@@ -232,6 +240,24 @@ fn fill_guide(cdf: &[f64], out: &mut Vec<u32>) -> u32 {
         k = first;
     }
     shift
+}
+
+/// [`Plan`]'s `cut`: beside each guide bucket, the weight at its first
+/// answer when it leaves one step, else `+inf`.
+#[cfg(target_arch = "x86_64")]
+fn cuts(tables: &[Table], guide: &[u32], cdf: &[f64]) -> Result<Vec<f64>> {
+    let mut cut = try_with_capacity(guide.len(), "the Poisson tables")?;
+    for t in tables {
+        let from = t.guide as usize;
+        cut.extend(guide[from..from + (1 << (53 - t.shift))].iter().map(|&e| {
+            if e >> 30 == 1 {
+                cdf[t.start as usize + (e & GUIDE_ENTRY) as usize]
+            } else {
+                f64::INFINITY
+            }
+        }));
+    }
+    Ok(cut)
 }
 
 /// The value `v` a 53-bit draw `m` is compared with in a table of total
@@ -290,12 +316,14 @@ impl Plan {
         start.push(at);
         // At most one guide entry per table entry (fill_guide).
         let mut guide = try_with_capacity(entries, "the Poisson tables")?;
+
         let mut tables = Vec::with_capacity(spans.len());
         #[cfg(target_arch = "x86_64")]
         let mut records = Vec::with_capacity(spans.len());
         for t in 0..spans.len() {
             let from = guide.len() as u32;
             let shift = fill_guide(&cdf[start[t]..start[t + 1]], &mut guide);
+
             // Every index is below TABLE_BUDGET (2^22): within 32 bits.
             tables.push(Table {
                 start: start[t] as u32,
@@ -347,6 +375,13 @@ impl Plan {
                 by_table,
             });
         }
+        // The cuts serve the strata whose draws are not swept.
+        #[cfg(target_arch = "x86_64")]
+        let cut = if out.iter().all(|s| !s.by_table.is_empty()) {
+            Vec::new()
+        } else {
+            cuts(&tables, &guide, &cdf)?
+        };
         Ok(Some(Self {
             strata: out,
             cdf,
@@ -354,6 +389,8 @@ impl Plan {
             table,
             tables,
             guide,
+            #[cfg(target_arch = "x86_64")]
+            cut,
             #[cfg(target_arch = "x86_64")]
             records,
         }))
@@ -497,7 +534,8 @@ widest! {
 /// replicate the order of one alone). Inlined into [`draw_widest`]'s copies;
 /// no multiply-add is fused, so every instruction set gives the same bits.
 /// On AVX-512 the inversions run eight at a time (`lanes`): the cells of a
-/// replicate, or a swept cell's eight replicates of a whole block. 2 x 10^4
+/// replicate, or a cell's eight replicates of a whole block (swept, or, not
+/// swept, with the block's words drawn in the lanes too). 2 x 10^4
 /// cells of 10^4 tie groups (swept) and 2 x 10^5 of 10^5 (each cell at once),
 /// 10^7 rows, one thread: 340-380 -> 227-235 us and 2.8-3.2 -> 1.5-1.7 ms a
 /// replicate (Intel).
@@ -514,6 +552,28 @@ fn draw_replicates(
     let cells = stratum.hi - stratum.lo;
     let swept = !stratum.by_table.is_empty();
     let count = fits.len().min(BLOCK);
+    // The lanes take a whole block, whose last replicate holds every cell,
+    // of rows that do not overlap (a slot's replicate is its index / width).
+    #[cfg(target_arch = "x86_64")]
+    let lanes = lanes::available()
+        && count == BLOCK
+        && width >= cells
+        && rows.len() >= (BLOCK - 1) * width + cells;
+    #[cfg(target_arch = "x86_64")]
+    if !swept && lanes && !plan.cut.is_empty() {
+        let mut sums = [0.0_f64; BLOCK];
+        // SAFETY: AVX-512 is here; the plan has its cuts; the cells are the
+        // plan's; every slot is inside `rows` (just checked).
+        unsafe {
+            let span = (stratum.lo, stratum.hi);
+            lanes::draw_cells_block(plan, span, rows, width, key, first, &mut sums);
+        }
+        for (r, fit) in fits.iter_mut().enumerate() {
+            let out = &mut rows[r * width..r * width + cells];
+            *fit = complete(&stratum.shares(), out, key, first + r as u32, sums[r]);
+        }
+        return;
+    }
     if !swept {
         // Each replicate whole while its cells are in cache.
         for (r, fit) in fits.iter_mut().enumerate().take(count) {
@@ -528,13 +588,6 @@ fn draw_replicates(
         let out = &mut rows[r * width..r * width + cells];
         *sum = draw_words(plan, stratum, out, key, first + r as u32, swept);
     }
-    // The lanes take a whole block, whose last replicate holds every cell,
-    // of rows that do not overlap (a slot's replicate is its index / width).
-    #[cfg(target_arch = "x86_64")]
-    let lanes = lanes::available()
-        && count == BLOCK
-        && width >= cells
-        && rows.len() >= (BLOCK - 1) * width + cells;
     #[cfg(target_arch = "x86_64")]
     if lanes {
         // SAFETY: AVX-512 is here; the tables are the plan's; slot `(BLOCK -

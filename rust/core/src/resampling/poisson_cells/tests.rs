@@ -181,9 +181,25 @@ fn the_table_order_draws_the_same() {
             })
             .collect()
     };
-    let swept = draws(&plan);
+    // A block of replicates at once, as the sweep draws it and cell by cell.
+    let block = |plan: &Plan| {
+        let mut rows = vec![0.0; BLOCK * 20_000];
+        let mut fits = [false; BLOCK];
+        plan.draw_block(&plan.strata[0], &mut rows, 20_000, key_of(9), 8, &mut fits);
+        (fits, rows.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+    };
+    let (swept, swept_block) = (draws(&plan), block(&plan));
     plan.strata[0].by_table.clear();
     assert_eq!(swept, draws(&plan));
+    assert_eq!(swept_block, block(&plan));
+    // With the cuts (a plan whose stratum is not swept builds them), which
+    // the lanes read beside the guide.
+    #[cfg(target_arch = "x86_64")]
+    {
+        plan.cut = cuts(&plan.tables, &plan.guide, &plan.cdf).unwrap();
+        assert_eq!(swept, draws(&plan));
+        assert_eq!(swept_block, block(&plan));
+    }
     assert!(swept.iter().filter(|(fits, _)| *fits).count() > 15);
 }
 
@@ -198,12 +214,25 @@ fn the_lanes_draw_the_plain_inversion() {
     if !lanes::available() {
         return; // this CPU has no AVX-512: the lanes are never taken
     }
-    let plan = rates_from_below_one();
+    let mut plan = rates_from_below_one();
     let n_tables = plan.tables.len() as u64;
     let mut next = crate::random::lcg(11);
     let mut word = move || (next() << 33) ^ (next() << 2) ^ next();
     let mut set_aside = 0;
-    for n in [0, 1, 7, 8, 9, 63, 64, 65, 200, 1_000] {
+    // The guides' weights read after their entries (a plan of swept strata
+    // keeps no cuts), then beside them.
+    let with_cuts = std::mem::take(&mut plan.cut);
+    assert_eq!(
+        with_cuts,
+        cuts(&plan.tables, &plan.guide, &plan.cdf).unwrap()
+    );
+    for (n, cut) in [0, 1, 7, 8, 9, 63, 64, 65, 200, 1_000, 1_000]
+        .into_iter()
+        .zip([false; 10].into_iter().chain([true]))
+    {
+        if cut {
+            plan.cut = with_cuts.clone();
+        }
         let tables: Vec<u32> = (0..n)
             .map(|_| {
                 let t = word() % (n_tables + 1);
@@ -245,6 +274,22 @@ fn the_lanes_draw_the_plain_inversion() {
             .count();
     }
     assert!(set_aside > 5, "{set_aside} lanes searched on");
+    // The search of the lanes set aside, eight weights at a time, on every
+    // table's words (those of one step or none as well: the same answer).
+    let mut long_steps = 0;
+    for t in 0..plan.tables.len() {
+        for _ in 0..3_000 {
+            let x = word();
+            // SAFETY: AVX-512 (checked above).
+            let got = unsafe { lanes::invert_long(&plan, t, x) };
+            assert_eq!(got.to_bits(), plan.invert(t, x).to_bits(), "table {t}");
+            let (from, shift) = (plan.tables[t].guide, plan.tables[t].shift);
+            let entry = plan.guide[from as usize + ((x >> 11) >> shift) as usize];
+            let base = plan.tables[t].low + f64::from(entry & GUIDE_ENTRY);
+            long_steps += usize::from(got - base >= 8.0);
+        }
+    }
+    assert!(long_steps > 0, "no search passed eight weights");
     // One cell of eight replicates: 300 cells over every table, rows wider
     // than the cells.
     let (cells, width) = (300, 310);
@@ -316,5 +361,51 @@ fn the_completions_are_the_plain_rows() {
             1,
             total as f64 + 1.0
         ));
+    }
+}
+
+/// A block of replicates drawn cell by cell with the replicates in the lanes
+/// (strata of few tables, not swept) draws what each replicate drawn alone
+/// draws, bit for bit, with the same overshoots: strata that start and end at
+/// odd cells, empty cells among them, rows wider than the stratum.
+#[test]
+fn a_block_in_the_lanes_draws_each_replicate_alone() {
+    let n = 9_001;
+    let counts: Vec<u64> = (0..n as u64)
+        .map(|i| if i % 97 == 5 { 0 } else { 20 + (i * 13) % 60 })
+        .collect();
+    let ends = [(0, 3_001), (3_001, n)];
+    let strata: Vec<_> = ends
+        .iter()
+        .map(|&(lo, hi)| (lo, hi, counts[lo..hi].iter().sum::<u64>()))
+        .collect();
+    let plan = Plan::new(&counts, &strata).unwrap().unwrap();
+    assert_eq!(plan.strata.len(), 2);
+    for s in &plan.strata {
+        assert!(!s.swept());
+        let cells = s.hi - s.lo;
+        let width = cells + 3;
+        for first in [0_u32, 8, 4_000_000_000] {
+            let mut rows = vec![f64::NAN; BLOCK * width];
+            let mut fits = [false; BLOCK];
+            plan.draw_block(s, &mut rows, width, key_of(5), first, &mut fits);
+            for r in 0..BLOCK {
+                let mut alone = vec![f64::NAN; cells];
+                let fit = plan.draw(s, &mut alone, key_of(5), first + r as u32);
+                assert_eq!(fits[r], fit, "replicate {r} from {first}");
+                if fit {
+                    let got = &rows[r * width..r * width + cells];
+                    assert!(got
+                        .iter()
+                        .zip(&alone)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()));
+                    assert_eq!(got.iter().sum::<f64>(), s.total as f64);
+                }
+                // The slots past the stratum are never written.
+                assert!(rows[r * width + cells..(r + 1) * width]
+                    .iter()
+                    .all(|x| x.is_nan()));
+            }
+        }
     }
 }
