@@ -398,8 +398,9 @@ fn transpose(d: [__m512d; 8]) -> [__m512d; 8] {
 }
 
 /// A cell's eight replicates set aside (their guide entries leave two steps
-/// or more): the cell, its table, the lanes and their words.
-type Late = (usize, u32, __mmask8, [u64; 8]);
+/// or more): the cell's place in its chunk and the lanes (its table, words
+/// and guide entries stay in the chunk until the chunk's draws are done).
+type Late = (u8, __mmask8);
 
 /// Cells a chunk of [`draw_cells_block`] takes through each of its steps.
 const CHUNK: usize = 64;
@@ -454,7 +455,7 @@ pub(super) unsafe fn draw_cells_block(
     };
     let mut acc = _mm512_setzero_pd();
     // The cells set aside since the last were finished, a spare entry.
-    let mut late: [Late; CHUNK + 1] = [(0, 0, 0, [0; 8]); CHUNK + 1];
+    let mut late: [Late; CHUNK + 1] = [(0, 0); CHUNK + 1];
     let mut c0 = lo & !1;
     while c0 < hi {
         chunk_words(plan, (lo, hi), c0, key, first, &mut chunk);
@@ -490,8 +491,10 @@ pub(super) unsafe fn draw_cells_block(
                 // Kept without a branch (a mispredicted one threw away the
                 // work in flight behind it), counted only when some lane is
                 // set aside; `late` holds a spare entry.
-                let entry = &mut late[n_late];
-                (entry.0, entry.1, entry.2, entry.3) = (c0 + c, t, long, chunk.words[c]);
+                // A chunk's cells are numbered within a byte.
+                #[allow(clippy::cast_possible_truncation)]
+                let place = c as u8;
+                late[n_late] = (place, long);
                 n_late += usize::from(long != 0);
             }
             let at = c0 + g;
@@ -511,11 +514,13 @@ pub(super) unsafe fn draw_cells_block(
                 unsafe { _mm512_mask_storeu_pd(to, inside, v) };
             }
         }
-        for &(cell, t, mut long, xs) in &late[..n_late] {
+        for &(c, mut long) in &late[..n_late] {
+            let c = usize::from(c);
+            let (t, cell) = (chunk.tables[c] as usize, c0 + c);
             while long != 0 {
                 let r = long.trailing_zeros() as usize;
                 long &= long - 1;
-                let k = invert_long(plan, t as usize, xs[r]);
+                let k = invert_from(plan, t, chunk.words[c][r], chunk.entries[c][r]);
                 rows[r * width + cell - lo] = k;
                 sums[r] += k;
             }
@@ -651,8 +656,20 @@ fn finish(
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw")]
 pub(super) fn invert_long(plan: &Plan, table: usize, x: u64) -> f64 {
     let t = &plan.tables[table];
+    invert_from(
+        plan,
+        table,
+        x,
+        plan.guide[t.guide as usize + ((x >> 11) >> t.shift) as usize],
+    )
+}
+
+/// [`invert_long`] of the word `x` whose guide entry in `table` is `entry`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw")]
+fn invert_from(plan: &Plan, table: usize, x: u64, entry: u32) -> f64 {
+    let t = &plan.tables[table];
     let m = x >> 11;
-    let entry = plan.guide[t.guide as usize + (m >> t.shift) as usize];
     let start = t.start as usize;
     let last = start + t.last as usize;
     let mut k = start + (entry & GUIDE_ENTRY) as usize;
