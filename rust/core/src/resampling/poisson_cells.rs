@@ -316,14 +316,12 @@ impl Plan {
         start.push(at);
         // At most one guide entry per table entry (fill_guide).
         let mut guide = try_with_capacity(entries, "the Poisson tables")?;
-
         let mut tables = Vec::with_capacity(spans.len());
         #[cfg(target_arch = "x86_64")]
         let mut records = Vec::with_capacity(spans.len());
         for t in 0..spans.len() {
             let from = guide.len() as u32;
             let shift = fill_guide(&cdf[start[t]..start[t + 1]], &mut guide);
-
             // Every index is below TABLE_BUDGET (2^22): within 32 bits.
             tables.push(Table {
                 start: start[t] as u32,
@@ -568,9 +566,9 @@ fn draw_replicates(
             let span = (stratum.lo, stratum.hi);
             lanes::draw_cells_block(plan, span, rows, width, key, first, &mut sums);
         }
-        for (r, fit) in fits.iter_mut().enumerate() {
+        for (r, (fit, &sum)) in fits.iter_mut().zip(&sums).enumerate() {
             let out = &mut rows[r * width..r * width + cells];
-            *fit = complete(&stratum.shares(), out, key, first + r as u32, sums[r]);
+            *fit = complete(&stratum.shares(), out, key, first + r as u32, sum);
         }
         return;
     }
