@@ -78,6 +78,20 @@ def test_the_setting_picks_the_sort(both: tuple[dict[str, object], dict[str, obj
         assert {_core.sort_algorithm(k) for k in kinds} == {"radix"}
 
 
+def test_a_sort_per_kind_of_key(both: tuple[dict[str, object], dict[str, object]]) -> None:
+    """``CMETRICS_SORT`` as a list of ``kind=sort`` entries sets each kind named; the kinds it does
+    not name keep the sort chosen for the CPU. The bits are those of either sort alone."""
+    mixed = _run("u32=radix, u64=vectorized")
+    forced = "vectorized" if _core.VECTORIZED_SORT_BUILT else "radix"
+    assert mixed["algorithm"] == [
+        ["u32", "radix"],
+        ["u64", forced],
+        ["u64_high_bytes", _core.sort_algorithm("u64_high_bytes")],
+    ]
+    radix, _ = both
+    assert {k: v for k, v in mixed.items() if k != "algorithm"} == {k: v for k, v in radix.items() if k != "algorithm"}
+
+
 def test_an_unknown_kind_of_key_is_refused() -> None:
     with pytest.raises(ValidationError, match="keys must be"):
         _core.sort_algorithm("u16")  # type: ignore[arg-type]

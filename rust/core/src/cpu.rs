@@ -39,11 +39,11 @@ pub fn avx2() -> bool {
     })
 }
 
-/// The vendor's name from CPUID leaf 0 (EBX, EDX, ECX) and the family from
-/// leaf 1 ([`family_of`]), read once per process.
+/// The vendor's name from CPUID leaf 0 (EBX, EDX, ECX) and the family and
+/// model from leaf 1 ([`family_of`], [`model_of`]), read once per process.
 #[cfg(target_arch = "x86_64")]
-fn identity() -> ([u32; 3], u32) {
-    static ID: OnceLock<([u32; 3], u32)> = OnceLock::new();
+fn identity() -> ([u32; 3], u32, u32) {
+    static ID: OnceLock<([u32; 3], u32, u32)> = OnceLock::new();
     *ID.get_or_init(|| {
         #[allow(unused_unsafe)]
         // SAFETY: CPUID exists on every x86-64 CPU; leaf 1 on every one too.
@@ -51,7 +51,11 @@ fn identity() -> ([u32; 3], u32) {
             let v = std::arch::x86_64::__cpuid(0);
             (v, std::arch::x86_64::__cpuid(1).eax)
         };
-        ([vendor.ebx, vendor.edx, vendor.ecx], family_of(signature))
+        (
+            [vendor.ebx, vendor.edx, vendor.ecx],
+            family_of(signature),
+            model_of(signature),
+        )
     })
 }
 
@@ -64,6 +68,17 @@ const fn family_of(signature: u32) -> u32 {
         base + ((signature >> 20) & 0xFF)
     } else {
         base
+    }
+}
+
+/// The model in a CPUID leaf 1 signature (EAX): the base model, with the
+/// extended model above it where the base family is 15 (AMD) or 6 (Intel).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const fn model_of(signature: u32) -> u32 {
+    let base = (signature >> 4) & 0xF;
+    match (signature >> 8) & 0xF {
+        0x6 | 0xF => base | (((signature >> 16) & 0xF) << 4),
+        _ => base,
     }
 }
 
@@ -81,18 +96,43 @@ pub fn intel() -> bool {
 
 /// The family of an AMD CPU ("AuthenticAMD"); `None` on every other CPU.
 /// Family 0x19 is Zen 3 and Zen 4 (of which only Zen 4 has AVX-512, its
-/// compress-stores to memory microcoded), 0x1A Zen 5 (AVX-512 at full
-/// width, fast compress-stores).
+/// compress-stores to memory microcoded; [`amd_zen4`] tells them apart),
+/// 0x1A Zen 5 (AVX-512 at full width, fast compress-stores).
 #[must_use]
 pub fn amd_family() -> Option<u32> {
     #[cfg(target_arch = "x86_64")]
     {
-        let (vendor, family) = identity();
-        (vendor == [0x6874_7541, 0x6974_6e65, 0x444d_4163]).then_some(family)
+        let (vendor, family, _) = identity();
+        (vendor == AMD).then_some(family)
     }
     #[cfg(not(target_arch = "x86_64"))]
     None
 }
+
+/// Whether the CPU is an AMD Zen 4 core: family 0x19, models 0x10-0x1F and
+/// 0x60-0xAF (the rest of the family, models 0x00-0x0F and 0x20-0x5F, is
+/// Zen 3; the table Linux keeps). A virtual machine may hide its AVX-512,
+/// so the features alone do not tell a Zen 4 core from a Zen 3.
+#[must_use]
+pub fn amd_zen4() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (vendor, family, model) = identity();
+        vendor == AMD && zen4_model(family, model)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Whether family `family`, model `model` is a Zen 4 core ([`amd_zen4`]).
+#[must_use]
+pub const fn zen4_model(family: u32, model: u32) -> bool {
+    family == 0x19 && matches!(model, 0x10..=0x1F | 0x60..=0xAF)
+}
+
+/// "AuthenticAMD" as CPUID leaf 0 gives it (EBX, EDX, ECX).
+#[cfg(target_arch = "x86_64")]
+const AMD: [u32; 3] = [0x6874_7541, 0x6974_6e65, 0x444d_4163];
 
 /// `fn $name`, running the `#[inline(always)]` function `$body` (same
 /// arguments, no result) compiled for the widest vectors this CPU has: AVX-512 (as
@@ -137,7 +177,7 @@ pub(crate) use widest;
 
 #[cfg(test)]
 mod tests {
-    use super::family_of;
+    use super::{family_of, model_of, zen4_model};
 
     #[test]
     fn families_read_from_known_signatures() {
@@ -149,5 +189,19 @@ mod tests {
         assert_eq!(family_of(0x0083_0F10), 0x17);
         assert_eq!(family_of(0x000C_06F2), 6);
         assert_eq!(family_of(0x0000_0F29), 0xF);
+    }
+
+    #[test]
+    fn models_read_from_known_signatures() {
+        // The same signatures, then Zen 3 (EPYC 7003, family 25 model 1;
+        // Ryzen 5000, model 0x21) and Zen 4 (Ryzen 7000, model 0x61).
+        assert_eq!(model_of(0x00B0_0F21), 0x02);
+        assert_eq!(model_of(0x00A1_0F11), 0x11);
+        assert_eq!(model_of(0x000C_06F2), 0xCF);
+        assert_eq!(model_of(0x0000_0F29), 0x02);
+        assert_eq!(model_of(0x0000_0521), 0x02);
+        let zen = |signature| zen4_model(family_of(signature), model_of(signature));
+        assert!(zen(0x00A1_0F11) && zen(0x00A6_0F12));
+        assert!(!zen(0x00A0_0F11) && !zen(0x00A2_0F10) && !zen(0x00B0_0F21));
     }
 }
