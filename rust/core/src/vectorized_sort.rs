@@ -7,8 +7,8 @@
 //! ([`chosen_for`], [`Keys`]): `CMETRICS_SORT=radix` or
 //! `CMETRICS_SORT=vectorized` forces one for every kind (the latter only
 //! where it was built), `CMETRICS_SORT=u32=vectorized,u64=radix` one per
-//! kind named ([`setting_for`]); otherwise the vectorized sort runs where it was
-//! measured to win:
+//! kind named ([`setting_for`]); otherwise the vectorized sort runs where
+//! it was measured to win:
 //! - Intel CPUs with AVX2, every kind: it sorts 10^7 keys about twice as
 //!   fast as the radix sort (an Intel Xeon guest, Emerald Rapids, AVX-512:
 //!   10^7 `u32` in 66 ms against 142 ms);
