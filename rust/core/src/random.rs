@@ -622,32 +622,44 @@ mod tests {
 
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn blocks_drawn_sixteen_at_a_time_pack_as_the_portable_draws() {
-        // The AVX-512 draws' path (`avx2::weights_by_blocks`) with the
-        // Philox blocks of this CPU's AVX2 registers and of the portable
-        // lanes: every remainder of its eight-row chunks, and enough rows
-        // for vectors with halves that need their low halves.
-        if !crate::cpu::avx2() {
+    fn chunks_drawn_side_by_side_pack_as_the_portable_draws() {
+        // The AVX-512 draws (several chunks of eight rows at a time, the
+        // counts in 16-bit lanes): every remainder of their steps, both ways
+        // to the products' halves, and rows whose blocks all need their low
+        // halves (each step redrawn).
+        if !crate::cpu::avx512() {
             return;
         }
-        for n in [0usize, 1, 7, 8, 9, 15, 16, 17, 20_011] {
+        let key = key_of(11);
+        let lows: Vec<u64> = (0..200_000u64)
+            .filter(|&row| {
+                (0..2).any(|s| {
+                    block_needs_lows(&philox4x32_10(counter_of(row, 14 + s, ROW_WEIGHTS), key))
+                })
+            })
+            .collect();
+        assert!(lows.len() > 40, "{}", lows.len());
+        let mut cases: Vec<(u64, u32, Vec<u64>)> = vec![(11, 7, lows)];
+        for n in [0usize, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 20_011] {
             let rows: Vec<u64> = (0..n as u64)
                 .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i << 37))
                 .collect();
             for (seed, group) in [(3_u64, 0_u32), (u64::MAX, 9), (0x1234_5678_9ABC, u32::MAX)] {
-                let mut want = Vec::new();
-                row_weights16(seed, group, &rows, &mut want);
-                let (mut a, mut b) = (vec![[1u8; 16]; 2], Vec::new());
-                // SAFETY (both): AVX2 (checked above).
-                unsafe {
-                    avx2::weights_by_blocks(seed, group, &rows, &mut a, |c, k| {
-                        avx2::philox16(c, k)
-                    });
-                    avx2::weights_by_blocks(seed, group, &rows, &mut b, philox_lanes::<16>);
-                }
-                assert_eq!(a, want, "{n} rows, seed {seed}, group {group}");
-                assert_eq!(b, want, "{n} rows, seed {seed}, group {group}");
+                cases.push((seed, group, rows.clone()));
             }
+        }
+        for (seed, group, rows) in &cases {
+            let n = rows.len();
+            let mut want = Vec::new();
+            row_weights16(*seed, *group, rows, &mut want);
+            let (mut a, mut b) = (vec![[1u8; 16]; 2], Vec::new());
+            // SAFETY (both): AVX-512 (checked above).
+            unsafe {
+                x86::row_weights16_as::<true>(*seed, *group, rows, &mut a);
+                x86::row_weights16_as::<false>(*seed, *group, rows, &mut b);
+            }
+            assert_eq!(a, want, "{n} rows, seed {seed}, group {group}");
+            assert_eq!(b, want, "{n} rows, seed {seed}, group {group}");
         }
     }
 

@@ -106,7 +106,7 @@ pub(crate) unsafe fn philox16(counters: [[u32; 16]; 4], key: [u32; 2]) -> [[u32;
 
 /// What turns a vector's Philox words into Poisson weights: the thresholds'
 /// high halves and the shuffle that orders the packed counts.
-pub(super) struct Pack {
+struct Pack {
     /// [`POISSON1_HIGH`] with the top bit of each 16-bit half flipped:
     /// `h > t` is `(h ^ 2^15) > (t ^ 2^15)` as signed halves.
     thresholds: [__m256i; 7],
@@ -120,7 +120,7 @@ pub(super) struct Pack {
 impl Pack {
     #[inline(always)]
     #[allow(clippy::cast_possible_wrap)] // the constants' bits
-    pub(super) fn new() -> Self {
+    fn new() -> Self {
         // SAFETY (all): register operations only; callers enable avx2.
         unsafe {
             let mut thresholds = [_mm256_setzero_si256(); 7];
@@ -153,7 +153,7 @@ impl Pack {
     /// # Safety
     /// `dst` must be valid for writes of four rows.
     #[inline(always)]
-    pub(super) unsafe fn store(&self, c: &[__m256i; 4], dst: *mut [u8; 16]) -> bool {
+    unsafe fn store(&self, c: &[__m256i; 4], dst: *mut [u8; 16]) -> bool {
         // SAFETY (all): register operations, and two stores of two rows
         // each within the caller's four rows.
         unsafe {
@@ -222,75 +222,6 @@ fn redraw_blocks(
             out[q][8 * s..8 * s + 8]
                 .copy_from_slice(&super::block_weights(&w, rows[q], block, key));
         }
-    }
-}
-
-/// [`super::row_weights16`] from blocks that `philox` draws sixteen at a
-/// time (eight rows, [`super::counters16`]), packed in AVX2 registers: the
-/// AVX-512 draws' path (their Philox in one register of sixteen lanes).
-///
-/// # Safety
-/// The CPU must have `avx2`; inlined into a caller that enables it.
-#[inline(always)]
-pub(super) unsafe fn weights_by_blocks(
-    seed: u64,
-    group: u32,
-    rows: &[u64],
-    out: &mut Vec<[u8; 16]>,
-    philox: impl Fn([[u32; 16]; 4], [u32; 2]) -> [[u32; 16]; 4],
-) {
-    let pack = Pack::new();
-    let key = key_of(seed);
-    out.clear();
-    out.resize(rows.len(), [0u8; 16]);
-    let whole = rows.len() - rows.len() % 8;
-    // The counters of eight rows ([`super::counters16`]): the blocks and the
-    // stream set once, each chunk's row words moved into place in registers.
-    let mut ctr = super::counters16(&[0; 8], group);
-    // SAFETY (both): register operations; callers enable avx2.
-    let (take_lo, take_hi) = unsafe {
-        (
-            _mm256_setr_epi32(0, 0, 2, 2, 4, 4, 6, 6),
-            _mm256_setr_epi32(1, 1, 3, 3, 5, 5, 7, 7),
-        )
-    };
-    for (at, chunk) in (0..whole).step_by(8).zip(rows.chunks_exact(8)) {
-        for h in 0..2 {
-            // SAFETY: four u64 a load inside the chunk of eight, eight
-            // words a store inside the arrays.
-            unsafe {
-                let x = _mm256_loadu_si256(chunk.as_ptr().add(4 * h).cast());
-                let (lo, hi) = (
-                    ctr[0].as_mut_ptr().add(8 * h),
-                    ctr[1].as_mut_ptr().add(8 * h),
-                );
-                _mm256_storeu_si256(lo.cast(), _mm256_permutevar8x32_epi32(x, take_lo));
-                _mm256_storeu_si256(hi.cast(), _mm256_permutevar8x32_epi32(x, take_hi));
-            }
-        }
-        let words = philox(ctr, key);
-        for h in 0..2 {
-            // SAFETY: eight words a load, inside the arrays (no closure: it
-            // would be compiled without the caller's vector extensions);
-            // rows `at + 4 h ..` are four of `out`'s.
-            unsafe {
-                let c = [
-                    _mm256_loadu_si256(words[0].as_ptr().add(8 * h).cast()),
-                    _mm256_loadu_si256(words[1].as_ptr().add(8 * h).cast()),
-                    _mm256_loadu_si256(words[2].as_ptr().add(8 * h).cast()),
-                    _mm256_loadu_si256(words[3].as_ptr().add(8 * h).cast()),
-                ];
-                let four = at + 4 * h..at + 4 * h + 4;
-                if pack.store(&c, out.as_mut_ptr().add(at + 4 * h)) {
-                    redraw(&c, &mut out[four.clone()], &rows[four], group, key);
-                }
-            };
-        }
-    }
-    if whole < rows.len() {
-        let mut tail = Vec::new();
-        super::row_weights16(seed, group, &rows[whole..], &mut tail);
-        out[whole..].copy_from_slice(&tail);
     }
 }
 
