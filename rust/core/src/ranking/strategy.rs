@@ -16,11 +16,21 @@ use crate::ensure;
 use crate::error::{MetricError, Result};
 use crate::parallel::{big_vec, collect_chunked, collect_chunked_folded, Pool};
 use rayon::prelude::*;
+use std::ops::Range;
+
+#[cfg(target_arch = "x86_64")]
+mod signed_split;
 
 /// One chunk of [`split`]: its first row, its slots of the first and
 /// second vectors.
 type SplitPart<'a, T> = (
     usize,
+    &'a mut [std::mem::MaybeUninit<T>],
+    &'a mut [std::mem::MaybeUninit<T>],
+);
+
+/// One chunk's slots of the two sides of [`split_folded`], for its `steps`.
+type SideSlots<'a, T> = (
     &'a mut [std::mem::MaybeUninit<T>],
     &'a mut [std::mem::MaybeUninit<T>],
 );
@@ -36,18 +46,24 @@ pub(super) fn split<T: Copy + Send + Sync>(
     item: impl Fn(usize) -> T + Sync,
     pool: &Pool,
 ) -> Result<(Vec<T>, Vec<T>)> {
-    let (a, b, ()) = split_folded(n, first, item, (), |(), _| (), |(), ()| (), pool)?;
+    let none = |rows: Range<usize>, _: SideSlots<'_, T>| (rows.start, 0, 0);
+    let (a, b, ()) = split_folded(n, first, item, none, (), |(), _| (), |(), ()| (), pool)?;
     Ok((a, b))
 }
 
 /// [`split`], and a summary of the values written, as
 /// [`crate::parallel::collect_chunked_folded`] gives one: each chunk's two
 /// ranges folded by `fold` as soon as the chunk has written them (still in
-/// cache), the chunks' summaries combined by `join` from `zero`.
+/// cache), the chunks' summaries combined by `join` from `zero`. `steps`
+/// may split a chunk's first rows its own way (given the chunk's rows and
+/// its slots, it returns the first row left and the two cursors, as the
+/// rows before would have left them); the rest go row by row.
+#[allow(clippy::too_many_arguments)]
 fn split_folded<T: Copy + Send + Sync, A: Copy + Send + Sync>(
     n: usize,
     first: impl Fn(usize) -> bool + Sync,
     item: impl Fn(usize) -> T + Sync,
+    steps: impl Fn(Range<usize>, SideSlots<'_, T>) -> (usize, usize, usize) + Sync,
     zero: A,
     fold: impl Fn(A, &[T]) -> A + Sync,
     join: impl Fn(A, A) -> A + Sync + Send,
@@ -89,8 +105,8 @@ fn split_folded<T: Copy + Send + Sync, A: Copy + Send + Sync>(
             if pool.stopped() {
                 return zero;
             }
-            let (mut ix, mut iy) = (0, 0);
-            for i in s..(s + CHUNK).min(n) {
+            let (start, mut ix, mut iy) = steps(s..(s + CHUNK).min(n), (&mut *x, &mut *y));
+            for i in start..(s + CHUNK).min(n) {
                 let v = item(i);
                 let here = first(i);
                 // The cursor of the other side may be at its end (no slot).
@@ -612,10 +628,24 @@ fn walk_signed_f32<X: Score>(
         let outcome = positive.get(i).copied().unwrap_or(false);
         bits(i).map_or(u32::MAX, |b| signed_packed_u32(b, outcome))
     };
+    let f32s = X::as_f32s(score).filter(|_| crate::cpu::avx512());
+    let steps = |rows: Range<usize>, (low, high): SideSlots<'_, u32>| match f32s {
+        #[cfg(target_arch = "x86_64")]
+        Some(f32s) => {
+            let (p, s) = (positive.get(rows.clone()), f32s.get(rows.clone()));
+            // SAFETY: the CPU has AVX-512 (checked above).
+            let (done, il, ih) = unsafe {
+                signed_split::split_steps(p.unwrap_or_default(), s.unwrap_or_default(), low, high)
+            };
+            (rows.start + done, il, ih)
+        }
+        _ => (rows.start, 0, 0),
+    };
     let (mut low, mut high, (bad, n_pos)) = split_folded(
         score.len(),
         below_zero,
         key,
+        steps,
         (false, 0),
         look,
         join_looks,
