@@ -7,7 +7,7 @@
 
 use super::binary::{check_pair, Totals};
 use super::groups::score_groups;
-use super::hashed::hashed_groups;
+use super::hashed::{hashed_groups, RANKING_GROUPS};
 use super::keys::{starts_as_f32, Item, Score};
 use super::strategy::{pack_f32, prepare, sort_both, sort_packed_stream, Consume, Sink};
 use super::stream::{Merge, Stream};
@@ -59,7 +59,7 @@ pub fn threshold_counts<X: Score>(
         return weighted_counts(positive, score, weight, drop, pool);
     }
     check_pair(positive, score.len())?;
-    if let Some(found) = hashed_groups(positive, score.into(), pool)? {
+    if let Some(found) = hashed_groups(positive, score.into(), RANKING_GROUPS, pool)? {
         let totals = found.iter().fold((0, 0), |(p, q), g| (p + g.1, q + g.2));
         let groups = found.iter().map(|&(k, p, q)| (X::key_value(k), p, q));
         return rising_points(groups, found.len(), totals, drop);

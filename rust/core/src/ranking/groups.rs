@@ -3,7 +3,7 @@
 //! streaming summary; the walk over them gives what the walk over the rows gives.
 
 use super::binary::{check_pair, BinaryRanking, Totals};
-use super::hashed::{all_binary_rows_pass, hashed_binary_proba_groups, hashed_groups};
+use super::hashed::{all_binary_rows_pass, hashed_binary_proba_groups, hashed_groups, TIE_GROUPS};
 use super::keys::{starts_as_f32, Item, Score};
 use super::strategy::{pack_f32, prepare, Sink};
 use super::stream::{Merge, Packed, Stream};
@@ -148,7 +148,7 @@ pub fn score_groups<X: Score>(
 ) -> Result<ScoreGroups> {
     if weight.is_none() {
         check_pair(positive, score.len())?;
-        if let Some(found) = hashed_groups(positive, score.into(), pool)? {
+        if let Some(found) = hashed_groups(positive, score.into(), TIE_GROUPS, pool)? {
             return Ok(ScoreGroups::counted::<X>(&found));
         }
     }
@@ -197,7 +197,7 @@ pub fn score_groups_of_view<X: Score>(
     // Contiguous or strided, as `score_groups` without weights: the hash
     // tables (which read either layout in place), else the sort.
     check_pair(positive, score.len())?;
-    if let Some(found) = hashed_groups(positive, score, pool)? {
+    if let Some(found) = hashed_groups(positive, score, TIE_GROUPS, pool)? {
         return Ok(ScoreGroups::counted::<X>(&found));
     }
     sorted_groups_of_view(positive, score, pool)

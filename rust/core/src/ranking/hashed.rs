@@ -4,7 +4,7 @@
 //!
 //! A sample of the scores estimates the distinct count and decides whether
 //! to try; the tables start at the estimate's size and double as they fill,
-//! and one that outgrows [`MAX_GROUPS`] gives up (the caller sorts). Counts
+//! and one that outgrows the caller's limit gives up (the caller sorts). Counts
 //! are integers, so the tables of the threads add up to the same groups on
 //! any thread count, and the groups equal those the sort gives.
 
@@ -21,8 +21,22 @@ use crate::row_rule::row_sum_fits;
 const MIN_ROWS: usize = 1 << 16;
 /// Scores sampled (evenly spaced) to estimate the distinct count.
 const SAMPLE: usize = 4096;
-/// The most distinct scores a table holds before giving up.
-const MAX_GROUPS: usize = 1 << 15;
+/// The most distinct scores a table holds before giving up where the
+/// caller's other way is the binary ranking's own sort (the AUROC, the
+/// average precision, the curves). That sort of float32 scores (or float64
+/// copies of them) beats the tables past about 5 x 10^4 scores: 10^7 rows,
+/// two threads, 10^5 scores 63-67 ms sorted against 77-90 ms counted, 2 x
+/// 10^5 73-78 against 127-150 ms (Intel); of float64 scores the tables
+/// would win (10^5: 129-153 -> 67-98 ms), but a float64 array of float32
+/// values takes the float32 sort, so one limit serves both.
+pub(super) const RANKING_GROUPS: usize = 1 << 15;
+/// The same where the caller's other way is the sort that collects the tie
+/// groups ([`super::score_groups`], [`super::binary_proba_groups`]); the
+/// tables then reach 2^19 slots (12 MiB). 10^7 rows, two threads, scores
+/// uniform on 3 x 10^4 to 2 x 10^5 values: the sort 187-284 ms, the tables
+/// 49-121 ms (Intel); at 3 x 10^5 values and more the sample declines (the
+/// sort, 226-247 ms, as before).
+pub(super) const TIE_GROUPS: usize = 1 << 18;
 /// Rows one task of the parallel count reads.
 const CHUNK: usize = 1 << 16;
 /// Rows a chunk passes (`rows_pass`) and counts at a time.
@@ -31,14 +45,14 @@ const PIECE: usize = 1 << 10;
 const BLOCK: usize = 16;
 
 /// Whether a sample of the scores suggests at most three quarters of
-/// [`MAX_GROUPS`] distinct scores: Chao's estimate of the distinct count
+/// `limit` distinct scores: Chao's estimate of the distinct count
 /// from the sample's distinct values `d`, its values seen once `f1` and twice
 /// `f2` (A. Chao, "Nonparametric estimation of the number of classes in a
 /// population", Scand. J. Statist. 11, 1984; the bias-corrected form
 /// `d + f1 (f1 - 1) / (2 (f2 + 1))`). Continuous scores (nearly every sampled
 /// value once) estimate far more; a wrong guess costs one table filled past
 /// the limit, then the sort.
-fn few_distinct<X: Score>(score: ArrayView1<'_, X>) -> Option<usize> {
+fn few_distinct<X: Score>(score: ArrayView1<'_, X>, limit: usize) -> Option<usize> {
     let step = (score.len() / SAMPLE).max(1);
     let mut keys: Vec<u64> = (0..score.len())
         .step_by(step)
@@ -53,35 +67,36 @@ fn few_distinct<X: Score>(score: ArrayView1<'_, X>) -> Option<usize> {
         f2 += usize::from(run.len() == 2);
     }
     let estimate = d + f1 * f1.saturating_sub(1) / (2 * (f2 + 1));
-    (4 * estimate <= 3 * MAX_GROUPS).then_some(estimate)
+    (4 * estimate <= 3 * limit).then_some(estimate)
 }
 
 /// Open addressing on the score keys: a slot is free while both its counts
 /// are 0. The table starts at the size the sample suggests and doubles while
-/// it is half full, up to `2 MAX_GROUPS` slots.
+/// it is half full, up to `2 limit` slots.
 #[derive(Clone)]
 struct Table {
     slots: Vec<(u64, u64, u64)>,
     used: usize,
+    /// The most keys it holds before giving up.
+    limit: usize,
     /// `64 - log2(slots)`: the shift that takes a hash to a slot.
     shift: u32,
 }
 
 impl Table {
-    /// A table with room for about `groups` keys.
-    fn with_groups(groups: usize) -> Self {
-        let len = (2 * groups)
-            .next_power_of_two()
-            .clamp(1 << 10, 2 * MAX_GROUPS);
+    /// A table with room for about `groups` keys, giving up past `limit`.
+    fn with_groups(groups: usize, limit: usize) -> Self {
+        let len = (2 * groups).next_power_of_two().clamp(1 << 10, 2 * limit);
         Self {
             slots: vec![(0, 0, 0); len],
             used: 0,
+            limit,
             shift: 64 - len.trailing_zeros(),
         }
     }
 
     /// Count `pos` positive and `neg` negative rows at `key` (not both 0);
-    /// false once the table would hold more than [`MAX_GROUPS`] keys.
+    /// false once the table would hold more than its limit of keys.
     #[inline(always)]
     fn add(&mut self, key: u64, pos: u64, neg: u64) -> bool {
         if self.place(key, pos, neg) {
@@ -131,7 +146,7 @@ impl Table {
     /// Twice the slots, every key placed again; false past the largest table.
     #[cold]
     fn grow(&mut self) -> bool {
-        if self.slots.len() >= 2 * MAX_GROUPS {
+        if self.slots.len() >= 2 * self.limit {
             return false;
         }
         let len = 2 * self.slots.len();
@@ -200,14 +215,14 @@ impl Table {
 /// `scores(i)` gives row `i`'s score.
 fn count_chunks<X: Score>(
     positive: &[bool],
-    estimate: usize,
+    (estimate, limit): (usize, usize),
     pool: &Pool,
     scores: impl Fn(usize) -> X + Sync,
     rows_pass: impl Fn(Range<usize>) -> bool + Sync,
 ) -> Option<Table> {
     let n = positive.len();
     // Room for twice the estimate from the start: few tables grow.
-    let new = || Table::with_groups(2 * estimate);
+    let new = || Table::with_groups(2 * estimate, limit);
     let chunk = |mut t: Table, c: usize| {
         if pool.stopped() {
             return None;
@@ -247,25 +262,28 @@ fn count_chunks<X: Score>(
 
 /// The tie groups of unweighted `(positive, score)` rows counted by hashing,
 /// as `(key, positive rows, negative rows)` in increasing key order, or `None`
-/// when the scores are not few (then the caller sorts them). The scores may
-/// be strided (a column of a row-major matrix, read where it lies). The
-/// lengths are checked by the caller.
+/// when the scores are not few (then the caller sorts them): more than
+/// `limit` ([`RANKING_GROUPS`] or [`TIE_GROUPS`]). The scores may be strided
+/// (a column of a row-major matrix, read where it lies). The lengths are
+/// checked by the caller.
 ///
 /// # Errors
 /// [`crate::error::MetricError::Interrupted`].
 pub(super) fn hashed_groups<X: Score>(
     positive: &[bool],
     score: ArrayView1<'_, X>,
+    limit: usize,
     pool: &Pool,
 ) -> Result<Option<Vec<(u64, u64, u64)>>> {
-    hashed_checked_groups(positive, score, pool, |_| true)
+    hashed_checked_groups(positive, score, limit, pool, |_| true)
 }
 
 /// [`hashed_groups`] of the second column of binary probabilities, each
 /// chunk's rows checked before they are counted ([`binary_rows_pass`]; the
 /// two entries of a row share a cache line, so the check costs no second
-/// read of the matrix). `None` as [`hashed_groups`], and on the first chunk
-/// holding a row that fails the check. The shape is checked by the caller.
+/// read of the matrix). `None` as [`hashed_groups`] past [`TIE_GROUPS`]
+/// scores, and on the first chunk holding a row that fails the check. The
+/// shape is checked by the caller.
 ///
 /// # Errors
 /// [`crate::error::MetricError::Interrupted`].
@@ -275,7 +293,7 @@ pub(super) fn hashed_binary_proba_groups<X: Score>(
     atol: f64,
     pool: &Pool,
 ) -> Result<Option<Vec<(u64, u64, u64)>>> {
-    hashed_checked_groups(positive, proba.column(1), pool, |rows| {
+    hashed_checked_groups(positive, proba.column(1), TIE_GROUPS, pool, |rows| {
         binary_rows_pass(proba, rows, atol)
     })
 }
@@ -337,6 +355,7 @@ pub(super) fn all_binary_rows_pass<X: Score>(
 fn hashed_checked_groups<X: Score>(
     positive: &[bool],
     score: ArrayView1<'_, X>,
+    limit: usize,
     pool: &Pool,
     rows_pass: impl Fn(Range<usize>) -> bool + Sync,
 ) -> Result<Option<Vec<(u64, u64, u64)>>> {
@@ -344,15 +363,15 @@ fn hashed_checked_groups<X: Score>(
     if n < MIN_ROWS {
         return Ok(None);
     }
-    let Some(estimate) = few_distinct(score) else {
+    let Some(estimate) = few_distinct(score, limit) else {
         return Ok(None);
     };
     // One loop per layout, each its own copy of the count: a slice's
     // index where the scores are contiguous, the view's (a stride a step)
     // where they are not.
     let table = match score.as_slice() {
-        Some(all) => count_chunks(positive, estimate, pool, |i| all[i], rows_pass),
-        None => count_chunks(positive, estimate, pool, |i| score[i], rows_pass),
+        Some(all) => count_chunks(positive, (estimate, limit), pool, |i| all[i], rows_pass),
+        None => count_chunks(positive, (estimate, limit), pool, |i| score[i], rows_pass),
     };
     pool.check()?;
     Ok(table.map(|t| {
@@ -409,18 +428,21 @@ mod tests {
                 .collect()
         };
         let (grown, many) = (scores(20_000), scores(1 << 40));
-        assert_eq!(few_distinct(view(&grown)), Some(10));
-        assert_eq!(few_distinct(view(&many)), Some(10));
+        assert_eq!(few_distinct(view(&grown), RANKING_GROUPS), Some(10));
+        assert_eq!(few_distinct(view(&many), TIE_GROUPS), Some(10));
         let want = counted(&positive, &grown);
         assert!(want.len() > 20_000);
         for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
             // 20,000 more values: the tables grow from 1024 slots and count them all.
             assert_eq!(
-                hashed_groups(&positive, view(&grown), &pool).unwrap(),
+                hashed_groups(&positive, view(&grown), RANKING_GROUPS, &pool).unwrap(),
                 Some(want.clone())
             );
-            // Past MAX_GROUPS values: the tables give up.
-            assert_eq!(hashed_groups(&positive, view(&many), &pool).unwrap(), None);
+            // Past the limit's values: the tables give up.
+            for limit in [RANKING_GROUPS, TIE_GROUPS] {
+                let got = hashed_groups(&positive, view(&many), limit, &pool).unwrap();
+                assert_eq!(got, None);
+            }
         }
     }
 
@@ -487,7 +509,7 @@ mod tests {
     #[test]
     fn checked_rows_past_the_tables_room_are_sorted() {
         use crate::ranking::{binary_proba_groups, score_groups};
-        let n = 300_000;
+        let n = 2 * TIE_GROUPS + 100_000;
         let step = n / SAMPLE;
         let mut next = lcg(9);
         let positive: Vec<bool> = (0..n).map(|_| next().is_multiple_of(3)).collect();
@@ -495,16 +517,16 @@ mod tests {
         let col: Vec<f64> = (0..n)
             .map(|i| {
                 let few = i % step == 0 && i / step < SAMPLE;
-                let k = if few { next() % 10 } else { next() % (1 << 17) };
-                k as f64 / f64::from(1 << 17)
+                let k = if few { next() % 10 } else { next() % (1 << 22) };
+                k as f64 / f64::from(1 << 22)
             })
             .collect();
-        assert_eq!(few_distinct(view(&col)), Some(10));
+        assert_eq!(few_distinct(view(&col), TIE_GROUPS), Some(10));
         let rows =
             Array2::from_shape_fn((n, 2), |(i, j)| if j == 1 { col[i] } else { 1.0 - col[i] });
         let by_columns = rows.t().as_standard_layout().into_owned().reversed_axes();
         let want = score_groups(&positive, &col, None, &Pool::new(1)).unwrap();
-        assert!(want.values.len() > MAX_GROUPS);
+        assert!(want.values.len() > TIE_GROUPS);
         for pool in &[Pool::new(1), Pool::new(2).with_min_parallel(0)] {
             assert_eq!(
                 hashed_binary_proba_groups(&positive, rows.view(), 2e-6, pool).unwrap(),
@@ -539,7 +561,7 @@ mod tests {
         assert!(want.iter().any(|g| g.1 == 0) && want.iter().any(|g| g.2 == 0));
         for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
             assert_eq!(
-                hashed_groups(&positive, view(&score), &pool).unwrap(),
+                hashed_groups(&positive, view(&score), RANKING_GROUPS, &pool).unwrap(),
                 Some(want.clone())
             );
         }
@@ -563,7 +585,7 @@ mod tests {
         assert_eq!(want.len(), 500);
         for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
             assert_eq!(
-                hashed_groups(&positive, column, &pool).unwrap(),
+                hashed_groups(&positive, column, TIE_GROUPS, &pool).unwrap(),
                 Some(want.clone())
             );
         }
@@ -594,11 +616,21 @@ mod tests {
         for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
             let want = counted(&positive, &small);
             assert_eq!(want.len(), 40);
-            let got = hashed_groups(&positive, ArrayView1::from(small.as_slice()), &pool);
+            let got = hashed_groups(
+                &positive,
+                ArrayView1::from(small.as_slice()),
+                RANKING_GROUPS,
+                &pool,
+            );
             assert_eq!(got.unwrap(), Some(want));
             let want = counted(&positive, &signed);
             assert_eq!(want[0].0, 0);
-            let got = hashed_groups(&positive, ArrayView1::from(signed.as_slice()), &pool);
+            let got = hashed_groups(
+                &positive,
+                ArrayView1::from(signed.as_slice()),
+                TIE_GROUPS,
+                &pool,
+            );
             assert_eq!(got.unwrap(), Some(want));
         }
     }
@@ -618,7 +650,8 @@ mod tests {
                 let mut score = finite.clone();
                 score[at] = bad;
                 for pool in [Pool::new(1), Pool::new(2).with_min_parallel(0)] {
-                    let got = hashed_groups(&positive, view(&score), &pool).unwrap();
+                    let got =
+                        hashed_groups(&positive, view(&score), RANKING_GROUPS, &pool).unwrap();
                     assert_eq!(got, None, "{bad} at {at}");
                 }
             }
@@ -633,13 +666,16 @@ mod tests {
             (0..1_000_000).map(|_| (next() % distinct) as f64).collect()
         };
         // Chao's estimate within a fifth of the truth where a table is tried.
-        for distinct in [100, 1_000, 10_000, 20_000] {
-            let got = few_distinct(view(&uniform(distinct))).unwrap();
+        let cases = [100, 1_000, 10_000, 20_000].map(|d| (d, RANKING_GROUPS));
+        for (distinct, limit) in cases.into_iter().chain([(100_000, TIE_GROUPS)]) {
+            let got = few_distinct(view(&uniform(distinct)), limit).unwrap();
             #[allow(clippy::cast_precision_loss)]
             let err = (got as f64 / distinct as f64 - 1.0).abs();
             assert!(err < 0.2, "{distinct}: {got}");
         }
-        assert_eq!(few_distinct(view(&uniform(100_000))), None);
-        assert_eq!(few_distinct(view(&uniform(1 << 50))), None);
+        let many = [(100_000, RANKING_GROUPS), (1_000_000, TIE_GROUPS)];
+        for (distinct, limit) in many.into_iter().chain([(1 << 50, TIE_GROUPS)]) {
+            assert_eq!(few_distinct(view(&uniform(distinct)), limit), None);
+        }
     }
 }
