@@ -5,7 +5,7 @@
 //! [`Sink`] as a [`Stream`] (the walk, or the tie groups).
 
 use super::binary::{check_pair, check_weights, totals_of, BinaryRanking, Curves, Totals};
-use super::hashed::{hashed_groups, RANKING_GROUPS};
+use super::hashed::{hashed_groups, ranking_limit};
 use super::keys::{
     packed_u32, signed_packed_u32, starts_as_f32, starts_as_signed_f32, weighted, Item, Score,
 };
@@ -575,7 +575,7 @@ pub fn binary_ranking<X: Score>(
     // hundred outputs): the tie groups counted in hash tables, no sort.
     if weight.is_none() {
         check_pair(positive, score.len())?;
-        if let Some(found) = hashed_groups(positive, score.into(), RANKING_GROUPS, pool)? {
+        if let Some(found) = hashed_groups(positive, score.into(), ranking_limit(score), pool)? {
             return walk_groups_iter(
                 found.iter().map(|&(_, p, n)| (p, n, 0.0, 0.0)),
                 false,
